@@ -1,0 +1,44 @@
+"""What a kernel *is*: one block ``K(X, Y)``, its diagonal, and the algebra of kernels.
+
+>>> import torch
+>>> from kernelkit.kernels import Gaussian, Linear
+>>> k = Gaussian(sigma=2.0) + 0.5 * Linear()
+>>> k(torch.zeros(3, 2)).shape
+torch.Size([3, 3])
+"""
+
+from kernelkit.kernels.base import (
+    Constant,
+    DotProductKernel,
+    FeatureSpaceGaussian,
+    Kernel,
+    NormalizedKernel,
+    PowerKernel,
+    ProductKernel,
+    ScaledKernel,
+    StationaryKernel,
+    SumKernel,
+)
+from kernelkit.kernels.precomputed import Precomputed, PrecomputedBatch
+from kernelkit.kernels.vector import Gaussian, Laplacian, Linear, Matern, Polynomial, TensorMatern
+
+__all__ = [
+    "Constant",
+    "DotProductKernel",
+    "FeatureSpaceGaussian",
+    "Gaussian",
+    "Kernel",
+    "Laplacian",
+    "Linear",
+    "Matern",
+    "NormalizedKernel",
+    "Polynomial",
+    "PowerKernel",
+    "Precomputed",
+    "PrecomputedBatch",
+    "ProductKernel",
+    "ScaledKernel",
+    "StationaryKernel",
+    "SumKernel",
+    "TensorMatern",
+]

@@ -1,0 +1,28 @@
+"""Errors of kernelkit.
+
+Every error subclasses :class:`KernelkitError` *and* the built-in exception a caller would
+expect (``ValueError``, ``TypeError``, ``ImportError``), so ``except ValueError`` keeps working.
+Messages say what was expected, what came in, and how to fix it.
+"""
+
+from __future__ import annotations
+
+
+class KernelkitError(Exception):
+    """Base class of all kernelkit errors."""
+
+
+class InputError(KernelkitError, ValueError):
+    """An argument has the wrong shape, type, value or content."""
+
+
+class NotPSDError(KernelkitError, ValueError):
+    """A matrix that must be positive semi-definite is not (beyond the tolerance)."""
+
+
+class ConvergenceError(KernelkitError, RuntimeError):
+    """An iterative method failed in a way that leaves no usable answer."""
+
+
+class MissingDependencyError(KernelkitError, ImportError):
+    """An optional dependency is not installed; the message names the extra to install."""

@@ -1,0 +1,136 @@
+"""Input validation and the dtype / device / container policy.
+
+Arrays may come as NumPy arrays, pandas objects, Python lists or torch tensors.  They are
+converted to torch tensors for the maths; :func:`like_input` converts results back to the
+container of the input (NumPy in, NumPy out; torch in, torch out on the same device).
+"""
+
+from __future__ import annotations
+
+from numbers import Real
+from typing import Any
+
+import numpy as np
+import torch
+
+from kernelkit.utils.errors import InputError
+from kernelkit.utils.numerics import DEFAULT_DTYPE
+
+_TORCH_FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+
+
+def resolve_dtype(dtype: Any) -> torch.dtype | None:
+    """Map ``None``, a torch dtype, a NumPy dtype or a string to a torch floating dtype."""
+    if dtype is None or isinstance(dtype, torch.dtype):
+        return dtype
+    name = np.dtype(dtype).name
+    mapping = {"float64": torch.float64, "float32": torch.float32, "float16": torch.float16}
+    if name not in mapping:
+        raise InputError(f"dtype: expected a floating dtype (float32 or float64), got {dtype!r}")
+    return mapping[name]
+
+
+def to_tensor(
+    X: Any,
+    *,
+    name: str = "X",
+    dtype: torch.dtype | None = None,
+    device: torch.device | str | None = None,
+    ndim: int | None = 2,
+    allow_empty: bool = False,
+) -> torch.Tensor:
+    """Validate a numeric array and return it as a floating torch tensor.
+
+    Parameters
+    ----------
+    X : array-like or torch.Tensor
+        The data.  pandas objects use their ``.to_numpy()``.
+    name : str
+        Argument name quoted in error messages.
+    dtype : torch.dtype, optional
+        Target dtype.  Default: keep a floating tensor's dtype; float64 for everything else.
+    device : torch.device or str, optional
+        Target device.  Default: keep a tensor's device; CPU for everything else.
+    ndim : int or None
+        Required number of dimensions (1-D input is *not* silently reshaped to 2-D).
+    allow_empty : bool
+        Whether zero samples are accepted.
+
+    Raises
+    ------
+    InputError
+        On non-numeric content, a wrong number of dimensions, zero samples or zero features,
+        NaN or infinite values.
+    """
+    if X is None:
+        raise InputError(f"{name}: expected an array, got None")
+    if isinstance(X, torch.Tensor):
+        t = X
+        if dtype is None:
+            dtype = t.dtype if t.dtype in _TORCH_FLOATS else DEFAULT_DTYPE
+        t = t.to(dtype=dtype, device=device if device is not None else t.device)
+    else:
+        if hasattr(X, "to_numpy"):
+            X = X.to_numpy()
+        try:
+            arr = np.asarray(X)
+        except (ValueError, TypeError) as exc:
+            raise InputError(f"{name}: expected a numeric array, could not convert: {exc}") from exc
+        if arr.dtype.kind not in "biuf":
+            if arr.dtype.kind == "c":
+                raise InputError(f"{name}: expected real numbers, got complex dtype {arr.dtype}")
+            try:
+                arr = arr.astype(np.float64)
+            except (ValueError, TypeError) as exc:
+                raise InputError(
+                    f"{name}: expected numeric values, got dtype {arr.dtype} "
+                    f"(e.g. {arr.ravel()[:1].tolist()}); structured inputs need a kernel "
+                    "for their kind (strings, graphs, molecules)"
+                ) from exc
+        if dtype is None:
+            dtype = torch.float32 if arr.dtype == np.float32 else DEFAULT_DTYPE
+        t = torch.as_tensor(arr, dtype=dtype, device=device)
+    if ndim is not None and t.ndim != ndim:
+        hint = " (reshape a single feature with X.reshape(-1, 1))" if t.ndim == 1 else ""
+        raise InputError(f"{name}: expected a {ndim}-D array, got shape {tuple(t.shape)}{hint}")
+    if not allow_empty and t.ndim >= 1 and t.shape[0] == 0:
+        raise InputError(f"{name}: expected at least 1 sample, got 0 (shape {tuple(t.shape)})")
+    if t.ndim == 2 and t.shape[1] == 0:
+        raise InputError(f"{name}: expected at least 1 feature, got 0 (shape {tuple(t.shape)})")
+    check_finite(t, name=name)
+    return t
+
+
+def check_finite(t: torch.Tensor, *, name: str) -> None:
+    """Raise :class:`InputError` if ``t`` holds NaN or infinite values, naming the first one."""
+    if t.is_floating_point() and t.numel() and not bool(torch.isfinite(t).all()):
+        bad = torch.nonzero(~torch.isfinite(t))[0].tolist()
+        value = t[tuple(bad)].item()
+        raise InputError(
+            f"{name}: expected finite values, found {value} at index {tuple(bad)}; "
+            "remove or impute NaN/inf before fitting"
+        )
+
+
+def check_positive(value: Any, *, name: str, strict: bool = True) -> float:
+    """Return ``value`` as a float after checking it is a finite (strictly) positive real."""
+    if isinstance(value, bool) or not isinstance(value, Real) or not np.isfinite(value):
+        raise InputError(f"{name}: expected a finite real number, got {value!r}")
+    if (strict and value <= 0) or (not strict and value < 0):
+        bound = "> 0" if strict else ">= 0"
+        raise InputError(f"{name}: expected a value {bound}, got {value!r}")
+    return float(value)
+
+
+def check_int(value: Any, *, name: str, minimum: int = 1) -> int:
+    """Return ``value`` as an int after checking it is an integer ``>= minimum``."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise InputError(f"{name}: expected an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def like_input(result: torch.Tensor, reference: Any) -> Any:
+    """Return ``result`` in the container of ``reference``: torch stays torch, else NumPy."""
+    if isinstance(reference, torch.Tensor):
+        return result.to(reference.device)
+    return result.detach().cpu().numpy()
