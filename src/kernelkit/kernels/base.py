@@ -51,7 +51,9 @@ class Kernel(nn.Module):
     differentiable: ClassVar[bool] = True
 
     # ------------------------------------------------------------------ contract
-    def prepare(self, X: Any, *, dtype: torch.dtype | None = None, reference: bool = False) -> Batch:
+    def prepare(
+        self, X: Any, *, dtype: torch.dtype | None = None, reference: bool = False
+    ) -> Batch:
         """Validate raw input and return the batch that :meth:`block` consumes.
 
         Parameters
@@ -200,7 +202,9 @@ class _Composite(Kernel):
     def input_kind(self) -> str:  # type: ignore[override]
         return self._children()[0].input_kind
 
-    def prepare(self, X: Any, *, dtype: torch.dtype | None = None, reference: bool = False) -> Batch:
+    def prepare(
+        self, X: Any, *, dtype: torch.dtype | None = None, reference: bool = False
+    ) -> Batch:
         return self._children()[0].prepare(X, dtype=dtype, reference=reference)
 
 
@@ -216,7 +220,9 @@ class Constant(Kernel):
         super().__init__()
         self.value = check_positive(value, name="value", strict=False)
 
-    def prepare(self, X: Any, *, dtype: torch.dtype | None = None, reference: bool = False) -> Batch:
+    def prepare(
+        self, X: Any, *, dtype: torch.dtype | None = None, reference: bool = False
+    ) -> Batch:
         return X
 
     def block(self, X: Batch, Y: Batch) -> torch.Tensor:
@@ -233,7 +239,9 @@ class SumKernel(_Composite):
         super().__init__()
         self.k1, self.k2 = _check_kernel(k1, "k1"), _check_kernel(k2, "k2")
 
-    def prepare(self, X: Any, *, dtype: torch.dtype | None = None, reference: bool = False) -> Batch:
+    def prepare(
+        self, X: Any, *, dtype: torch.dtype | None = None, reference: bool = False
+    ) -> Batch:
         first = self.k2 if isinstance(self.k1, Constant) else self.k1
         return first.prepare(X, dtype=dtype, reference=reference)
 
@@ -350,7 +358,9 @@ def _check_kernel(value: Any, name: str) -> Kernel:
 
 
 # ---------------------------------------------------------------------- template bases
-def squared_distances(X: torch.Tensor, Y: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
+def squared_distances(
+    X: torch.Tensor, Y: torch.Tensor, out: torch.Tensor | None = None
+) -> torch.Tensor:
     """``||x_i - y_j||^2`` by one GEMM, ``|x|^2 + |y|^2 - 2 <x, y>``, clipped at 0.
 
     With ``out`` given (and no autograd), the result is written in place into ``out``.  When

@@ -65,8 +65,7 @@ def check_gram(K: torch.Tensor, *, name: str = "X", check_psd: bool = True) -> t
     """
     if K.ndim != 2 or K.shape[0] != K.shape[1]:
         raise InputError(
-            f"{name}: expected a square precomputed Gram matrix (n x n), got shape "
-            f"{tuple(K.shape)}"
+            f"{name}: expected a square precomputed Gram matrix (n x n), got shape {tuple(K.shape)}"
         )
     scale = float(K.abs().max()) if K.numel() else 0.0
     asym = float((K - K.T).abs().max()) if K.numel() else 0.0
@@ -104,7 +103,9 @@ class Precomputed(Kernel):
     def __init__(self) -> None:
         super().__init__()
 
-    def prepare(self, X: Any, *, dtype: torch.dtype | None = None, reference: bool = False) -> Batch:
+    def prepare(
+        self, X: Any, *, dtype: torch.dtype | None = None, reference: bool = False
+    ) -> Batch:
         if isinstance(X, PrecomputedBatch):
             return X
         K = to_tensor(X, name="X", dtype=dtype)

@@ -7,7 +7,7 @@ Conventions (course part 1, section 1; part 2, Laplace and Matérn):
   ``gamma = 1 / (2 sigma^2)``.
 * ``Laplacian(sigma)``: ``exp(-||x - y||_2 / sigma)`` (Euclidean norm; scikit-learn's
   ``laplacian_kernel`` uses the L1 norm instead).  Equal to ``Matern(nu=0.5, sigma)``.
-* ``Matern(nu, sigma)``: ``2^(1-nu)/Gamma(nu) (sqrt(2 nu) r / sigma)^nu K_nu(sqrt(2 nu) r / sigma)``,
+* ``Matern(nu, sigma)``: ``2^(1-nu)/Gamma(nu) t^nu K_nu(t)``, ``t = sqrt(2 nu) r / sigma``,
   the convention of scikit-learn's GP ``Matern(length_scale=sigma, nu=nu)``.
 * ``TensorMatern(s, sigma)``: Bohn, Griebel, Rieger §4.1,
   ``prod_i kappa_{s-1/2}(|x_i - y_i|) |x_i - y_i|^{s-1/2}``, here scaled by ``sigma`` and
