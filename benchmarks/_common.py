@@ -1,0 +1,70 @@
+"""Shared helpers for the benchmarks: timing by median of repeats, tables and JSON results.
+
+Benchmarks compare kernelkit with what a user would use instead (scikit-learn, GraKeL, ...)
+*in the same run* and report ratios.  They are scripts, never timed unit tests.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+RESULTS_DIR = Path(__file__).parent / "results"
+
+
+def median_time(fn: Callable[[], Any], *, repeat: int = 3, warmup: int = 1) -> float:
+    """Median wall-clock seconds of ``fn()`` over ``repeat`` runs after ``warmup`` runs."""
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def machine_info() -> dict[str, Any]:
+    """Versions and thread counts recorded next to every result."""
+    import numpy
+    import scipy
+    import sklearn
+    import torch
+
+    return {
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "torch": torch.__version__,
+        "torch_threads": torch.get_num_threads(),
+        "numpy": numpy.__version__,
+        "scipy": scipy.__version__,
+        "sklearn": sklearn.__version__,
+    }
+
+
+def report(name: str, rows: list[dict[str, Any]]) -> None:
+    """Print rows as a Markdown table and write ``results/<name>.json``.
+
+    Each row is a dict with at least ``case``, ``kernelkit_s``, ``baseline``, ``baseline_s``;
+    the speed-up ``ratio = baseline_s / kernelkit_s`` is added here.
+    """
+    for row in rows:
+        row["ratio"] = round(row["baseline_s"] / row["kernelkit_s"], 2)
+    keys = list(dict.fromkeys(k for row in rows for k in row))
+    print(f"\n### {name}\n")
+    print("| " + " | ".join(keys) + " |")
+    print("|" + "---|" * len(keys))
+    for row in rows:
+        cells = [
+            f"{row.get(k):.4g}" if isinstance(row.get(k), float) else str(row.get(k, ""))
+            for k in keys
+        ]
+        print("| " + " | ".join(cells) + " |")
+    RESULTS_DIR.mkdir(exist_ok=True)
+    payload = {"benchmark": name, "machine": machine_info(), "rows": rows}
+    (RESULTS_DIR / f"{name}.json").write_text(json.dumps(payload, indent=2))
