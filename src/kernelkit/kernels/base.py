@@ -178,7 +178,8 @@ class Kernel(nn.Module):
 
 def batch_dtype(batch: Batch) -> torch.dtype | None:
     """Floating dtype of a prepared batch (``None`` for structured batches without one)."""
-    return batch.dtype if isinstance(batch, torch.Tensor) else getattr(batch, "dtype", None)
+    dtype = getattr(batch, "dtype", None)
+    return dtype if isinstance(dtype, torch.dtype) else None
 
 
 def check_same_width(X: Batch, Y: Batch) -> None:
