@@ -1,1 +1,1 @@
-"""kernelkit.report."""
+"""Reports of the command line: plots and tables."""
