@@ -1,0 +1,165 @@
+"""Blocked (tiled) evaluation of a Gram matrix into a preallocated output.
+
+The Gram ``K(X, Y)`` is cut into tiles; each tile is written in place by
+``Kernel.block_into`` (for stationary kernels: one GEMM, then the squared-distance and
+profile passes fused in place on the tile while it sits in cache).  For the Gaussian the cost
+is the ``exp`` pass and the first writes to fresh pages of the output, not the GEMM, so the
+symmetric case computes only the tiles on and below the diagonal and mirrors them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import torch
+
+from kernelkit.gram.tiling import (
+    batch_itemsize,
+    check_tiling_args,
+    is_sliceable,
+    kernel_features,
+    tile_size,
+)
+from kernelkit.kernels.base import Batch, Kernel, batch_dtype, check_same_width
+from kernelkit.kernels.features import SparseFeatures, sparse_feature_gram
+from kernelkit.utils.errors import InputError
+from kernelkit.utils.validation import resolve_dtype
+
+
+def prepare_pair(
+    kernel: Kernel,
+    X: Any,
+    Y: Any = None,
+    *,
+    dtype: Any = None,
+    device: torch.device | str | None = None,
+) -> tuple[Batch, Batch | None]:
+    """Prepare ``X`` (and ``Y``) as the kernel's batches, on ``device`` when given.
+
+    ``X`` is prepared as the reference set when ``Y`` is None (the symmetric case); ``Y`` is
+    always the reference set and takes ``X``'s dtype.  Already-prepared batches pass through.
+    """
+    if not isinstance(kernel, Kernel):
+        raise InputError(f"kernel: expected a kernelkit Kernel, got {type(kernel).__name__}")
+    dtype = resolve_dtype(dtype)
+    Xb = kernel.prepare(X, dtype=dtype, reference=Y is None)
+    if device is not None and isinstance(Xb, torch.Tensor):
+        Xb = Xb.to(device)
+    if Y is None:
+        return Xb, None
+    Yb = kernel.prepare(Y, dtype=dtype or batch_dtype(Xb), reference=True)
+    if device is not None and isinstance(Yb, torch.Tensor):
+        Yb = Yb.to(device)
+    check_same_width(Xb, Yb)
+    return Xb, Yb
+
+
+def tiles(n_rows: int, n_cols: int, rows: int, cols: int, *, symmetric: bool) -> list[tuple]:
+    """``(r0, r1, c0, c1)`` of every tile; only ``c0 <= r0`` tiles when ``symmetric``."""
+    out = []
+    for r0 in range(0, n_rows, rows):
+        r1 = min(r0 + rows, n_rows)
+        for c0 in range(0, r0 + 1 if symmetric else n_cols, cols):
+            out.append((r0, r1, c0, min(c0 + cols, n_cols)))
+    return out
+
+
+def _progress(items: list, enabled: bool, desc: str) -> Iterator:
+    if not enabled:
+        return iter(items)
+    from tqdm.auto import tqdm
+
+    return iter(tqdm(items, desc=desc, unit="tile"))
+
+
+def gram(
+    kernel: Kernel,
+    X: Any,
+    Y: Any = None,
+    *,
+    dtype: Any = None,
+    device: torch.device | str | None = None,
+    block_size: int | None = None,
+    memory_budget: int | None = None,
+    out: torch.Tensor | None = None,
+    progress: bool = False,
+) -> torch.Tensor:
+    """The Gram matrix ``K(X, Y)`` (``K(X, X)`` when ``Y`` is None), computed tile by tile.
+
+    Parameters
+    ----------
+    kernel : Kernel
+        Any kernelkit kernel.
+    X, Y : array-like, tensor or structured batch
+        Raw inputs or batches already prepared by ``kernel.prepare``.
+    dtype : torch.dtype or str, optional
+        Floating dtype of vector inputs and of the output (default: the input's, else float64).
+    device : torch.device or str, optional
+        Device of the computation (default: the input's).
+    block_size : int, optional
+        Rows (and columns) per tile.  Exclusive with ``memory_budget``.
+    memory_budget : int, optional
+        Bytes of scratch memory allowed besides the output; the tile size is derived from it.
+    out : torch.Tensor, optional
+        Preallocated output of shape ``(len(X), len(Y))`` and the Gram's dtype.
+    progress : bool
+        Show a tqdm progress bar over the tiles.
+
+    Returns
+    -------
+    torch.Tensor
+        ``K`` of shape ``(len(X), len(Y))``.
+
+    Notes
+    -----
+    Each tile is written in place by ``kernel.block_into`` (fused GEMM, distance and profile
+    passes for stationary kernels).  With ``Y`` None only tiles on or below the diagonal are
+    computed and mirrored, and diagonal tiles are evaluated as ``block_into(Xi, Xi, ...)`` so
+    the squared distances on the diagonal are exactly zero.  Kernels whose ``features``
+    returns :class:`~kernelkit.kernels.features.SparseFeatures` are computed as
+    ``Phi(X) Phi(Y)^T`` by one sparse product; batches that cannot be sliced fall back to one
+    ``kernel.block`` call.
+    """
+    check_tiling_args(block_size, memory_budget)
+    Xb, Yb = prepare_pair(kernel, X, Y, dtype=dtype, device=device)
+    symmetric = Yb is None
+    Yb_ = Xb if symmetric else Yb
+    out_dtype = batch_itemsize(Xb, resolve_dtype(dtype))
+    n, m = len(Xb), len(Yb_)
+    if out is not None:
+        if not isinstance(out, torch.Tensor) or tuple(out.shape) != (n, m):
+            shape = tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__
+            raise InputError(f"out: expected a tensor of shape {(n, m)}, got {shape}")
+        if out.dtype != out_dtype:
+            raise InputError(f"out: expected dtype {out_dtype}, got {out.dtype}")
+
+    fx = kernel_features(kernel, Xb)
+    if isinstance(fx, SparseFeatures):
+        fy = fx if symmetric else kernel_features(kernel, Yb_)
+        K = sparse_feature_gram(fx, fy, dtype=out_dtype)
+        return K if out is None else out.copy_(K)
+
+    if not (is_sliceable(Xb) and is_sliceable(Yb_)):
+        K = kernel.block(Xb, Yb_).to(out_dtype)
+        return K if out is None else out.copy_(K)
+
+    dev = Xb.device if isinstance(Xb, torch.Tensor) else device
+    if out is None:
+        out = torch.empty((n, m), dtype=out_dtype, device=dev)
+    if n == 0 or m == 0:
+        return out
+    itemsize = torch.empty((), dtype=out_dtype).element_size()
+    b = tile_size(max(n, m), itemsize, block_size=block_size, memory_budget=memory_budget)
+    plan = tiles(n, m, b, b, symmetric=symmetric)
+    with torch.no_grad():
+        for r0, r1, c0, c1 in _progress(plan, progress, "gram"):
+            Xi = Xb[r0:r1]
+            view = out[r0:r1, c0:c1]
+            if symmetric and r0 == c0:
+                kernel.block_into(Xi, Xi, view)
+                continue
+            kernel.block_into(Xi, Yb_[c0:c1], view)
+            if symmetric:
+                out[c0:c1, r0:r1].copy_(view.T)
+    return out

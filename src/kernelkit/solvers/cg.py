@@ -1,0 +1,155 @@
+r"""(Preconditioned) conjugate gradients on tensors and lazy operators.
+
+Solves :math:`(A + \text{shift}\, I) X = B` for a symmetric positive definite ``A`` given as a
+tensor, a :class:`~kernelkit.gram.GramOperator`, anything with ``matmat`` or a callable.
+Each column of ``B`` runs its own CG recursion (Hestenes and Stiefel 1952; Saad, *Iterative
+Methods for Sparse Linear Systems*, 2nd ed., Algorithm 9.1 for the preconditioned form),
+vectorised over the columns so one product ``A @ P`` serves all of them:
+
+.. math:: \alpha_k = \frac{r_k^T z_k}{p_k^T A p_k},\ x_{k+1} = x_k + \alpha_k p_k,\
+   r_{k+1} = r_k - \alpha_k A p_k,\ z_{k+1} = M^{-1} r_{k+1},\
+   \beta_k = \frac{r_{k+1}^T z_{k+1}}{r_k^T z_k},\ p_{k+1} = z_{k+1} + \beta_k p_k.
+
+Used for KRR at scale, :math:`(K + n\lambda I)\alpha = y` with ``shift = n * lam``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from kernelkit.utils.errors import InputError
+from kernelkit.utils.validation import check_int, check_positive, to_tensor
+
+
+@dataclass(frozen=True)
+class CGResult:
+    """Result of :func:`conjugate_gradient`.
+
+    Attributes
+    ----------
+    solution : torch.Tensor
+        Approximate ``X``, shaped like ``B``.
+    converged : bool
+        Whether every column reached ``||r|| <= tol ||b||``.
+    iterations : int
+        Iterations run.
+    residual : float
+        Largest relative residual ``||b - (A + shift I) x|| / ||b||`` over the columns (of the
+        recursive residual).
+    """
+
+    solution: torch.Tensor
+    converged: bool
+    iterations: int
+    residual: float
+
+
+def _as_matmat(A: Any) -> tuple[Callable[[torch.Tensor], torch.Tensor], int | None, Any]:
+    """A function ``V -> A V`` on (n, r) tensors, the size ``n`` when known, and a dtype."""
+    if isinstance(A, torch.Tensor):
+        if A.ndim != 2 or A.shape[0] != A.shape[1]:
+            raise InputError(f"A: expected a square matrix (n x n), got shape {tuple(A.shape)}")
+        return (lambda V: A @ V), A.shape[0], A.dtype
+    if hasattr(A, "matmat"):
+        shape = getattr(A, "shape", None)
+        if shape is not None and shape[0] != shape[1]:
+            raise InputError(f"A: expected a square operator (n x n), got shape {tuple(shape)}")
+        return (
+            lambda V: torch.as_tensor(A.matmat(V)),
+            None if shape is None else shape[0],
+            getattr(A, "dtype", None),
+        )
+    if callable(A):
+        return (lambda V: torch.as_tensor(A(V))), None, None
+    raise InputError(
+        "A: expected a tensor, a GramOperator, an object with matmat(V) or a callable V -> A V, "
+        f"got {type(A).__name__}"
+    )
+
+
+def conjugate_gradient(
+    A: Any,
+    B: Any,
+    *,
+    preconditioner: Callable[[torch.Tensor], torch.Tensor] | None = None,
+    shift: float = 0.0,
+    tol: float = 1e-6,
+    max_iter: int | None = None,
+    x0: Any = None,
+) -> CGResult:
+    r"""Solve :math:`(A + \text{shift}\, I) X = B` by (preconditioned) conjugate gradients.
+
+    Parameters
+    ----------
+    A : tensor, GramOperator, object with ``matmat`` or callable
+        Symmetric positive (semi-)definite operator; ``A + shift I`` must be definite.
+    B : array-like or tensor, shape (n,) or (n, r)
+        Right-hand sides; each column is solved independently.
+    preconditioner : callable, optional
+        ``R -> M^{-1} R`` for an SPD approximation ``M`` of ``A + shift I`` (e.g. Nyström).
+    shift : float
+        Non-negative multiple of the identity added to ``A`` (``n * lam`` for KRR).
+    tol : float
+        Relative residual ``||r|| / ||b||`` at which a column stops.
+    max_iter : int, optional
+        Iteration cap (default ``10 n``).
+    x0 : array-like or tensor, optional
+        Starting point, shaped like ``B`` (default zero).
+
+    Returns
+    -------
+    CGResult
+        Solution, convergence flag, iterations and the largest relative residual.
+    """
+    matmat, n_op, op_dtype = _as_matmat(A)
+    tol = check_positive(tol, name="tol")
+    shift = check_positive(shift, name="shift", strict=False)
+    dtype = op_dtype if isinstance(op_dtype, torch.dtype) else None
+    B = to_tensor(B, name="B", dtype=dtype, ndim=None)
+    vector = B.ndim == 1
+    Bm = B[:, None] if vector else B
+    if Bm.ndim != 2 or (n_op is not None and Bm.shape[0] != n_op):
+        raise InputError(f"B: expected shape ({n_op},) or ({n_op}, r), got {tuple(B.shape)}")
+    n = Bm.shape[0]
+    max_iter = 10 * n if max_iter is None else check_int(max_iter, name="max_iter", minimum=0)
+
+    def apply(V: torch.Tensor) -> torch.Tensor:
+        out = matmat(V).to(Bm.dtype).reshape(V.shape)
+        return out + shift * V if shift else out
+
+    if x0 is None:
+        X = torch.zeros_like(Bm)
+        R = Bm.clone()
+    else:
+        X = to_tensor(x0, name="x0", dtype=Bm.dtype, ndim=None).reshape(Bm.shape).clone()
+        R = Bm - apply(X)
+    b_norm = torch.linalg.vector_norm(Bm, dim=0)
+    b_norm = torch.where(b_norm > 0, b_norm, torch.ones_like(b_norm))
+    precond = preconditioner if preconditioner is not None else (lambda V: V)
+    Z = precond(R).reshape(R.shape)
+    P = Z.clone()
+    rz = (R * Z).sum(0)
+    rel = torch.linalg.vector_norm(R, dim=0) / b_norm
+    active = rel > tol
+    it = 0
+    while bool(active.any()) and it < max_iter:
+        AP = apply(P)
+        pap = (P * AP).sum(0)
+        alpha = torch.where(active & (pap > 0), rz / torch.where(pap > 0, pap, 1.0), 0.0)
+        X += alpha * P
+        R -= alpha * AP
+        Z = precond(R).reshape(R.shape)
+        rz_new = (R * Z).sum(0)
+        beta = torch.where(active & (rz != 0), rz_new / torch.where(rz != 0, rz, 1.0), 0.0)
+        P = Z + beta * P
+        rz = rz_new
+        rel = torch.linalg.vector_norm(R, dim=0) / b_norm
+        active = active & (rel > tol) & (pap > 0)
+        it += 1
+    converged = bool((rel <= tol).all())
+    sol = X[:, 0] if vector else X
+    return CGResult(sol, converged, it, float(rel.max()) if rel.numel() else 0.0)
