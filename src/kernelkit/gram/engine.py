@@ -65,6 +65,13 @@ def tiles(n_rows: int, n_cols: int, rows: int, cols: int, *, symmetric: bool) ->
     return out
 
 
+def _symmetrize_(tile: torch.Tensor) -> None:
+    """Copy the strict lower triangle of a square tile onto its upper one (exact symmetry)."""
+    if tile.shape[0] > 1:
+        iu = torch.triu_indices(tile.shape[0], tile.shape[1], 1, device=tile.device)
+        tile[iu[0], iu[1]] = tile[iu[1], iu[0]]
+
+
 def _progress(items: list, enabled: bool, desc: str) -> Iterator:
     if not enabled:
         return iter(items)
@@ -115,9 +122,10 @@ def gram(
     -----
     Each tile is written in place by ``kernel.block_into`` (fused GEMM, distance and profile
     passes for stationary kernels).  With ``Y`` None only tiles on or below the diagonal are
-    computed and mirrored, and diagonal tiles are evaluated as ``block_into(Xi, Xi, ...)`` so
-    the squared distances on the diagonal are exactly zero.  Kernels whose ``features``
-    returns :class:`~kernelkit.kernels.features.SparseFeatures` are computed as
+    computed and mirrored (the result is exactly symmetric), and diagonal tiles are evaluated
+    as ``block_into(Xi, Xi, ...)`` so the squared distances on the diagonal are exactly zero.
+    Kernels whose ``features`` returns
+    :class:`~kernelkit.kernels.features.SparseFeatures` are computed as
     ``Phi(X) Phi(Y)^T`` by one sparse product; batches that cannot be sliced fall back to one
     ``kernel.block`` call.
     """
@@ -158,6 +166,7 @@ def gram(
             view = out[r0:r1, c0:c1]
             if symmetric and r0 == c0:
                 kernel.block_into(Xi, Xi, view)
+                _symmetrize_(view)
                 continue
             kernel.block_into(Xi, Yb_[c0:c1], view)
             if symmetric:

@@ -58,13 +58,13 @@ def _fix_signs(vectors: np.ndarray) -> np.ndarray:
     return vectors * signs
 
 
-def choose_method(n: int, k: int, *, is_operator: bool) -> str:
+def choose_method(n: int, k: int, *, is_operator: bool, largest: bool = True) -> str:
     """The method ``auto`` picks for ``k`` pairs of an ``n x n`` problem (see notes above)."""
     if is_operator:
         return "arpack" if k < n else "full"
     if n <= FULL_MAX_N or k >= n:
         return "full"
-    if k <= ARPACK_MAX_FRACTION * n:
+    if largest and k <= ARPACK_MAX_FRACTION * n:
         return "arpack"
     return "subset"
 
@@ -129,7 +129,7 @@ def top_eigenpairs(
     if k > n:
         raise InputError(f"k: expected at most n = {n} eigenpairs, got {k}")
     if method == "auto":
-        method = choose_method(n, k, is_operator=is_operator)
+        method = choose_method(n, k, is_operator=is_operator, largest=largest)
     if is_operator and method != "arpack":
         K = K.to_dense() if hasattr(K, "to_dense") else torch.as_tensor(K.matmat(torch.eye(n)))
     if method == "arpack" and k >= n:
