@@ -1,0 +1,211 @@
+"""Molecules (SMILES strings or RDKit molecules) as labelled graphs and as fingerprints.
+
+RDKit is optional (the ``chem`` extra) and imported only when molecules are actually parsed.
+
+* :func:`parse_molecules` turns SMILES / RDKit ``Mol`` objects into ``Mol`` objects, naming the
+  invalid SMILES and its index (RDKit's own stderr messages are silenced during the call).
+* :meth:`MoleculeBatch.to_graphs` gives the heavy-atom graph as a
+  :class:`~kernelkit.data.graphs.GraphBatch`: node label = atom symbol (``"C"``, ``"N"``, ...),
+  edge label = RDKit bond type (``"SINGLE"``, ``"DOUBLE"``, ``"TRIPLE"``, ``"AROMATIC"``).
+* :meth:`MoleculeBatch.fingerprints` gives Morgan (ECFP-like) fingerprints (Rogers & Hahn,
+  "Extended-connectivity fingerprints", J. Chem. Inf. Model. 50, 2010): bits or counts, folded
+  to ``n_bits`` or unfolded (``n_bits=None``, keys = RDKit's 32-bit Morgan identifiers).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from kernelkit.data.graphs import GraphBatch, label_codes
+from kernelkit.utils.errors import InputError
+from kernelkit.utils.optional import require
+
+__all__ = ["MoleculeBatch", "as_molecule_batch", "is_molecule_input", "parse_molecules"]
+
+
+def _chem() -> Any:
+    return require("rdkit.Chem", purpose="parsing molecules (SMILES / RDKit)")
+
+
+@contextmanager
+def _quiet_rdkit() -> Iterator[None]:
+    """Silence RDKit's logging to stderr for the duration of the block."""
+    rdbase = require("rdkit.rdBase", purpose="parsing molecules (SMILES / RDKit)")
+    blocker = rdbase.BlockLogs() if hasattr(rdbase, "BlockLogs") else None
+    try:
+        yield
+    finally:
+        del blocker
+
+
+def _is_mol(x: Any) -> bool:
+    return type(x).__name__ == "Mol" and type(x).__module__.startswith("rdkit")
+
+
+def is_molecule_input(X: Any) -> bool:
+    """Whether ``X`` looks like molecules: a MoleculeBatch, or a list of SMILES / RDKit Mols."""
+    if isinstance(X, MoleculeBatch):
+        return True
+    if isinstance(X, (str, bytes)) or not hasattr(X, "__len__") or not hasattr(X, "__getitem__"):
+        return False
+    try:
+        first = next(iter(X))
+    except (StopIteration, TypeError):
+        return False
+    return isinstance(first, (str, np.str_)) or _is_mol(first)
+
+
+def parse_molecules(X: Any, *, name: str = "X", allow_empty: bool = False) -> list[Any]:
+    """Parse SMILES strings (or pass RDKit ``Mol`` objects through) into a list of ``Mol``.
+
+    Raises
+    ------
+    InputError
+        For an empty list, an item that is neither a string nor a ``Mol``, a SMILES RDKit
+        cannot parse (naming it and its index), or a molecule without atoms.
+    """
+    if hasattr(X, "tolist") and not isinstance(X, (str, bytes)):
+        X = X.tolist()
+    if isinstance(X, (str, bytes)) or not isinstance(X, Sequence):
+        raise InputError(
+            f"{name}: expected a list of SMILES strings or RDKit molecules, got {type(X).__name__}"
+        )
+    if not len(X):
+        raise InputError(f"{name}: expected at least one molecule, got an empty list")
+    Chem = _chem()
+    mols = []
+    with _quiet_rdkit():
+        for i, x in enumerate(X):
+            if isinstance(x, (str, np.str_)):
+                mol = Chem.MolFromSmiles(str(x))
+                if mol is None:
+                    raise InputError(
+                        f"{name}[{i}]: invalid SMILES {str(x)!r} (RDKit could not parse it)"
+                    )
+            elif _is_mol(x):
+                mol = x
+            else:
+                raise InputError(
+                    f"{name}[{i}]: expected a SMILES string or an RDKit Mol, got {type(x).__name__}"
+                )
+            if not allow_empty and mol.GetNumAtoms() == 0:
+                raise InputError(f"{name}[{i}]: molecule {x!r} has no atoms")
+            mols.append(mol)
+    return mols
+
+
+@dataclass(eq=False)
+class MoleculeBatch:
+    """A list of parsed RDKit molecules with graph and fingerprint views.
+
+    Supports ``len``, ``batch[i]``, ``batch[i:j]`` and ``batch[index_array]`` (all give a
+    ``MoleculeBatch``).
+    """
+
+    mols: list[Any]
+
+    dtype = None
+
+    @classmethod
+    def from_molecules(cls, X: Any, *, name: str = "X") -> MoleculeBatch:
+        """Parse SMILES / Mol objects (see :func:`parse_molecules`)."""
+        return cls(parse_molecules(X, name=name))
+
+    def __len__(self) -> int:
+        return len(self.mols)
+
+    def __getitem__(self, idx: Any) -> MoleculeBatch:
+        if isinstance(idx, (int, np.integer)):
+            idx = [int(idx)]
+        elif not isinstance(idx, slice):
+            idx = np.asarray(idx.cpu() if hasattr(idx, "cpu") else idx)
+        rows = np.atleast_1d(np.arange(len(self))[idx])
+        return MoleculeBatch([self.mols[i] for i in rows])
+
+    def to_graphs(self) -> GraphBatch:
+        """Heavy-atom graphs: node label = atom symbol, edge label = bond type."""
+        counts, src, dst, atoms, bonds = [], [], [], [], []
+        offset = 0
+        for mol in self.mols:
+            n = mol.GetNumAtoms()
+            atoms.extend(a.GetSymbol() for a in mol.GetAtoms())
+            for b in mol.GetBonds():
+                src.append(b.GetBeginAtomIdx() + offset)
+                dst.append(b.GetEndAtomIdx() + offset)
+                bonds.append(str(b.GetBondType()))
+            counts.append(n)
+            offset += n
+        return GraphBatch.from_arrays(
+            counts,
+            np.asarray(src, dtype=np.int64),
+            np.asarray(dst, dtype=np.int64),
+            node_labels=label_codes(atoms),
+            edge_labels=label_codes(bonds),
+            node_label="atom symbol",
+            edge_label="bond type",
+        )
+
+    def fingerprints(
+        self, *, radius: int = 2, n_bits: int | None = 2048, counts: bool = False
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Morgan fingerprints as CSR-like ``(indptr, keys, values)`` with int64 keys.
+
+        Parameters
+        ----------
+        radius : int
+            Morgan radius (ECFP4 is ``radius=2``).
+        n_bits : int or None
+            Folded size; ``None`` keeps RDKit's unfolded 32-bit identifiers as keys.
+        counts : bool
+            Occurrence counts instead of bits.
+        """
+        gen_mod = require(
+            "rdkit.Chem.rdFingerprintGenerator", purpose="computing Morgan fingerprints"
+        )
+        gen = (
+            gen_mod.GetMorganGenerator(radius=radius)
+            if n_bits is None
+            else gen_mod.GetMorganGenerator(radius=radius, fpSize=n_bits)
+        )
+        indptr = [0]
+        keys: list[np.ndarray] = []
+        values: list[np.ndarray] = []
+        for mol in self.mols:
+            if n_bits is None:
+                nz = gen.GetSparseCountFingerprint(mol).GetNonzeroElements()
+            else:
+                nz = gen.GetCountFingerprint(mol).GetNonzeroElements()
+            k = np.fromiter(nz.keys(), dtype=np.int64, count=len(nz))
+            v = np.fromiter(nz.values(), dtype=np.float64, count=len(nz))
+            order = np.argsort(k)
+            keys.append(k[order])
+            values.append(v[order] if counts else np.ones(len(k)))
+            indptr.append(indptr[-1] + len(k))
+        return (
+            np.asarray(indptr, dtype=np.int64),
+            np.concatenate(keys) if keys else np.zeros(0, np.int64),
+            np.concatenate(values) if values else np.zeros(0),
+        )
+
+    def fingerprint_matrix(
+        self, *, radius: int = 2, n_bits: int = 2048, counts: bool = False, dense: bool = False
+    ) -> sp.csr_matrix | np.ndarray:
+        """Folded Morgan fingerprints as a SciPy CSR matrix ``(n, n_bits)`` (or dense array)."""
+        indptr, keys, values = self.fingerprints(radius=radius, n_bits=n_bits, counts=counts)
+        m = sp.csr_matrix((values, keys, indptr), shape=(len(self), n_bits))
+        return m.toarray() if dense else m
+
+
+def as_molecule_batch(X: Any, *, name: str = "X") -> MoleculeBatch:
+    """A :class:`MoleculeBatch` from itself, SMILES strings or RDKit molecules."""
+    if isinstance(X, MoleculeBatch):
+        if not len(X):
+            raise InputError(f"{name}: expected at least one molecule, got 0")
+        return X
+    return MoleculeBatch.from_molecules(X, name=name)
