@@ -1,0 +1,185 @@
+r"""Closed-form ridge last layers, solved inside an objective (variable projection).
+
+A kernel ridge last layer ``f_L(z) = sum_i k_L(z, s_i) phi_i`` fitted to outputs ``o_i`` (the
+inputs ``x_i`` of a KAE, their feature maps ``phi(x_i)`` for a K2AE, targets ``y_i`` for a
+supervised head) minimises, with the ERM convention of kernelkit,
+
+.. math:: \frac1n \sum_i \|o_i - f_L(z_i)\|^2 + \lambda \|f_L\|^2 .
+
+Only the output Gram ``K_out = [<o_i, o_j>]`` enters, through a factor ``B`` (``n x r``) with
+``B B^T = K_out``.  The optimum is ``Phi_L = W^{-1} B`` (in the coordinates of ``B``) with
+``W = K_L + n lam I`` (Laforgue et al. 2019, eqs. 13 and 55; ``N_L = Phi_L Phi_L^T =
+W^{-1} K_out W^{-1}`` is eq. 54), and because ``K_L`` and ``W`` commute the residual operator is
+``I - K_L W^{-1} = n lam W^{-1}``: the data term ``n lam^2 tr(W^{-2} K_out)`` plus the penalty
+``lam tr(N_L K_L)`` collapse to
+
+.. math:: J_L = \lambda \,\mathrm{tr}(W^{-1} K_{out}) = \lambda \|C^{-1} B\|_F^2, \quad W = C C^T,
+
+one Cholesky factorisation and one triangular solve per evaluation (DESIGN.md, section 5).
+Its gradient is ``dJ_L/dK_L = -lam W^{-1} K_out W^{-1} = -lam N_L``; by the envelope theorem
+it is the exact gradient of the inner layers' objective (the last layer being at its optimum).
+:class:`RidgeTrace` implements it as an autograd function with that explicit backward (one
+more triangular solve and one product), instead of differentiating through the Cholesky.
+
+With explicit features or landmarks (``f_L(z) = c(z)^T Phi`` with ``C = [c(z_i)]`` of shape
+``n x m`` and penalty ``tr(Phi^T K_mm Phi)``), the same optimum has the ``m x m`` form
+
+.. math:: J_L = \frac1n\Big(\mathrm{tr} K_{out} - \mathrm{tr}\big(M^{-1} P^T P\big)\Big),
+          \quad M = C^T C + n\lambda K_{mm}, \quad P = B^T C,
+
+(:func:`ridge_loss_projected`), which reduces to the formula above when ``C = K_mm = K_L``,
+and allows ``lam = 0`` (the ridgeless projection) when ``C`` has full column rank.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from kernelkit.utils.errors import NotPSDError
+from kernelkit.utils.numerics import jitter_ladder
+
+__all__ = [
+    "RidgeTrace",
+    "cholesky_jittered",
+    "psd_factor",
+    "ridge_coefficients",
+    "ridge_coefficients_projected",
+    "ridge_loss_projected",
+    "ridge_trace_loss",
+    "sym_outer",
+]
+
+
+def cholesky_jittered(W: torch.Tensor, *, name: str = "W") -> tuple[torch.Tensor, float]:
+    """Lower Cholesky factor of a symmetric PSD ``W`` with the jitter ladder of the dtype.
+
+    Returns the factor and the absolute jitter added (``j * mean(diag W)``, 0 when none).
+    Differentiable (the jitter is a constant).
+    """
+    scale = float(W.detach().diagonal().abs().mean()) if W.shape[0] else 1.0
+    scale = scale if scale > 0 else 1.0
+    eye = torch.eye(W.shape[0], dtype=W.dtype, device=W.device)
+    for rel in jitter_ladder(W.dtype):
+        Wj = W if rel == 0.0 else W + (rel * scale) * eye
+        C, info = torch.linalg.cholesky_ex(Wj)
+        if int(info) == 0 and bool(torch.isfinite(C.diagonal()).all()):
+            return C, rel * scale
+    raise NotPSDError(
+        f"{name}: expected a positive (semi-)definite matrix, the Cholesky factorisation failed "
+        f"even with a jitter of {jitter_ladder(W.dtype)[-1]:.1e} * mean(diag); check the Gram "
+        "matrices for NaN or a non-PSD kernel"
+    )
+
+
+def psd_factor(K: torch.Tensor, *, name: str = "K_out") -> torch.Tensor:
+    """A factor ``B`` with ``B B^T = K`` (+ a relative jitter of ~eps when ``K`` is singular).
+
+    The lower Cholesky factor, with the jitter ladder of :func:`cholesky_jittered`; the jitter
+    shifts ``tr(K)`` by ``n * jitter``, far below the tolerance of any objective.
+    """
+    return cholesky_jittered(K, name=name)[0]
+
+
+def sym_outer(V: torch.Tensor, block: int = 1024) -> torch.Tensor:
+    """``V V^T`` computing only the block upper triangle (about half the flops of a GEMM)."""
+    n = V.shape[0]
+    if n <= block:
+        return V @ V.mT
+    out = V.new_empty(n, n)
+    for i in range(0, n, block):
+        j = min(i + block, n)
+        R = V[i:j] @ V[i:].mT
+        out[i:j, i:] = R
+        out[j:, i:j] = R[:, j - i :].mT
+    return out
+
+
+class RidgeTrace(torch.autograd.Function):
+    r"""``t(K) = tr((K + shift I)^{-1} B B^T)`` with the explicit gradient ``-N``.
+
+    Forward: ``C = chol(K + shift I)``, ``T = C^{-1} B``, ``t = ||T||_F^2``.  Backward:
+    ``V = C^{-T} T = W^{-1} B``, ``dt/dK = -V V^T = -W^{-1} K_out W^{-1}`` (Laforgue et al.,
+    eq. 54 gives ``N_L = V V^T``).  ``K`` must be symmetric (only its lower triangle is read);
+    ``B`` and ``shift`` are constants.
+    """
+
+    @staticmethod
+    def forward(ctx: Any, K: torch.Tensor, B: torch.Tensor, shift: float) -> torch.Tensor:
+        W = K + shift * torch.eye(K.shape[0], dtype=K.dtype, device=K.device)
+        C, _ = cholesky_jittered(W, name="K_L + n lam I")
+        T = torch.linalg.solve_triangular(C, B, upper=False)
+        ctx.save_for_backward(C, T)
+        return (T * T).sum()
+
+    @staticmethod
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple[torch.Tensor, None, None]:
+        C, T = ctx.saved_tensors
+        V = torch.linalg.solve_triangular(C.mT, T, upper=True)
+        return -grad * sym_outer(V), None, None
+
+
+def ridge_trace_loss(K: torch.Tensor, B: torch.Tensor, lam: float) -> torch.Tensor:
+    r"""Data term plus penalty of a ridge last layer at its optimum: ``lam tr(W^{-1} B B^T)``.
+
+    ``W = K + n lam I`` (ERM convention ``(1/n) sum ||o_i - f(z_i)||^2 + lam ||f||^2``;
+    scikit-learn's ``KernelRidge(alpha=n * lam)``).  Needs ``lam > 0``; see the module
+    docstring for the derivation (Laforgue et al. 2019, eqs. 13, 54, 55).
+    """
+    n = K.shape[0]
+    return lam * RidgeTrace.apply(K, B, n * lam)
+
+
+def ridge_coefficients(K: torch.Tensor, B: torch.Tensor, lam: float) -> torch.Tensor:
+    """Optimal last-layer coefficients ``Phi_L = (K + n lam I)^{-1} B`` (eq. 55)."""
+    n = K.shape[0]
+    C, _ = cholesky_jittered(K + n * lam * torch.eye(n, dtype=K.dtype, device=K.device))
+    return torch.cholesky_solve(B, C)
+
+
+def _projected_system(
+    C: torch.Tensor, K_mm: torch.Tensor | None, lam: float
+) -> tuple[torch.Tensor, float]:
+    n, m = C.shape
+    M = C.mT @ C
+    if lam > 0:
+        reg = torch.eye(m, dtype=C.dtype, device=C.device) if K_mm is None else K_mm
+        M = M + (n * lam) * reg
+    M = 0.5 * (M + M.mT)
+    return cholesky_jittered(M, name="C^T C + n lam K_mm")
+
+
+def ridge_loss_projected(
+    C: torch.Tensor,
+    K_mm: torch.Tensor | None,
+    B: torch.Tensor,
+    lam: float,
+    trace_out: float | torch.Tensor,
+) -> torch.Tensor:
+    r"""Data term plus penalty of a ridge last layer restricted to ``m`` basis functions.
+
+    ``f(z_i) = C_i Phi`` with penalty ``tr(Phi^T K_mm Phi)`` (``K_mm = None``: identity, the
+    primal form of a linear kernel on explicit features).  At the optimum
+    ``Phi = M^{-1} C^T B``, ``M = C^T C + n lam K_mm``, the objective is
+
+    .. math:: \frac1n\big(\mathrm{tr} K_{out} - \mathrm{tr}(M^{-1} C^T B B^T C)\big),
+
+    by substitution (``(1/n)||B - C Phi||^2 + lam tr(Phi^T K_mm Phi)`` with the normal
+    equations ``M Phi = C^T B``).  ``trace_out`` is ``tr(K_out)``; it may exceed ``||B||^2``
+    when ``B`` is a Nyström factor, the difference being the (constant) part of the outputs
+    orthogonal to the landmarks' span.  Cost ``O(n m (m + r))``.  Differentiable by autograd.
+    """
+    n = C.shape[0]
+    F, _ = _projected_system(C, K_mm, lam)
+    P = C.mT @ B
+    T = torch.linalg.solve_triangular(F, P, upper=False)
+    return (trace_out - (T * T).sum()) / n
+
+
+def ridge_coefficients_projected(
+    C: torch.Tensor, K_mm: torch.Tensor | None, B: torch.Tensor, lam: float
+) -> torch.Tensor:
+    """Optimal coefficients ``Phi = (C^T C + n lam K_mm)^{-1} C^T B`` of the projected ridge."""
+    F, _ = _projected_system(C, K_mm, lam)
+    return torch.cholesky_solve(C.mT @ B, F)
