@@ -325,3 +325,29 @@ def test_parameter_validation():
         RandomWalk(0.0)
     with pytest.raises(InputError, match="node_label"):
         ShortestPath(node_label=3)
+
+
+# ---------------------------------------------------------------------- estimators
+def test_kernel_svc_on_graphs_in_pipeline_and_grid_search():
+    from sklearn.model_selection import GridSearchCV
+    from sklearn.pipeline import Pipeline
+
+    from kernelkit.estimators import KernelSVC
+
+    # two classes told apart by structure only: cycles vs paths with the same labels
+    graphs, y = [], []
+    for n in range(4, 16):
+        for cyclic in (0, 1):
+            g = nx.cycle_graph(n) if cyclic else nx.path_graph(n)
+            nx.set_node_attributes(g, "C", "label")
+            graphs.append(g)
+            y.append(cyclic)
+    y = np.array(y)
+    svc = KernelSVC(kernel=WeisfeilerLehman(3), C=10.0).fit(graphs, y)
+    assert svc.score(graphs, y) == 1.0
+    pipe = Pipeline([("svc", KernelSVC(kernel=WeisfeilerLehman(0), C=10.0))])
+    search = GridSearchCV(pipe, {"svc__kernel__n_iter": [0, 1, 3]}, cv=3).fit(graphs, y)
+    # n_iter = 0 sees only label counts (equal within a size), so relabelling must win
+    assert search.best_params_["svc__kernel__n_iter"] > 0
+    assert search.cv_results_["mean_test_score"][0] < search.best_score_
+    assert search.predict(graphs[:4]).shape == (4,)

@@ -392,6 +392,11 @@ def as_graph_batch(
                 "edge_label=None"
             )
     else:
+        if type(X).__module__.startswith("networkx"):
+            raise InputError(
+                f"{name}: expected a list of networkx graphs, got a single {type(X).__name__}; "
+                "wrap it in a list"
+            )
         if isinstance(X, (str, bytes)) or not hasattr(X, "__len__") or not hasattr(X, "__iter__"):
             raise InputError(
                 f"{name}: expected a list of networkx graphs or a GraphBatch, got "

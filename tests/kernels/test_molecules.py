@@ -1,0 +1,182 @@
+"""Molecule kernels (issue 3): Tanimoto / MinMax against RDKit's BulkTanimotoSimilarity and
+brute-force sums; graph kernels on molecular graphs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from kernelkit.data.molecules import MoleculeBatch
+from kernelkit.kernels.graphs import RandomWalk, ShortestPath, WeisfeilerLehman
+from kernelkit.kernels.molecules import MinMax, Tanimoto
+from kernelkit.testing import check_kernel
+from kernelkit.utils.errors import InputError
+
+Chem = pytest.importorskip("rdkit.Chem")
+from rdkit import DataStructs  # noqa: E402
+from rdkit.Chem import rdFingerprintGenerator  # noqa: E402
+
+DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
+SMILES = [
+    "CCO",
+    "CCCO",
+    "c1ccccc1O",
+    "c1ccccc1N",
+    "CC(=O)Oc1ccccc1C(=O)O",
+    "CN1C=NC2=C1C(=O)N(C(=O)N2C)C",
+    "OCC(O)CO",
+    "C1CCCCC1",
+    "CCN(CC)CC",
+    "ClC(Cl)(Cl)Cl",
+    "C#N",
+    "O=C=O",
+]
+
+
+def _molecules():
+    if (DATA / "esol" / "ESOL.csv").is_file():
+        from kernelkit.data.molecule_datasets import load_esol
+
+        return load_esol(DATA).smiles[:60]
+    return SMILES
+
+
+MOLS = _molecules()
+
+
+@pytest.mark.parametrize(("radius", "n_bits"), [(2, 2048), (1, 256), (3, 1024)])
+def test_tanimoto_bits_equals_rdkit(radius, n_bits):
+    gen = rdFingerprintGenerator.GetMorganGenerator(radius=radius, fpSize=n_bits)
+    fps = [gen.GetFingerprint(Chem.MolFromSmiles(s)) for s in MOLS]
+    expected = np.array([DataStructs.BulkTanimotoSimilarity(f, fps) for f in fps])
+    K = Tanimoto(radius, n_bits)(MOLS).numpy()
+    np.testing.assert_allclose(K, expected, atol=1e-12)
+
+
+def test_minmax_counts_equals_rdkit_count_tanimoto():
+    """RDKit's Tanimoto on count vectors is sum(min) / sum(max), i.e. MinMax."""
+    gen = rdFingerprintGenerator.GetMorganGenerator(radius=2, fpSize=2048)
+    fps = [gen.GetCountFingerprint(Chem.MolFromSmiles(s)) for s in MOLS]
+    expected = np.array([DataStructs.BulkTanimotoSimilarity(f, fps) for f in fps])
+    np.testing.assert_allclose(MinMax()(MOLS).numpy(), expected, atol=1e-12)
+
+
+def test_minmax_unfolded_equals_rdkit_sparse_counts():
+    gen = rdFingerprintGenerator.GetMorganGenerator(radius=2)
+    fps = [gen.GetSparseCountFingerprint(Chem.MolFromSmiles(s)) for s in MOLS[:20]]
+    expected = np.array([DataStructs.BulkTanimotoSimilarity(f, fps) for f in fps])
+    np.testing.assert_allclose(MinMax(2, None)(MOLS[:20]).numpy(), expected, atol=1e-12)
+
+
+def test_tanimoto_counts_brute_force_and_minmax_on_bits():
+    dense = MoleculeBatch.from_molecules(MOLS).fingerprint_matrix(
+        radius=2, n_bits=1024, counts=True, dense=True
+    )
+    G = dense @ dense.T
+    sq = np.diag(G)
+    expected = G / (sq[:, None] + sq[None, :] - G)
+    np.testing.assert_allclose(Tanimoto(2, 1024, counts=True)(MOLS).numpy(), expected, atol=1e-12)
+    mins = np.minimum(dense[:, None, :], dense[None, :, :]).sum(-1)
+    maxs = np.maximum(dense[:, None, :], dense[None, :, :]).sum(-1)
+    np.testing.assert_allclose(MinMax(2, 1024)(MOLS).numpy(), mins / maxs, atol=1e-12)
+    # on bits MinMax and Tanimoto coincide
+    torch.testing.assert_close(MinMax(2, 1024, counts=False)(MOLS), Tanimoto(2, 1024)(MOLS))
+
+
+def test_tanimoto_takes_mol_objects_and_batches():
+    mols = [Chem.MolFromSmiles(s) for s in SMILES]
+    k = Tanimoto()
+    torch.testing.assert_close(k(mols), k(SMILES))
+    torch.testing.assert_close(k(MoleculeBatch.from_molecules(SMILES)[3:7]), k(SMILES[3:7]))
+    torch.testing.assert_close(k(SMILES[:4], np.array(SMILES[4:])), k(SMILES)[:4, 4:])
+
+
+@pytest.mark.parametrize(
+    "kernel",
+    [Tanimoto(), Tanimoto(counts=True), MinMax(), MinMax(3, None)],
+    ids=repr,
+)
+def test_check_kernel(kernel):
+    check_kernel(kernel, MOLS[:25], MOLS[25:32])
+
+
+# ---------------------------------------------------------------------- graph kernels
+def _mol_to_networkx(mol):
+    import networkx as nx
+
+    g = nx.Graph()
+    for a in mol.GetAtoms():
+        g.add_node(a.GetIdx(), label=a.GetSymbol())
+    for b in mol.GetBonds():
+        g.add_edge(b.GetBeginAtomIdx(), b.GetEndAtomIdx(), label=str(b.GetBondType()))
+    return g
+
+
+@pytest.mark.parametrize(
+    "kernel",
+    [
+        WeisfeilerLehman(3),
+        WeisfeilerLehman(2, edge_label="label"),
+        ShortestPath(),
+        RandomWalk(0.05),
+    ],
+    ids=repr,
+)
+def test_graph_kernels_on_smiles_equal_networkx_molecular_graphs(kernel):
+    graphs = [_mol_to_networkx(Chem.MolFromSmiles(s)) for s in SMILES]
+    torch.testing.assert_close(kernel(SMILES), kernel(graphs))
+
+
+def test_wl_on_molecules_equals_grakel():
+    grakel = pytest.importorskip("grakel")
+    from grakel.kernels import VertexHistogram
+    from grakel.kernels import WeisfeilerLehman as GWL
+
+    graphs = [_mol_to_networkx(Chem.MolFromSmiles(s)) for s in MOLS]
+    G = list(grakel.graph_from_networkx(graphs, node_labels_tag="label"))
+    expected = GWL(n_iter=3, base_graph_kernel=VertexHistogram).fit_transform(G)
+    np.testing.assert_allclose(WeisfeilerLehman(3)(MOLS).numpy(), expected, atol=1e-9)
+
+
+# ---------------------------------------------------------------------- errors
+@pytest.mark.parametrize("kernel", [Tanimoto(), MinMax(), WeisfeilerLehman(2)], ids=repr)
+def test_invalid_smiles_named_with_index(kernel, capfd):
+    with pytest.raises(InputError, match=r"X\[2\]: invalid SMILES 'C1CC\(' "):
+        kernel(["CCO", "CCN", "C1CC(", "CC"])
+    assert "SMILES Parse Error" not in capfd.readouterr().err  # RDKit's log is silenced
+
+
+def test_empty_molecule_and_bad_items():
+    with pytest.raises(InputError, match=r"X\[1\]: molecule '' has no atoms"):
+        Tanimoto()(["CCO", ""])
+    with pytest.raises(InputError, match=r"X\[1\]: expected a SMILES string or an RDKit Mol"):
+        Tanimoto()(["CCO", 5])
+    with pytest.raises(InputError, match="at least one molecule"):
+        Tanimoto()([])
+    with pytest.raises(InputError, match="radius"):
+        Tanimoto(radius=-1)
+    with pytest.raises(InputError, match="n_bits"):
+        MinMax(n_bits=0)
+
+
+# ---------------------------------------------------------------------- estimators
+def test_kernel_svc_takes_smiles_in_grid_search():
+    from sklearn.model_selection import GridSearchCV
+
+    from kernelkit.estimators import KernelSVC
+
+    if not (DATA / "solubility" / "solubility.csv").is_file():
+        pytest.skip(f"solubility data not found under {DATA}")
+    from kernelkit.data.molecule_datasets import load_solubility
+
+    ds = load_solubility(DATA, split="train")
+    X, y = ds.smiles[:240], ds.target[:240]
+    search = GridSearchCV(
+        KernelSVC(kernel=WeisfeilerLehman(1)), {"kernel__n_iter": [1, 2]}, cv=3
+    ).fit(X, y)
+    assert search.best_score_ > np.bincount(y).max() / len(y)  # beats the majority class
+    svc = KernelSVC(kernel=Tanimoto()).fit(X, y)
+    assert svc.predict(ds.smiles[240:250]).shape == (10,)
