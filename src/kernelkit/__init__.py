@@ -1,3 +1,33 @@
-"""kernelkit: kernel methods and kernel-based representation learning for any data."""
+"""kernelkit: kernel methods and kernel-based representation learning for any data.
+
+The estimators are importable from the top level (``from kernelkit import KernelRidge``);
+they are loaded lazily on first access, so ``import kernelkit`` stays cheap.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 __version__ = "0.1.0"
+
+_LAZY = {
+    "KernelRidge": "kernelkit.estimators",
+    "KernelPCA": "kernelkit.estimators",
+    "KernelSVC": "kernelkit.estimators",
+}
+
+__all__ = ["__version__", *_LAZY]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'kernelkit' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

@@ -1,1 +1,17 @@
-"""kernelkit.estimators."""
+"""Thin scikit-learn-compatible estimators: validate, build the Gram, call a solver.
+
+>>> from kernelkit.estimators import KernelPCA, KernelRidge, KernelSVC
+"""
+
+from kernelkit.estimators.pca import KernelPCA, KernelPCAResult, kernel_pca
+from kernelkit.estimators.ridge import KernelRidge, kernel_ridge_coefficients
+from kernelkit.estimators.svm import KernelSVC
+
+__all__ = [
+    "KernelPCA",
+    "KernelPCAResult",
+    "KernelRidge",
+    "KernelSVC",
+    "kernel_pca",
+    "kernel_ridge_coefficients",
+]

@@ -1,0 +1,240 @@
+"""Input handling shared by the kernel estimators: kernel, training batch, dtype, tags.
+
+Every estimator of :mod:`kernelkit.estimators` reads its data *through its kernel*:
+
+* ``kernel=None`` means ``Gaussian(sigma=1.0)``; the fitted kernel is ``kernel_ =
+  sklearn.base.clone(kernel)``, so later changes to the ``kernel`` parameter never leak into a
+  fitted model.
+* The training data are stored as ``X_fit_ = kernel_.prepare(X, reference=True)``: a float
+  tensor for vector kernels, a :class:`~kernelkit.kernels.PrecomputedBatch` for
+  ``Precomputed()``, and the kernel's own batch type for structured kernels (strings,
+  graphs, molecules ...).
+* Array input (vector kernels and precomputed Grams) is validated as scikit-learn does
+  (``validate_data``: NaN/inf, complex, sparse, 1-D, empty input, ``n_features_in_`` and
+  ``feature_names_in_``); the errors are re-raised as :class:`~kernelkit.utils.InputError`.
+  Torch tensors skip NumPy entirely and stay on their device.
+* dtype: float64 by default; float32 input (tensor or NumPy array) stays float32, so the Gram
+  matrix and the solves run in float32.  Outputs follow the container of the input
+  (:func:`kernelkit.utils.validation.like_input`): NumPy in, NumPy out; torch in, torch out on
+  the same device.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+import torch
+from sklearn.base import clone
+from sklearn.utils.validation import check_array, validate_data
+
+from kernelkit.kernels import Gaussian, Kernel, PrecomputedBatch
+from kernelkit.kernels.base import Batch, batch_dtype
+from kernelkit.utils.errors import InputError
+from kernelkit.utils.validation import to_tensor
+
+ARRAY_KINDS = ("vector", "gram")
+"""Input kinds given as numeric arrays (validated like scikit-learn input)."""
+
+
+def default_kernel() -> Kernel:
+    """The kernel used when ``kernel=None``: ``Gaussian(sigma=1.0)``."""
+    return Gaussian(sigma=1.0)
+
+
+def kernel_kind(kernel: Any) -> str:
+    """Input kind of a kernel parameter (``"vector"`` for ``None`` or a non-kernel)."""
+    if kernel is None:
+        return "vector"
+    try:
+        return str(kernel.input_kind)
+    except Exception:  # an invalid kernel parameter is reported by fit, not by the tags
+        return "vector"
+
+
+def _reraise(exc: ValueError, name: str) -> InputError:
+    msg = str(exc)
+    if not (msg.startswith(f"{name}:") or msg.startswith(f"{name} ") or f"Input {name}" in msg):
+        msg = f"{name}: {msg}"
+    return InputError(msg)
+
+
+@contextmanager
+def _readonly_ok() -> Iterator[None]:
+    """Silence torch's warning on read-only arrays (memmaps): estimators never write to X."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
+        yield
+
+
+def to_numpy(value: Any) -> np.ndarray:
+    """A tensor or array-like as a NumPy array (tensors moved to the CPU)."""
+    if isinstance(value, torch.Tensor):
+        return value.detach().cpu().numpy()
+    return np.asarray(value)
+
+
+class KernelEstimatorMixin:
+    """Kernel, input and tag handling of the kernel estimators (see the module docstring).
+
+    Subclasses have a ``kernel`` parameter and call :meth:`_fit_X` in ``fit`` and
+    :meth:`_predict_X` in prediction methods.
+    """
+
+    kernel: Kernel | None
+
+    # ------------------------------------------------------------------ kernel
+    def _fit_kernel(self) -> Kernel:
+        """Validate the ``kernel`` parameter and store its clone as ``kernel_``."""
+        kernel = self.kernel
+        if kernel is None:
+            kernel = default_kernel()
+        elif not isinstance(kernel, Kernel):
+            raise InputError(
+                f"kernel: expected a kernelkit Kernel (e.g. Gaussian(sigma=1.0)) or None, "
+                f"got {type(kernel).__name__} {kernel!r}"
+            )
+        self.kernel_ = clone(kernel)
+        return self.kernel_
+
+    # ------------------------------------------------------------------ X
+    def _fit_X(self, X: Any) -> Batch:
+        """Validate the training input and store ``X_fit_`` (and ``n_features_in_``)."""
+        kernel = self._fit_kernel()
+        self.X_fit_ = self._prepare(kernel, X, reset=True)
+        return self.X_fit_
+
+    def _predict_X(self, X: Any) -> Batch:
+        """Validate new input against the training input and prepare it with ``kernel_``."""
+        return self._prepare(self.kernel_, X, reset=False)
+
+    def _prepare(self, kernel: Kernel, X: Any, *, reset: bool) -> Batch:
+        kind = kernel.input_kind
+        if X is None:
+            raise InputError("X: expected data, got None")
+        dtype = None if reset else batch_dtype(self.X_fit_)
+        if kind not in ARRAY_KINDS or isinstance(X, PrecomputedBatch):
+            batch = kernel.prepare(X, dtype=dtype, reference=reset)
+            if len(batch) == 0:
+                raise InputError("X: expected at least 1 sample, got 0")
+            if reset and isinstance(batch, PrecomputedBatch):
+                self.n_features_in_ = batch.rows.shape[1]
+            return batch
+        if kind == "gram" and not reset:
+            self._check_gram_columns(X)
+        if isinstance(X, torch.Tensor):
+            self._check_tensor_features(X, reset=reset)
+        else:
+            try:
+                X = validate_data(
+                    self,
+                    X,
+                    reset=reset,
+                    dtype=(np.float64, np.float32),
+                    ensure_all_finite=True,
+                )
+            except ValueError as exc:
+                raise _reraise(exc, "X") from exc
+            if dtype is not None:
+                X = X.astype(np.float64 if dtype == torch.float64 else np.float32, copy=False)
+        with _readonly_ok():
+            return kernel.prepare(X, dtype=dtype, reference=reset)
+
+    def _check_tensor_features(self, X: torch.Tensor, *, reset: bool) -> None:
+        if X.ndim != 2:
+            hint = " (reshape a single feature with X.reshape(-1, 1))" if X.ndim == 1 else ""
+            raise InputError(f"X: expected a 2-D array, got shape {tuple(X.shape)}{hint}")
+        if reset:
+            self.n_features_in_ = int(X.shape[1])
+            if hasattr(self, "feature_names_in_"):
+                del self.feature_names_in_
+        elif X.shape[1] != self.n_features_in_:
+            raise InputError(
+                f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
+                f"{self.n_features_in_} features as input"
+            )
+
+    def _check_gram_columns(self, X: Any) -> None:
+        shape = getattr(X, "shape", None)
+        n = getattr(self, "n_features_in_", None)
+        if shape is not None and len(shape) == 2 and n is not None and shape[1] != n:
+            raise InputError(
+                f"X: expected precomputed Gram rows against the {n} training points "
+                f"(shape (m, {n})), got shape {tuple(shape)}"
+            )
+
+    # ------------------------------------------------------------------ y
+    def _check_y_length(self, y: Any, n: int) -> None:
+        if y is None:
+            raise InputError(
+                f"y: {type(self).__name__} requires y to be passed, but the target y is None"
+            )
+        m = y.shape[0] if hasattr(y, "shape") and len(y.shape) else len(y)
+        if m != n:
+            raise InputError(
+                f"y: expected {n} targets (one per sample of X), got {m}; X and y must have "
+                "the same number of samples"
+            )
+
+    def _validate_y_numeric(self, y: Any, n: int, dtype: torch.dtype) -> torch.Tensor:
+        """Numeric targets as a 1-D or 2-D tensor of ``dtype`` with ``n`` rows."""
+        if y is None:
+            self._check_y_length(y, n)
+        if isinstance(y, torch.Tensor):
+            t = to_tensor(y, name="y", dtype=dtype, ndim=None)
+        else:
+            try:
+                arr = check_array(
+                    y,
+                    ensure_2d=False,
+                    dtype=np.float64,
+                    ensure_all_finite=True,
+                    input_name="y",
+                )
+            except ValueError as exc:
+                raise _reraise(exc, "y") from exc
+            with _readonly_ok():
+                t = torch.as_tensor(arr, dtype=dtype)
+        if t.ndim not in (1, 2):
+            raise InputError(
+                f"y: expected a 1-D or 2-D array of targets, got shape {tuple(y.shape)}"
+            )
+        self._check_y_length(t, n)
+        return t
+
+    # ------------------------------------------------------------------ tags
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()  # type: ignore[misc]
+        kind = kernel_kind(self.kernel)
+        tags.input_tags.pairwise = kind == "gram"
+        if kind not in ARRAY_KINDS:
+            tags.input_tags.two_d_array = False
+            tags.input_tags.string = kind in ("string", "molecule", "any")
+        return tags
+
+
+def device_of(batch: Batch) -> torch.device:
+    """Device of a prepared batch (CPU for structured batches)."""
+    if isinstance(batch, torch.Tensor):
+        return batch.device
+    if isinstance(batch, PrecomputedBatch):
+        return batch.rows.device
+    return torch.device("cpu")
+
+
+def result_dtype(batch: Batch) -> torch.dtype:
+    """Floating dtype of the computations on a batch (float64 when it has none)."""
+    dtype = batch_dtype(batch)
+    return dtype if isinstance(dtype, torch.dtype) and dtype.is_floating_point else torch.float64
+
+
+def take(batch: Batch, index: np.ndarray) -> Batch:
+    """Items ``index`` of a prepared batch (tensor index for tensors, NumPy otherwise)."""
+    if isinstance(batch, torch.Tensor):
+        return batch[torch.as_tensor(index, dtype=torch.long, device=batch.device)]
+    if isinstance(batch, PrecomputedBatch):
+        return batch[torch.as_tensor(index, dtype=torch.long, device=batch.rows.device)]
+    return batch[np.asarray(index)]

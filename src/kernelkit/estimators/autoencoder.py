@@ -1,0 +1,453 @@
+r"""Kernel autoencoders as a scikit-learn transformer (Laforgue, Clémençon, d'Alché-Buc 2019).
+
+:class:`KernelAutoencoder` fits the KAE of objective (4) on vectors (``input_kernel=None``) or
+the K2AE of objective (5) on anything a kernel takes (``input_kernel`` a kernel on strings,
+graphs, molecules, ... or ``Precomputed()``), with the engine of :mod:`kernelkit.models`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import torch
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.utils.validation import check_is_fitted
+
+from kernelkit.estimators._base import KernelEstimatorMixin, result_dtype, take
+from kernelkit.kernels import FeatureSpaceGaussian, Gaussian, Kernel, Linear
+from kernelkit.kernels.base import Batch
+from kernelkit.models import (
+    AutoencoderData,
+    build_autoencoder,
+    cholesky_jittered,
+    median_sigma,
+    psd_factor,
+    train,
+    train_alternating,
+)
+from kernelkit.utils.errors import InputError
+from kernelkit.utils.seeding import check_random_state
+from kernelkit.utils.validation import check_int, check_positive, like_input, to_tensor
+
+__all__ = ["KernelAutoencoder"]
+
+
+class KernelAutoencoder(
+    ClassNamePrefixFeaturesOutMixin, TransformerMixin, KernelEstimatorMixin, BaseEstimator
+):
+    r"""Kernel autoencoder (KAE) and kernel-input kernel autoencoder (K2AE).
+
+    Minimises objective (4) of Laforgue et al. (2019), section 2.4,
+
+    .. math:: \frac1n \sum_i \|x_i - f_L \circ\dots\circ f_1(x_i)\|^2
+              + \sum_{l=1}^L \lambda_l \|f_l\|^2_{\mathcal H_l},
+
+    over layers of vector-valued RKHSs with decomposable kernels ``k_l(., .) A_l`` (eq. 10),
+    parameterised by the representer theorem (Theorem 6).  With ``input_kernel`` set, ``x_i``
+    is replaced by its feature map ``phi(x_i)`` (objective (5), the K2AE): the data are used
+    only through ``K_in``, the last layer is infinite-dimensional and solved in closed form
+    (eqs. 13, 54), and the reconstruction error is measured in the input kernel's RKHS
+    (appendix B.7).  Closed forms carry ``n * lam`` (ERM convention
+    ``(1/n) sum loss + lam ||f||^2``; scikit-learn's ``KernelRidge(alpha=n * lam)``).
+
+    Parameters
+    ----------
+    dims : sequence of int
+        Widths of the hidden layers between input and reconstruction: ``(10,)`` is the
+        2-layer autoencoder with a 10-d code; ``(50, 10, 50)`` a 4-layer one.
+    kernels : Kernel, sequence of L Kernel or None, optional
+        Scalar kernel of each of the ``L = len(dims) + 1`` layers; one kernel is used for all.
+        ``None`` (or a ``None`` entry): ``Gaussian(sigma)`` with the median heuristic on that
+        layer's input at initialisation.  The first kernel acts on the input: on vectors
+        directly, or for a K2AE on the feature space of ``input_kernel`` through ``K_in``
+        (``Linear()``: the first layer's Gram is ``K_in``; ``Gaussian(sigma)``:
+        ``exp(-d_in(x, y)^2 / (2 sigma^2))`` with the RKHS distance ``d_in``).
+    input_kernel : Kernel, optional
+        ``None`` for vectors (finite KAE); a kernel or ``Precomputed()`` for the K2AE.
+    lam : float or sequence of L floats
+        ``lam_l >= 0``; the last one must be ``> 0`` unless the last kernel is ``Linear()``.
+    operators : sequence of L-1 PSD matrices, optional
+        Operators ``A_l`` of the inner layers (``None``: identities).
+    code_layer : int, optional
+        Index in ``dims`` of the code returned by ``transform`` (default: the narrowest).
+    closed_form : bool
+        Solve the last layer in closed form inside the objective (variable projection).
+        ``False`` trains it with the others (finite KAE only).
+    algorithm : {"joint", "alternating"}
+        ``joint``: all inner layers by ``optimizer`` with the exact gradient through the
+        closed-form last layer; ``alternating``: the paper's Algorithm 1 (gradient steps of
+        size ``lr`` with the last layer fixed, then its closed-form update).
+    optimizer : {"lbfgs", "adam"}
+        Full-batch L-BFGS (default) or Adam (rate ``lr``).
+    max_iter : int
+        Objective evaluations (L-BFGS) or steps (Adam, alternating).
+    tol : float
+        Relative tolerance on the change of the objective.
+    lr : float
+        Step size of Adam and of the alternating algorithm.
+    init : {"kpca", "random"}
+        Kernel PCA map initialisation (section 3.2) or random.
+    landmarks : int, optional
+        Restrict every layer's representer expansion to ``m`` landmark points (their images
+        under the previous layers); the K2AE output Gram then enters through its Nyström
+        factor on the same landmarks (the reconstruction error stays exact: the part of
+        ``phi(x)`` orthogonal to the landmarks' span is added back).  Cost ``O(n m^2)`` per
+        evaluation instead of ``O(n^3)``.
+    landmark_method : {"random", "kmeans"}
+        Uniform sample, or k-means++ seeding (D^2 sampling) in the first layer's input
+        feature space (landmarks stay data points, so Gram-only input works).
+    random_state : int, optional
+        Seed of random initialisation and landmark choice.
+    progress : bool
+        Print a progress bar.
+
+    Attributes
+    ----------
+    model_ : kernelkit.models.KernelAutoencoderModel
+        The fitted layers.
+    kernels_ : list of Kernel
+        The kernel of every layer (resolved defaults); ``kernels_[0]`` acts on the input.
+    codes_ : ndarray or tensor, shape (n_samples, dims[code_layer_])
+        Training codes.
+    history_ : list of float
+        Objective along training.
+    objective_ : float
+        Final (best) objective.
+    n_iter_ : int
+        Evaluations or steps used.
+    landmark_indices_ : ndarray or None
+        Indices of the landmarks among the training points.
+    """
+
+    def __init__(
+        self,
+        dims: Sequence[int] = (10,),
+        kernels: Kernel | Sequence[Kernel | None] | None = None,
+        input_kernel: Kernel | None = None,
+        lam: float | Sequence[float] = 1e-3,
+        *,
+        operators: Sequence[Any] | None = None,
+        code_layer: int | None = None,
+        closed_form: bool = True,
+        algorithm: str = "joint",
+        optimizer: str = "lbfgs",
+        max_iter: int = 100,
+        tol: float = 1e-7,
+        lr: float = 1e-2,
+        init: str = "kpca",
+        landmarks: int | None = None,
+        landmark_method: str = "random",
+        random_state: int | None = None,
+        progress: bool = False,
+    ):
+        self.dims = dims
+        self.kernels = kernels
+        self.input_kernel = input_kernel
+        self.lam = lam
+        self.operators = operators
+        self.code_layer = code_layer
+        self.closed_form = closed_form
+        self.algorithm = algorithm
+        self.optimizer = optimizer
+        self.max_iter = max_iter
+        self.tol = tol
+        self.lr = lr
+        self.init = init
+        self.landmarks = landmarks
+        self.landmark_method = landmark_method
+        self.random_state = random_state
+        self.progress = progress
+
+    # the input handling of KernelEstimatorMixin reads ``kernel``
+    @property
+    def kernel(self) -> Kernel | None:  # type: ignore[override]
+        return self.input_kernel
+
+    # ------------------------------------------------------------------ validation
+    def _check_params(self) -> tuple[list[int], list[float], list[Kernel | None]]:
+        dims = self.dims
+        if isinstance(dims, (int, np.integer)):
+            dims = (dims,)
+        if not isinstance(dims, Sequence) or len(dims) == 0:
+            raise InputError(f"dims: expected a non-empty sequence of positive ints, got {dims!r}")
+        dims = [check_int(d, name="dims", minimum=1) for d in dims]
+        L = len(dims) + 1
+        lam = self.lam
+        lams = [lam] * L if not isinstance(lam, Sequence) else list(lam)
+        if len(lams) != L:
+            raise InputError(f"lam: expected a float or {L} values (one per layer), got {lam!r}")
+        lams = [check_positive(v, name="lam", strict=False) for v in lams]
+        kernels = self.kernels
+        if kernels is None or isinstance(kernels, Kernel):
+            kerns: list[Kernel | None] = [kernels] * L
+        else:
+            kerns = list(kernels)
+            if len(kerns) != L:
+                raise InputError(
+                    f"kernels: expected a Kernel, None or {L} entries (one per layer), "
+                    f"got {len(kerns)}"
+                )
+        for k in kerns:
+            if k is not None and not isinstance(k, Kernel):
+                raise InputError(f"kernels: expected kernelkit Kernels or None, got {k!r}")
+        last = kerns[-1]
+        if self.closed_form and lams[-1] == 0 and not isinstance(last, Linear):
+            raise InputError(
+                "lam: the last layer's lam must be > 0 with a closed-form last layer and a "
+                f"non-linear kernel ({type(last).__name__ if last else 'default Gaussian'}); "
+                "lam = 0 is allowed with a Linear() last kernel (ridgeless projection)"
+            )
+        for name, value, options in (
+            ("algorithm", self.algorithm, ("joint", "alternating")),
+            ("optimizer", self.optimizer, ("lbfgs", "adam")),
+            ("init", self.init, ("kpca", "random")),
+            ("landmark_method", self.landmark_method, ("random", "kmeans")),
+        ):
+            if value not in options:
+                raise InputError(f"{name}: expected one of {options}, got {value!r}")
+        check_int(self.max_iter, name="max_iter", minimum=1)
+        check_positive(self.tol, name="tol", strict=False)
+        check_positive(self.lr, name="lr")
+        if self.input_kernel is not None and not self.closed_form:
+            raise InputError(
+                "closed_form: a K2AE (input_kernel set) has an infinite-dimensional last layer, "
+                "which exists only in closed form; got closed_form=False"
+            )
+        if self.code_layer is not None:
+            check_int(self.code_layer, name="code_layer", minimum=0)
+            if self.code_layer >= len(dims):
+                raise InputError(
+                    f"code_layer: expected an index in dims (< {len(dims)}), got {self.code_layer}"
+                )
+        return dims, lams, kerns
+
+    # ------------------------------------------------------------------ first layer
+    def _first_kernel(self, spec: Kernel | None, Xb: Batch, ref: Batch) -> Kernel:
+        """The first layer's kernel on the raw input (vectors or the input kernel's space)."""
+        if self.input_kernel is None:
+            if spec is None:
+                return Gaussian(sigma=median_sigma(ref))
+            return spec
+        base = self.input_kernel_
+        if isinstance(spec, Linear):
+            return base
+        if spec is None or isinstance(spec, Gaussian):
+            if spec is None:
+                K = base.block(ref, ref)
+                d = base.block_diag(ref)
+                d2 = (d[:, None] + d[None, :] - 2 * K).clamp_min(0)
+                iu = torch.triu_indices(len(ref), len(ref), 1)
+                vals = d2[iu[0], iu[1]].sqrt()
+                vals = vals[vals > 0]
+                sigma = float(vals.median()) if vals.numel() else 1.0
+            else:
+                sigma = spec.sigma
+            return FeatureSpaceGaussian(base, sigma=sigma)
+        raise InputError(
+            "kernels[0]: with an input_kernel the first layer acts on its feature space; "
+            f"expected Linear(), Gaussian(sigma) or None, got {spec!r}"
+        )
+
+    def _choose_landmarks(self, Xb: Batch, n: int) -> np.ndarray | None:
+        if self.landmarks is None:
+            return None
+        m = check_int(self.landmarks, name="landmarks", minimum=1)
+        rng = check_random_state(self.random_state)
+        if m >= n:
+            return None
+        if self.landmark_method == "random":
+            return np.sort(rng.choice(n, size=m, replace=False))
+        # k-means++ seeding (D^2 sampling) in the first layer's input feature space
+        kern = self.input_kernel_ if self.input_kernel is not None else Linear()
+        diag = kern.block_diag(Xb).detach().to(torch.float64)
+        chosen = [int(rng.integers(n))]
+        d2 = torch.full((n,), float("inf"), dtype=torch.float64)
+        for _ in range(m - 1):
+            c = chosen[-1]
+            row = kern.block(Xb, take(Xb, np.array([c])))[:, 0].detach().to(torch.float64)
+            d2 = torch.minimum(d2, (diag + diag[c] - 2 * row).clamp_min(0))
+            p = d2.cpu().numpy()
+            total = p.sum()
+            nxt = int(rng.choice(n, p=p / total)) if total > 0 else int(rng.integers(n))
+            chosen.append(nxt)
+        return np.unique(np.array(chosen))
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, X: Any, y: Any = None) -> KernelAutoencoder:
+        """Fit the autoencoder on ``X`` (vectors, or anything ``input_kernel`` takes)."""
+        dims, lams, kerns = self._check_params()
+        if self.input_kernel is not None:
+            if not isinstance(self.input_kernel, Kernel):
+                raise InputError(
+                    f"input_kernel: expected a kernelkit Kernel or None, got {self.input_kernel!r}"
+                )
+            Xb = self._fit_X(X)
+            self.input_kernel_ = self.kernel_
+        else:
+            self.input_kernel_ = None
+            Xb = self._prepare(Linear(), X, reset=True)
+            self.X_fit_ = Xb
+        n = len(Xb)
+        dtype = result_dtype(Xb)
+        idx = self._choose_landmarks(Xb, n)
+        self.landmark_indices_ = idx
+        ref = Xb if idx is None else take(Xb, idx)
+        first = self._first_kernel(kerns[0], Xb, ref)
+        with torch.no_grad():
+            K1 = first.block(Xb, ref).to(dtype)
+            K1_support = None if idx is None else first.block(ref, ref).to(dtype)
+            targets = None
+            if self.input_kernel is None:
+                targets = Xb.to(dtype)
+                B, trace = targets, float((targets * targets).sum())
+                self.ref_factor_ = None
+            else:
+                base = self.input_kernel_
+                trace = float(base.block_diag(Xb).sum())
+                if idx is None:
+                    B = psd_factor(base.block(Xb, Xb).to(dtype), name="K_in")
+                    self.ref_factor_ = B
+                else:
+                    R, _ = cholesky_jittered(base.block(ref, ref).to(dtype), name="K_in(landmarks)")
+                    cross = base.block(Xb, ref).to(dtype)
+                    B = torch.linalg.solve_triangular(R, cross.mT, upper=False).mT
+                    self.ref_factor_ = R
+        data = AutoencoderData(K1, B, trace, K1_support, targets)
+        model = build_autoencoder(
+            data,
+            dims,
+            [None, *kerns[1:]],
+            lams,
+            operators=self.operators,
+            init=self.init,
+            closed_form=self.closed_form,
+            random_state=self.random_state,
+        )
+        if self.algorithm == "alternating":
+            res = train_alternating(
+                model,
+                data,
+                max_iter=self.max_iter,
+                lr=self.lr,
+                tol=self.tol,
+                progress=self.progress,
+            )
+        else:
+            res = train(
+                model,
+                data,
+                optimizer=self.optimizer,
+                max_iter=self.max_iter,
+                tol=self.tol,
+                lr=self.lr,
+                progress=self.progress,
+            )
+        if self.progress:
+            print()
+        self.model_ = model
+        self.kernels_ = [
+            first,
+            *[layer.kernel for layer in model.chain.layers[1:]],
+            model.head_kernel,
+        ]
+        self.history_ = res.history
+        self.n_iter_ = res.n_iter
+        self.stopped_ = res.stopped
+        self.head_coef_, self.supports_ = model.head_coefficients(data)
+        with torch.no_grad():
+            self.objective_ = float(model.objective(data)[0])
+        self.n_layers_ = len(dims) + 1
+        self.code_layer_ = int(np.argmin(dims)) if self.code_layer is None else int(self.code_layer)
+        self.dims_ = dims
+        self.ref_ = ref
+        with torch.no_grad():
+            codes = model.chain.forward_train(K1, K1_support).outputs[self.code_layer_]
+        self.codes_ = like_input(codes.detach(), X)
+        return self
+
+    # ------------------------------------------------------------------ inference
+    def _first_rows(self, X: Any) -> tuple[Batch, torch.Tensor]:
+        if self.input_kernel is None:
+            Xb = self._prepare(Linear(), X, reset=False).to(result_dtype(self.X_fit_))
+        else:
+            Xb = self._predict_X(X)
+        return Xb, self.kernels_[0].block(Xb, self.ref_).to(result_dtype(self.X_fit_))
+
+    def _encode(self, K1_new: torch.Tensor, stop: int) -> torch.Tensor:
+        return self.model_.chain.encode(K1_new, self.supports_, stop)
+
+    def transform(self, X: Any) -> Any:
+        """Codes ``f_c o ... o f_1(x)`` (``c = code_layer_``); cross-kernel rows only."""
+        check_is_fitted(self, "model_")
+        _, K1 = self._first_rows(X)
+        with torch.no_grad():
+            Z = self._encode(K1, self.code_layer_ + 1)
+        return like_input(Z, X)
+
+    def _decode_coords(self, Z: torch.Tensor, start: int) -> torch.Tensor:
+        """Last-layer output (coordinates of the output factor) from layer-``start`` codes."""
+        chain = self.model_.chain
+        Z = chain.propagate(Z, self.supports_, start + 1)
+        rows = self.model_.head_rows(Z, self.supports_[-1], self.landmark_indices_ is None)
+        return rows @ self.head_coef_
+
+    def inverse_transform(self, X: Any) -> Any:
+        """Reconstructions in the input space from codes (finite KAE only)."""
+        check_is_fitted(self, "model_")
+        if self.input_kernel is not None:
+            raise InputError(
+                "inverse_transform: a K2AE reconstructs in the RKHS of input_kernel, where no "
+                "pre-image is computed; use reconstruction_error(X) instead"
+            )
+        dtype = result_dtype(self.X_fit_)
+        Z = to_tensor(X, name="X", dtype=dtype)
+        width = self.dims_[self.code_layer_]
+        if Z.shape[1] != width:
+            raise InputError(f"X: expected codes of width {width}, got shape {tuple(Z.shape)}")
+        with torch.no_grad():
+            out = self._decode_coords(Z, self.code_layer_)
+        return like_input(out, X)
+
+    def reconstruction_error(self, X: Any) -> Any:
+        r"""Per-sample squared reconstruction error ``||x - f_L o ... o f_1(x)||^2``.
+
+        In the input space for a finite KAE; in the RKHS of ``input_kernel`` for a K2AE
+        (appendix B.7): with ``b(x) = K_in(x, ref) R^{-T}`` the coordinates of the projection
+        of ``phi(x)`` on the span of the reference features (``R R^T = K_in(ref, ref)``),
+
+        .. math:: \|\phi(x) - \hat\phi(x)\|^2 = k(x, x) - \|b(x)\|^2 + \|b(x) - c(x)\Phi_L\|^2,
+
+        equal to B.7's ``k(x,x) + k_x^T N_L k_x - 2 k_x^T W^{-1} K_in(X, x)`` in exact mode.
+        """
+        check_is_fitted(self, "model_")
+        Xb, K1 = self._first_rows(X)
+        with torch.no_grad():
+            Z = self._encode(K1, len(self.model_.chain))
+            rows = self.model_.head_rows(Z, self.supports_[-1], self.landmark_indices_ is None)
+            fit = rows @ self.head_coef_
+            if self.input_kernel is None:
+                err = ((Xb - fit) ** 2).sum(1)
+            else:
+                base = self.input_kernel_
+                dtype = fit.dtype
+                cross = base.block(Xb, self.ref_).to(dtype)
+                b = torch.linalg.solve_triangular(self.ref_factor_, cross.mT, upper=False).mT
+                kxx = base.block_diag(Xb).to(dtype)
+                err = (kxx - (b * b).sum(1)).clamp_min(0) + ((b - fit) ** 2).sum(1)
+        return like_input(err, X)
+
+    def score(self, X: Any, y: Any = None) -> float:
+        """Minus the mean reconstruction error (higher is better)."""
+        err = self.reconstruction_error(X)
+        return -float(np.mean(err.detach().cpu().numpy() if torch.is_tensor(err) else err))
+
+    @property
+    def _n_features_out(self) -> int:
+        return self.dims_[self.code_layer_]
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.non_deterministic = False
+        return tags

@@ -1,0 +1,232 @@
+"""Kernel principal component analysis (course part 1, section 4.2, L2570-2700)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.utils.validation import check_is_fitted
+
+from kernelkit.estimators._base import KernelEstimatorMixin
+from kernelkit.gram import GramCenterer, gram
+from kernelkit.kernels import Kernel
+from kernelkit.solvers import cholesky_solve, top_eigenpairs
+from kernelkit.utils.errors import InputError
+from kernelkit.utils.numerics import eps
+from kernelkit.utils.validation import check_int, check_positive, like_input, to_tensor
+
+
+@dataclass
+class KernelPCAResult:
+    """Principal components of a centred Gram matrix.
+
+    Attributes
+    ----------
+    eigenvalues : torch.Tensor
+        ``Delta_i > 0``, descending, shape ``(k,)`` (``k`` may be less than asked when the
+        centred Gram has fewer positive eigenvalues).
+    eigenvectors : torch.Tensor
+        Unit eigenvectors ``u_i`` as columns, shape ``(n, k)``, signed so that the entry of
+        largest magnitude of each column is positive (scikit-learn's ``svd_flip`` rule).
+    alphas : torch.Tensor
+        Expansion coefficients ``alpha_i = u_i / sqrt(Delta_i)`` of the unit-norm principal
+        functions ``f_i = sum_j alpha_ij k~(x_j, .)``.
+    """
+
+    eigenvalues: torch.Tensor
+    eigenvectors: torch.Tensor
+    alphas: torch.Tensor
+
+
+def kernel_pca(Kc: torch.Tensor, n_components: int, *, method: str = "auto") -> KernelPCAResult:
+    r"""Kernel PCA of a *centred* Gram matrix (course part 1, section 4.2, L2683-2692).
+
+    The principal functions maximise the variance ``(1/n) sum_k f(x_k)^2`` under
+    ``||f||_H = 1`` and orthogonality; with ``f_i = sum_j alpha_ij k~(x_j, .)`` and
+    ``K_c = U Delta U^T`` the solution is
+
+    .. math:: \alpha_i = u_i / \sqrt{\Delta_i}, \qquad
+              \alpha_i^T K_c \alpha_j = \delta_{ij},
+
+    and the training projections are ``K_c alpha_i = sqrt(Delta_i) u_i``.  Eigenvalues that
+    are not positive (``Delta_i <= n eps Delta_1``: round-off of a singular ``K_c``; note
+    ``K_c 1 = 0``) cannot be normalised and are dropped (course section 6, pitfalls).
+
+    Parameters
+    ----------
+    Kc : torch.Tensor
+        Centred training Gram, shape ``(n, n)``.
+    n_components : int
+        Number of components asked for (``<= n``).
+    method : str
+        Eigensolver of :func:`kernelkit.solvers.top_eigenpairs`.
+    """
+    n = Kc.shape[0]
+    eig = top_eigenpairs(Kc, n_components, method=method, largest=True)
+    values, vectors = eig.values, eig.vectors
+    top = float(values[0]) if values.numel() else 0.0
+    keep = values > max(n, 1) * eps(values.dtype) * max(top, 0.0)
+    if top <= 0:
+        keep = torch.zeros_like(keep)
+    values, vectors = values[keep], vectors[:, keep]
+    # deterministic signs: the largest-magnitude entry of each eigenvector is positive
+    rows = vectors.abs().argmax(0)
+    signs = torch.sign(vectors[rows, torch.arange(vectors.shape[1], device=vectors.device)])
+    signs[signs == 0] = 1
+    vectors = vectors * signs
+    return KernelPCAResult(values, vectors, vectors / values.sqrt())
+
+
+class KernelPCA(
+    KernelEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
+):
+    r"""Kernel PCA: principal components in the RKHS (course part 1, section 4.2).
+
+    ``fit`` centres the training Gram in feature space (:class:`kernelkit.gram.GramCenterer`),
+    takes its top eigenpairs ``(Delta_i, u_i)``, drops non-positive eigenvalues and normalises
+    ``alpha_i = u_i / sqrt(Delta_i)`` so that the principal functions have unit RKHS norm.
+    ``transform(X)`` projects new points, ``K~(X, X_fit) alpha`` with the test rows centred by
+    the *training* means; ``fit_transform`` returns ``sqrt(Delta_i) u_i``.  Equal, up to the
+    sign of each column, to scikit-learn's ``KernelPCA`` with the same kernel (signs here
+    follow the same ``svd_flip`` rule, so they usually agree too).
+
+    Parameters
+    ----------
+    kernel : Kernel, optional
+        Any kernelkit kernel; ``None`` means ``Gaussian(sigma=1.0)``.  ``Precomputed()``
+        takes the training Gram in ``fit`` and Gram rows against the training points in
+        ``transform``.
+    n_components : int, default 2
+        Number of components (at most the number of training samples).  Fewer are kept when
+        the centred Gram has fewer positive eigenvalues (at most ``rank(K_c) <= n - 1``).
+    eigen_solver : str, default "auto"
+        Method of :func:`kernelkit.solvers.top_eigenpairs` (``"auto"`` picks the fastest
+        exact method for the size).
+    fit_inverse_transform : bool, default False
+        Learn an approximate pre-image map (vector input only; Bakır, Weston, Schölkopf 2004,
+        as scikit-learn): kernel ridge regression from the training codes ``Z`` back to ``X``
+        with the same kernel on the codes, ``beta = (k(Z, Z) + n inverse_lam I)^{-1} X`` and
+        ``inverse_transform(z) = k(z, Z) beta``.
+    inverse_lam : float, default 1.0
+        Ridge ``lam >= 0`` of the pre-image map, in the ``(1/n) sum loss + lam ||g||^2``
+        convention: scikit-learn's ``alpha`` is ``n * inverse_lam``.
+    random_state : int, Generator or None
+        Kept for API parity with scikit-learn; the eigensolvers used are deterministic.
+
+    Attributes
+    ----------
+    eigenvalues_ : ndarray or tensor, shape (n_components_,)
+        Eigenvalues ``Delta_i`` of the centred Gram (the variance of component ``i`` is
+        ``Delta_i / n``).
+    eigenvectors_ : ndarray or tensor, shape (n_samples, n_components_)
+        Unit eigenvectors ``u_i`` of the centred Gram.
+    n_components_ : int
+        Number of components kept.
+    centerer_ : GramCenterer
+        Training means used to centre test rows.
+    dual_coef_, X_transformed_fit_ :
+        The pre-image map (when ``fit_inverse_transform``).
+    """
+
+    def __init__(
+        self,
+        kernel: Kernel | None = None,
+        n_components: int = 2,
+        *,
+        eigen_solver: str = "auto",
+        fit_inverse_transform: bool = False,
+        inverse_lam: float = 1.0,
+        random_state: Any = None,
+    ):
+        self.kernel = kernel
+        self.n_components = n_components
+        self.eigen_solver = eigen_solver
+        self.fit_inverse_transform = fit_inverse_transform
+        self.inverse_lam = inverse_lam
+        self.random_state = random_state
+
+    # ------------------------------------------------------------------ fit
+    def _fit(self, X: Any) -> torch.Tensor:
+        n_components = check_int(self.n_components, name="n_components", minimum=1)
+        inverse_lam = check_positive(self.inverse_lam, name="inverse_lam", strict=False)
+        if not isinstance(self.eigen_solver, str):
+            raise InputError(
+                f"eigen_solver: expected a method name such as 'auto', got {self.eigen_solver!r}"
+            )
+        Xb = self._fit_X(X)
+        n = len(Xb)
+        if n_components > n:
+            raise InputError(
+                f"n_components: expected at most n_samples={n} components (one per training "
+                f"sample), got {n_components}"
+            )
+        if self.fit_inverse_transform and self.kernel_.input_kind != "vector":
+            raise InputError(
+                "fit_inverse_transform: the pre-image map needs vector input, got a kernel on "
+                f"{self.kernel_.input_kind!r} input; set fit_inverse_transform=False"
+            )
+        K = gram(self.kernel_, Xb)
+        self.centerer_ = GramCenterer()
+        Kc = self.centerer_.fit_transform(K)
+        del K
+        result = kernel_pca(Kc, n_components, method=self.eigen_solver)
+        del Kc
+        self._alphas = result.alphas
+        self.n_components_ = int(result.eigenvalues.shape[0])
+        self.eigenvalues_ = like_input(result.eigenvalues, X)
+        self.eigenvectors_ = like_input(result.eigenvectors, X)
+        Z = result.eigenvectors * result.eigenvalues.sqrt()
+        if self.fit_inverse_transform:
+            self.X_transformed_fit_ = Z
+            Kz = gram(self.kernel_, Z)
+            self.dual_coef_ = cholesky_solve(Kz, self.X_fit_, shift=n * inverse_lam).solution
+        return Z
+
+    def fit(self, X: Any, y: Any = None) -> KernelPCA:
+        """Fit the principal components of the training data ``X`` (``y`` is ignored)."""
+        self._fit(X)
+        return self
+
+    def fit_transform(self, X: Any, y: Any = None, **fit_params: Any) -> Any:
+        """Fit and return the training projections ``sqrt(Delta_i) u_i``."""
+        return like_input(self._fit(X), X)
+
+    # ------------------------------------------------------------------ transform
+    def transform(self, X: Any) -> Any:
+        """Projections ``K~(X, X_fit) alpha`` of new points (test rows centred by train means)."""
+        check_is_fitted(self, "eigenvalues_")
+        Xb = self._predict_X(X)
+        Kt = self.centerer_.transform(gram(self.kernel_, Xb, self.X_fit_))
+        return like_input(Kt @ self._alphas.to(Kt.device, Kt.dtype), X)
+
+    def inverse_transform(self, X: Any) -> Any:
+        """Approximate pre-images ``k(z, Z_fit) beta`` of codes ``X`` (see the class docs)."""
+        check_is_fitted(self, "eigenvalues_")
+        if not self.fit_inverse_transform:
+            raise InputError(
+                "inverse_transform: the pre-image map was not learned; refit with "
+                "fit_inverse_transform=True"
+            )
+        Z = to_tensor(X, name="X", dtype=self.X_transformed_fit_.dtype)
+        if Z.shape[1] != self.n_components_:
+            raise InputError(
+                f"X: expected codes with {self.n_components_} columns (n_components_), "
+                f"got shape {tuple(Z.shape)}"
+            )
+        Z = Z.to(self.X_transformed_fit_.device)
+        Kz = gram(self.kernel_, Z, self.X_transformed_fit_)
+        return like_input(Kz @ self.dual_coef_, X)
+
+    @property
+    def _n_features_out(self) -> int:
+        return self.n_components_
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags
+
+
+__all__ = ["KernelPCA", "KernelPCAResult", "kernel_pca"]
