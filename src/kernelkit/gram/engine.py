@@ -17,6 +17,7 @@ import torch
 from kernelkit.gram.tiling import (
     batch_itemsize,
     check_tiling_args,
+    empty_output,
     is_sliceable,
     kernel_features,
     tile_size,
@@ -154,7 +155,7 @@ def gram(
 
     dev = Xb.device if isinstance(Xb, torch.Tensor) else device
     if out is None:
-        out = torch.empty((n, m), dtype=out_dtype, device=dev)
+        out = empty_output((n, m), out_dtype, dev)
     if n == 0 or m == 0:
         return out
     itemsize = torch.empty((), dtype=out_dtype).element_size()

@@ -7,7 +7,10 @@ L2 cache (1 MiB per core here); a memory budget caps the tile further.
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import math
+import sys
 from typing import Any
 
 import torch
@@ -93,3 +96,46 @@ def kernel_features(kernel: Kernel, batch: Batch) -> Any:
         return kernel.features(batch)
     except NotImplementedError:
         return None
+
+
+HUGE_PAGE_MIN_BYTES = 64 << 20
+"""Outputs at least this large are advised to use transparent huge pages (Linux)."""
+
+_MADV_HUGEPAGE = 14
+_HUGE = 1 << 21
+
+
+@functools.lru_cache(maxsize=1)
+def _madvise() -> Any:
+    """libc's ``madvise`` through ctypes, or ``None`` off Linux / glibc."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+    except OSError:
+        return None
+    fn = libc.madvise
+    fn.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    fn.restype = ctypes.c_int
+    return fn
+
+
+def empty_output(shape: tuple[int, int], dtype: torch.dtype, device: Any = None) -> torch.Tensor:
+    """An uninitialised output tensor; large CPU buffers are advised to use huge pages.
+
+    Writing a Gram of fresh memory costs one page fault per 4 KiB page (about as much as the
+    ``exp`` pass for a Gaussian); with transparent huge pages in ``madvise`` mode,
+    ``madvise(MADV_HUGEPAGE)`` on the fresh buffer lets the kernel map 2 MiB pages instead,
+    which measured ~2x faster first writes of a 1.6 GB buffer here.  Failures are ignored.
+    """
+    out = torch.empty(shape, dtype=dtype, device=device)
+    if out.device.type != "cpu" or out.numel() * out.element_size() < HUGE_PAGE_MIN_BYTES:
+        return out
+    fn = _madvise()
+    if fn is not None:
+        ptr = out.data_ptr()
+        start = (ptr + _HUGE - 1) & ~(_HUGE - 1)
+        end = (ptr + out.numel() * out.element_size()) & ~(_HUGE - 1)
+        if end > start:
+            fn(start, end - start, _MADV_HUGEPAGE)
+    return out

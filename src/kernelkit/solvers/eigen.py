@@ -24,7 +24,7 @@ METHODS = ("auto", "full", "subset", "arpack")
 FULL_MAX_N = 300
 """Below this size a full ``eigh`` is as fast as anything (measured, see ``top_eigenpairs``)."""
 
-ARPACK_MAX_FRACTION = 0.05
+ARPACK_MAX_FRACTION = 0.02
 """ARPACK is used when ``k <= ARPACK_MAX_FRACTION * n``; a subset ``eigh`` otherwise."""
 
 
@@ -90,7 +90,7 @@ def top_eigenpairs(
         ``full``: ``torch.linalg.eigh`` then selection.  ``subset``:
         ``scipy.linalg.eigh(subset_by_index=..., driver="evr")`` (MRRR, only the wanted
         pairs).  ``arpack``: ``scipy.sparse.linalg.eigsh`` (implicitly restarted Lanczos) with
-        the deterministic start ``v0 = 1/sqrt(n)``.  ``auto``: see notes.
+        a deterministic start ``v0`` (uniform on [-1, 1], seed 0).  ``auto``: see notes.
     largest : bool
         Largest eigenvalues (sorted descending) or smallest (sorted ascending).
     tol : float
@@ -103,12 +103,27 @@ def top_eigenpairs(
 
     Notes
     -----
-    ``auto`` rule, from timings on this 2-core CPU (OpenBLAS, float64, random Gaussian Gram,
-    medians of 3): at n = 5000, k = 50, ``torch.linalg.eigh`` takes ~12 s, ``subset`` ~3.6 s and
-    ``arpack`` ~1.5 s; at k = 500 ``arpack`` degrades (~9 s) and ``subset`` (~4.5 s) wins; at
-    n <= 300 all take < 10 ms and ``full`` is simplest.  Hence: ``full`` for
-    ``n <= FULL_MAX_N`` or ``k = n``; ``arpack`` for ``k <= ARPACK_MAX_FRACTION * n``;
-    ``subset`` otherwise; an operator always uses ``arpack`` (``k < n``).
+    ``auto`` rule, from timings on this 2-core CPU (OpenBLAS, float64, centred Gaussian Gram of
+    16-d normal data, sigma = 4; seconds, shared machine so +-30%):
+
+    ======  =====  =======  ========  ========
+    n       k      full     subset    arpack
+    ======  =====  =======  ========  ========
+    5000    10     14.2     4.8       0.54
+    5000    50     --       5.5       4.3
+    5000    250    --       4.9       42.3
+    5000    500    --       35.8      108.4
+    2000    10     0.64     1.16      0.42
+    2000    50     0.71     0.22      0.20
+    2000    200    0.73     0.32      8.6
+    500     10     0.034    0.018     0.010
+    300     10     0.011    0.019     0.043
+    ======  =====  =======  ========  ========
+
+    (``full`` is ``torch.linalg.eigh``.)  Hence: ``full`` for ``n <= FULL_MAX_N`` or ``k = n``;
+    ``arpack`` for the largest pairs when ``k <= ARPACK_MAX_FRACTION * n`` (2%); ``subset``
+    otherwise (and always for the smallest pairs, where ARPACK without shift-invert stalls on
+    the cluster of near-zero eigenvalues of a Gram); an operator always uses ``arpack``.
     """
     if method not in METHODS:
         raise InputError(f"method: expected one of {METHODS}, got {method!r}")
@@ -153,7 +168,9 @@ def top_eigenpairs(
         else:
             op = K.cpu().numpy()
         np_dtype = torch.empty((), dtype=dtype).numpy().dtype
-        v0 = np.full(n, 1.0 / np.sqrt(n), dtype=np_dtype)
+        # deterministic but generic start: a constant v0 lies in the null space of a centred
+        # Gram (K 1 = 0) and would break the Lanczos recursion down at once
+        v0 = np.random.default_rng(0).uniform(-1.0, 1.0, n).astype(np_dtype)
         w, V = eigsh(op, k=k, which="LA" if largest else "SA", v0=v0, tol=tol)
         order = np.argsort(w)[::-1] if largest else np.argsort(w)
         values, vectors = w[order], V[:, order]
