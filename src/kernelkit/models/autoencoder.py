@@ -126,6 +126,10 @@ class KernelAutoencoderModel(nn.Module):
     def closed_form(self) -> bool:
         return self.head is None
 
+    def forward(self, data: AutoencoderData) -> torch.Tensor:
+        """The objective value (see :meth:`objective`), differentiable."""
+        return self.objective(data)[0]
+
     def objective(self, data: AutoencoderData) -> tuple[torch.Tensor, dict[str, float]]:
         """Objective (4)/(5) at the current coefficients, and its parts (floats).
 
@@ -390,7 +394,7 @@ def train(
 
     def evaluate() -> torch.Tensor:
         value, _ = model.objective(data)
-        v = float(value)
+        v = float(value.detach())
         result.history.append(v)
         result.n_iter += 1
         if not math.isfinite(v):
@@ -489,7 +493,7 @@ def train_alternating(
         pen_L = (coef * coef).sum() if K_ss is None else ((K_ss @ coef) * coef).sum()
         inner = sum(lam * nrm for lam, nrm in zip(model.lam[:-1], passed.norms, strict=True))
         value = data_term + lam_L * pen_L + inner
-        v = float(value)
+        v = float(value.detach())
         result.n_iter += 1
         if not math.isfinite(v):
             result.stopped = "non_finite"
