@@ -7,6 +7,7 @@
 torch.Size([3, 3])
 """
 
+from kernelkit.kernels.alignment import LocalAlignment
 from kernelkit.kernels.base import (
     Constant,
     DotProductKernel,
@@ -20,6 +21,7 @@ from kernelkit.kernels.base import (
     SumKernel,
 )
 from kernelkit.kernels.precomputed import Precomputed, PrecomputedBatch
+from kernelkit.kernels.strings import Mismatch, Spectrum, Subsequence
 from kernelkit.kernels.vector import Gaussian, Laplacian, Linear, Matern, Polynomial, TensorMatern
 
 __all__ = [
@@ -30,7 +32,9 @@ __all__ = [
     "Kernel",
     "Laplacian",
     "Linear",
+    "LocalAlignment",
     "Matern",
+    "Mismatch",
     "NormalizedKernel",
     "Polynomial",
     "PowerKernel",
@@ -38,7 +42,9 @@ __all__ = [
     "PrecomputedBatch",
     "ProductKernel",
     "ScaledKernel",
+    "Spectrum",
     "StationaryKernel",
+    "Subsequence",
     "SumKernel",
     "TensorMatern",
 ]

@@ -1,0 +1,482 @@
+r"""Kernels on strings: k-spectrum, (k, m)-mismatch and gap-weighted subsequence kernels.
+
+Course part 2, section 3 ("Kernels for biological sequences"):
+
+* :class:`Spectrum` (Leslie et al., 2002): ``Phi_u(x) = #occurrences of u in x`` for
+  ``u in A^k``, ``K(x, y) = sum_u Phi_u(x) Phi_u(y)``; explicit sparse features.
+* :class:`Mismatch` (Leslie et al., 2004): ``Phi_u(x) = #k-mers of x within Hamming distance m
+  of u``; explicit sparse features by enumerating the m-neighbourhood of every k-mer.
+* :class:`Subsequence` (Lodhi et al., 2002): ``Phi_u(x) = sum_{i: x(i) = u} lam^{l(i)}`` over
+  index sequences ``i`` with ``l(i) = i_k - i_1 + 1``; the O(k |x| |y|) dynamic programme,
+  batched in torch over pairs.
+
+The local-alignment kernel lives in :mod:`kernelkit.kernels.alignment`.
+
+Feature keys.  Items are featurised independently (no fitted vocabulary), so a k-mer must get
+the same int64 key in every batch.  With an ``alphabet`` given, a k-mer is its base-``|A|``
+number (exact whenever ``|A|^k < 2^63``).  With ``alphabet=None`` the key is built from the
+characters' Unicode code points: a k-mer of ASCII characters with ``k <= 9`` is its exact
+base-128 number (a non-negative key); any other k-mer gets a stable 63-bit SplitMix64 hash of
+its code points placed in the negative keys, so the two key spaces never meet and a collision
+needs two distinct non-ASCII (or long) k-mers with equal 63-bit hashes.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+import numpy as np
+import torch
+
+from kernelkit.data.strings import StringBatch, resolve_alphabet
+from kernelkit.kernels.base import Batch, Kernel
+from kernelkit.kernels.features import SparseFeatures, sparse_feature_gram
+from kernelkit.utils.errors import InputError
+from kernelkit.utils.validation import check_int, check_positive
+
+_PAIR_WORK = 1_000_000
+"""Target number of (pair x position) cells per chunk of the pairwise dynamic programmes."""
+
+
+_DNA_X = ["GATTACA", "ACGTTAACGTAC", "GGGCCC", "TTAGGC", "AC", "CATCATCAT", "ACGTACGTAA"]
+_DNA_Y = ["GATTTACA", "CCGGAAT", "T", "ACGACGACG"]
+_PROT_X = ["CGGSLIAMMWFGV", "CLIVMMNRLMWFGV", "MKVLAAGIV", "WWKKLLGG", "HEAGAWGHEE", "PAWHEAE"]
+_PROT_Y = ["MKVLGGIVAAW", "GLFDIVKKVV", "KW"]
+
+
+# ---------------------------------------------------------------------- base class
+class _StringKernel(Kernel):
+    """Base of the string kernels: ``input_kind = "string"``, inputs become a StringBatch.
+
+    Lists, tuples, NumPy arrays and pandas Series of ``str`` are validated by
+    :meth:`StringBatch.from_sequences` (empty strings refused, unknown characters named);
+    a :class:`~kernelkit.data.StringBatch` built by the caller is passed through (re-encoded
+    if its alphabet differs from the kernel's), so empty strings are allowed that way.
+    """
+
+    input_kind: ClassVar[str] = "string"
+    differentiable: ClassVar[bool] = False
+
+    def _alphabet_chars(self) -> str | None:
+        """The characters every input must use (``None``: any)."""
+        return resolve_alphabet(getattr(self, "alphabet", None))
+
+    def prepare(
+        self, X: Any, *, dtype: torch.dtype | None = None, reference: bool = False
+    ) -> StringBatch:
+        chars = self._alphabet_chars()
+        if isinstance(X, StringBatch):
+            return StringBatch.from_sequences(X, chars, allow_empty=True)
+        return StringBatch.from_sequences(X, chars, name="X")
+
+
+def _check_alphabet_param(alphabet: Any) -> str | None:
+    resolve_alphabet(alphabet)  # validates; the given value is stored as passed
+    return alphabet
+
+
+# ---------------------------------------------------------------------- k-mer keys
+def _splitmix64(z: np.ndarray) -> np.ndarray:
+    """SplitMix64 finaliser on uint64 arrays (wrapping arithmetic), a stable 64-bit mixer."""
+    z = z + np.uint64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+def _window_starts(batch: StringBatch, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Flat start positions of every k-mer window that stays inside its string, and its row."""
+    lens = batch.lengths
+    rows = np.repeat(np.arange(len(batch)), lens)
+    pos = np.arange(len(batch.codes))
+    ok = pos + k <= batch.offsets[rows + 1]
+    return pos[ok], rows[ok]
+
+
+def _exact_keys(digits: np.ndarray, starts: np.ndarray, k: int, base: int) -> np.ndarray:
+    """``sum_t digits[s + t] base^(k - 1 - t)`` for every start ``s`` (needs ``base^k < 2^63``)."""
+    keys = np.zeros(len(starts), dtype=np.int64)
+    for t in range(k):
+        keys = keys * base + digits[starts + t]
+    return keys
+
+
+def _hash_keys(digits: np.ndarray, starts: np.ndarray, k: int) -> np.ndarray:
+    """Stable 63-bit hashes of the windows, mapped to negative int64 keys."""
+    h = np.full(len(starts), 0x243F6A8885A308D3, dtype=np.uint64)
+    for t in range(k):
+        h = _splitmix64(h ^ digits[starts + t].astype(np.uint64))
+    return (h | np.uint64(1 << 63)).view(np.int64)
+
+
+def kmer_keys(batch: StringBatch, k: int, alphabet: str | None) -> tuple[np.ndarray, np.ndarray]:
+    """Keys of all k-mer occurrences of a batch and the row each comes from.
+
+    See the module docstring for the key scheme; ``alphabet`` is the kernel's (the batch must
+    be encoded with it), or ``None`` to key by code points.
+    """
+    starts, rows = _window_starts(batch, k)
+    if alphabet is not None:
+        base = len(alphabet)
+        if k * np.log2(max(base, 2)) < 63:
+            return _exact_keys(batch.codes, starts, k, base), rows
+        return _hash_keys(batch.codes, starts, k), rows
+    points = batch.code_points()
+    if k > 9:
+        return _hash_keys(points, starts, k), rows
+    ascii_char = points < 128
+    ascii_win = np.ones(len(starts), dtype=bool)
+    for t in range(k):
+        ascii_win &= ascii_char[starts + t]
+    keys = np.empty(len(starts), dtype=np.int64)
+    keys[ascii_win] = _exact_keys(points, starts[ascii_win], k, 128)
+    keys[~ascii_win] = _hash_keys(points, starts[~ascii_win], k)
+    return keys, rows
+
+
+def count_features(rows: np.ndarray, keys: np.ndarray, n: int) -> SparseFeatures:
+    """Sparse count features from occurrence lists ``(row, key)``: ``Phi_key(row) = #``."""
+    order = np.lexsort((keys, rows))
+    rows, keys = rows[order], keys[order]
+    if len(keys):
+        new = np.ones(len(keys), dtype=bool)
+        new[1:] = (rows[1:] != rows[:-1]) | (keys[1:] != keys[:-1])
+        first = np.flatnonzero(new)
+        counts = np.diff(np.append(first, len(keys))).astype(np.float64)
+        rows, keys = rows[first], keys[first]
+    else:
+        counts = np.zeros(0)
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
+    return SparseFeatures(indptr, keys.astype(np.int64), counts)
+
+
+def _feature_diag(F: SparseFeatures) -> torch.Tensor:
+    """``<Phi(x), Phi(x)>`` per row of sparse features."""
+    rows = np.repeat(np.arange(len(F)), np.diff(F.indptr))
+    return torch.as_tensor(
+        np.bincount(rows, weights=F.values**2, minlength=len(F)), dtype=torch.float64
+    )
+
+
+class _FeatureStringKernel(_StringKernel):
+    """A string kernel with explicit sparse features: ``K = Phi(X) Phi(Y)^T``."""
+
+    def features(self, X: StringBatch) -> SparseFeatures:
+        raise NotImplementedError
+
+    def block(self, X: StringBatch, Y: StringBatch) -> torch.Tensor:
+        FX = self.features(X)
+        FY = FX if Y is X else self.features(Y)
+        return sparse_feature_gram(FX, FY)
+
+    def block_diag(self, X: StringBatch) -> torch.Tensor:
+        return _feature_diag(self.features(X))
+
+
+# ---------------------------------------------------------------------- spectrum
+class Spectrum(_FeatureStringKernel):
+    r"""The k-spectrum kernel (Leslie, Eskin & Noble, 2002).
+
+    .. math:: \Phi_u(x) = \#\{i : x_i \dots x_{i+k-1} = u\},\quad
+              K(x, y) = \sum_{u \in \mathcal{A}^k} \Phi_u(x) \Phi_u(y).
+
+    Course part 2, section 3, "k-spectrum": at most ``|x| - k + 1`` non-zero features, so the
+    Gram is a sparse product ``Phi(X) Phi(Y)^T`` (:meth:`features` returns them with exact
+    integer k-mer keys, see the module docstring).  p.d. (explicit features).
+
+    Parameters
+    ----------
+    k : int
+        Length of the k-mers (``>= 1``).  Strings shorter than ``k`` have no features.
+    alphabet : None, "dna", "protein" or str
+        Characters allowed in the input (unknown ones raise :class:`InputError`);
+        ``None`` accepts any character and keys k-mers by code points.
+    """
+
+    def __init__(self, k: int = 3, alphabet: str | None = None):
+        super().__init__()
+        self.k = check_int(k, name="k", minimum=1)
+        self.alphabet = _check_alphabet_param(alphabet)
+
+    @classmethod
+    def _check_example(cls) -> list[tuple[Kernel, Any, Any]]:
+        return [
+            (cls(3), _DNA_X, _DNA_Y),
+            (cls(2, alphabet="protein"), _PROT_X, _PROT_Y),
+            (cls(11, alphabet="dna"), [*_DNA_X, "ACGTACGTACGTAC"], _DNA_Y),  # 4^11 exact keys
+            (cls(12), _PROT_X, _PROT_Y),  # hashed keys (k > 9 without alphabet)
+        ]
+
+    def features(self, X: StringBatch) -> SparseFeatures:
+        """Sparse k-mer counts, one row per string."""
+        keys, rows = kmer_keys(X, self.k, self._alphabet_chars())
+        return count_features(rows, keys, len(X))
+
+
+# ---------------------------------------------------------------------- mismatch
+def _mismatch_shifts(k: int, m: int, size: int) -> np.ndarray:
+    """All digit shifts ``s in {0..size-1}^k`` with at most ``m`` non-zero entries.
+
+    Adding a shift modulo ``size`` to a k-mer enumerates its Hamming m-neighbourhood, each
+    neighbour exactly once.  Shape ``(sum_{d<=m} C(k, d) (size-1)^d, k)``.
+    """
+    rows = [np.zeros(k, dtype=np.int64)]
+    for d in range(1, m + 1):
+        for pos in itertools.combinations(range(k), d):
+            vals = np.array(list(itertools.product(range(1, size), repeat=d)), dtype=np.int64)
+            block = np.zeros((len(vals), k), dtype=np.int64)
+            block[:, list(pos)] = vals
+            rows.extend(block)
+    return np.asarray(rows, dtype=np.int64).reshape(-1, k)
+
+
+class Mismatch(_FeatureStringKernel):
+    r"""The (k, m)-mismatch kernel (Leslie, Eskin, Cohen, Weston & Noble, 2004).
+
+    .. math:: \Phi_u(x) = \#\{i : d_H(x_i \dots x_{i+k-1}, u) \le m\},\quad
+              K(x, y) = \sum_{u \in \mathcal{A}^k} \Phi_u(x) \Phi_u(y),
+
+    with ``d_H`` the Hamming distance (no gaps).  Course part 2, section 3, "(k,m)-mismatch";
+    ``m = 0`` is the spectrum kernel.  The features are explicit: every k-mer of ``x`` adds one
+    to each of the ``sum_{d<=m} C(k, d) (|A|-1)^d`` words of its m-neighbourhood (enumerated
+    here; cost ``O(|x| k^m |A|^m)``, the factor the course's erratum 7 restores; fine for
+    small ``k`` and ``m``).  p.d. (explicit features).
+
+    Parameters
+    ----------
+    k : int
+        k-mer length (``>= 1``).
+    m : int
+        Number of mismatches allowed, ``0 <= m < k``.
+    alphabet : "dna", "protein" or str
+        Required: the kernel's value depends on ``|A|`` (words ``u`` may use letters absent
+        from ``x`` and ``y``), so it cannot be inferred batch by batch.
+    """
+
+    def __init__(self, k: int = 3, m: int = 1, alphabet: str | None = None):
+        super().__init__()
+        self.k = check_int(k, name="k", minimum=1)
+        self.m = check_int(m, name="m", minimum=0)
+        if self.m >= self.k:
+            raise InputError(
+                f"m: expected 0 <= m < k = {self.k} (with m >= k every word matches every "
+                f"k-mer), got {m!r}"
+            )
+        self.alphabet = _check_alphabet_param(alphabet)
+        chars = resolve_alphabet(alphabet)
+        if chars is not None and self.k * np.log2(max(len(chars), 2)) >= 63:
+            raise InputError(
+                f"k: |alphabet|^k must be < 2^63 for exact mismatch keys, got "
+                f"{len(chars)}^{self.k}; use a smaller k"
+            )
+
+    def _alphabet_chars(self) -> str:
+        chars = resolve_alphabet(self.alphabet)
+        if chars is None:
+            raise InputError(
+                "alphabet: Mismatch needs an alphabet (its value depends on |A|, so it cannot "
+                "be inferred per batch); got None, pass alphabet='dna', 'protein' or the "
+                "characters, e.g. Mismatch(k=3, m=1, alphabet='dna')"
+            )
+        return chars
+
+    @classmethod
+    def _check_example(cls) -> list[tuple[Kernel, Any, Any]]:
+        return [
+            (cls(3, 1, alphabet="dna"), _DNA_X, _DNA_Y),
+            (cls(4, 2, alphabet="dna"), _DNA_X, _DNA_Y),
+            (cls(3, 1, alphabet="protein"), _PROT_X, _PROT_Y),
+        ]
+
+    def features(self, X: StringBatch) -> SparseFeatures:
+        """Sparse mismatch features ``Phi_u(x)``, keyed by the base-``|A|`` number of ``u``."""
+        size = len(self._alphabet_chars())
+        k = self.k
+        starts, rows = _window_starts(X, k)
+        shifts = _mismatch_shifts(k, self.m, size)
+        powers = size ** np.arange(k - 1, -1, -1, dtype=np.int64)
+        windows = X.codes[starts[:, None] + np.arange(k)[None, :]]
+        chunk = max(1, 2_000_000 // (len(shifts) * k))
+        all_keys, all_rows = [], []
+        for lo in range(0, len(starts), chunk):
+            w = windows[lo : lo + chunk]
+            neigh = (w[:, None, :] + shifts[None, :, :]) % size
+            all_keys.append((neigh @ powers).ravel())
+            all_rows.append(np.repeat(rows[lo : lo + chunk], len(shifts)))
+        keys = np.concatenate(all_keys) if all_keys else np.zeros(0, np.int64)
+        occ_rows = np.concatenate(all_rows) if all_rows else np.zeros(0, np.int64)
+        return count_features(occ_rows, keys, len(X))
+
+
+# ---------------------------------------------------------------------- pairwise engine
+PairFunction = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]
+
+
+def pairwise_values(
+    X: StringBatch,
+    Y: StringBatch,
+    fn: PairFunction,
+    *,
+    symmetric: bool,
+    code_points: bool = True,
+) -> torch.Tensor:
+    """Evaluate ``fn`` on all pairs ``(X[a], Y[b])`` by chunks of padded pairs.
+
+    ``fn(xs, lx, ys, ly)`` gets padded int64 code tensors ``(P, Lx)``, ``(P, Ly)`` (``x`` pads
+    are -1, ``y`` pads -2, so pads never match each other) and the lengths, and returns the
+    ``P`` values; it must be symmetric in its two strings, because each pair is passed with
+    its shorter string first.  Pairs are sorted by lengths so each chunk pads little; with
+    ``symmetric`` (``Y is X``) only pairs ``a <= b`` are computed and mirrored.
+    """
+    xp, lx = X.padded(pad_value=-1, code_points=code_points)
+    yp, ly = Y.padded(pad_value=-1, code_points=code_points)
+    width = max(xp.shape[1], yp.shape[1])
+    xp = torch.nn.functional.pad(xp, (0, width - xp.shape[1]), value=-1)
+    yp = torch.nn.functional.pad(yp, (0, width - yp.shape[1]), value=-1)
+    nx, ny = len(X), len(Y)
+    if symmetric:
+        a, b = np.triu_indices(nx)
+    else:
+        a, b = (g.ravel() for g in np.meshgrid(np.arange(nx), np.arange(ny), indexing="ij"))
+    lxa, lyb = lx.numpy()[a], ly.numpy()[b]
+    # fn is symmetric in its two strings: put the shorter first (sweeps cost ~ |x| (|x| + |y|))
+    swap = lxa > lyb
+    order = np.lexsort((np.maximum(lxa, lyb), np.minimum(lxa, lyb)))
+    a, b, swap = a[order], b[order], swap[order]
+    vals = torch.empty(len(a), dtype=torch.float64)
+    step = max(64, _PAIR_WORK // (2 * width + 1))
+    for lo in range(0, len(a), step):
+        ia, ib = torch.from_numpy(a[lo : lo + step]), torch.from_numpy(b[lo : lo + step])
+        sw = torch.from_numpy(swap[lo : lo + step])
+        len1 = torch.where(sw, ly[ib], lx[ia])
+        len2 = torch.where(sw, lx[ia], ly[ib])
+        first = torch.where(sw[:, None], yp[ib], xp[ia])[:, : int(len1.max())]
+        second = torch.where(sw[:, None], xp[ia], yp[ib])[:, : int(len2.max())]
+        vals[lo : lo + step] = fn(first, len1, torch.where(second < 0, -2, second), len2)
+    out = torch.empty((nx, ny), dtype=torch.float64)
+    ta, tb = torch.from_numpy(a), torch.from_numpy(b)
+    out[ta, tb] = vals
+    if symmetric:
+        out[tb, ta] = vals
+    return out
+
+
+def pairwise_diag(X: StringBatch, fn: PairFunction, *, code_points: bool = True) -> torch.Tensor:
+    """``fn`` on the pairs ``(X[a], X[a])``."""
+    xp, lx = X.padded(pad_value=-1, code_points=code_points)
+    order = torch.from_numpy(np.argsort(lx.numpy(), kind="stable"))
+    vals = torch.empty(len(X), dtype=torch.float64)
+    step = max(16, _PAIR_WORK // (2 * int(lx.max()) + 1))
+    for lo in range(0, len(X), step):
+        idx = order[lo : lo + step]
+        xs = xp[idx, : int(lx[idx].max())]
+        vals[idx] = fn(xs, lx[idx], torch.where(xs < 0, -2, xs), lx[idx])
+    return vals
+
+
+# ---------------------------------------------------------------------- subsequence
+def subsequence_pairs(
+    xs: torch.Tensor, lx: torch.Tensor, ys: torch.Tensor, ly: torch.Tensor, k: int, lam: float
+) -> torch.Tensor:
+    r"""Gap-weighted subsequence kernel ``K_k`` for a batch of padded pairs (Lodhi et al.).
+
+    Auxiliary ``B_q(i, j) = B_q(x_{1..i}, y_{1..j})`` with ``B_0 = 1`` and (course part 2,
+    section 3, "Gapped substring")
+
+    .. math:: B_q(i, j) = \lambda B_q(i-1, j) + \lambda B_q(i, j-1) - \lambda^2 B_q(i-1, j-1)
+              + [x_i = y_j] \lambda^2 B_{q-1}(i-1, j-1),
+
+    ``B_q = 0`` when ``min(i, j) < q``, and ``K_k = \lambda^2 \sum_{i, j} [x_i = y_j]
+    B_{k-1}(i-1, j-1)`` (the sum over the positions of the last matched letter).  The table
+    is swept by anti-diagonals ``t = i + j`` (each depends on ``t - 1`` and ``t - 2`` only),
+    vectorised over the pairs, the cells of a diagonal and ``q``: ``O(k |x| |y|)`` work in
+    ``|x| + |y|`` steps.  Pads never match, so padded cells never reach a valid one.
+    """
+    P, Lx = xs.shape
+    Ly = ys.shape[1]
+    dt = torch.float64
+    lam2 = lam * lam
+    i_idx = torch.arange(1, Lx + 1)
+    d2 = torch.zeros((P, k, Lx + 1), dtype=dt)  # diagonal t - 2 (t = 0 at start)
+    d1 = torch.zeros((P, k, Lx + 1), dtype=dt)  # diagonal t - 1
+    d2[:, 0] = 1.0
+    d1[:, 0] = 1.0
+    total = torch.zeros(P, dtype=dt)
+    for t in range(2, Lx + Ly + 1):
+        j = t - i_idx  # column of the cell (i, j) on this diagonal, i = 1..Lx
+        valid = (j >= 1) & (j <= Ly)
+        if not bool(valid.any()):
+            continue
+        jc = (j - 1).clamp(0, max(Ly - 1, 0))
+        match = ((xs == ys[:, jc]) & valid).to(dt)  # (P, Lx): [x_i = y_j]
+        prev_last = d2[:, k - 1, :-1]  # B_{k-1}(i-1, j-1)
+        total += lam2 * (match * prev_last).sum(1)
+        new = torch.zeros_like(d1)
+        new[:, 0] = 1.0
+        if k > 1:
+            upd = (
+                lam * (d1[:, 1:, :-1] + d1[:, 1:, 1:])
+                - lam2 * d2[:, 1:, :-1]
+                + lam2 * match[:, None, :] * d2[:, :-1, :-1]
+            )
+            new[:, 1:, 1:] = upd * valid.to(dt)
+        d2, d1 = d1, new
+    return total
+
+
+class Subsequence(_StringKernel):
+    r"""Gap-weighted subsequence kernel (Lodhi, Saunders, Shawe-Taylor, Cristianini & Watkins,
+    2002).
+
+    .. math:: \Phi_u(x) = \sum_{\mathbf{i} : x(\mathbf{i}) = u} \lambda^{l(\mathbf{i})},
+              \quad l(\mathbf{i}) = i_k - i_1 + 1,\quad
+              K_k(x, y) = \sum_{u \in \mathcal{A}^k} \Phi_u(x) \Phi_u(y),
+
+    summed over increasing index tuples ``i`` of length ``k``.  Course part 2, section 3,
+    "Gapped substring": the O(k |x| |y|) dynamic programme of :func:`subsequence_pairs`,
+    batched in torch over blocks of padded pairs.  Example: ``K_2(cat, cat) = 2 lam^4 +
+    lam^6``.  p.d. (an inner product of the features ``Phi``).
+
+    Parameters
+    ----------
+    k : int
+        Subsequence length (``>= 1``).
+    lam : float
+        Gap decay, ``0 < lam <= 1`` (here ``lam`` is the decay factor of Lodhi et al., not a
+        regularisation strength).
+    alphabet : None, "dna", "protein" or str
+        Characters allowed in the input; ``None`` accepts any (letters compare by code point).
+    """
+
+    def __init__(self, k: int = 2, lam: float = 0.5, alphabet: str | None = None):
+        super().__init__()
+        self.k = check_int(k, name="k", minimum=1)
+        self.lam = check_positive(lam, name="lam")
+        if self.lam > 1.0:
+            raise InputError(
+                f"lam: expected a decay 0 < lam <= 1 (larger values weight long gaps "
+                f"exponentially more), got {lam!r}"
+            )
+        self.alphabet = _check_alphabet_param(alphabet)
+
+    @classmethod
+    def _check_example(cls) -> list[tuple[Kernel, Any, Any]]:
+        return [
+            (cls(2, 0.5), _DNA_X, _DNA_Y),
+            (cls(3, 0.8, alphabet="protein"), _PROT_X, _PROT_Y),
+            (cls(1, 1.0), _DNA_X, None),
+        ]
+
+    def _pairs(
+        self, xs: torch.Tensor, lx: torch.Tensor, ys: torch.Tensor, ly: torch.Tensor
+    ) -> torch.Tensor:
+        return subsequence_pairs(xs, lx, ys, ly, self.k, self.lam)
+
+    def block(self, X: Batch, Y: Batch) -> torch.Tensor:
+        return pairwise_values(X, Y, self._pairs, symmetric=Y is X)
+
+    def block_diag(self, X: Batch) -> torch.Tensor:
+        return pairwise_diag(X, self._pairs)
