@@ -12,6 +12,8 @@ from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.preprocessing import KernelCenterer
 
 from kernelkit import KernelPCA
+from kernelkit.estimators.pca import center_train_gram_
+from kernelkit.gram import GramCenterer
 from kernelkit.kernels import Gaussian, Linear, Polynomial, Precomputed
 from kernelkit.utils.errors import InputError
 
@@ -147,3 +149,12 @@ def test_torch_in_torch_out(data):
     assert np.abs(out.numpy() - ref).max() < 1e-12
     out32 = KernelPCA(Gaussian(2.0), n_components=3).fit_transform(X.astype(np.float32))
     assert out32.dtype == np.float32
+
+
+def test_in_place_centering_equals_sklearn_kernel_centerer(data):
+    X, _ = data
+    K = rbf_kernel(X, gamma=0.1)
+    Kt = torch.as_tensor(K.copy())
+    out = center_train_gram_(Kt, GramCenterer().fit(Kt))
+    assert out.data_ptr() == Kt.data_ptr()  # no second n x n buffer
+    assert np.abs(out.numpy() - KernelCenterer().fit_transform(K)).max() < 1e-12

@@ -79,6 +79,17 @@ def kernel_pca(Kc: torch.Tensor, n_components: int, *, method: str = "auto") -> 
     return KernelPCAResult(values, vectors, vectors / values.sqrt())
 
 
+def center_train_gram_(K: torch.Tensor, centerer: GramCenterer) -> torch.Tensor:
+    r"""Centre the symmetric training Gram ``K`` *in place* with a centerer fitted on it.
+
+    ``K^c_ij = K_ij - m_i - m_j + g`` with the column means ``m`` (= row means, ``K`` being
+    symmetric) and grand mean ``g`` (course part 1, section 2, L1032-1050); equal to
+    ``centerer.transform(K)`` without a second ``n x n`` buffer.
+    """
+    m = centerer.col_means_.to(K.device, K.dtype)
+    return K.sub_(m[:, None]).sub_(m[None, :]).add_(centerer.grand_mean_)
+
+
 class KernelPCA(
     KernelEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
 ):
@@ -168,9 +179,8 @@ class KernelPCA(
                 f"{self.kernel_.input_kind!r} input; set fit_inverse_transform=False"
             )
         K = gram(self.kernel_, Xb)
-        self.centerer_ = GramCenterer()
-        Kc = self.centerer_.fit_transform(K)
-        del K
+        self.centerer_ = GramCenterer().fit(K)
+        Kc = center_train_gram_(K, self.centerer_)
         result = kernel_pca(Kc, n_components, method=self.eigen_solver)
         del Kc
         self._alphas = result.alphas
@@ -229,4 +239,4 @@ class KernelPCA(
         return tags
 
 
-__all__ = ["KernelPCA", "KernelPCAResult", "kernel_pca"]
+__all__ = ["KernelPCA", "KernelPCAResult", "center_train_gram_", "kernel_pca"]
