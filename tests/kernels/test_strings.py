@@ -407,3 +407,62 @@ def test_spectrum_on_real_peptides_equals_brute_force():
     seqs = load_amp(DATA, "AMPvsTMset").sequences[:25]
     K = Spectrum(3, alphabet="protein")(seqs).numpy()
     np.testing.assert_array_equal(K, brute_gram(lambda x, y: spectrum_brute(x, y, 3), seqs, seqs))
+
+
+# ---------------------------------------------------------------------- estimators
+def planted_motif_data(n: int = 40, seed: int = 0) -> tuple[list[str], np.ndarray]:
+    """Random DNA; class 1 carries the motif TATAAT somewhere."""
+    rng = np.random.default_rng(seed)
+    seqs = random_strings(rng, n, "ACGT", 20, 30)
+    y = np.arange(n) % 2
+    for i in np.flatnonzero(y):
+        p = int(rng.integers(0, len(seqs[i]) - 6))
+        seqs[i] = seqs[i][:p] + "TATAAT" + seqs[i][p + 6 :]
+    return seqs, y
+
+
+def test_kernel_svc_takes_strings_and_matches_sklearn_precomputed():
+    from sklearn.pipeline import make_pipeline
+    from sklearn.svm import SVC
+
+    from kernelkit import KernelSVC
+
+    seqs, y = planted_motif_data()
+    train, test = np.arange(0, 30), np.arange(30, 40)
+    Xtr, Xte = [seqs[i] for i in train], [seqs[i] for i in test]
+    model = make_pipeline(KernelSVC(kernel=Spectrum(3), C=0.5)).fit(Xtr, y[train])
+    gram = brute_gram(lambda a, b: spectrum_brute(a, b, 3), seqs, seqs)
+    ref = SVC(kernel="precomputed", C=0.5).fit(gram[np.ix_(train, train)], y[train])
+    np.testing.assert_allclose(
+        model.decision_function(Xte), ref.decision_function(gram[np.ix_(test, train)]), atol=1e-8
+    )
+    np.testing.assert_array_equal(model.predict(Xte), ref.predict(gram[np.ix_(test, train)]))
+
+
+@pytest.mark.parametrize("normalized", [False, True])
+def test_grid_search_over_kernel_k_matches_precomputed_cv(normalized):
+    from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_val_score
+    from sklearn.pipeline import Pipeline
+    from sklearn.svm import SVC
+
+    from kernelkit import KernelSVC
+
+    seqs, y = planted_motif_data(48, seed=1)
+    cv = StratifiedKFold(4, shuffle=True, random_state=0)
+    kernel = Spectrum(2).normalized() if normalized else Spectrum(2)
+    key = "svc__kernel__kernel__k" if normalized else "svc__kernel__k"
+    pipe = Pipeline([("svc", KernelSVC(kernel=kernel))])
+    search = GridSearchCV(pipe, {key: [2, 4, 6], "svc__C": [0.01, 1.0]}, cv=cv)
+    search.fit(np.array(seqs, dtype=object), y)
+    for params, score in zip(
+        search.cv_results_["params"], search.cv_results_["mean_test_score"], strict=True
+    ):
+        k = params[key]
+        G = brute_gram(lambda a, b, k=k: spectrum_brute(a, b, k), seqs, seqs)
+        if normalized:
+            G = G / np.sqrt(np.outer(np.diag(G), np.diag(G)))
+        ref = cross_val_score(SVC(kernel="precomputed", C=params["svc__C"]), G, y, cv=cv)
+        assert score == pytest.approx(ref.mean(), abs=1e-12)
+    fitted = search.best_estimator_[-1].kernel_
+    assert (fitted.kernel if normalized else fitted).k == search.best_params_[key]
+    assert search.best_score_ > 0.8  # the planted 6-mer is found
