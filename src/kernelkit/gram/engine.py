@@ -9,7 +9,6 @@ symmetric case computes only the tiles on and below the diagonal and mirrors the
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import torch
@@ -17,9 +16,9 @@ import torch
 from kernelkit.gram.tiling import (
     batch_itemsize,
     check_tiling_args,
-    empty_output,
     is_sliceable,
     kernel_features,
+    run_parallel,
     tile_size,
 )
 from kernelkit.kernels.base import Batch, Kernel, batch_dtype, check_same_width
@@ -73,12 +72,13 @@ def _symmetrize_(tile: torch.Tensor) -> None:
         tile[iu[0], iu[1]] = tile[iu[1], iu[0]]
 
 
-def _progress(items: list, enabled: bool, desc: str) -> Iterator:
+def _progress_bar(total: int, enabled: bool, desc: str) -> Any:
+    """A tqdm bar over ``total`` tiles, or ``None`` when disabled."""
     if not enabled:
-        return iter(items)
+        return None
     from tqdm.auto import tqdm
 
-    return iter(tqdm(items, desc=desc, unit="tile"))
+    return tqdm(total=total, desc=desc, unit="tile")
 
 
 def gram(
@@ -122,7 +122,9 @@ def gram(
     Notes
     -----
     Each tile is written in place by ``kernel.block_into`` (fused GEMM, distance and profile
-    passes for stationary kernels).  With ``Y`` None only tiles on or below the diagonal are
+    passes for stationary kernels); on CPU, tiles of vector inputs are spread over worker
+    threads running torch single-threaded (see :func:`~kernelkit.gram.tiling.run_parallel`).
+    With ``Y`` None only tiles on or below the diagonal are
     computed and mirrored (the result is exactly symmetric), and diagonal tiles are evaluated
     as ``block_into(Xi, Xi, ...)`` so the squared distances on the diagonal are exactly zero.
     Kernels whose ``features`` returns
@@ -153,23 +155,32 @@ def gram(
         K = kernel.block(Xb, Yb_).to(out_dtype)
         return K if out is None else out.copy_(K)
 
-    dev = Xb.device if isinstance(Xb, torch.Tensor) else device
+    dev = Xb.device if isinstance(Xb, torch.Tensor) else torch.device(device or "cpu")
     if out is None:
-        out = empty_output((n, m), out_dtype, dev)
+        out = torch.empty((n, m), dtype=out_dtype, device=dev)
     if n == 0 or m == 0:
         return out
     itemsize = torch.empty((), dtype=out_dtype).element_size()
     b = tile_size(max(n, m), itemsize, block_size=block_size, memory_budget=memory_budget)
     plan = tiles(n, m, b, b, symmetric=symmetric)
-    with torch.no_grad():
-        for r0, r1, c0, c1 in _progress(plan, progress, "gram"):
-            Xi = Xb[r0:r1]
-            view = out[r0:r1, c0:c1]
-            if symmetric and r0 == c0:
-                kernel.block_into(Xi, Xi, view)
-                _symmetrize_(view)
-                continue
+    bar = _progress_bar(len(plan), progress, "gram")
+
+    def work(tile: tuple[int, int, int, int]) -> None:
+        r0, r1, c0, c1 = tile
+        Xi = Xb[r0:r1]
+        view = out[r0:r1, c0:c1]
+        if symmetric and r0 == c0:
+            kernel.block_into(Xi, Xi, view)
+            _symmetrize_(view)
+        else:
             kernel.block_into(Xi, Yb_[c0:c1], view)
             if symmetric:
                 out[c0:c1, r0:r1].copy_(view.T)
+        if bar is not None:
+            bar.update(1)
+
+    with torch.no_grad():
+        run_parallel(work, plan, parallel=isinstance(Xb, torch.Tensor) and dev.type == "cpu")
+    if bar is not None:
+        bar.close()
     return out

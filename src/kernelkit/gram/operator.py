@@ -13,6 +13,8 @@ from kernelkit.gram.tiling import (
     check_tiling_args,
     is_sliceable,
     kernel_features,
+    n_workers,
+    run_parallel,
     tile_size,
 )
 from kernelkit.kernels.base import Kernel
@@ -26,9 +28,12 @@ class GramOperator:
 
     Products ``K @ V`` are computed tile by tile: each ``b x b`` tile of ``K`` is evaluated in
     a reused scratch buffer by ``kernel.block_into``, multiplied into the result and dropped, so
-    memory stays at one tile plus the result whatever ``n``.  In the symmetric case
-    (``Y`` None) only tiles on or below the diagonal are evaluated and each off-diagonal tile
-    serves twice, ``R[I] += K_IJ V[J]`` and ``R[J] += K_IJ^T V[I]``, halving the kernel work.
+    memory stays at one tile plus the result per worker thread whatever ``n`` (on CPU the tiles
+    are split over ``torch.get_num_threads()`` workers running torch single-threaded, each with
+    its own scratch tile and partial result, summed at the end in a fixed order).
+    In the symmetric case (``Y`` None) only tiles on or below the diagonal are evaluated and
+    each off-diagonal tile serves twice, ``R[I] += K_IJ V[J]`` and ``R[J] += K_IJ^T V[I]``,
+    halving the kernel work.
 
     Parameters
     ----------
@@ -90,12 +95,25 @@ class GramOperator:
         return torch.empty((), dtype=self.dtype).element_size()
 
     def tile(self, n_rhs: int = 1) -> int:
-        """Tile size ``b`` used for products with ``n_rhs`` right-hand sides."""
+        """Tile size ``b`` used for products with ``n_rhs`` right-hand sides.
+
+        The memory budget is shared by the worker threads: each holds a tile with its scratch
+        and a partial result of ``max(n, m) x n_rhs``.
+        """
+        workers = max(1, torch.get_num_threads())
+        budget = self.memory_budget
+        if budget is not None:
+            budget = budget // workers - max(self.shape) * max(n_rhs, 1) * self._itemsize()
+            if budget <= 0:
+                raise InputError(
+                    f"memory_budget: expected more than {workers} partial results of "
+                    f"{max(self.shape)} x {max(n_rhs, 1)} entries, got {self.memory_budget} bytes"
+                )
         return tile_size(
             max(self.shape),
             self._itemsize(),
             block_size=self.block_size,
-            memory_budget=self.memory_budget,
+            memory_budget=budget,
             extra_bytes_per_row=2 * max(n_rhs, 1) * self._itemsize(),
         )
 
@@ -124,26 +142,39 @@ class GramOperator:
             K = self.kernel.block(self.Xb, self.Yb).to(self.dtype)
             R = (K.T if transpose else K) @ V
             return R[:, 0] if vector else R
-        R = torch.zeros((m if transpose else n, V.shape[1]), dtype=self.dtype, device=self.device)
         b = self.tile(V.shape[1])
-        scratch = torch.empty(b * b, dtype=self.dtype, device=self.device)
-        sym = self.symmetric
-        with torch.no_grad():
-            for r0, r1, c0, c1 in tiles(n, m, b, b, symmetric=sym):
+        plan = tiles(n, m, b, b, symmetric=self.symmetric)
+        parallel = isinstance(self.Xb, torch.Tensor) and self.Xb.device.type == "cpu"
+        workers = n_workers(len(plan)) if parallel else 1
+        shape = (m if transpose else n, V.shape[1])
+        partial = [torch.zeros(shape, dtype=self.dtype, device=self.device) for _ in range(workers)]
+
+        def work(w: int) -> None:
+            # static round-robin split: each worker owns its partial result, so the sum over
+            # tiles is reproducible whatever the thread timing
+            R = partial[w]
+            scratch = torch.empty(b * b, dtype=self.dtype, device=self.device)
+            for r0, r1, c0, c1 in plan[w::workers]:
                 T = scratch[: (r1 - r0) * (c1 - c0)].view(r1 - r0, c1 - c0)
                 Xi = self.Xb[r0:r1]
-                if sym and r0 == c0:
+                if self.symmetric and r0 == c0:
                     self.kernel.block_into(Xi, Xi, T)
                     R[r0:r1].addmm_(T, V[r0:r1])
                     continue
                 self.kernel.block_into(Xi, self.Yb[c0:c1], T)
-                if sym:
+                if self.symmetric:
                     R[r0:r1].addmm_(T, V[c0:c1])
                     R[c0:c1].addmm_(T.T, V[r0:r1])
                 elif transpose:
                     R[c0:c1].addmm_(T.T, V[r0:r1])
                 else:
                     R[r0:r1].addmm_(T, V[c0:c1])
+
+        with torch.no_grad():
+            run_parallel(work, list(range(workers)), parallel=parallel)
+        R = partial[0]
+        for other in partial[1:]:
+            R += other
         return R[:, 0] if vector else R
 
     def matmat(self, V: Any) -> torch.Tensor:

@@ -7,10 +7,9 @@ L2 cache (1 MiB per core here); a memory budget caps the tile further.
 
 from __future__ import annotations
 
-import ctypes
-import functools
 import math
-import sys
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import torch
@@ -98,44 +97,31 @@ def kernel_features(kernel: Kernel, batch: Batch) -> Any:
         return None
 
 
-HUGE_PAGE_MIN_BYTES = 64 << 20
-"""Outputs at least this large are advised to use transparent huge pages (Linux)."""
+def run_parallel(fn: Callable[[Any], None], items: Sequence[Any], *, parallel: bool) -> None:
+    """Call ``fn`` on every item, on ``torch.get_num_threads()`` Python threads when ``parallel``.
 
-_MADV_HUGEPAGE = 14
-_HUGE = 1 << 21
-
-
-@functools.lru_cache(maxsize=1)
-def _madvise() -> Any:
-    """libc's ``madvise`` through ctypes, or ``None`` off Linux / glibc."""
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        libc = ctypes.CDLL("libc.so.6", use_errno=True)
-    except OSError:
-        return None
-    fn = libc.madvise
-    fn.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-    fn.restype = ctypes.c_int
-    return fn
-
-
-def empty_output(shape: tuple[int, int], dtype: torch.dtype, device: Any = None) -> torch.Tensor:
-    """An uninitialised output tensor; large CPU buffers are advised to use huge pages.
-
-    Writing a Gram of fresh memory costs one page fault per 4 KiB page (about as much as the
-    ``exp`` pass for a Gaussian); with transparent huge pages in ``madvise`` mode,
-    ``madvise(MADV_HUGEPAGE)`` on the fresh buffer lets the kernel map 2 MiB pages instead,
-    which measured ~2x faster first writes of a 1.6 GB buffer here.  Failures are ignored.
+    Each tile is small, so splitting every one of its ~7 passes over OpenMP threads costs a
+    barrier per pass; on a loaded 2-core machine a descheduled thread stalls every barrier
+    (measured 5-10x slowdowns of the tiled Gaussian Gram at load 7).  Instead the tiles are
+    spread over worker threads that each run torch single-threaded (``torch.set_num_threads(1)``
+    for the duration of the call; torch releases the GIL inside its kernels).  ``items`` are
+    taken dynamically, so callers that reduce into shared memory pass one item per worker.
     """
-    out = torch.empty(shape, dtype=dtype, device=device)
-    if out.device.type != "cpu" or out.numel() * out.element_size() < HUGE_PAGE_MIN_BYTES:
-        return out
-    fn = _madvise()
-    if fn is not None:
-        ptr = out.data_ptr()
-        start = (ptr + _HUGE - 1) & ~(_HUGE - 1)
-        end = (ptr + out.numel() * out.element_size()) & ~(_HUGE - 1)
-        if end > start:
-            fn(start, end - start, _MADV_HUGEPAGE)
-    return out
+    threads = torch.get_num_threads()
+    workers = min(threads, len(items)) if parallel else 1
+    if workers <= 1:
+        for item in items:
+            fn(item)
+        return
+    torch.set_num_threads(1)
+    try:
+        with ThreadPoolExecutor(workers) as pool:
+            for _ in pool.map(fn, items):
+                pass
+    finally:
+        torch.set_num_threads(threads)
+
+
+def n_workers(n_tiles: int) -> int:
+    """Number of worker threads :func:`run_parallel` uses for ``n_tiles`` tiles."""
+    return max(1, min(torch.get_num_threads(), n_tiles))
