@@ -1,0 +1,158 @@
+"""KernelAutoencoder: scikit-learn conformance, the K2AE test distortion (appendix B.7) and
+bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from kernelkit.estimators.autoencoder import KernelAutoencoder
+from kernelkit.kernels import Gaussian, Linear, Precomputed, PrecomputedBatch
+from kernelkit.utils.errors import InputError, NotPSDError
+
+
+def _X(n=40, d=4, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=(n, d)) * np.linspace(2.0, 0.5, d)
+
+
+@parametrize_with_checks([KernelAutoencoder(dims=(2,), max_iter=5)])
+def test_sklearn_conformance(estimator, check):
+    check(estimator)
+
+
+def test_transform_on_training_set_returns_training_codes():
+    X = _X()
+    for kw in ({}, {"input_kernel": Linear()}, {"landmarks": 15}):
+        ae = KernelAutoencoder(dims=(5, 2, 5), max_iter=5, random_state=0, **kw).fit(X)
+        assert ae.code_layer_ == 1
+        np.testing.assert_allclose(ae.transform(X), ae.codes_, atol=1e-12)
+        assert ae.codes_.shape == (40, 2)
+
+
+def test_finite_reconstruction_error_and_inverse_transform_agree():
+    X = _X()
+    ae = KernelAutoencoder(dims=(2,), max_iter=30).fit(X)
+    rec = ae.inverse_transform(ae.transform(X))
+    np.testing.assert_allclose(ae.reconstruction_error(X), ((X - rec) ** 2).sum(1), rtol=1e-10)
+    assert ae.score(X) == pytest.approx(-((X - rec) ** 2).sum(1).mean())
+    assert ae.history_[-1] <= ae.history_[0] and len(ae.history_) == ae.n_iter_
+
+
+def test_k2ae_test_distortion_is_appendix_b7():
+    """B.7: ||x - f(x)||^2 = k(x,x) + k_x^T N k_x - 2 k_x^T W^{-1} K_in(X, x)."""
+    X, Xnew = _X(seed=0), _X(n=7, seed=1)
+    n, lam = X.shape[0], 1e-2
+    ae = KernelAutoencoder(
+        dims=(3,),
+        input_kernel=Gaussian(2.0),
+        kernels=[Gaussian(1.5), Gaussian(1.0)],
+        lam=lam,
+        max_iter=20,
+    ).fit(X)
+    k_in = Gaussian(2.0)
+    K_in = k_in(X).numpy()
+    Z = ae.transform(X)
+    k_L = Gaussian(1.0)
+    K_L = k_L(Z).numpy()
+    W = K_L + n * lam * np.eye(n)
+    Winv = np.linalg.inv(W)
+    N = Winv @ K_in @ Winv  # eq. 54
+    kx = k_L(ae.transform(Xnew), Z).numpy()
+    cross = k_in(X, Xnew).numpy()
+    b7 = 1.0 + np.einsum("ai,ij,aj->a", kx, N, kx) - 2 * np.einsum("ai,ij,ja->a", kx, Winv, cross)
+    np.testing.assert_allclose(ae.reconstruction_error(Xnew), b7, rtol=1e-6, atol=1e-9)
+    # on the training points: (n lam)^2 [N]_ii, the residual of eq. 13
+    np.testing.assert_allclose(
+        ae.reconstruction_error(X), (n * lam) ** 2 * np.diag(N), rtol=1e-6, atol=1e-10
+    )
+
+
+def test_k2ae_linear_input_reconstructs_explicit_features():
+    """A linear input kernel: the RKHS error is the Euclidean error of x_hat = K_L W^{-1} X."""
+    X = _X()
+    n, lam = X.shape[0], 1e-2
+    ae = KernelAutoencoder(
+        dims=(2,),
+        input_kernel=Linear(),
+        kernels=[Gaussian(3.0), Gaussian(1.0)],
+        lam=lam,
+        max_iter=20,
+    ).fit(X)
+    K_L = Gaussian(1.0)(ae.codes_).numpy()
+    X_hat = K_L @ np.linalg.solve(K_L + n * lam * np.eye(n), X)
+    np.testing.assert_allclose(ae.reconstruction_error(X), ((X - X_hat) ** 2).sum(1), rtol=1e-6)
+
+
+def test_precomputed_equals_kernel_input():
+    X, Xnew = _X(), _X(n=5, seed=3)
+    kw = {"dims": (2,), "kernels": [Gaussian(3.0), Gaussian(1.0)], "max_iter": 15}
+    a = KernelAutoencoder(input_kernel=Linear(), **kw).fit(X)
+    b = KernelAutoencoder(input_kernel=Precomputed(), **kw).fit(X @ X.T)
+    np.testing.assert_allclose(a.codes_, b.codes_, atol=1e-8)
+    new = PrecomputedBatch(torch.as_tensor(Xnew @ X.T), diag=torch.as_tensor((Xnew**2).sum(1)))
+    np.testing.assert_allclose(a.transform(Xnew), b.transform(new), atol=1e-8)
+    np.testing.assert_allclose(a.reconstruction_error(Xnew), b.reconstruction_error(new), rtol=1e-6)
+
+
+def test_landmarks_nystrom_mode_close_to_exact():
+    X = _X(n=120, d=3, seed=4)
+    kw = {"dims": (2,), "input_kernel": Gaussian(2.0), "lam": 1e-3, "max_iter": 40}
+    exact = KernelAutoencoder(**kw).fit(X)
+    lm = KernelAutoencoder(landmarks=40, landmark_method="kmeans", random_state=0, **kw).fit(X)
+    assert len(lm.landmark_indices_) == 40
+    e_exact = exact.reconstruction_error(X).mean()
+    e_lm = lm.reconstruction_error(X).mean()
+    assert np.isfinite(e_lm) and e_lm <= 1.5 * e_exact + 1e-3
+
+
+def test_float32_stays_float32():
+    X = _X().astype(np.float32)
+    ae = KernelAutoencoder(dims=(2,), max_iter=10).fit(X)
+    assert ae.transform(X).dtype == np.float32
+    t = torch.as_tensor(X)
+    assert KernelAutoencoder(dims=(2,), max_iter=5).fit(t).transform(t).dtype == torch.float32
+
+
+@pytest.mark.parametrize(
+    ("params", "match"),
+    [
+        ({"dims": ()}, "dims"),
+        ({"dims": (0,)}, "dims"),
+        ({"dims": ("a",)}, "dims"),
+        ({"lam": -1.0}, "lam"),
+        ({"lam": (1e-3,)}, "lam"),
+        ({"lam": (1e-3, 0.0)}, "lam"),
+        ({"kernels": [Gaussian()]}, "kernels"),
+        ({"kernels": "rbf"}, "kernels"),
+        ({"optimizer": "sgd"}, "optimizer"),
+        ({"init": "pca"}, "init"),
+        ({"code_layer": 3}, "code_layer"),
+        ({"input_kernel": Linear(), "closed_form": False}, "closed_form"),
+        ({"input_kernel": Linear(), "kernels": [Linear() * 2.0, Gaussian()]}, "kernels"),
+    ],
+)
+def test_bad_parameters_are_named(params, match):
+    with pytest.raises(InputError, match=match):
+        KernelAutoencoder(**params).fit(_X())
+
+
+def test_bad_input_gram():
+    X = _X()
+    K = X @ X.T
+    asym = K.copy()
+    asym[0, 1] += 1.0
+    with pytest.raises(InputError, match="symmetric"):
+        KernelAutoencoder(input_kernel=Precomputed()).fit(asym)
+    with pytest.raises(NotPSDError, match="positive semi-definite"):
+        KernelAutoencoder(input_kernel=Precomputed()).fit(K - 5 * np.eye(40) * K.diagonal().max())
+    with pytest.raises(InputError, match="X"):
+        KernelAutoencoder().fit(np.full((5, 2), np.nan))
+
+
+def test_k2ae_has_no_inverse_transform():
+    ae = KernelAutoencoder(dims=(2,), input_kernel=Linear(), max_iter=5).fit(_X())
+    with pytest.raises(InputError, match="inverse_transform"):
+        ae.inverse_transform(ae.codes_)
