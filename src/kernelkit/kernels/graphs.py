@@ -26,7 +26,7 @@ from kernelkit.kernels.features import SparseFeatures, sparse_feature_gram
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.validation import check_int
 
-__all__ = ["RandomWalk", "ShortestPath", "WeisfeilerLehman", "count_features"]
+__all__ = ["RandomWalk", "ShortestPath", "WeisfeilerLehman", "count_features", "feature_gram"]
 
 _UNLABELLED = int(label_codes([""])[0])
 _SALT_NB = np.uint64(0x6A09E667F3BCC909)
@@ -51,6 +51,22 @@ def count_features(graph_of: np.ndarray, keys: np.ndarray, n_graphs: int) -> Spa
     run_g = g[starts]
     indptr = np.searchsorted(run_g, np.arange(n_graphs + 1), side="left").astype(np.int64)
     return SparseFeatures(indptr, k[starts].astype(np.int64), counts)
+
+
+def feature_gram(FX: SparseFeatures, FY: SparseFeatures) -> torch.Tensor:
+    """``Phi(X) Phi(Y)^T``, densifying the features when they are dense over their vocabulary.
+
+    Graph features often live on a small vocabulary (shortest-path triples, early WL
+    iterations), where a dense GEMM beats a sparse-sparse product by an order of magnitude;
+    otherwise :func:`~kernelkit.kernels.features.sparse_feature_gram` is used.
+    """
+    vocabulary = np.union1d(FX.keys, FY.keys)
+    n_cells = (len(FX) + len(FY)) * len(vocabulary)
+    if n_cells == 0 or n_cells > 50_000_000 or len(FX.keys) + len(FY.keys) < 0.05 * n_cells:
+        return sparse_feature_gram(FX, FY)
+    A = torch.as_tensor(FX.to_csr(vocabulary).toarray())
+    B = A if FY is FX else torch.as_tensor(FY.to_csr(vocabulary).toarray())
+    return A @ B.T
 
 
 class _GraphKernel(Kernel):
@@ -86,7 +102,7 @@ class _GraphKernel(Kernel):
     def block(self, X: Batch, Y: Batch) -> torch.Tensor:
         FX = self.features(X)
         FY = FX if Y is X else self.features(Y)
-        return sparse_feature_gram(FX, FY)
+        return feature_gram(FX, FY)
 
     def block_diag(self, X: Batch) -> torch.Tensor:
         F = self.features(X)
@@ -299,6 +315,34 @@ def _dense_graphs(
     return A, codes, valid
 
 
+def _side_chunks(order: np.ndarray, sizes: np.ndarray) -> list[np.ndarray]:
+    """Pieces of size-sorted ``order`` with ``len(piece) * max size <= sqrt(budget)``."""
+    side = int(np.sqrt(_PAIR_BUDGET))
+    out, start = [], 0
+    while start < len(order):
+        stop = start + 1
+        while stop < len(order) and (stop + 1 - start) * max(int(sizes[order[stop]]), 1) <= side:
+            stop += 1
+        out.append(order[start:stop])
+        start = stop
+    return out
+
+
+def _size_chunks(order: np.ndarray, cells: Any) -> list[np.ndarray]:
+    """Consecutive pieces of ``order`` whose padded size ``len * cells(piece)`` fits the budget."""
+    out, start = [], 0
+    while start < len(order):
+        stop = start + 1
+        while stop < len(order):
+            grow = min(len(order), start + 2 * (stop - start))
+            if (grow - start) * 8 * cells(order[start:grow]) > _PAIR_BUDGET:
+                break
+            stop = grow
+        out.append(order[start:stop])
+        start = stop
+    return out
+
+
 class RandomWalk(_GraphKernel):
     r"""Random-walk kernel on the direct product graph (geometric or exponential).
 
@@ -421,12 +465,18 @@ class RandomWalk(_GraphKernel):
         return float(eigsh(Ax, k=1, which="LA", return_eigenvectors=False)[0])
 
     def _check_convergence(
-        self, X: GraphBatch, Y: GraphBatch, ix: np.ndarray, iy: np.ndarray
+        self,
+        X: GraphBatch,
+        Y: GraphBatch,
+        ix: np.ndarray,
+        iy: np.ndarray,
+        rx: np.ndarray | None = None,
+        ry: np.ndarray | None = None,
     ) -> None:
         if self.kind != "geometric" or self.p is not None:
             return
-        rx = self.spectral_radius(X)
-        ry = rx if Y is X else self.spectral_radius(Y)
+        rx = self.spectral_radius(X) if rx is None else rx
+        ry = (rx if Y is X else self.spectral_radius(Y)) if ry is None else ry
         bound = rx[ix] * ry[iy]
         for k in np.flatnonzero(self.lam * bound >= 1.0 - 1e-9):
             rho = self._product_radius(X, Y, int(ix[k]), int(iy[k]))
@@ -442,58 +492,117 @@ class RandomWalk(_GraphKernel):
     def _pair_values(
         self, X: GraphBatch, Y: GraphBatch, ix: np.ndarray, iy: np.ndarray
     ) -> np.ndarray:
-        """Kernel values of the pairs ``(X[ix[k]], Y[iy[k]])``."""
+        """Kernel values of the pairs ``(X[ix[k]], Y[iy[k]])`` (one batched solve per chunk)."""
         self._check_convergence(X, Y, ix, iy)
         cx, cy, n_classes = self._edge_classes(X, Y)
         lx, ly = self._node_codes(X), self._node_codes(Y)
         nx_, ny_ = X.n_nodes[ix], Y.n_nodes[iy]
         order = np.lexsort((ny_, nx_))
         out = np.zeros(len(ix))
-        start = 0
-        while start < len(order):
-            n1, n2 = int(nx_[order[start]]), int(ny_[order[start]])
-            per_pair = 8 * n1 * n2 + n_classes * (n1 * n1 + n2 * n2)
-            stop = min(len(order), start + max(1, _PAIR_BUDGET // max(per_pair, 1)))
-            sel = order[start:stop]
+        for sel in _size_chunks(order, lambda s: int(nx_[s].max()) * int(ny_[s].max())):
             n1, n2 = max(int(nx_[sel].max()), 1), max(int(ny_[sel].max()), 1)
-            # shrink the chunk when padding to the largest pair overflows the budget
-            per_pair = 8 * n1 * n2 + n_classes * (n1 * n1 + n2 * n2)
-            if len(sel) * per_pair > 2 * _PAIR_BUDGET and len(sel) > 1:
-                sel = sel[: max(1, _PAIR_BUDGET // per_pair)]
-                stop = start + len(sel)
-                n1, n2 = max(int(nx_[sel].max()), 1), max(int(ny_[sel].max()), 1)
             A1, c1, v1 = _dense_graphs(X, ix[sel], n1, cx, n_classes, lx)
             A2, c2, v2 = _dense_graphs(Y, iy[sel], n2, cy, n_classes, ly)
             M = ((c2[:, :, None] == c1[:, None, :]) & v2[:, :, None] & v1[:, None, :]).double()
-            out[sel] = self._solve(A1, A2, M)
-            start = stop
+
+            def product(
+                V: torch.Tensor, A1: torch.Tensor = A1, A2: torch.Tensor = A2
+            ) -> torch.Tensor:
+                acc = torch.zeros_like(V)
+                for e in range(n_classes):
+                    acc += A2[:, e] @ V @ A1[:, e]
+                return acc
+
+            out[sel] = self._solve(product, M)
         return out
 
-    def _solve(self, A1: torch.Tensor, A2: torch.Tensor, M: torch.Tensor) -> np.ndarray:
-        def product(V: torch.Tensor) -> torch.Tensor:
-            acc = torch.zeros_like(V)
-            for e in range(A1.shape[1]):
-                acc += A2[:, e] @ V @ A1[:, e]
-            return acc.mul_(M)
+    def _grid_values(self, X: GraphBatch, Y: GraphBatch) -> np.ndarray:
+        """The full block ``K(X, Y)``: chunks of size-sorted graphs, solved grid by grid.
+
+        For a chunk of ``b1`` graphs of X and ``b2`` of Y the iterate has shape
+        ``(b1, b2, n2, n1)`` and the Kronecker product is two large batched GEMMs
+        (``b2`` products ``A'_e (n2 x n2)`` times ``(n2 x b1 n1)``, then ``b1`` products by
+        ``A_e``) instead of ``b1 b2`` tiny ones.
+        """
+        same = Y is X
+        rx = self.spectral_radius(X) if self.kind == "geometric" and self.p is None else None
+        ry = rx if same else (None if rx is None else self.spectral_radius(Y))
+        cx, cy, n_classes = self._edge_classes(X, Y)
+        lx, ly = self._node_codes(X), self._node_codes(Y)
+        ox = np.argsort(X.n_nodes, kind="stable")
+        oy = ox if same else np.argsort(Y.n_nodes, kind="stable")
+        K = np.zeros((len(X), len(Y)))
+        chunks_x = _side_chunks(ox, X.n_nodes)
+        chunks_y = chunks_x if same else _side_chunks(oy, Y.n_nodes)
+        for ci, gx in enumerate(chunks_x):
+            n1 = max(int(X.n_nodes[gx].max()), 1)
+            A1, c1, v1 = _dense_graphs(X, gx, n1, cx, n_classes, lx)
+            for gy in chunks_y[ci:] if same else chunks_y:
+                if rx is not None and ry is not None:
+                    ii, jj = np.meshgrid(gx, gy, indexing="ij")
+                    self._check_convergence(X, Y, ii.ravel(), jj.ravel(), rx, ry)
+                n2 = max(int(Y.n_nodes[gy].max()), 1)
+                A2, c2, v2 = _dense_graphs(Y, gy, n2, cy, n_classes, ly)
+                b1, b2 = len(gx), len(gy)
+                M = (
+                    (c2[None, :, :, None] == c1[:, None, None, :])
+                    & v2[None, :, :, None]
+                    & v1[:, None, None, :]
+                ).double()
+
+                # classes stacked: (b2, E n2, n2) and (b1, E n1, n1), so that each product is
+                # two GEMMs whose second one also sums over the edge classes
+                A2s = A2.reshape(b2, n_classes * n2, n2)
+                A1s = A1.reshape(b1, n_classes * n1, n1)
+
+                def product(
+                    V: torch.Tensor,
+                    A1s: torch.Tensor = A1s,
+                    A2s: torch.Tensor = A2s,
+                    b1: int = b1,
+                    b2: int = b2,
+                    n1: int = n1,
+                    n2: int = n2,
+                ) -> torch.Tensor:
+                    W = V.permute(1, 2, 0, 3).reshape(b2, n2, b1 * n1)
+                    T = (A2s @ W).reshape(b2, n_classes, n2, b1, n1)
+                    T = T.permute(3, 0, 2, 1, 4).reshape(b1, b2 * n2, n_classes * n1)
+                    return (T @ A1s).reshape(b1, b2, n2, n1)
+
+                block = self._solve(product, M)
+                K[np.ix_(gx, gy)] = block
+                if same:
+                    K[np.ix_(gy, gx)] = block.T
+        return K
+
+    def _solve(self, product: Any, M: torch.Tensor) -> np.ndarray:
+        """Sum of the series / CG solution on the product nodes ``M`` (batch dims leading).
+
+        ``product(V)`` applies ``sum_e A'_e V A_e`` (the Kronecker product before masking).
+        """
+        dims = (-2, -1)
+
+        def Ax(V: torch.Tensor) -> torch.Tensor:
+            return product(V).mul_(M)
 
         lam = self.lam
         if self.kind == "geometric" and self.p is None:
             x = torch.zeros_like(M)
             r = M.clone()
             d = r.clone()
-            rs = (r * r).sum((1, 2))
+            rs = torch.einsum("...ij,...ij->...", r, r)
             stop = (self.tol**2) * rs
             for _ in range(self.max_iter):
                 if bool((rs <= stop).all()):
                     break
-                Ad = d - lam * product(d)
-                dAd = (d * Ad).sum((1, 2))
-                alpha = torch.where(dAd > 0, rs / dAd.clamp_min(1e-300), 0.0)
-                x += alpha[:, None, None] * d
-                r -= alpha[:, None, None] * Ad
-                rs_new = (r * r).sum((1, 2))
+                Ad = Ax(d).mul_(-lam).add_(d)  # (I - lam A_x) d, in place
+                dAd = torch.einsum("...ij,...ij->...", d, Ad)
+                alpha = torch.where(dAd > 0, rs / dAd.clamp_min(1e-300), 0.0)[..., None, None]
+                x.addcmul_(alpha, d)
+                r.addcmul_(alpha, Ad, value=-1.0)
+                rs_new = torch.einsum("...ij,...ij->...", r, r)
                 beta = torch.where(rs > 0, rs_new / rs.clamp_min(1e-300), 0.0)
-                d = r + beta[:, None, None] * d
+                d.mul_(beta[..., None, None]).add_(r)
                 rs = rs_new
             else:
                 from kernelkit.utils.errors import ConvergenceError
@@ -502,9 +611,9 @@ class RandomWalk(_GraphKernel):
                     f"RandomWalk: conjugate gradient did not reach tol={self.tol:g} in "
                     f"max_iter={self.max_iter} iterations; raise max_iter or lower lam"
                 )
-            return x.sum((1, 2)).numpy()
+            return x.sum(dims).numpy()
         term = M.clone()
-        total = M.sum((1, 2))
+        total = M.sum(dims)
         k = 0
         while True:
             k += 1
@@ -518,8 +627,8 @@ class RandomWalk(_GraphKernel):
                     f"max_iter={self.max_iter} terms (lam={lam:g} too large)"
                 )
             coef = lam / k if self.kind == "exponential" else lam
-            term = coef * product(term)
-            size = term.sum((1, 2))
+            term = coef * Ax(term)
+            size = term.sum(dims)
             total = total + size
             if self.p is None and bool((size <= self.tol * 1e-6 * total).all()):
                 break
@@ -530,16 +639,7 @@ class RandomWalk(_GraphKernel):
         return None
 
     def block(self, X: Batch, Y: Batch) -> torch.Tensor:
-        if Y is X:
-            iu, ju = np.triu_indices(len(X))
-            vals = self._pair_values(X, X, iu, ju)
-            K = np.zeros((len(X), len(X)))
-            K[iu, ju] = vals
-            K[ju, iu] = vals
-            return torch.as_tensor(K)
-        ix, iy = np.meshgrid(np.arange(len(X)), np.arange(len(Y)), indexing="ij")
-        vals = self._pair_values(X, Y, ix.ravel(), iy.ravel())
-        return torch.as_tensor(vals.reshape(len(X), len(Y)))
+        return torch.as_tensor(self._grid_values(X, Y))
 
     def block_diag(self, X: Batch) -> torch.Tensor:
         idx = np.arange(len(X))
