@@ -165,3 +165,18 @@ def test_gram_and_operator_agree_on_large_tiles():
     op = GramOperator(Gaussian(2.0), Z)
     v = torch.ones(300, dtype=torch.float64)
     torch.testing.assert_close(op @ v, gram(Gaussian(2.0), Z) @ v, rtol=1e-12, atol=1e-12)
+
+
+def test_parallel_products_are_reproducible_and_match_serial():
+    Z = torch.as_tensor(RNG.normal(size=(200, 3)))
+    V = torch.as_tensor(RNG.normal(size=(200, 2)))
+    op = GramOperator(Gaussian(1.0), Z, block_size=16)
+    first = op @ V
+    assert torch.equal(first, op @ V)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        serial = op @ V
+    finally:
+        torch.set_num_threads(threads)
+    torch.testing.assert_close(first, serial, rtol=1e-12, atol=1e-12)
