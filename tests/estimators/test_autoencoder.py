@@ -13,6 +13,15 @@ from kernelkit.kernels import Gaussian, Linear, Precomputed, PrecomputedBatch
 from kernelkit.utils.errors import InputError, NotPSDError
 
 
+@pytest.fixture(autouse=True)
+def _one_thread():
+    """These problems are tiny: one thread avoids OpenMP spin contention on a shared CPU."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 def _X(n=40, d=4, seed=0):
     rng = np.random.default_rng(seed)
     return rng.normal(size=(n, d)) * np.linspace(2.0, 0.5, d)

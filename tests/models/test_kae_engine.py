@@ -27,6 +27,15 @@ from kernelkit.utils.errors import InputError, NotPSDError
 F64 = torch.float64
 
 
+@pytest.fixture(autouse=True)
+def _one_thread():
+    """These problems are tiny: one thread avoids OpenMP spin contention on a shared CPU."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 def _data(n=40, d=6, seed=0):
     g = torch.Generator().manual_seed(seed)
     scale = torch.linspace(2.0, 0.2, d, dtype=F64)
