@@ -13,6 +13,7 @@ from sklearn.metrics import r2_score
 from sklearn.metrics.pairwise import linear_kernel, polynomial_kernel, rbf_kernel
 
 from kernelkit import KernelRidge
+from kernelkit.estimators.ridge import kernel_ridge_coefficients
 from kernelkit.kernels import Gaussian, Linear, Polynomial, Precomputed
 
 
@@ -164,3 +165,21 @@ def test_linear_kernel_gram_oracle(data):
     K = model.kernel_(model.X_fit_).numpy()
     assert _rel(K, polynomial_kernel(X, degree=2, gamma=1.0, coef0=1.0)) < 1e-12
     assert _rel(Linear()(X).numpy(), linear_kernel(X)) < 1e-12
+
+
+def test_in_place_fast_path_equals_ladder_solver(data):
+    X, y, _ = data
+    K = torch.as_tensor(rbf_kernel(X, gamma=0.2))
+    Y = torch.as_tensor(y)
+    ref = kernel_ridge_coefficients(K.clone(), Y, lam=1e-3)
+    work = K.clone()
+    fast = kernel_ridge_coefficients(work, Y, lam=1e-3, overwrite_K=True)
+    assert fast.factor.data_ptr() == work.data_ptr()  # factorised in place
+    assert torch.allclose(fast.solution, ref.solution, rtol=1e-10, atol=0)
+    singular = torch.as_tensor(np.ones((5, 5)))  # rank one, lam = 0: not PD
+    assert (
+        kernel_ridge_coefficients(
+            singular, torch.ones(5, dtype=torch.float64), lam=0.0, overwrite_K=True
+        )
+        is None
+    )

@@ -16,7 +16,9 @@ from kernelkit.solvers import CholeskyResult, cholesky_solve
 from kernelkit.utils.validation import check_positive, like_input
 
 
-def kernel_ridge_coefficients(K: torch.Tensor, Y: torch.Tensor, *, lam: float) -> CholeskyResult:
+def kernel_ridge_coefficients(
+    K: torch.Tensor, Y: torch.Tensor, *, lam: float, overwrite_K: bool = False
+) -> CholeskyResult | None:
     r"""Dual coefficients of kernel ridge regression, ``alpha = (K + n lam I)^{-1} Y``.
 
     Minimiser of the regularised empirical risk (course part 1, section 3.1, L1369-1420)
@@ -31,20 +33,36 @@ def kernel_ridge_coefficients(K: torch.Tensor, Y: torch.Tensor, *, lam: float) -
     Parameters
     ----------
     K : torch.Tensor
-        Training Gram matrix, shape ``(n, n)``.  It may be overwritten by the solver.
+        Training Gram matrix, shape ``(n, n)``.
     Y : torch.Tensor
         Targets, shape ``(n,)`` or ``(n, n_outputs)``.
     lam : float
-        Regularisation ``lam >= 0`` (``lam = 0`` interpolates, with the solver's jitter ladder
-        when ``K`` is singular).
+        Regularisation ``lam >= 0`` (``lam = 0`` interpolates, with the jitter ladder of
+        :func:`kernelkit.solvers.cholesky_solve` when ``K`` is singular).
+    overwrite_K : bool
+        Fast path for large ``n``: shift the diagonal and factorise ``K`` *in place* (no
+        second ``n x n`` buffer, no validation pass).  ``K`` is destroyed, and the function
+        returns ``None`` when ``K + n lam I`` is not numerically positive definite; the caller
+        then rebuilds ``K`` and calls again without ``overwrite_K`` (jitter ladder).
 
     Returns
     -------
-    CholeskyResult
+    CholeskyResult or None
         ``solution`` holds ``alpha`` (same shape as ``Y``); ``jitter`` the jitter used.
     """
     n = K.shape[0]
-    return cholesky_solve(K, Y, shift=n * lam)
+    if not overwrite_K:
+        return cholesky_solve(K, Y, shift=n * lam)
+    K.diagonal().add_(n * lam)
+    info = torch.empty((), dtype=torch.int32, device=K.device)
+    L, info = torch.linalg.cholesky_ex(K, out=(K, info))
+    if int(info) != 0:
+        return None
+    rhs = Y[:, None] if Y.ndim == 1 else Y
+    X = torch.cholesky_solve(rhs, L)
+    if not bool(torch.isfinite(X).all()):
+        return None
+    return CholeskyResult(X[:, 0] if Y.ndim == 1 else X, L, 0.0, n * lam)
 
 
 class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
@@ -107,8 +125,11 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         dtype = result_dtype(Xb)
         Y = self._validate_y_numeric(y, len(Xb), dtype)
         K = gram(self.kernel_, Xb)
-        result = kernel_ridge_coefficients(K, Y.to(K.device), lam=lam)
+        Y = Y.to(K.device)
+        result = kernel_ridge_coefficients(K, Y, lam=lam, overwrite_K=True)
         del K
+        if result is None:  # not numerically PD: rebuild K and climb the jitter ladder
+            result = kernel_ridge_coefficients(gram(self.kernel_, Xb), Y, lam=lam)
         self.dual_coef_ = like_input(result.solution, X)
         self.jitter_ = float(result.jitter)
         return self
