@@ -466,3 +466,22 @@ def test_grid_search_over_kernel_k_matches_precomputed_cv(normalized):
     fitted = search.best_estimator_[-1].kernel_
     assert (fitted.kernel if normalized else fitted).k == search.best_params_[key]
     assert search.best_score_ > 0.8  # the planted 6-mer is found
+
+
+def test_normalized_feature_kernels_equal_the_generic_normalisation():
+    from kernelkit.kernels import NormalizedKernel
+    from kernelkit.kernels.strings import FeatureNormalizedKernel
+
+    X, Y = ["ACGTAC", "GATTACA", "CC", "TTTTG"], ["ACG", "GGT", "A"]
+    for base in (Spectrum(3), Mismatch(3, 1, alphabet="dna")):
+        fast = base.normalized()
+        assert isinstance(fast, FeatureNormalizedKernel)
+        torch.testing.assert_close(fast(X, Y), NormalizedKernel(base)(X, Y), rtol=1e-14, atol=0)
+        torch.testing.assert_close(fast.diag(Y), NormalizedKernel(base).diag(Y))
+        K = brute_gram(lambda x, y: spectrum_brute(x, y, 3), X, Y)
+        if isinstance(base, Spectrum):
+            dx = np.array([spectrum_brute(x, x, 3) for x in X])
+            dy = np.array([spectrum_brute(y, y, 3) for y in Y])
+            with np.errstate(invalid="ignore", divide="ignore"):
+                ref = np.nan_to_num(K / np.sqrt(np.outer(dx, dy)))
+            np.testing.assert_allclose(fast(X, Y).numpy(), ref, rtol=1e-14)

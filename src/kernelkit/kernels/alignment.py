@@ -364,7 +364,7 @@ class LogNormalizedAlignment(NormalizedKernel):
     def _check_example(cls) -> list[tuple[Kernel, Any, Any]]:
         return [
             (cls(LocalAlignment(beta=0.2)), _PROT_X, _PROT_Y),
-            (LocalAlignment(beta=1.0).normalized(), [*_PROT_X, "W" * 80], _PROT_Y),  # K_LA > 1e308
+            (LocalAlignment(beta=2.0).normalized(), [*_PROT_X, "W" * 40], _PROT_Y),  # K_LA > 1e308
         ]
 
     def block(self, X: Batch, Y: Batch) -> torch.Tensor:

@@ -31,7 +31,7 @@ import numpy as np
 import torch
 
 from kernelkit.data.strings import StringBatch, resolve_alphabet
-from kernelkit.kernels.base import Batch, Kernel
+from kernelkit.kernels.base import Batch, Kernel, NormalizedKernel
 from kernelkit.kernels.features import SparseFeatures, sparse_feature_gram
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.validation import check_int, check_positive
@@ -137,20 +137,21 @@ def kmer_keys(batch: StringBatch, k: int, alphabet: str | None) -> tuple[np.ndar
 
 
 def count_features(rows: np.ndarray, keys: np.ndarray, n: int) -> SparseFeatures:
-    """Sparse count features from occurrence lists ``(row, key)``: ``Phi_key(row) = #``."""
-    order = np.lexsort((keys, rows))
-    rows, keys = rows[order], keys[order]
+    """Sparse count features from occurrence lists ``(row, key)``: ``Phi_key(row) = #``.
+
+    Two single-key sorts (keys to dense ids, then ``row * n_ids + id``), much faster than a
+    two-key ``lexsort``; keys come out sorted within each row.
+    """
     if len(keys):
-        new = np.ones(len(keys), dtype=bool)
-        new[1:] = (rows[1:] != rows[:-1]) | (keys[1:] != keys[:-1])
-        first = np.flatnonzero(new)
-        counts = np.diff(np.append(first, len(keys))).astype(np.float64)
-        rows, keys = rows[first], keys[first]
+        uniq, ids = np.unique(keys, return_inverse=True)
+        pairs, counts = np.unique(rows.astype(np.int64) * len(uniq) + ids, return_counts=True)
+        rows, keys = pairs // len(uniq), uniq[pairs % len(uniq)]
+        values = counts.astype(np.float64)
     else:
-        counts = np.zeros(0)
+        values = np.zeros(0)
     indptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
-    return SparseFeatures(indptr, keys.astype(np.int64), counts)
+    return SparseFeatures(indptr, keys.astype(np.int64), values)
 
 
 def _feature_diag(F: SparseFeatures) -> torch.Tensor:
@@ -174,6 +175,54 @@ class _FeatureStringKernel(_StringKernel):
 
     def block_diag(self, X: StringBatch) -> torch.Tensor:
         return _feature_diag(self.features(X))
+
+    def normalized(self) -> Kernel:
+        """The normalised kernel, with explicit features ``Phi(x) / ||Phi(x)||``."""
+        return FeatureNormalizedKernel(self)
+
+
+class FeatureNormalizedKernel(NormalizedKernel):
+    r"""Normalised kernel of an explicit-feature kernel, itself with explicit features.
+
+    .. math:: \tilde k(x, y) = \frac{k(x, y)}{\sqrt{k(x, x) k(y, y)}}
+              = \Big\langle \frac{\Phi(x)}{\|\Phi(x)\|}, \frac{\Phi(y)}{\|\Phi(y)\|}
+              \Big\rangle,
+
+    the same value as :class:`~kernelkit.kernels.NormalizedKernel` (items without features,
+    ``Phi(x) = 0``, map to 0), but :meth:`features` returns the row-normalised sparse features,
+    so the Gram engine computes it by one sparse product instead of tile by tile.  p.d.
+    """
+
+    def __init__(self, kernel: Kernel):
+        super().__init__(kernel)
+        if not isinstance(kernel, _FeatureStringKernel):
+            raise InputError(
+                f"kernel: expected a string kernel with explicit features (Spectrum, Mismatch), "
+                f"got {type(kernel).__name__}"
+            )
+
+    @classmethod
+    def _check_example(cls) -> list[tuple[Kernel, Any, Any]]:
+        return [
+            (cls(Spectrum(3)), [*_DNA_X, "A"], _DNA_Y),  # "A" has no 3-mer: a zero row
+            (Mismatch(3, 1, alphabet="protein").normalized(), _PROT_X, _PROT_Y),
+        ]
+
+    def features(self, X: StringBatch) -> SparseFeatures:
+        F = self.kernel.features(X)
+        counts = np.diff(F.indptr)
+        norms = np.sqrt(_feature_diag(F).numpy())
+        values = F.values / np.repeat(norms, counts) if len(F.values) else F.values
+        return SparseFeatures(F.indptr, F.keys, values)
+
+    def block(self, X: StringBatch, Y: StringBatch) -> torch.Tensor:
+        FX = self.features(X)
+        FY = FX if Y is X else self.features(Y)
+        return sparse_feature_gram(FX, FY)
+
+    def block_diag(self, X: StringBatch) -> torch.Tensor:
+        F = self.kernel.features(X)
+        return torch.as_tensor(np.diff(F.indptr) > 0, dtype=torch.float64)
 
 
 # ---------------------------------------------------------------------- spectrum
