@@ -120,8 +120,12 @@ class KernelEstimatorMixin:
             batch = kernel.prepare(X, dtype=dtype, reference=reset)
             if len(batch) == 0:
                 raise InputError("X: expected at least 1 sample, got 0")
-            if reset and isinstance(batch, PrecomputedBatch):
-                self.n_features_in_ = batch.rows.shape[1]
+            if reset:
+                for attr in ("n_features_in_", "feature_names_in_"):
+                    if hasattr(self, attr):
+                        delattr(self, attr)
+                if isinstance(batch, PrecomputedBatch):
+                    self.n_features_in_ = batch.rows.shape[1]
             return batch
         if kind == "gram" and not reset:
             self._check_gram_columns(X)
