@@ -485,3 +485,13 @@ def test_normalized_feature_kernels_equal_the_generic_normalisation():
             with np.errstate(invalid="ignore", divide="ignore"):
                 ref = np.nan_to_num(K / np.sqrt(np.outer(dx, dy)))
             np.testing.assert_allclose(fast(X, Y).numpy(), ref, rtol=1e-14)
+
+
+def test_batches_encoded_with_another_alphabet_are_reencoded():
+    seqs = ["MKVLAAG", "GAVKLM", "WWK"]
+    inferred = StringBatch.from_sequences(seqs)  # alphabet = the letters present
+    for kernel in (Spectrum(2, alphabet="protein"), Mismatch(2, 1, alphabet="protein")):
+        torch.testing.assert_close(kernel.block(inferred, inferred), kernel(seqs))
+    la = LocalAlignment(beta=0.3)
+    torch.testing.assert_close(la.block(inferred, inferred), la(seqs))
+    torch.testing.assert_close(la.block_diag(inferred), la.diag(seqs))

@@ -312,13 +312,16 @@ class LocalAlignment(_StringKernel):
 
     def log_block(self, X: StringBatch, Y: StringBatch) -> torch.Tensor:
         """``log K_LA(X, Y)`` (always in log-space, whatever ``log``)."""
+        same = Y is X
+        X = self._encoded(X)
+        Y = X if same else self._encoded(Y)
         return pairwise_values(
             X, Y, self._log_pairs, symmetric=Y is X, code_points=self._chars is None
         )
 
     def log_block_diag(self, X: StringBatch) -> torch.Tensor:
         """``log K_LA(x, x)`` for every item."""
-        return pairwise_diag(X, self._log_pairs, code_points=self._chars is None)
+        return pairwise_diag(self._encoded(X), self._log_pairs, code_points=self._chars is None)
 
     def _exp(self, logk: torch.Tensor) -> torch.Tensor:
         if self.log:

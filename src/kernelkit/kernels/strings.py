@@ -71,6 +71,13 @@ class _StringKernel(Kernel):
             return StringBatch.from_sequences(X, chars, allow_empty=True)
         return StringBatch.from_sequences(X, chars, name="X")
 
+    def _encoded(self, X: StringBatch) -> StringBatch:
+        """``X`` encoded with the kernel's alphabet (batches built elsewhere are re-encoded)."""
+        chars = self._alphabet_chars()
+        if chars is None or X.alphabet == chars:
+            return X
+        return StringBatch.from_sequences(X, chars, allow_empty=True)
+
 
 def _check_alphabet_param(alphabet: Any) -> str | None:
     resolve_alphabet(alphabet)  # validates; the given value is stored as passed
@@ -261,6 +268,7 @@ class Spectrum(_FeatureStringKernel):
 
     def features(self, X: StringBatch) -> SparseFeatures:
         """Sparse k-mer counts, one row per string."""
+        X = self._encoded(X)
         keys, rows = kmer_keys(X, self.k, self._alphabet_chars())
         return count_features(rows, keys, len(X))
 
@@ -342,6 +350,7 @@ class Mismatch(_FeatureStringKernel):
 
     def features(self, X: StringBatch) -> SparseFeatures:
         """Sparse mismatch features ``Phi_u(x)``, keyed by the base-``|A|`` number of ``u``."""
+        X = self._encoded(X)
         size = len(self._alphabet_chars())
         k = self.k
         starts, rows = _window_starts(X, k)
