@@ -424,6 +424,8 @@ def pairwise_values(
 
 def pairwise_diag(X: StringBatch, fn: PairFunction, *, code_points: bool = True) -> torch.Tensor:
     """``fn`` on the pairs ``(X[a], X[a])``."""
+    if len(X) == 0:
+        return torch.zeros(0, dtype=torch.float64)
     xp, lx = X.padded(pad_value=-1, code_points=code_points)
     order = torch.from_numpy(np.argsort(lx.numpy(), kind="stable"))
     vals = torch.empty(len(X), dtype=torch.float64)
