@@ -23,7 +23,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from kernelkit import KernelPCA, KernelRidge, KernelSVC
+from kernelkit import KernelAutoencoder, KernelPCA, KernelRidge, KernelSVC
 from kernelkit.kernels import Gaussian
 from kernelkit.testing import all_kernel_classes, check_kernel, is_abstract, kernel_examples
 from kernelkit.testing.kernels import EXTRA_EXAMPLES
@@ -52,20 +52,13 @@ def test_extra_kernel_configurations(index):
 
 
 # ---------------------------------------------------------------------- estimators
-def _expected_failed_checks(estimator):
-    if isinstance(estimator, KernelRidge) and estimator.lam == 1.0:
-        return {
-            # The default lam = 1.0 is scikit-learn's alpha = n (a strong ridge under the
-            # course's (1/n) convention), so R^2 < 0.5 on this check's data.  The same check
-            # runs and passes on KernelRidge(lam=1e-3), enrolled below.
-            "check_regressors_train": "default lam=1.0 (alpha = n) underfits the check's data",
-        }
-    return {}
-
-
 @parametrize_with_checks(
-    [KernelRidge(), KernelRidge(lam=1e-3), KernelPCA(), KernelSVC()],
-    expected_failed_checks=_expected_failed_checks,
+    [
+        KernelRidge(),
+        KernelPCA(),
+        KernelSVC(),
+        KernelAutoencoder(dims=(2,), max_iter=5),
+    ],
 )
 def test_sklearn_compatible_estimator(estimator, check):
     check(estimator)

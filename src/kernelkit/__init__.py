@@ -15,6 +15,7 @@ _LAZY = {
     "KernelRidge": "kernelkit.estimators",
     "KernelPCA": "kernelkit.estimators",
     "KernelSVC": "kernelkit.estimators",
+    "KernelAutoencoder": "kernelkit.estimators.autoencoder",
 }
 
 __all__ = ["__version__", *_LAZY]

@@ -109,10 +109,10 @@ def test_feature_space_gaussian_from_gram_alone():
 def test_quiz_kernels_psd_checker():
     """Course part 1, quiz: log(1 + x x') on {1, 100} and max(x, x') on {1, 2} are not p.d."""
     pts = np.array([1.0, 100.0])
-    with pytest.raises(NotPSDError, match="-1.33"):
+    with pytest.raises(NotPSDError, match=r"-1\.33"):
         Precomputed()(np.log1p(np.outer(pts, pts)))
     pts = np.array([1.0, 2.0])
-    with pytest.raises(NotPSDError, match="-0.562"):
+    with pytest.raises(NotPSDError, match=r"-0\.562"):
         Precomputed()(np.maximum.outer(pts, pts))
     # 2^(x x') is p.d. but huge: the relative tolerance accepts it
     pts = np.arange(1.0, 6.0)

@@ -1,5 +1,23 @@
-"""kernelkit.data."""
+"""Typed batches of structured objects (strings, graphs, molecules) and dataset loaders."""
 
-from kernelkit.data.strings import ALPHABETS, StringBatch
+from kernelkit.data.datasets import SequenceDataset, load_amp, load_promoter
+from kernelkit.data.graphs import GraphBatch, as_graph_batch
+from kernelkit.data.molecule_datasets import MoleculeDataset, load_esol, load_solubility
+from kernelkit.data.molecules import MoleculeBatch, as_molecule_batch
+from kernelkit.data.strings import ALPHABETS, StringBatch, as_string_batch
 
-__all__ = ["ALPHABETS", "StringBatch"]
+__all__ = [
+    "ALPHABETS",
+    "GraphBatch",
+    "MoleculeBatch",
+    "MoleculeDataset",
+    "SequenceDataset",
+    "StringBatch",
+    "as_graph_batch",
+    "as_molecule_batch",
+    "as_string_batch",
+    "load_amp",
+    "load_esol",
+    "load_promoter",
+    "load_solubility",
+]

@@ -84,9 +84,10 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         Any kernelkit kernel; ``None`` means ``Gaussian(sigma=1.0)``.  With ``Precomputed()``
         ``fit`` takes the training Gram and ``predict`` the Gram rows of new points against the
         training points.  Structured kernels take their own input (strings, graphs, ...).
-    lam : float, default 1.0
+    lam : float, default 1e-3
         Regularisation ``lam >= 0`` of the ``(1/n)``-normalised objective; scikit-learn's
-        ``alpha`` is ``n * lam``.
+        ``alpha`` is ``n * lam`` (its default ``alpha = 1`` is ``lam = 1/n``: 1e-3 matches it
+        at n = 1000).
 
     Attributes
     ----------
@@ -114,7 +115,7 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
     (2,)
     """
 
-    def __init__(self, kernel: Kernel | None = None, lam: float = 1.0):
+    def __init__(self, kernel: Kernel | None = None, lam: float = 1e-3):
         self.kernel = kernel
         self.lam = lam
 

@@ -25,7 +25,9 @@ from kernelkit.kernels.strings import Mismatch, Spectrum, Subsequence
 from kernelkit.kernels.vector import Gaussian, Laplacian, Linear, Matern, Polynomial, TensorMatern
 
 __all__ = [
+    "CommuteTime",
     "Constant",
+    "Diffusion",
     "DotProductKernel",
     "FeatureSpaceGaussian",
     "Gaussian",
@@ -33,7 +35,9 @@ __all__ = [
     "Laplacian",
     "Linear",
     "LocalAlignment",
+    "LogNormalizedAlignment",
     "Matern",
+    "MinMax",
     "Mismatch",
     "NormalizedKernel",
     "Polynomial",
@@ -41,10 +45,15 @@ __all__ = [
     "Precomputed",
     "PrecomputedBatch",
     "ProductKernel",
+    "RandomWalk",
+    "RegularizedLaplacian",
     "ScaledKernel",
+    "ShortestPath",
     "Spectrum",
     "StationaryKernel",
     "Subsequence",
     "SumKernel",
+    "Tanimoto",
     "TensorMatern",
+    "WeisfeilerLehman",
 ]

@@ -54,6 +54,7 @@ from kernelkit.kernels import (
 from kernelkit.kernels.base import DotProductKernel, StationaryKernel
 from kernelkit.kernels.features import SparseFeatures, sparse_feature_gram
 from kernelkit.utils.numerics import psd_tolerance
+from kernelkit.utils.optional import require
 
 KernelExample = tuple[Kernel, Any, Any]
 
@@ -232,6 +233,11 @@ def _params_equal(a: Any, b: Any) -> bool:
                 for k, v in a.get_params(deep=False).items()
             )
         )
+    if isinstance(a, (np.ndarray, torch.Tensor)) or isinstance(b, (np.ndarray, torch.Tensor)):
+        return np.array_equal(np.asarray(a), np.asarray(b))
+    if hasattr(a, "adj") and hasattr(b, "adj"):  # networkx graphs: clone deep-copies them
+        nx = require("networkx", purpose="Comparing graph-valued kernel parameters")
+        return bool(nx.utils.graphs_equal(a, b))
     return bool(a == b)
 
 
