@@ -7,7 +7,7 @@
 torch.Size([3, 3])
 """
 
-from kernelkit.kernels.alignment import LocalAlignment
+from kernelkit.kernels.alignment import LocalAlignment, LogNormalizedAlignment
 from kernelkit.kernels.base import (
     Constant,
     DotProductKernel,
@@ -20,6 +20,9 @@ from kernelkit.kernels.base import (
     StationaryKernel,
     SumKernel,
 )
+from kernelkit.kernels.graphs import RandomWalk, ShortestPath, WeisfeilerLehman
+from kernelkit.kernels.molecules import MinMax, Tanimoto
+from kernelkit.kernels.nodes import CommuteTime, Diffusion, RegularizedLaplacian
 from kernelkit.kernels.precomputed import Precomputed, PrecomputedBatch
 from kernelkit.kernels.strings import Mismatch, Spectrum, Subsequence
 from kernelkit.kernels.vector import Gaussian, Laplacian, Linear, Matern, Polynomial, TensorMatern
