@@ -154,6 +154,11 @@ def figure6(plt: Any, args: argparse.Namespace, stats: dict[str, Any]) -> None:
         ae = fit_best(X, 1, FIGURES["blobs"], args)
         code = np.asarray(ae.codes_)[:, 0]
         stats[f"fig6_{len(centres)}_clusters"] = summary(ae, X, label)
+        if k == 0:  # does the code order points along the direction between the clusters?
+            proj = X @ (centres[1] - centres[0])
+            stats["fig6_2_clusters"]["within_cluster_corr_code_vs_axis"] = [
+                float(np.corrcoef(code[label == c], proj[label == c])[0, 1]) for c in (0, 1)
+            ]
         a, b = ax[2 * k], ax[2 * k + 1]
         a.scatter(X[:, 0], X[:, 1], c=code, cmap="coolwarm", s=8)
         a.set(title=f"({'ac'[k]}) {len(centres)} clusters, coloured by code", aspect="equal")
@@ -216,6 +221,13 @@ def main() -> None:
     lines.append(
         f"\nfigure 5(d): correlation of the two code components "
         f"{stats['fig5_2d_code']['component_correlation']:.3f}"
+    )
+    lines.append(
+        "figure 6(a)-(b): within-cluster correlation of the code with the projection on the "
+        "axis between the centres: "
+        + ", ".join(
+            f"{v:.3f}" for v in stats["fig6_2_clusters"]["within_cluster_corr_code_vs_axis"]
+        )
     )
     lines.append(f"wall time {time.perf_counter() - start:.0f} s")
     text = "\n".join(lines)
