@@ -216,7 +216,7 @@ def main() -> None:
         "|---" * (len(keys) + 2) + "|",
     ]
     for name, s in stats.items():
-        cells = [f"{s[k]:.4f}" if k in s else "-" for k in keys]
+        cells = [f"{s[k]:.4g}" if k in s else "-" for k in keys]
         lines.append(f"| {name} | " + " | ".join(cells) + f" | {s['evaluations']} |")
     lines.append(
         f"\nfigure 5(d): correlation of the two code components "
