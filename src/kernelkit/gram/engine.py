@@ -24,6 +24,7 @@ from kernelkit.gram.tiling import (
 from kernelkit.kernels.base import Batch, Kernel, batch_dtype, check_same_width
 from kernelkit.kernels.features import SparseFeatures, sparse_feature_gram
 from kernelkit.utils.errors import InputError
+from kernelkit.utils.memory import empty_large
 from kernelkit.utils.validation import resolve_dtype
 
 
@@ -157,7 +158,7 @@ def gram(
 
     dev = Xb.device if isinstance(Xb, torch.Tensor) else torch.device(device or "cpu")
     if out is None:
-        out = torch.empty((n, m), dtype=out_dtype, device=dev)
+        out = empty_large((n, m), dtype=out_dtype, device=dev)
     if n == 0 or m == 0:
         return out
     itemsize = torch.empty((), dtype=out_dtype).element_size()
