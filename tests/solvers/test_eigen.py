@@ -41,7 +41,7 @@ def check_pairs(res: EigenResult, k: int, largest: bool, tol: float) -> None:
 def test_methods_match_numpy(method, largest):
     k = 6 if largest else 3  # smallest of a centred Gram: one zero, then tiny distinct ones
     res = top_eigenpairs(K, k, method=method, largest=largest)
-    assert res.method in ("full", "subset", "arpack")
+    assert res.method in ("full", "subset", "arpack", "block")
     if largest:
         check_pairs(res, k, largest, 1e-9)
     else:
@@ -82,7 +82,7 @@ def test_k_equal_n_and_auto_rule():
     res = top_eigenpairs(K, 150)
     assert res.method == "full"
     np.testing.assert_allclose(res.values.numpy(), W[::-1], atol=1e-9)
-    assert choose_method(5000, 50, is_operator=False) in ("arpack", "subset")
+    assert choose_method(5000, 50, is_operator=False) == "block"
     assert choose_method(100, 5, is_operator=False) == "full"
     assert choose_method(10**5, 5, is_operator=True) == "arpack"
 
@@ -98,3 +98,63 @@ def test_bad_inputs():
         top_eigenpairs(K, 150, method="arpack")
     with pytest.raises(InputError, match="method"):
         top_eigenpairs(K, 2, method="qr")
+
+
+def _spectrum_matrix(values: np.ndarray, seed: int) -> np.ndarray:
+    Q, _ = np.linalg.qr(np.random.default_rng(seed).normal(size=(len(values), len(values))))
+    return (Q * values) @ Q.T
+
+
+@pytest.mark.parametrize(
+    "A",
+    [
+        K.numpy(),  # centred Gaussian Gram: fast decay and a zero eigenvalue
+        center_gram(Gaussian(6.0)(torch.as_tensor(RNG.normal(size=(400, 8))))).numpy(),
+        _spectrum_matrix(1.0 / np.arange(1.0, 301.0) ** 0.5, 1),  # slow decay
+        _spectrum_matrix(np.r_[[5.0, 5.0, 5.0, 4.0, 4.0], np.linspace(3.0, 0.0, 295)], 2),
+    ],
+    ids=["centred-gram", "centred-gram-400", "slow-decay", "degenerate-top"],
+)
+def test_block_matches_numpy_eigh(A):
+    k = 7
+    res = top_eigenpairs(A, k, method="block")
+    assert res.method == "block" and res.n_iter > 0
+    w, U = np.linalg.eigh(A)
+    np.testing.assert_allclose(res.values.numpy(), w[::-1][:k], atol=1e-10 * abs(w).max())
+    Vb = res.vectors.numpy()
+    np.testing.assert_allclose(Vb.T @ Vb, np.eye(k), atol=1e-10)
+    # certified residuals, recomputed independently
+    R = A @ Vb - Vb * res.values.numpy()
+    rel = np.linalg.norm(R, axis=0) / abs(w).max()
+    assert (rel <= 4e-11).all()
+    np.testing.assert_allclose(res.residual.numpy(), rel, atol=1e-12)
+    # the spanned subspace equals numpy's (robust to degenerate eigenvalues): projector distance
+    top = U[:, ::-1][:, :k]
+    if w[::-1][k - 1] - w[::-1][k] > 1e-6:
+        assert np.linalg.norm(Vb @ Vb.T - top @ top.T, 2) < 1e-6
+    assert all(Vb[np.argmax(np.abs(Vb[:, j])), j] > 0 for j in range(k))
+
+
+def test_block_vectors_match_numpy_on_gap():
+    res = top_eigenpairs(K, 6, method="block")
+    check_pairs(res, 6, True, 1e-9)
+
+
+def test_block_smallest_and_operator():
+    A = _spectrum_matrix(np.arange(1.0, 61.0), 3)
+    res = top_eigenpairs(A, 3, method="block", largest=False)
+    np.testing.assert_allclose(res.values.numpy(), [1.0, 2.0, 3.0], rtol=1e-9)
+    op = GramOperator(Gaussian(1.5), X, block_size=40)
+    res = top_eigenpairs(op, 5, method="block")
+    Wk = np.linalg.eigvalsh(Gaussian(1.5)(X).numpy())
+    assert res.method == "block"
+    np.testing.assert_allclose(res.values.numpy(), Wk[::-1][:5], rtol=1e-9)
+
+
+def test_block_fallback_when_not_converged():
+    res = top_eigenpairs(K, 6, method="block", max_iter=1)
+    assert res.method == "arpack" and res.residual is None and res.n_iter > 0
+    check_pairs(res, 6, True, 1e-9)
+    res = top_eigenpairs(K.numpy(), 3, method="block", largest=False, max_iter=1)
+    assert res.method == "subset"
+    np.testing.assert_allclose(res.values.numpy(), W[:3], atol=1e-9)

@@ -19,13 +19,19 @@ from scipy.sparse.linalg import eigsh
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.validation import check_int, to_tensor
 
-METHODS = ("auto", "full", "subset", "arpack")
+METHODS = ("auto", "full", "subset", "arpack", "block")
 
 FULL_MAX_N = 300
 """Below this size a full ``eigh`` is as fast as anything (measured, see ``top_eigenpairs``)."""
 
 ARPACK_MAX_FRACTION = 0.02
 """ARPACK is used when ``k <= ARPACK_MAX_FRACTION * n``; a subset ``eigh`` otherwise."""
+
+BLOCK_MAX_FRACTION = 0.02
+"""``auto`` uses the block Krylov method for the largest ``k <= BLOCK_MAX_FRACTION * n`` pairs."""
+
+BLOCK_BASIS_BYTES = 1 << 29
+"""Memory cap (bytes) of the block Krylov basis ``Q`` and its image ``K Q`` together."""
 
 
 @dataclass(frozen=True)
@@ -40,12 +46,19 @@ class EigenResult:
         Orthonormal eigenvectors in columns; each column's entry of largest magnitude is
         positive (deterministic signs).
     method : str
-        The method actually used.
+        The method actually used (``"arpack"`` when ``"block"`` fell back to it).
+    residual : torch.Tensor or None
+        ``block`` only: relative residuals ``||K v_i - lambda_i v_i|| / |lambda_1|`` of the
+        returned pairs (all ``<= tol`` when the method is ``"block"``); None otherwise.
+    n_iter : int
+        ``block`` only: number of block products ``K Q_j``; 0 otherwise.
     """
 
     values: torch.Tensor
     vectors: torch.Tensor
     method: str
+    residual: torch.Tensor | None = None
+    n_iter: int = 0
 
 
 def _fix_signs(vectors: np.ndarray) -> np.ndarray:
@@ -58,14 +71,124 @@ def _fix_signs(vectors: np.ndarray) -> np.ndarray:
     return vectors * signs
 
 
+def _orthogonalize(Q: np.ndarray, W: np.ndarray) -> np.ndarray:
+    """``W - Q Q^T W`` by classical Gram-Schmidt applied twice (CGS2, "twice is enough")."""
+    if Q.shape[1]:
+        for _ in range(2):
+            W -= Q @ (Q.T @ W)
+    return W
+
+
+def _new_block(
+    Q: np.ndarray, W: np.ndarray, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """Orthonormal basis of ``W`` orthogonalised against ``Q`` and its ``R`` factor.
+
+    Columns of ``W`` that vanish against ``Q`` (an invariant subspace was found) are replaced by
+    random directions, so the basis keeps growing; ``R`` is then returned as zeros (no
+    continuation, the Ritz values of the current basis are exact).
+    """
+    scale = max(float(np.linalg.norm(W, axis=0).max(initial=0.0)), np.finfo(W.dtype).tiny)
+    W = _orthogonalize(Q, W)
+    Qw, R = np.linalg.qr(W)
+    if (np.abs(np.diag(R)) <= 1e3 * np.finfo(W.dtype).eps * scale).any():
+        Wr = _orthogonalize(Q, rng.standard_normal(W.shape).astype(W.dtype))
+        Qw = np.linalg.qr(_orthogonalize(Q, np.linalg.qr(Wr)[0]))[0]
+        R = np.zeros_like(R)
+    return Qw, R
+
+
+def _block_krylov(
+    matmat: Any,
+    n: int,
+    k: int,
+    dtype: np.dtype,
+    *,
+    tol: float,
+    max_iter: int,
+    block_size: int | None = None,
+    max_basis: int | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, bool]:
+    r"""Largest ``k`` eigenpairs of a symmetric ``K`` by block Krylov + Rayleigh-Ritz.
+
+    Block Lanczos with full reorthogonalisation (Golub & Van Loan, *Matrix Computations*, 4th
+    ed., section 10.3.6; randomized block Krylov of Halko, Martinsson & Tropp 2011, SIAM
+    Review 53(2), section 4.5 / Algorithm 4.4 with the whole Krylov space kept; Musco & Musco
+    2015).  From a Gaussian start block ``Q_1`` (``n x b``, seed 0) the orthonormal basis
+    ``Q = [Q_1, ..., Q_j]`` of :math:`\mathcal{K}_j(K, Q_1)` grows by
+    ``Q_{j+1} R_j = (I - Q Q^T) K Q_j`` (CGS2 + QR), with ``K Q`` kept, so each step costs one
+    BLAS-3 product ``K Q_j``.  Rayleigh-Ritz: ``H = Q^T K Q = S Theta S^T``, Ritz pairs
+    ``(theta_i, v_i = Q s_i)``.  The Lanczos estimate ``||R_j S_{j,i}||`` of the residual
+    (``S_{j,i}``: the last block's rows of ``s_i``) decides when to stop; convergence is then
+    certified with the true residuals
+
+    .. math:: \|K v_i - \theta_i v_i\| = \|(KQ) s_i - \theta_i Q s_i\|
+              \le \mathrm{tol}\,|\theta_1|, \qquad i = 1, \dots, k.
+
+    When the basis reaches ``max_basis`` columns it is thick-restarted (Wu & Simon 2000) with
+    the leading ``max_basis / 2`` Ritz vectors and the next block of the Krylov recursion.
+
+    Returns
+    -------
+    values, vectors, residuals, n_iter, converged
+        Ritz values (descending), Ritz vectors, relative residuals
+        ``||K v_i - theta_i v_i|| / |theta_1|``, number of products ``K Q_j`` and whether all
+        residuals are ``<= tol``.
+    """
+    b = min(block_size or int(np.clip(k // 3, 4, 32)), n)
+    by_memory = BLOCK_BASIS_BYTES // (2 * n * dtype.itemsize)
+    m_max = min(n, max_basis or max(min(max(8 * k, 4 * k + 8 * b), by_memory), k + 2 * b))
+    rng = np.random.default_rng(0)
+    Q = np.empty((n, m_max), dtype=dtype, order="F")
+    KQ = np.empty_like(Q)
+    H = np.zeros((m_max, m_max), dtype=dtype)
+    Qj, _ = np.linalg.qr(rng.standard_normal((n, b)).astype(dtype))
+    m, n_iter = 0, 0
+    while True:
+        bj = Qj.shape[1]
+        Q[:, m : m + bj] = Qj
+        KQ[:, m : m + bj] = np.asarray(matmat(Qj), dtype=dtype).reshape(n, bj)
+        n_iter += 1
+        H[: m + bj, m : m + bj] = Q[:, : m + bj].T @ KQ[:, m : m + bj]
+        H[m : m + bj, :m] = H[:m, m : m + bj].T
+        m += bj
+        room = min(b, n - m)  # a block is never truncated, except by n itself
+        Qn, Rn = _new_block(Q[:, :m], KQ[:, m - bj : m].copy(), rng) if m < n else (None, None)
+        if m < k:
+            Qj = Qn[:, :room]
+            continue
+        Hm = (H[:m, :m] + H[:m, :m].T) / 2
+        theta, S = np.linalg.eigh(Hm)
+        theta, S = theta[::-1], S[:, ::-1]
+        scale = max(abs(float(theta[0])), np.finfo(dtype).tiny)
+        estimate = np.zeros(k) if Rn is None else np.linalg.norm(Rn @ S[m - bj : m, :k], axis=0)
+        if (estimate <= tol * scale).all() or n_iter >= max_iter or m == n:
+            V = Q[:, :m] @ S[:, :k]
+            residual = np.linalg.norm(KQ[:, :m] @ S[:, :k] - V * theta[:k], axis=0) / scale
+            done = bool((residual <= tol).all())
+            if done or n_iter >= max_iter or m == n:
+                return theta[:k].copy(), V, residual, n_iter, done
+        if m + room > m_max and m_max < n:
+            # thick restart: keep the leading Ritz vectors, continue with the next block
+            p = max(k, m_max // 2)
+            Sp = np.ascontiguousarray(S[:, :p])
+            Q[:, :p] = Q[:, :m] @ Sp
+            KQ[:, :p] = KQ[:, :m] @ Sp
+            H[:, :] = 0.0
+            H[np.arange(p), np.arange(p)] = theta[:p]
+            m = p
+            Qn, _ = _new_block(Q[:, :m], Qn, rng)
+        Qj = Qn[:, :room]
+
+
 def choose_method(n: int, k: int, *, is_operator: bool, largest: bool = True) -> str:
     """The method ``auto`` picks for ``k`` pairs of an ``n x n`` problem (see notes above)."""
     if is_operator:
         return "arpack" if k < n else "full"
     if n <= FULL_MAX_N or k >= n:
         return "full"
-    if largest and k <= ARPACK_MAX_FRACTION * n:
-        return "arpack"
+    if largest and k <= BLOCK_MAX_FRACTION * n:
+        return "block"
     return "subset"
 
 
@@ -76,6 +199,7 @@ def top_eigenpairs(
     method: str = "auto",
     largest: bool = True,
     tol: float = 0.0,
+    max_iter: int | None = None,
 ) -> EigenResult:
     r"""The ``k`` largest (or smallest) eigenpairs of a symmetric ``K``.
 
@@ -86,7 +210,7 @@ def top_eigenpairs(
         operator with ``matmat`` and ``shape`` (``arpack``).
     k : int
         Number of pairs, ``1 <= k <= n`` (``k < n`` for ``arpack``).
-    method : {"auto", "full", "subset", "arpack"}
+    method : {"auto", "full", "subset", "arpack", "block"}
         ``full``: ``torch.linalg.eigh`` then selection.  ``subset``:
         ``scipy.linalg.eigh(subset_by_index=..., driver="evr")`` (MRRR, only the wanted
         pairs).  ``arpack``: ``scipy.sparse.linalg.eigsh`` (implicitly restarted Lanczos) with
@@ -94,7 +218,11 @@ def top_eigenpairs(
     largest : bool
         Largest eigenvalues (sorted descending) or smallest (sorted ascending).
     tol : float
-        ARPACK relative accuracy (0 = machine precision).
+        ARPACK relative accuracy (0 = machine precision).  ``block``: relative residual
+        bound ``||K v_i - lambda_i v_i|| <= tol |lambda_1|`` for every returned pair
+        (0 = ``eps**(2/3)`` of the dtype: 3.7e-11 in float64, 2.4e-5 in float32).
+    max_iter : int, optional
+        ``block``: most block products ``K Q_j`` before falling back to ARPACK (default 200).
 
     Returns
     -------
@@ -120,10 +248,16 @@ def top_eigenpairs(
     300     10     0.011    0.019     0.043
     ======  =====  =======  ========  ========
 
-    (``full`` is ``torch.linalg.eigh``.)  Hence: ``full`` for ``n <= FULL_MAX_N`` or ``k = n``;
-    ``arpack`` for the largest pairs when ``k <= ARPACK_MAX_FRACTION * n`` (2%); ``subset``
+    (``full`` is ``torch.linalg.eigh``.)  ``block`` (block Krylov, BLAS-3 products ``K Q_j``
+    of 16 columns instead of ARPACK's matrix-vector products) at n = 5000, k = 50: 0.70 s in 21
+    block products, residuals <= 3.7e-11 |lambda_1|, against 2.05 s for ``eigsh`` as
+    scikit-learn calls it; so ``auto`` uses ``block`` where it used ``arpack`` on dense input.
+
+    Hence: ``full`` for ``n <= FULL_MAX_N`` or ``k = n``;
+    ``block`` for the largest pairs of a dense ``K`` when ``k <= BLOCK_MAX_FRACTION * n`` (2%),
+    ``arpack`` for an operator; ``subset``
     otherwise (and always for the smallest pairs, where ARPACK without shift-invert stalls on
-    the cluster of near-zero eigenvalues of a Gram); an operator always uses ``arpack``.
+    the cluster of near-zero eigenvalues of a Gram).
     """
     if method not in METHODS:
         raise InputError(f"method: expected one of {METHODS}, got {method!r}")
@@ -145,7 +279,7 @@ def top_eigenpairs(
         raise InputError(f"k: expected at most n = {n} eigenpairs, got {k}")
     if method == "auto":
         method = choose_method(n, k, is_operator=is_operator, largest=largest)
-    if is_operator and method != "arpack":
+    if is_operator and method not in ("arpack", "block"):
         K = K.to_dense() if hasattr(K, "to_dense") else torch.as_tensor(K.matmat(torch.eye(n)))
     if method == "arpack" and k >= n:
         raise InputError(f"k: method 'arpack' needs k < n = {n}, got {k}; use 'full'")
@@ -162,6 +296,32 @@ def top_eigenpairs(
         )
         order = np.arange(k)[::-1] if largest else np.arange(k)
         values, vectors = w[order], V[:, order]
+    elif method == "block":
+        np_dtype = torch.empty((), dtype=dtype).numpy().dtype
+        sign = 1.0 if largest else -1.0
+        if is_operator:
+
+            def matmat(Z: np.ndarray) -> np.ndarray:
+                return sign * np.asarray(torch.as_tensor(K.matmat(torch.from_numpy(Z))).cpu())
+
+        else:
+            Kn = np.asarray(K.cpu().numpy(), order="F")
+
+            def matmat(Z: np.ndarray) -> np.ndarray:
+                return Kn @ Z if largest else -(Kn @ Z)
+
+        rtol = tol if tol > 0 else float(np.finfo(np_dtype).eps) ** (2.0 / 3.0)
+        iters = 200 if max_iter is None else check_int(max_iter, name="max_iter", minimum=1)
+        w, V, res, n_iter, converged = _block_krylov(
+            matmat, n, k, np_dtype, tol=rtol, max_iter=iters
+        )
+        if not converged:
+            fallback = "arpack" if largest or is_operator else "subset"
+            out = top_eigenpairs(K, k, method=fallback, largest=largest, tol=tol)
+            return EigenResult(out.values, out.vectors, out.method, None, n_iter)
+        values, vectors = sign * w, V
+        device = K.device if isinstance(K, torch.Tensor) else None
+        residual = torch.as_tensor(res, dtype=dtype, device=device)
     else:
         if is_operator:
             op = K.as_linear_operator() if hasattr(K, "as_linear_operator") else K
@@ -180,4 +340,6 @@ def top_eigenpairs(
         torch.as_tensor(np.ascontiguousarray(values), dtype=dtype, device=device),
         torch.as_tensor(vectors, dtype=dtype, device=device),
         method,
+        residual if method == "block" else None,
+        n_iter if method == "block" else 0,
     )
