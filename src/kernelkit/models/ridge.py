@@ -56,15 +56,18 @@ def cholesky_jittered(W: torch.Tensor, *, name: str = "W") -> tuple[torch.Tensor
     """Lower Cholesky factor of a symmetric PSD ``W`` with the jitter ladder of the dtype.
 
     Returns the factor and the absolute jitter added (``j * mean(diag W)``, 0 when none).
-    Differentiable (the jitter is a constant).
+    Differentiable (the jitter is a constant).  A batch ``(..., n, n)`` is factorised at once,
+    with one common jitter (the smallest that makes every matrix of the batch factorisable).
     """
-    scale = float(W.detach().diagonal().abs().mean()) if W.shape[0] else 1.0
+    n = W.shape[-1]
+    scale = float(W.detach().diagonal(dim1=-2, dim2=-1).abs().mean()) if n else 1.0
     scale = scale if scale > 0 else 1.0
-    eye = torch.eye(W.shape[0], dtype=W.dtype, device=W.device)
+    eye = torch.eye(n, dtype=W.dtype, device=W.device)
     for rel in jitter_ladder(W.dtype):
         Wj = W if rel == 0.0 else W + (rel * scale) * eye
         C, info = torch.linalg.cholesky_ex(Wj)
-        if int(info) == 0 and bool(torch.isfinite(C.diagonal()).all()):
+        diag = C.diagonal(dim1=-2, dim2=-1)
+        if bool((info == 0).all()) and bool(torch.isfinite(diag).all()):
             return C, rel * scale
     raise NotPSDError(
         f"{name}: expected a positive (semi-)definite matrix, the Cholesky factorisation failed "
@@ -84,8 +87,8 @@ def psd_factor(K: torch.Tensor, *, name: str = "K_out") -> torch.Tensor:
 
 def sym_outer(V: torch.Tensor, block: int = 1024) -> torch.Tensor:
     """``V V^T`` computing only the block upper triangle (about half the flops of a GEMM)."""
-    n = V.shape[0]
-    if n <= block:
+    n = V.shape[-2]
+    if n <= block or V.dim() > 2:
         return V @ V.mT
     out = V.new_empty(n, n)
     for i in range(0, n, block):
@@ -102,22 +105,24 @@ class RidgeTrace(torch.autograd.Function):
     Forward: ``C = chol(K + shift I)``, ``T = C^{-1} B``, ``t = ||T||_F^2``.  Backward:
     ``V = C^{-T} T = W^{-1} B``, ``dt/dK = -V V^T = -W^{-1} K_out W^{-1}`` (Laforgue et al.,
     eq. 54 gives ``N_L = V V^T``).  ``K`` must be symmetric (only its lower triangle is read);
-    ``B`` and ``shift`` are constants.
+    ``B`` and ``shift`` are constants.  A batch ``K`` of shape ``(b, n, n)`` (``B`` of shape
+    ``(n, r)`` or ``(b, n, r)``) gives the ``b`` traces at once (batched Cholesky; used by the
+    random restarts of :mod:`kernelkit.models.concatenated`).
     """
 
     @staticmethod
     def forward(ctx: Any, K: torch.Tensor, B: torch.Tensor, shift: float) -> torch.Tensor:
-        W = K + shift * torch.eye(K.shape[0], dtype=K.dtype, device=K.device)
+        W = K + shift * torch.eye(K.shape[-1], dtype=K.dtype, device=K.device)
         C, _ = cholesky_jittered(W, name="K_L + n lam I")
-        T = torch.linalg.solve_triangular(C, B, upper=False)
+        T = torch.linalg.solve_triangular(C, B.expand(*C.shape[:-2], *B.shape[-2:]), upper=False)
         ctx.save_for_backward(C, T)
-        return (T * T).sum()
+        return (T * T).sum((-2, -1))
 
     @staticmethod
     def backward(ctx: Any, grad: torch.Tensor) -> tuple[torch.Tensor, None, None]:
         C, T = ctx.saved_tensors
         V = torch.linalg.solve_triangular(C.mT, T, upper=True)
-        return -grad * sym_outer(V), None, None
+        return -grad[..., None, None] * sym_outer(V), None, None
 
 
 def ridge_trace_loss(K: torch.Tensor, B: torch.Tensor, lam: float) -> torch.Tensor:

@@ -1,0 +1,512 @@
+r"""Concatenated (deep) kernel regression and interpolation (Bohn, Griebel, Rieger 2019).
+
+A composition ``h = f o g_{L-1} o ... o g_1`` of a scalar *outer* function ``f`` in the RKHS of
+a kernel ``k`` and vector-valued *inner* functions ``g_l`` in RKHSs of matrix-valued kernels.
+By the representer theorem for concatenations (Theorem 1; Corollaries 3 and 4 for the two-layer
+problems (uP-X) and (uR-X)), every optimal inner function is a finite expansion over the
+(images of the) training points, eq. (16),
+
+.. math:: g(x) = \sum_{j=1}^N \sum_{\ell=1}^D c_{j\ell}\, \mathbf K(x_j, x)\, e_\ell, \qquad
+          \|g\|^2 = \mathcal N(c) = \sum_{j,k} c_j^T \mathbf K(x_j, x_k) c_k \quad (18),
+
+which is :class:`~kernelkit.models.KernelLayer` with the decomposable kernel
+``K(x, y) = k_I(x, y) diag(w)`` (eq. 20: ``g(x) = sum_j k_I(x, x_j) diag(w) c_j``), or, for the
+"mixture" of section 4.2.3, the diagonal kernel ``diag(k_1(x, y), ..., k_D(x, y))`` (one scalar
+kernel per output coordinate, ``g_l(x) = w_l sum_j k_l(x, x_j) c_{jl}``).  For a fixed inner map
+the outer function is solved in closed form on ``Z = g(X)`` with ``Q = [k(z_i, z_j)]`` (17):
+
+* least squares (problem (uR-X), eq. 19), with kernelkit's ERM convention
+  ``(1/n) sum_i (y_i - f(z_i))^2 + lam ||f||^2 + mu ||g||^2``.  At the optimal ``f``
+  (``alpha = (Q + n lam I)^{-1} y``) the paper's three terms ``Q^lam + C^lam`` collapse to
+
+  .. math:: J = \lambda\, y^T (Q + n\lambda I)^{-1} y + \mu\, \mathcal N(c)
+                [+ \gamma \textstyle\sum_{i<j} \coth\|z_i - z_j\|^2],
+
+  since ``I - Q A = n lam A`` for ``A = (Q + n lam I)^{-1}`` (DESIGN.md section 5);
+  the paper's ``(lambda, mu, gamma)`` (unnormalised sum of squares) are ``n`` times ours:
+  ``lambda_paper = n lam``, ``mu_paper = n mu``, ``gamma_paper = n gamma``, and the paper's
+  objective (Reg) is ``n J``;
+* interpolation (problem (Int)): ``J = (1/n) y^T Q^{-1} y + mu N(c) [+ gamma coth-sum]``, the
+  paper's ``Q(c) + N(c)`` (+ eq. 15's penalty) divided by ``n``, i.e. ``mu = 1/n`` is the paper.
+
+Both use one (batched) Cholesky per evaluation through :class:`~kernelkit.models.RidgeTrace`,
+whose explicit backward is the envelope-theorem gradient; the inner gradients come from
+autograd through the chain (instead of the paper's explicit derivatives, section 3.4.3).
+The paper's ``n_restarts = 64`` random initialisations are run *together*: every inner
+coefficient carries a leading restart dimension, so one objective evaluation is one batched
+Cholesky of ``(n_restarts, N, N)`` matrices, minimised by :func:`lbfgs_batched` (an L-BFGS with
+an independent history and backtracking line search per restart); the restart with the lowest
+objective is kept and can then be polished by :func:`kernelkit.models.train` (the KAE
+training loop, strong-Wolfe L-BFGS, best state kept).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch import nn
+
+from kernelkit.kernels import Kernel
+from kernelkit.models.autoencoder import train
+from kernelkit.models.layers import KernelChain, KernelLayer
+from kernelkit.models.ridge import RidgeTrace, cholesky_jittered
+from kernelkit.utils.errors import InputError, NotPSDError
+
+__all__ = [
+    "ConcatenatedData",
+    "ConcatenatedModel",
+    "InnerLayer",
+    "Mixture",
+    "batched_block",
+    "build_concatenated",
+    "coth_penalty",
+    "fit_concatenated",
+    "lbfgs_batched",
+]
+
+
+class Mixture:
+    """The diagonal matrix-valued kernel ``diag(w_1 k_1(x, y), ..., w_D k_D(x, y))`` (§4.2.3).
+
+    Parameters
+    ----------
+    kernels : sequence of Kernel
+        One scalar kernel per output coordinate (``D = len(kernels)``).
+    """
+
+    def __init__(self, kernels: Sequence[Kernel]):
+        checked = list(kernels) if isinstance(kernels, list | tuple) else []
+        if not checked or not all(isinstance(k, Kernel) for k in checked):
+            raise InputError(
+                f"kernels: expected a non-empty list of kernelkit Kernels, got {kernels!r}"
+            )
+        self.kernels = kernels
+
+    def __len__(self) -> int:
+        return len(self.kernels)
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(self.kernels)
+
+    def __repr__(self) -> str:
+        return f"Mixture({self.kernels!r})"
+
+    # scikit-learn's clone deep-copies non-estimator parameters; keep that cheap and exact
+    def get_params(self, deep: bool = False) -> dict[str, Any]:
+        return {"kernels": self.kernels}
+
+
+def batched_block(kernel: Kernel, Z: torch.Tensor, S: torch.Tensor) -> torch.Tensor:
+    """``kernel.block`` over a leading restart dimension: ``(b, n, d), (b, m, d) -> (b, n, m)``.
+
+    2-D inputs are passed through; 3-D ones go through ``torch.vmap`` (falling back to a loop
+    for kernels whose ``block`` is not vmappable).
+    """
+    if Z.dim() == 2 and S.dim() == 2:
+        return kernel.block(Z, S)
+    b = Z.shape[0] if Z.dim() == 3 else S.shape[0]
+    Z = Z.expand(b, *Z.shape[-2:]) if Z.dim() == 2 else Z
+    S = S.expand(b, *S.shape[-2:]) if S.dim() == 2 else S
+    try:
+        return torch.vmap(kernel.block)(Z, S)
+    except Exception:  # pragma: no cover - kernels with data-dependent control flow
+        return torch.stack([kernel.block(z, s) for z, s in zip(Z, S, strict=True)])
+
+
+class InnerLayer(KernelLayer):
+    r"""An inner layer ``g(z) = sum_j K(z, s_j) c_j`` with ``n_restarts`` coefficient sets.
+
+    ``K = k diag(w)`` (eq. 20; ``operator = diag(w)`` of :class:`KernelLayer`) for one scalar
+    kernel, or ``diag(w_l k_l)`` for a :class:`Mixture`.  ``coef`` has shape
+    ``(n_restarts, n_support, d_out)``; outputs are ``(n_restarts, n, d_out)`` and
+    :meth:`norm_sq` returns one ``||g||^2`` (eq. 18) per restart.
+    """
+
+    def __init__(
+        self,
+        kernel: Kernel | Mixture,
+        n_support: int,
+        d_out: int,
+        *,
+        weights: Sequence[float] | None = None,
+        n_restarts: int = 1,
+        dtype: torch.dtype = torch.float64,
+    ):
+        kernels = list(kernel.kernels) if isinstance(kernel, Mixture) else [kernel]
+        if isinstance(kernel, Mixture) and len(kernels) != d_out:
+            raise InputError(
+                f"inner_dim: a Mixture of {len(kernels)} kernels maps to {len(kernels)} "
+                f"coordinates, got inner_dim={d_out}"
+            )
+        w = torch.ones(d_out, dtype=dtype) if weights is None else torch.as_tensor(weights)
+        if w.shape != (d_out,) or not bool((w > 0).all()):
+            raise InputError(f"weights: expected {d_out} positive weights, got {weights!r}")
+        super().__init__(
+            kernels[0], n_support, d_out, operator=torch.diag(w.to(dtype)), dtype=dtype
+        )
+        self.kernels = kernels
+        self.mixture = isinstance(kernel, Mixture)
+        self.register_buffer("weights", w.to(dtype))
+        self.coef = nn.Parameter(torch.zeros(n_restarts, n_support, d_out, dtype=dtype))
+
+    @property
+    def d_out(self) -> int:
+        return self.coef.shape[-1]
+
+    def gram(self, Z: Any, S: Any) -> torch.Tensor:
+        """``[k(z_a, s_j)]`` (``(..., n, m)``), or the stack ``(..., D, n, m)`` of a mixture."""
+        grams = [
+            batched_block(k, Z, S) if torch.is_tensor(Z) else k.block(Z, S) for k in self.kernels
+        ]
+        return torch.stack(grams, dim=-3) if self.mixture else grams[0]
+
+    def apply(self, K: torch.Tensor) -> torch.Tensor:
+        """Outputs ``g(z_a)``, shape ``(n_restarts, n, d_out)``."""
+        if not self.mixture:
+            return super().apply(K)
+        return torch.einsum("...lnm,...ml->...nl", K, self.coef) * self.weights
+
+    def norm_sq(self, K_ss: torch.Tensor) -> torch.Tensor:
+        """``||g||^2 = sum_{j,k} c_j^T K(x_j, x_k) c_k`` (eq. 18), one value per restart."""
+        if self.mixture:
+            KC = torch.einsum("...lnm,...ml->...nl", K_ss, self.coef)
+        else:
+            KC = K_ss @ self.coef
+        return (KC * self.coef * self.weights).sum((-2, -1))
+
+    def keep(self, index: int) -> None:
+        """Keep only restart ``index`` (a batch of one)."""
+        self.coef = nn.Parameter(self.coef.detach()[index : index + 1].clone())
+
+
+def coth_penalty(Z: torch.Tensor) -> torch.Tensor:
+    r"""``sum_{i<j} coth(||z_i - z_j||^2)`` per restart (eq. 15): infinite when two images meet."""
+    n = Z.shape[-2]
+    d2 = ((Z[..., :, None, :] - Z[..., None, :, :]) ** 2).sum(-1)
+    iu = torch.triu_indices(n, n, 1, device=Z.device)
+    return (1.0 / torch.tanh(d2[..., iu[0], iu[1]])).sum(-1)
+
+
+@dataclass
+class ConcatenatedData:
+    """Training data: the prepared inputs, the targets and the first layer's Gram."""
+
+    X: Any
+    y: torch.Tensor
+    K1: torch.Tensor
+
+    @property
+    def n(self) -> int:
+        return self.y.shape[0]
+
+
+class ConcatenatedModel(nn.Module):
+    r"""``f o g_{L-1} o ... o g_1`` with a closed-form scalar outer layer (see module docstring).
+
+    Parameters
+    ----------
+    chain : KernelChain of InnerLayer
+        The inner layers (the first one on the given Gram ``K1``).
+    outer_kernel : Kernel
+        Scalar kernel ``k`` of the outer function.
+    lam : float
+        Outer regularisation (``(1/n)`` convention; ``lambda_paper = n lam``); unused when
+        ``interpolate``.
+    mu : sequence of float
+        One ``mu_l >= 0`` per inner layer (``mu_paper = n mu``).
+    gamma : float
+        Weight of the coth separation penalty of eq. 15 (0: none).
+    interpolate : bool
+        Problem (Int) instead of (uR-X).
+    """
+
+    def __init__(
+        self,
+        chain: KernelChain,
+        outer_kernel: Kernel,
+        *,
+        lam: float,
+        mu: Sequence[float],
+        gamma: float = 0.0,
+        interpolate: bool = False,
+    ):
+        super().__init__()
+        self.chain = chain
+        self.outer_kernel = outer_kernel
+        self.lam, self.gamma, self.interpolate = float(lam), float(gamma), bool(interpolate)
+        self.mu = tuple(float(m) for m in mu)
+        if len(self.mu) != len(chain):
+            raise InputError(
+                f"mu: expected {len(chain)} values (one per inner layer), got {len(self.mu)}"
+            )
+        if not interpolate and self.lam <= 0:
+            raise InputError(
+                f"lam: expected lam > 0 for least squares (interpolate=False), got {lam}"
+            )
+
+    def objective_batch(
+        self, data: ConcatenatedData
+    ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        """Objective of every restart, shape ``(n_restarts,)``, and its parts."""
+        passed = self.chain.forward_train(data.K1)
+        Z = passed.outputs[-1]
+        Q = batched_block(self.outer_kernel, Z, Z)
+        y = data.y[:, None]
+        n = data.n
+        # a diverged restart (non-finite images) must not poison the batched Cholesky
+        bad = ~torch.isfinite(Q).all(-1).all(-1)
+        if bool(bad.any()):
+            eye = torch.eye(n, dtype=Q.dtype, device=Q.device)
+            Q = torch.where(bad[..., None, None], eye, Q)
+        if self.interpolate:
+            outer = RidgeTrace.apply(Q, y, 0.0) / n
+        else:
+            outer = self.lam * RidgeTrace.apply(Q, y, n * self.lam)
+        outer = torch.where(bad, math.inf, outer)
+        inner = sum(m * nrm for m, nrm in zip(self.mu, passed.norms, strict=True))
+        value = outer + inner
+        parts = {"outer": outer.detach(), "inner_penalty": torch.as_tensor(inner).detach()}
+        if self.gamma > 0:
+            pen = self.gamma * sum(coth_penalty(z) for z in passed.outputs)
+            value = value + pen
+            parts["coth"] = pen.detach()
+        return value, parts
+
+    def objective(self, data: ConcatenatedData) -> tuple[torch.Tensor, dict[str, float]]:
+        """Sum of the restarts' objectives (the objective itself for one restart)."""
+        value, parts = self.objective_batch(data)
+        return value.sum(), {k: float(v.sum()) for k, v in parts.items()}
+
+    def forward(self, data: ConcatenatedData) -> torch.Tensor:
+        return self.objective(data)[0]
+
+    @property
+    def inner_layers(self) -> list[InnerLayer]:
+        return list(self.chain.layers)  # type: ignore[arg-type]
+
+    def keep(self, index: int) -> None:
+        """Keep restart ``index`` in every layer."""
+        for layer in self.inner_layers:
+            layer.keep(index)
+
+    @torch.no_grad()
+    def outer_fit(self, data: ConcatenatedData) -> tuple[torch.Tensor, list[torch.Tensor]]:
+        """Outer coefficients ``alpha = (Q + n lam I)^{-1} y`` (``Q^{-1} y`` when interpolating)
+        and the support images of every layer, for a single restart."""
+        passed = self.chain.forward_train(data.K1)
+        supports = [s[0] for s in passed.supports]
+        Q = self.outer_kernel.block(supports[-1], supports[-1])
+        shift = 0.0 if self.interpolate else data.n * self.lam
+        eye = torch.eye(data.n, dtype=Q.dtype, device=Q.device)
+        C, _ = cholesky_jittered(Q + shift * eye, name="outer Gram Q + n lam I")
+        alpha = torch.cholesky_solve(data.y[:, None], C)[:, 0]
+        return alpha, supports
+
+    @torch.no_grad()
+    def transform(self, K1_new: torch.Tensor, supports: list[torch.Tensor]) -> torch.Tensor:
+        """Inner representation ``g(x)`` of new points from their first-layer Gram rows."""
+        return self.chain.encode(K1_new, supports)[0]
+
+
+def build_concatenated(
+    data_X: Any,
+    y: torch.Tensor,
+    inner: Sequence[Kernel | Mixture],
+    dims: Sequence[int],
+    outer_kernel: Kernel,
+    *,
+    lam: float,
+    mu: Sequence[float],
+    gamma: float = 0.0,
+    interpolate: bool = False,
+    weights: Sequence[Sequence[float] | None] | None = None,
+    n_restarts: int = 1,
+    init_scale: float = 1.0,
+    random_state: int | None = None,
+) -> tuple[ConcatenatedModel, ConcatenatedData]:
+    """Build a model with ``n_restarts`` random initialisations and its training data.
+
+    The coefficients of each restart are standard normal, rescaled so that the layer's outputs
+    on the training points have root-mean-square ``init_scale`` (the paper's random
+    initialisation of ``c``, section 4.2, with a scale that does not depend on the kernel).
+    """
+    if len(inner) != len(dims) or not inner:
+        raise InputError(
+            f"dims: expected one width per inner layer ({len(inner)}), got {list(dims)}"
+        )
+    weights = [None] * len(inner) if weights is None else list(weights)
+    gen = torch.Generator().manual_seed(0 if random_state is None else int(random_state))
+    dtype = y.dtype
+    n = y.shape[0]
+    layers: list[InnerLayer] = []
+    K1 = None
+    Z: Any = data_X
+    for li, (kern, d) in enumerate(zip(inner, dims, strict=True)):
+        layer = InnerLayer(kern, n, int(d), weights=weights[li], n_restarts=n_restarts, dtype=dtype)
+        with torch.no_grad():
+            K = layer.gram(Z, Z)
+            if li == 0:
+                K1 = K
+            coef = torch.randn(n_restarts, n, int(d), generator=gen, dtype=torch.float64).to(dtype)
+            layer.coef.copy_(coef)
+            out = layer.apply(K)
+            rms = out.pow(2).mean((-2, -1)).sqrt().clamp_min(1e-300)
+            layer.coef.mul_((init_scale / rms)[:, None, None])
+            Z = layer.apply(K)
+        layers.append(layer)
+    assert K1 is not None
+    model = ConcatenatedModel(
+        KernelChain(layers), outer_kernel, lam=lam, mu=mu, gamma=gamma, interpolate=interpolate
+    )
+    return model, ConcatenatedData(data_X, y, K1)
+
+
+# ---------------------------------------------------------------------- optimisation
+@dataclass
+class BatchedResult:
+    """Outcome of :func:`lbfgs_batched`: final values per restart and counters."""
+
+    values: torch.Tensor
+    n_iter: int = 0
+    n_eval: int = 0
+    history: list[float] = field(default_factory=list)
+
+
+def lbfgs_batched(
+    fun: Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor]],
+    x0: torch.Tensor,
+    *,
+    max_iter: int = 200,
+    tol: float = 1e-9,
+    history_size: int = 10,
+    max_ls: int = 30,
+) -> tuple[torch.Tensor, BatchedResult]:
+    r"""Independent L-BFGS runs (Nocedal and Wright 2006, Algorithm 7.4/7.5) on the rows of ``x0``.
+
+    ``fun(x)`` returns the values ``(b,)`` and gradients ``(b, p)`` of ``b`` independent
+    problems; every row keeps its own curvature pairs ``(s, y)`` (skipped when ``s^T y <= 0``),
+    its own initial scaling ``s^T y / y^T y`` and its own backtracking (Armijo, ``c1 = 1e-4``)
+    step, so the result of each row is that of a separate run; only the evaluations are shared.
+    A row stops when its largest gradient entry is below ``tol``, when its relative decrease
+    falls below ``tol`` or when the line search fails; non-finite trial values are rejected.
+    """
+    x = x0.detach().clone()
+    f, g = fun(x)
+    b, p = x.shape
+    res = BatchedResult(f.clone(), n_eval=1)
+    S = x.new_zeros(history_size, b, p)
+    Yh = x.new_zeros(history_size, b, p)
+    rho = x.new_zeros(history_size, b)
+    k = 0
+    active = torch.isfinite(f)
+    for _ in range(max_iter):
+        active &= g.abs().amax(1) > tol
+        if not bool(active.any()):
+            break
+        res.n_iter += 1
+        q = g.clone()
+        idx = [(k - 1 - i) % history_size for i in range(min(k, history_size))]
+        alphas = []
+        for j in idx:
+            a = rho[j] * (S[j] * q).sum(1)
+            q -= a[:, None] * Yh[j]
+            alphas.append(a)
+        gamma = 1.0 / g.norm(dim=1).clamp_min(1e-300)
+        if idx:
+            j = idx[0]
+            yy = (Yh[j] * Yh[j]).sum(1)
+            ok = (rho[j] > 0) & (yy > 0)
+            gamma = torch.where(ok, 1.0 / (rho[j] * yy).clamp_min(1e-300), gamma)
+        r = gamma[:, None] * q
+        for j, a in zip(reversed(idx), reversed(alphas), strict=True):
+            beta = rho[j] * (Yh[j] * r).sum(1)
+            r += S[j] * (a - beta)[:, None]
+        d = -r
+        gd = (g * d).sum(1)
+        uphill = gd >= 0
+        if bool(uphill.any()):
+            d[uphill] = -g[uphill] / g[uphill].norm(dim=1, keepdim=True).clamp_min(1e-300)
+            gd = (g * d).sum(1)
+        d[~active] = 0.0
+        t = torch.ones(b, dtype=x.dtype, device=x.device)
+        accepted = ~active
+        x_new, f_new, g_new = x.clone(), f.clone(), g.clone()
+        for _ls in range(max_ls):
+            trial = x + t[:, None] * d
+            ft, gt = fun(trial)
+            res.n_eval += 1
+            ok = (~accepted) & torch.isfinite(ft) & (ft <= f + 1e-4 * t * gd)
+            x_new[ok], f_new[ok], g_new[ok] = trial[ok], ft[ok], gt[ok]
+            accepted |= ok
+            if bool(accepted.all()):
+                break
+            t = torch.where(accepted, t, 0.5 * t)
+        active &= accepted
+        s, yv = x_new - x, g_new - g
+        sy = (s * yv).sum(1)
+        slot = k % history_size
+        S[slot], Yh[slot] = s, yv
+        rho[slot] = torch.where(sy > 1e-12 * s.norm(dim=1) * yv.norm(dim=1), 1.0 / sy, 0.0)
+        k += 1
+        small = (f - f_new).abs() <= tol * f.abs().clamp_min(1e-300)
+        active &= ~small
+        x, f, g = x_new, f_new, g_new
+        res.history.append(float(f.min()))
+    res.values = f
+    return x, res
+
+
+def fit_concatenated(
+    model: ConcatenatedModel,
+    data: ConcatenatedData,
+    *,
+    max_iter: int = 200,
+    tol: float = 1e-9,
+    polish_iter: int = 0,
+) -> tuple[int, BatchedResult]:
+    """Minimise every restart with :func:`lbfgs_batched`, keep the best one and optionally
+    polish it with the KAE training loop :func:`kernelkit.models.train` (L-BFGS, strong Wolfe).
+
+    Returns the index of the kept restart and the batched result (``values``: final objective of
+    every restart).  Raises :class:`NotPSDError` when no restart has a finite objective.
+    """
+    params = [layer.coef for layer in model.inner_layers]
+    b = params[0].shape[0]
+    sizes = [p[0].numel() for p in params]
+
+    def fun(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        with torch.no_grad():
+            for p, chunk in zip(params, torch.split(x, sizes, dim=1), strict=True):
+                p.copy_(chunk.reshape(p.shape))
+        for p in params:
+            p.grad = None
+        try:
+            value, _ = model.objective_batch(data)
+        except NotPSDError:
+            nan = torch.full((b,), math.nan, dtype=x.dtype)
+            return nan, torch.zeros_like(x)
+        finite = torch.isfinite(value)
+        value.masked_fill(~finite, 0.0).sum().backward()
+        grad = torch.cat([p.grad.reshape(b, -1) for p in params], dim=1)
+        grad[~finite] = 0.0
+        return value.detach().masked_fill(~finite, math.inf), grad
+
+    x0 = torch.cat([p.detach().reshape(b, -1) for p in params], dim=1)
+    x, res = lbfgs_batched(fun, x0, max_iter=max_iter, tol=tol)
+    values = res.values
+    if not bool(torch.isfinite(values).any()):
+        raise NotPSDError(
+            "every restart ended with a non-finite objective: the outer Gram matrix of the inner "
+            "images is singular (e.g. two training points mapped to the same image in "
+            "interpolation mode); use interpolate=False with lam > 0 or the coth penalty gamma > 0"
+        )
+    best = int(torch.argmin(values))
+    fun(x)
+    model.keep(best)
+    if polish_iter > 0:
+        train(model, data, optimizer="lbfgs", max_iter=polish_iter, tol=tol)  # type: ignore[arg-type]
+    return best, res

@@ -1,0 +1,114 @@
+"""ConcatenatedKernelRegressor: scikit-learn API checks, the closed-form outer layer against
+kernel ridge regression on the learned representation (kernelkit and scikit-learn), named
+errors, and the two-layer advantage on the kinked test function of Bohn et al. (section 4.2)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from sklearn.kernel_ridge import KernelRidge as SkKernelRidge
+from sklearn.model_selection import GridSearchCV
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from kernelkit.estimators.concatenated import ConcatenatedKernelRegressor, Mixture
+from kernelkit.estimators.ridge import KernelRidge
+from kernelkit.kernels import Gaussian, Polynomial, TensorMatern
+from kernelkit.utils.errors import InputError
+
+
+def _h1(X: np.ndarray) -> np.ndarray:
+    return 1.0 / (0.1 + np.abs(X[:, 0] - X[:, 1]))
+
+
+def _data(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, size=(n, 2))
+    return X, _h1(X) + 0.01 * rng.standard_normal(n)
+
+
+@parametrize_with_checks([ConcatenatedKernelRegressor(n_restarts=2, max_iter=5)])
+def test_sklearn_compatible(estimator, check) -> None:
+    check(estimator)
+
+
+def test_outer_layer_is_kernel_ridge_on_inner_representation() -> None:
+    X, y = _data(40)
+    Xt, _ = _data(25, seed=1)
+    lam, sigma = 1e-3, 0.4
+    model = ConcatenatedKernelRegressor(
+        Polynomial(2), Gaussian(sigma), lam=lam, mu=1e-3, n_restarts=4, max_iter=30
+    ).fit(X, y)
+    Z, Zt = model.inner_transform(X), model.inner_transform(Xt)
+    assert Z.shape == (40, 2)
+    ours = KernelRidge(Gaussian(sigma), lam=lam).fit(Z, y).predict(Zt)
+    sk = SkKernelRidge(alpha=len(y) * lam, kernel="rbf", gamma=1 / (2 * sigma**2)).fit(Z, y)
+    np.testing.assert_allclose(model.predict(Xt), ours, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(model.predict(Xt), sk.predict(Zt), rtol=1e-7, atol=1e-9)
+
+
+def test_interpolation_reproduces_the_data() -> None:
+    X, y = _data(30, seed=2)
+    model = ConcatenatedKernelRegressor(
+        Polynomial(1), TensorMatern(1.0), interpolate=True, mu=1 / 30, n_restarts=4, max_iter=30
+    ).fit(X, y)
+    np.testing.assert_allclose(model.predict(X), y, rtol=0, atol=1e-6)
+    assert np.isfinite(model.restart_objectives_).all()
+    assert model.objective_ == pytest.approx(model.restart_objectives_.min(), rel=1e-10)
+
+
+def test_two_layer_beats_single_layer_on_kink() -> None:
+    X, y = _data(60, seed=3)
+    g = np.linspace(-1, 1, 41)
+    G = np.stack(np.meshgrid(g, g), -1).reshape(-1, 2)
+    lam = 2.0**-9 / 60
+    single = KernelRidge(Gaussian(0.1), lam=lam).fit(X, y)
+    two = ConcatenatedKernelRegressor(
+        Polynomial(1), Gaussian(0.1), lam=lam, mu=lam, n_restarts=8, max_iter=100
+    ).fit(X, y)
+    rmse1 = np.sqrt(np.mean((single.predict(G) - _h1(G)) ** 2))
+    rmse2 = np.sqrt(np.mean((two.predict(G) - _h1(G)) ** 2))
+    assert rmse2 < 0.8 * rmse1  # n = 100 in examples/concatenated_regression.py: far larger gap
+
+
+def test_mixture_deep_chain_and_grid_search() -> None:
+    X, y = _data(25, seed=4)
+    mix = Mixture([Gaussian(0.1), Gaussian(1.0), Gaussian(10.0), Polynomial(1), Polynomial(2)])
+    model = ConcatenatedKernelRegressor(mix, Polynomial(1), n_restarts=2, max_iter=10).fit(X, y)
+    assert model.inner_transform(X).shape == (25, 5)
+    deep = ConcatenatedKernelRegressor(
+        [Polynomial(1), Gaussian(1.0)], Gaussian(0.5), inner_dim=[3, 2], n_restarts=2, max_iter=10
+    ).fit(X, y)
+    assert deep.inner_transform(X[:4]).shape == (4, 2)
+    assert np.isfinite(deep.predict(X)).all()
+    grid = {"lam": [1e-3, 1e-2], "mu": [1e-3, 1e-1]}
+    est = ConcatenatedKernelRegressor(Polynomial(1), Gaussian(0.5), n_restarts=2, max_iter=10)
+    search = GridSearchCV(est, grid, cv=3).fit(X, y)
+    assert search.best_params_["lam"] in grid["lam"] and search.best_params_["mu"] in grid["mu"]
+    assert len(search.cv_results_["mean_test_score"]) == 4
+
+
+def test_named_errors() -> None:
+    X, y = _data(10)
+    with pytest.raises(InputError, match="lam"):
+        ConcatenatedKernelRegressor(lam=0.0, n_restarts=1).fit(X, y)
+    Xd = np.vstack([X, X[:1]])
+    yd = np.append(y, y[0] + 1.0)
+    with pytest.raises(InputError, match=r"duplicate.*gamma > 0"):
+        ConcatenatedKernelRegressor(interpolate=True, n_restarts=1).fit(Xd, yd)
+    with pytest.raises(InputError, match="inner_dim"):
+        ConcatenatedKernelRegressor(Mixture([Gaussian(1.0), Polynomial(1)]), inner_dim=3).fit(X, y)
+    with pytest.raises(InputError, match="inner_kernel"):
+        ConcatenatedKernelRegressor(inner_kernel="rbf").fit(X, y)
+    with pytest.raises(InputError, match="mu"):
+        ConcatenatedKernelRegressor(mu=[1e-3, 1e-3], n_restarts=1).fit(X, y)
+    with pytest.raises(InputError, match="y"):
+        ConcatenatedKernelRegressor(n_restarts=1).fit(X, np.c_[y, y])
+
+
+def test_torch_input_gives_torch_output() -> None:
+    X, y = _data(12)
+    Xt = torch.as_tensor(X)
+    model = ConcatenatedKernelRegressor(n_restarts=2, max_iter=5).fit(Xt, torch.as_tensor(y))
+    out = model.predict(Xt)
+    assert isinstance(out, torch.Tensor) and out.shape == (12,)
