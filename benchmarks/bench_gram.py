@@ -141,7 +141,7 @@ def bench_eigen(n: int, k: int) -> list[dict]:
     base_s = median_time(sklearn_arpack, repeat=1, warmup=0)
     ref_vals = np.sort(sklearn_arpack()[0])[::-1]
     rows = []
-    for method in ("auto", "arpack", "subset", "full"):
+    for method in ("auto", "block", "arpack", "subset", "full"):
         res = top_eigenpairs(Kc, k, method=method)
         secs = median_time(lambda m=method: top_eigenpairs(Kc, k, method=m), repeat=1, warmup=0)
         rows.append(
