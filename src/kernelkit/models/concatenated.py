@@ -389,8 +389,9 @@ def lbfgs_batched(
 
     ``fun(x)`` returns the values ``(b,)`` and gradients ``(b, p)`` of ``b`` independent
     problems; every row keeps its own curvature pairs ``(s, y)`` (skipped when ``s^T y <= 0``),
-    its own initial scaling ``s^T y / y^T y`` and its own backtracking (Armijo, ``c1 = 1e-4``)
-    step, so the result of each row is that of a separate run; only the evaluations are shared.
+    its own initial scaling ``s^T y / y^T y`` and its own backtracking (Armijo, ``c1 = 1e-4``,
+    safeguarded quadratic interpolation of the step within ``[0.1 t, 0.5 t]``) step, so the
+    result of each row is that of a separate run; only the evaluations are shared.
     A row stops when its largest gradient entry is below ``tol``, when its relative decrease
     falls below ``tol`` or when the line search fails; non-finite trial values are rejected.
     """
@@ -444,7 +445,11 @@ def lbfgs_batched(
             accepted |= ok
             if bool(accepted.all()):
                 break
-            t = torch.where(accepted, t, 0.5 * t)
+            # safeguarded quadratic interpolation of the step (Nocedal-Wright section 3.5)
+            curv = ft - f - gd * t
+            t_q = -gd * t * t / (2.0 * curv.clamp_min(1e-300))
+            t_q = torch.where(torch.isfinite(ft) & (curv > 0), t_q, 0.5 * t)
+            t = torch.where(accepted, t, torch.minimum(torch.maximum(t_q, 0.1 * t), 0.5 * t))
         active &= accepted
         s, yv = x_new - x, g_new - g
         sy = (s * yv).sum(1)
