@@ -21,6 +21,15 @@ def _h1(X: np.ndarray) -> np.ndarray:
     return 1.0 / (0.1 + np.abs(X[:, 0] - X[:, 1]))
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread():
+    """Batches of small matrices: one thread avoids OpenMP spinning on the shared machine."""
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
 def _data(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(seed)
     X = rng.uniform(-1, 1, size=(n, 2))

@@ -22,6 +22,15 @@ from kernelkit.models.concatenated import (
 DT = torch.float64
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread():
+    """Batches of small matrices: one thread avoids OpenMP spinning on the shared machine."""
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
 def _data(n: int = 12, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
     g = torch.Generator().manual_seed(seed)
     X = torch.rand(n, 2, generator=g, dtype=DT) * 2 - 1
