@@ -23,7 +23,13 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from kernelkit import KernelAutoencoder, KernelPCA, KernelRidge, KernelSVC
+from kernelkit import (
+    ConcatenatedKernelRegressor,
+    KernelAutoencoder,
+    KernelPCA,
+    KernelRidge,
+    KernelSVC,
+)
 from kernelkit.kernels import Gaussian
 from kernelkit.testing import all_kernel_classes, check_kernel, is_abstract, kernel_examples
 from kernelkit.testing.kernels import EXTRA_EXAMPLES
@@ -58,9 +64,10 @@ def test_extra_kernel_configurations(index):
         KernelPCA(),
         KernelSVC(),
         KernelAutoencoder(dims=(2,), max_iter=5),
+        ConcatenatedKernelRegressor(n_restarts=2, max_iter=5),
     ],
 )
-def test_sklearn_compatible_estimator(estimator, check):
+def test_sklearn_compatible_estimator(estimator, check, one_torch_thread):
     check(estimator)
 
 

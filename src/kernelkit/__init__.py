@@ -16,6 +16,7 @@ _LAZY = {
     "KernelPCA": "kernelkit.estimators",
     "KernelSVC": "kernelkit.estimators",
     "KernelAutoencoder": "kernelkit.estimators.autoencoder",
+    "ConcatenatedKernelRegressor": "kernelkit.estimators.concatenated",
 }
 
 __all__ = ["__version__", *_LAZY]
