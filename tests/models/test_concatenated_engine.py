@@ -152,7 +152,7 @@ def test_gradients_match_finite_differences(interpolate, inner, dims, gamma) -> 
 
 
 def test_batched_lbfgs_equals_separate_runs_and_scipy() -> None:
-    def rosen(x: torch.Tensor):
+    def rosen(x: torch.Tensor, rows: torch.Tensor | None = None):
         x = x.detach().requires_grad_(True)
         v = (1 - x[:, 0]) ** 2 + 100 * (x[:, 1] - x[:, 0] ** 2) ** 2 + (x[:, 2:] ** 2).sum(1)
         v.sum().backward()

@@ -178,10 +178,6 @@ class InnerLayer(KernelLayer):
             KC = K_ss @ self.coef
         return (KC * self.coef * self.weights).sum((-2, -1))
 
-    def keep(self, index: int) -> None:
-        """Keep only restart ``index`` (a batch of one)."""
-        self.coef = nn.Parameter(self.coef.detach()[index : index + 1].clone())
-
 
 def coth_penalty(Z: torch.Tensor) -> torch.Tensor:
     r"""``sum_{i<j} coth(||z_i - z_j||^2)`` per restart (eq. 15): infinite when two images meet."""
@@ -288,11 +284,6 @@ class ConcatenatedModel(nn.Module):
     def inner_layers(self) -> list[InnerLayer]:
         return list(self.chain.layers)  # type: ignore[arg-type]
 
-    def keep(self, index: int) -> None:
-        """Keep restart ``index`` in every layer."""
-        for layer in self.inner_layers:
-            layer.keep(index)
-
     @torch.no_grad()
     def outer_fit(self, data: ConcatenatedData) -> tuple[torch.Tensor, list[torch.Tensor]]:
         """Outer coefficients ``alpha = (Q + n lam I)^{-1} y`` (``Q^{-1} y`` when interpolating)
@@ -373,11 +364,13 @@ class BatchedResult:
     values: torch.Tensor
     n_iter: int = 0
     n_eval: int = 0
+    n_rows: int = 0
+    """Row evaluations: the sum over evaluations of the number of rows evaluated."""
     history: list[float] = field(default_factory=list)
 
 
 def lbfgs_batched(
-    fun: Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor]],
+    fun: Callable[[torch.Tensor, torch.Tensor], tuple[torch.Tensor, torch.Tensor]],
     x0: torch.Tensor,
     *,
     max_iter: int = 200,
@@ -387,79 +380,91 @@ def lbfgs_batched(
 ) -> tuple[torch.Tensor, BatchedResult]:
     r"""Independent L-BFGS runs (Nocedal and Wright 2006, Algorithm 7.4/7.5) on the rows of ``x0``.
 
-    ``fun(x)`` returns the values ``(b,)`` and gradients ``(b, p)`` of ``b`` independent
-    problems; every row keeps its own curvature pairs ``(s, y)`` (skipped when ``s^T y <= 0``),
-    its own initial scaling ``s^T y / y^T y`` and its own backtracking (Armijo, ``c1 = 1e-4``,
+    ``fun(x_rows, rows)`` returns the values ``(m,)`` and gradients ``(m, p)`` of the ``m``
+    independent problems whose indices are ``rows`` (a long tensor), at the points ``x_rows``;
+    every row keeps its own curvature pairs ``(s, y)`` (skipped when ``s^T y <= 0``), its own
+    initial scaling ``s^T y / y^T y`` and its own backtracking (Armijo, ``c1 = 1e-4``,
     safeguarded quadratic interpolation of the step within ``[0.1 t, 0.5 t]``) step, so the
-    result of each row is that of a separate run; only the evaluations are shared.
+    result of each row is that of a separate run; only the evaluations are shared.  Each
+    evaluation carries only the rows that still need one: converged rows leave the batch, and
+    a line-search trial re-evaluates only the rows whose step was rejected.
     A row stops when its largest gradient entry is below ``tol``, when its relative decrease
     falls below ``tol`` or when the line search fails; non-finite trial values are rejected.
     """
     x = x0.detach().clone()
-    f, g = fun(x)
     b, p = x.shape
-    res = BatchedResult(f.clone(), n_eval=1)
+    f, g = fun(x, torch.arange(b, device=x.device))
+    res = BatchedResult(f.clone(), n_eval=1, n_rows=b)
     S = x.new_zeros(history_size, b, p)
     Yh = x.new_zeros(history_size, b, p)
     rho = x.new_zeros(history_size, b)
     k = 0
-    active = torch.isfinite(f)
+    active = torch.isfinite(f) & (g.abs().amax(1) > tol)
     for _ in range(max_iter):
-        active &= g.abs().amax(1) > tol
-        if not bool(active.any()):
+        rows = active.nonzero()[:, 0]
+        if rows.numel() == 0:
             break
         res.n_iter += 1
-        q = g.clone()
+        g_r = g[rows]
+        q = g_r.clone()
         idx = [(k - 1 - i) % history_size for i in range(min(k, history_size))]
         alphas = []
         for j in idx:
-            a = rho[j] * (S[j] * q).sum(1)
-            q -= a[:, None] * Yh[j]
+            a = rho[j, rows] * (S[j, rows] * q).sum(1)
+            q -= a[:, None] * Yh[j, rows]
             alphas.append(a)
-        gamma = 1.0 / g.norm(dim=1).clamp_min(1e-300)
+        gamma = 1.0 / g_r.norm(dim=1).clamp_min(1e-300)
         if idx:
             j = idx[0]
-            yy = (Yh[j] * Yh[j]).sum(1)
-            ok = (rho[j] > 0) & (yy > 0)
-            gamma = torch.where(ok, 1.0 / (rho[j] * yy).clamp_min(1e-300), gamma)
+            yy = (Yh[j, rows] ** 2).sum(1)
+            ok = (rho[j, rows] > 0) & (yy > 0)
+            gamma = torch.where(ok, 1.0 / (rho[j, rows] * yy).clamp_min(1e-300), gamma)
         r = gamma[:, None] * q
         for j, a in zip(reversed(idx), reversed(alphas), strict=True):
-            beta = rho[j] * (Yh[j] * r).sum(1)
-            r += S[j] * (a - beta)[:, None]
+            beta = rho[j, rows] * (Yh[j, rows] * r).sum(1)
+            r += S[j, rows] * (a - beta)[:, None]
         d = -r
-        gd = (g * d).sum(1)
+        gd = (g_r * d).sum(1)
         uphill = gd >= 0
         if bool(uphill.any()):
-            d[uphill] = -g[uphill] / g[uphill].norm(dim=1, keepdim=True).clamp_min(1e-300)
-            gd = (g * d).sum(1)
-        d[~active] = 0.0
-        t = torch.ones(b, dtype=x.dtype, device=x.device)
-        accepted = ~active
-        x_new, f_new, g_new = x.clone(), f.clone(), g.clone()
+            d[uphill] = -g_r[uphill] / g_r[uphill].norm(dim=1, keepdim=True).clamp_min(1e-300)
+            gd = (g_r * d).sum(1)
+        x_r, f_r = x[rows], f[rows]
+        x_new, f_new, g_new = x_r.clone(), f_r.clone(), g_r.clone()
+        t = torch.ones(rows.numel(), dtype=x.dtype, device=x.device)
+        pending = torch.arange(rows.numel(), device=x.device)
         for _ls in range(max_ls):
-            trial = x + t[:, None] * d
-            ft, gt = fun(trial)
+            trial = x_r[pending] + t[pending, None] * d[pending]
+            ft, gt = fun(trial, rows[pending])
             res.n_eval += 1
-            ok = (~accepted) & torch.isfinite(ft) & (ft <= f + 1e-4 * t * gd)
-            x_new[ok], f_new[ok], g_new[ok] = trial[ok], ft[ok], gt[ok]
-            accepted |= ok
-            if bool(accepted.all()):
+            res.n_rows += pending.numel()
+            base, slope = f_r[pending], gd[pending]
+            ok = torch.isfinite(ft) & (ft <= base + 1e-4 * t[pending] * slope)
+            done = pending[ok]
+            x_new[done], f_new[done], g_new[done] = trial[ok], ft[ok], gt[ok]
+            if bool(ok.all()):
+                pending = pending[:0]
                 break
             # safeguarded quadratic interpolation of the step (Nocedal-Wright section 3.5)
-            curv = ft - f - gd * t
-            t_q = -gd * t * t / (2.0 * curv.clamp_min(1e-300))
-            t_q = torch.where(torch.isfinite(ft) & (curv > 0), t_q, 0.5 * t)
-            t = torch.where(accepted, t, torch.minimum(torch.maximum(t_q, 0.1 * t), 0.5 * t))
-        active &= accepted
-        s, yv = x_new - x, g_new - g
+            t_p = t[pending]
+            curv = ft - base - slope * t_p
+            t_q = -slope * t_p * t_p / (2.0 * curv.clamp_min(1e-300))
+            t_q = torch.where(torch.isfinite(ft) & (curv > 0), t_q, 0.5 * t_p)
+            t[pending] = torch.minimum(torch.maximum(t_q, 0.1 * t_p), 0.5 * t_p)
+            pending = pending[~ok]
+        s, yv = x_new - x_r, g_new - g_r
         sy = (s * yv).sum(1)
         slot = k % history_size
-        S[slot], Yh[slot] = s, yv
-        rho[slot] = torch.where(sy > 1e-12 * s.norm(dim=1) * yv.norm(dim=1), 1.0 / sy, 0.0)
+        S[slot, rows], Yh[slot, rows] = s, yv
+        rho[slot, rows] = torch.where(
+            sy > 1e-12 * s.norm(dim=1) * yv.norm(dim=1), 1.0 / sy, torch.zeros_like(sy)
+        )
         k += 1
-        small = (f - f_new).abs() <= tol * f.abs().clamp_min(1e-300)
-        active &= ~small
-        x, f, g = x_new, f_new, g_new
+        small = (f_r - f_new).abs() <= tol * f_r.abs().clamp_min(1e-300)
+        x[rows], f[rows], g[rows] = x_new, f_new, g_new
+        still = ~small & (g_new.abs().amax(1) > tol)
+        still[pending] = False  # the line search failed for these rows
+        active[rows] = still
         res.history.append(float(f.min()))
     res.values = f
     return x, res
@@ -479,28 +484,31 @@ def fit_concatenated(
     Returns the index of the kept restart and the batched result (``values``: final objective of
     every restart).  Raises :class:`NotPSDError` when no restart has a finite objective.
     """
-    params = [layer.coef for layer in model.inner_layers]
-    b = params[0].shape[0]
-    sizes = [p[0].numel() for p in params]
+    layers = model.inner_layers
+    b = layers[0].coef.shape[0]
+    shapes = [tuple(layer.coef.shape[1:]) for layer in layers]
+    sizes = [math.prod(shape) for shape in shapes]
 
-    def fun(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        with torch.no_grad():
-            for p, chunk in zip(params, torch.split(x, sizes, dim=1), strict=True):
-                p.copy_(chunk.reshape(p.shape))
-        for p in params:
-            p.grad = None
+    def set_coefficients(x: torch.Tensor) -> None:
+        """Give every layer the coefficients of the restarts in the rows of ``x``."""
+        for layer, shape, chunk in zip(layers, shapes, torch.split(x, sizes, dim=1), strict=True):
+            layer.coef = nn.Parameter(chunk.reshape(x.shape[0], *shape).clone())
+
+    def fun(x: torch.Tensor, rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        m = x.shape[0]
+        set_coefficients(x)
         try:
             value, _ = model.objective_batch(data)
         except NotPSDError:
-            nan = torch.full((b,), math.nan, dtype=x.dtype)
+            nan = torch.full((m,), math.nan, dtype=x.dtype)
             return nan, torch.zeros_like(x)
         finite = torch.isfinite(value)
         value.masked_fill(~finite, 0.0).sum().backward()
-        grad = torch.cat([p.grad.reshape(b, -1) for p in params], dim=1)
+        grad = torch.cat([layer.coef.grad.reshape(m, -1) for layer in layers], dim=1)
         grad[~finite] = 0.0
         return value.detach().masked_fill(~finite, math.inf), grad
 
-    x0 = torch.cat([p.detach().reshape(b, -1) for p in params], dim=1)
+    x0 = torch.cat([layer.coef.detach().reshape(b, -1) for layer in layers], dim=1)
     x, res = lbfgs_batched(fun, x0, max_iter=max_iter, tol=tol)
     values = res.values
     if not bool(torch.isfinite(values).any()):
@@ -510,8 +518,7 @@ def fit_concatenated(
             "interpolation mode); use interpolate=False with lam > 0 or the coth penalty gamma > 0"
         )
     best = int(torch.argmin(values))
-    fun(x)
-    model.keep(best)
+    set_coefficients(x[best : best + 1])
     if polish_iter > 0:
         train(model, data, optimizer="lbfgs", max_iter=polish_iter, tol=tol)  # type: ignore[arg-type]
     return best, res
