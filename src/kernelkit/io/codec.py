@@ -34,18 +34,22 @@ Each object node carries an ``id``; a later occurrence of the same object is a
 
 Adding a class
 --------------
-Classes are resolved **only** through the registry below, never by importing a name read from
-a file.  Every :class:`~kernelkit.kernels.Kernel` subclass defined in a ``kernelkit`` module is
-enrolled automatically (kind ``kernel``).  Anything else is listed in :func:`builtin_classes`
-or added at run time::
+Classes are resolved **only** through the registry (:func:`class_table`), never by importing
+a name read from a file.  Enrolled automatically, because they are classes of kernelkit
+modules: every scikit-learn estimator (kind ``estimator``; the estimators exported by
+``kernelkit.__all__`` are imported first, so a new top-level estimator such as
+``InvariantEmbedding`` needs nothing), every :class:`~kernelkit.kernels.Kernel` subclass
+(``kernel``) and every other ``torch.nn.Module`` subclass (``module``).  Plain data holders
+(batches, result dataclasses) are listed in :func:`builtin_classes`; add a new one there, or
+at run time::
 
     from kernelkit.io import register
-    register(InvariantEmbedding, "estimator")
+    register(MyBatch, "dataclass")
 
-The registry name defaults to ``cls.__name__`` and must be unique.  A new estimator whose
-fitted attributes are made of supported values (arrays, tensors, kernels, registered models,
-plain Python containers) needs nothing more.  A value type that is not an object with
-a ``__dict__`` (like RDKit molecules) gets a :class:`ValueCodec` in :data:`VALUE_CODECS`.
+Registry names are ``cls.__name__`` and must be unique.  A class whose instances hold only
+supported values (arrays, tensors, kernels, registered objects, Python containers) needs
+nothing else.  A value type that is neither (like RDKit molecules) gets a
+:class:`ValueCodec` in :data:`VALUE_CODECS`.
 """
 
 from __future__ import annotations
@@ -131,38 +135,29 @@ def register(cls: type, kind: str, *, name: str | None = None) -> type:
 
 
 def builtin_classes() -> dict[str, ClassEntry]:
-    """Non-kernel classes allowed in files: kernelkit's, and scikit-learn's ``SVC`` it wraps."""
+    """Classes allowed in files that are not enrolled automatically (see :func:`class_table`).
+
+    Plain data holders of kernelkit (batches, results, the Gram centerer, mixtures) and the
+    two foreign classes kernelkit models contain: scikit-learn's ``SVC`` (inside
+    ``KernelSVC``) and ``torch.nn.ModuleList``.
+    """
     from sklearn.svm import SVC
 
     from kernelkit.data.graphs import GraphBatch
     from kernelkit.data.molecules import MoleculeBatch
     from kernelkit.data.strings import StringBatch
-    from kernelkit.estimators import KernelPCA, KernelRidge, KernelSVC
-    from kernelkit.estimators.autoencoder import KernelAutoencoder
-    from kernelkit.estimators.concatenated import ConcatenatedKernelRegressor
     from kernelkit.gram.centering import GramCenterer
     from kernelkit.kernels.features import SparseFeatures
     from kernelkit.kernels.nodes import NodeBatch
     from kernelkit.kernels.precomputed import PrecomputedBatch
-    from kernelkit.models.autoencoder import KernelAutoencoderModel, TrainResult
-    from kernelkit.models.concatenated import ConcatenatedModel, InnerLayer, Mixture
-    from kernelkit.models.layers import KernelChain, KernelLayer
+    from kernelkit.models.autoencoder import TrainResult
+    from kernelkit.models.concatenated import Mixture
 
     table = {
         "sklearn.svm.SVC": ClassEntry(SVC, "estimator"),
         "torch.nn.ModuleList": ClassEntry(nn.ModuleList, "module"),
     }
     for cls, kind in (
-        (KernelRidge, "estimator"),
-        (KernelPCA, "estimator"),
-        (KernelSVC, "estimator"),
-        (KernelAutoencoder, "estimator"),
-        (ConcatenatedKernelRegressor, "estimator"),
-        (KernelAutoencoderModel, "module"),
-        (ConcatenatedModel, "module"),
-        (KernelChain, "module"),
-        (KernelLayer, "module"),
-        (InnerLayer, "module"),
         (Mixture, "state"),
         (GramCenterer, "state"),
         (TrainResult, "dataclass"),
@@ -177,26 +172,49 @@ def builtin_classes() -> dict[str, ClassEntry]:
     return table
 
 
-def _kernel_classes() -> Iterator[type]:
-    stack = [Kernel]
+def _kernelkit_subclasses(base: type) -> Iterator[type]:
+    """Every subclass of ``base`` (at any depth) defined in a ``kernelkit`` module."""
+    stack, seen = [base], set()
     while stack:
         cls = stack.pop()
+        if cls in seen:
+            continue
+        seen.add(cls)
         if cls.__module__.startswith("kernelkit."):
             yield cls
         stack.extend(cls.__subclasses__())
 
 
-def class_table() -> dict[str, ClassEntry]:
-    """Registry name -> class entry: kernelkit kernels, :func:`builtin_classes`, registered."""
-    table = builtin_classes()
-    for cls in _kernel_classes():
+def _enrol(table: dict[str, ClassEntry], classes: Iterator[type], kind: str) -> None:
+    for cls in sorted(classes, key=lambda c: (c.__module__, c.__qualname__)):
         known = table.get(cls.__name__)
         if known is not None and known.cls is not cls:
             raise InputError(
-                f"kernel class name {cls.__name__!r} is used twice ({known.cls.__module__} and "
-                f"{cls.__module__}); kernel names must be unique to be saved"
+                f"class name {cls.__name__!r} is used twice ({known.cls.__module__} and "
+                f"{cls.__module__}); names must be unique to be saved"
             )
-        table[cls.__name__] = ClassEntry(cls, "kernel")
+        table[cls.__name__] = ClassEntry(cls, kind)
+
+
+def class_table() -> dict[str, ClassEntry]:
+    """Registry name -> class entry of every class a model file may contain.
+
+    Enrolled automatically, as classes of kernelkit modules (never from names in a file):
+    scikit-learn estimators (kind ``estimator``; the top-level estimators of
+    ``kernelkit.__all__`` are imported first), :class:`~kernelkit.kernels.Kernel` subclasses
+    (``kernel``) and other ``torch.nn.Module`` subclasses (``module``).  Then the entries of
+    :func:`builtin_classes` and of :func:`register`.
+    """
+    import kernelkit
+    from sklearn.base import BaseEstimator
+
+    for name in kernelkit.__all__:
+        getattr(kernelkit, name)  # imports each estimator's module (and its models)
+    table = builtin_classes()
+    _enrol(table, _kernelkit_subclasses(BaseEstimator), "estimator")
+    _enrol(table, _kernelkit_subclasses(Kernel), "kernel")
+    modules = (c for c in _kernelkit_subclasses(nn.Module) if not issubclass(c, Kernel))
+    _enrol(table, modules, "module")
     table.update(_EXTRA)
     return table
 
