@@ -205,8 +205,9 @@ def class_table() -> dict[str, ClassEntry]:
     (``kernel``) and other ``torch.nn.Module`` subclasses (``module``).  Then the entries of
     :func:`builtin_classes` and of :func:`register`.
     """
-    import kernelkit
     from sklearn.base import BaseEstimator
+
+    import kernelkit
 
     for name in kernelkit.__all__:
         getattr(kernelkit, name)  # imports each estimator's module (and its models)
