@@ -143,7 +143,7 @@ def _write_codes(
             if target is not None:
                 v = target.values[i]
                 value = [target.classes[int(v)] if target.classes else f"{v:.6g}"]
-            writer.writerow([data.ids[i], split[i], *value, *(f"{x:.8g}" for x in row)])
+            writer.writerow([data.ids[i], split[i], *value, *(repr(float(x)) for x in row)])
 
 
 def run_autoencode(

@@ -21,6 +21,7 @@ from kernelkit.cli.errors import UsageError
 from kernelkit.cli.kernels import KERNELS, build_kernel, describe_kernel, parse_kernel
 from kernelkit.cli.output import check_output, staged
 from kernelkit.data.readers import DataFile, read_data, read_labels
+from kernelkit.data.strings import ALPHABETS
 from kernelkit.kernels import Kernel, PrecomputedBatch
 from kernelkit.utils.errors import DataFileError, InputError
 
@@ -78,7 +79,7 @@ def input_kernel(spec: str | None, data: DataFile) -> Kernel:
             )
         try:
             kernel.prepare(K, reference=True)
-        except InputError as exc:
+        except ValueError as exc:  # InputError, NotPSDError
             raise DataFileError(data.path, str(exc).removeprefix("X: ")) from exc
     return kernel
 
@@ -115,10 +116,13 @@ def run_autoencode_command(args: argparse.Namespace) -> int:
         max_iter=args.max_iter,
         seed=args.seed,
         test_size=args.test_size,
+        trees=args.trees,
         quiet=args.quiet,
     )
     if not 0 < args.test_size < 1:
         raise UsageError(f"--test-size: expected a fraction in (0, 1), got {args.test_size}")
+    if args.trees < 1 or args.max_iter < 1 or args.lam < 0:
+        raise UsageError("--trees and --max-iter: expected >= 1; --lam: expected >= 0")
     out = check_output(args.out, overwrite=args.overwrite)
     data = read_input(args)
     kernel = input_kernel(args.kernel, data)
@@ -216,8 +220,9 @@ def run_predict_command(args: argparse.Namespace) -> int:
     if args.kind is not None and args.kind != kind:
         raise UsageError(f"--kind: the model takes {kind}, got --kind {args.kind}")
     alphabet = getattr(getattr(model, "kernel_", None), "alphabet", None)
-    if args.alphabet is None and alphabet in ("ACGT", "ACDEFGHIKLMNPQRSTVWY"):
-        args.alphabet = "dna" if alphabet == "ACGT" else "protein"
+    names = {chars: name for name, chars in ALPHABETS.items()}
+    if args.alphabet is None and alphabet is not None:
+        args.alphabet = alphabet if alphabet in ALPHABETS else names.get(alphabet)
     data = read_input(args, kind=kind)
     X: Any = data.items
     if kind == "gram":
@@ -242,7 +247,7 @@ def run_predict_command(args: argparse.Namespace) -> int:
         writer = csv.writer(fh)
         writer.writerow(["id", *header])
         for record, row in zip(data.ids, values, strict=False):
-            writer.writerow([record, *(v if isinstance(v, str) else f"{v:.8g}" for v in row)])
+            writer.writerow([record, *(v if isinstance(v, str) else repr(float(v)) for v in row)])
     if not args.quiet:
         print(f"wrote {len(data)} rows to {out}")
     return 0

@@ -12,7 +12,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from kernelkit.cli.autoencode import AutoencodeSettings, Target, run_autoencode
+from kernelkit.cli.errors import UsageError
 from kernelkit.cli.output import check_output, staged
 from kernelkit.data.molecule_datasets import bundled_esol_path
 from kernelkit.data.readers import read_data
@@ -26,14 +29,26 @@ def run_demo(
     out: str | Path = "demo_output",
     seed: int = 0,
     max_iter: int = 50,
+    subset: int | None = None,
+    trees: int = 100,
     quiet: bool = False,
     overwrite: bool = False,
 ) -> dict[str, Any]:
-    """Run the demo job and write its outputs to ``out``; returns the results dictionary."""
+    """Run the demo job and write its outputs to ``out``; returns the results dictionary.
+
+    ``subset``: use only this many molecules, drawn at random (a quick look; default all).
+    """
     out = check_output(out, overwrite=overwrite)
     data = read_data(bundled_esol_path(), kind="molecules", target=TARGET)
+    if subset is not None:
+        if subset < 10:
+            raise UsageError(f"--subset: expected at least 10 molecules, got {subset}")
+        rows = np.sort(np.random.default_rng(seed).permutation(len(data))[:subset])
+        data = data.take(rows)
     values, _ = data.target(TARGET)
-    settings = AutoencodeSettings(dims=[2, 10], max_iter=max_iter, seed=seed, quiet=quiet)
+    settings = AutoencodeSettings(
+        dims=[2, 10], max_iter=max_iter, seed=seed, trees=trees, quiet=quiet
+    )
     with staged(out, folder=True) as folder:
         summary = run_autoencode(
             data,

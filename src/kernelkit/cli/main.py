@@ -71,6 +71,8 @@ def _build_parser() -> argparse.ArgumentParser:
     _add_output_options(demo, "demo_output")
     demo.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")
     demo.add_argument("--max-iter", type=int, default=50, help="L-BFGS evaluations per K2AE")
+    demo.add_argument("--trees", type=int, default=100, help="random-forest trees")
+    demo.add_argument("--subset", type=int, help="use N random molecules only (a quick look)")
     demo.set_defaults(handler=_run_demo)
 
     auto = sub.add_parser(
@@ -89,6 +91,7 @@ def _build_parser() -> argparse.ArgumentParser:
     auto.add_argument("--max-iter", type=int, default=50, help="L-BFGS objective evaluations")
     auto.add_argument("--seed", type=int, default=0, help="random seed")
     auto.add_argument("--test-size", type=float, default=0.2, help="held-out fraction")
+    auto.add_argument("--trees", type=int, default=100, help="random-forest trees")
     _add_output_options(auto, "autoencode_output")
     auto.set_defaults(handler=_run_autoencode)
 
@@ -137,6 +140,8 @@ def _run_demo(args: argparse.Namespace) -> int:
         out=args.out,
         seed=args.seed,
         max_iter=args.max_iter,
+        subset=args.subset,
+        trees=args.trees,
         quiet=args.quiet,
         overwrite=args.overwrite,
     )

@@ -62,6 +62,7 @@ _EXTENSIONS = {
 }
 _GRAPH_FILES = (".graphml", ".gml", ".edges")
 _SNIFF_BYTES = 8192
+_ID_COLUMNS = ("id", "name", "compound id")
 
 
 @dataclass
@@ -99,6 +100,26 @@ class DataFile:
 
     def __len__(self) -> int:
         return len(self.ids)
+
+    def take(self, rows: np.ndarray) -> DataFile:
+        """The records ``rows`` (vectors and lists of records; not graphs or Gram matrices)."""
+        if self.kind in ("graphs", "gram"):
+            raise InputError(f"take: selecting records of {self.kind} is not supported")
+        items = (
+            self.items[rows]
+            if isinstance(self.items, np.ndarray)
+            else [self.items[i] for i in rows]
+        )
+        return DataFile(
+            self.kind,
+            items,
+            [self.ids[i] for i in rows],
+            self.path,
+            None if self.lines is None else [self.lines[i] for i in rows],
+            {k: [v[i] for i in rows] for k, v in self.columns.items()},
+            self.alphabet,
+            self.feature_names,
+        )
 
     def target(self, name: str) -> tuple[np.ndarray, list[str] | None]:
         """The column ``name`` as targets: floats, or class indices and the class names."""
@@ -163,6 +184,11 @@ def read_data(
     kind = detect_kind(path) if kind is None else kind
     if kind not in KINDS:
         raise InputError(f"--kind: expected one of {', '.join(KINDS)}, got {kind!r}")
+    holds = "graphs" if path.is_dir() else _EXTENSIONS.get(path.suffix.lower(), "vectors")
+    if holds != kind and holds != "vectors":
+        raise DataFileError(
+            path, f"a {path.suffix or 'folder'} input holds {holds}, but {kind} are expected here"
+        )
     if kind == "graphs":
         data = read_graphs(path, node_label=node_label)
     elif kind == "gram":
@@ -275,7 +301,8 @@ def _read_table(
             )
     table = {name: [fields[j] for _, fields in rows] for j, name in enumerate(names)}
     lines = [number for number, _ in rows]
-    ids = [str(number) for number in lines]
+    id_column = next((n for n in names if n.lower() in _ID_COLUMNS and n != target), None)
+    ids = table[id_column] if id_column else [str(number) for number in lines]
     if kind == "vectors":
         return _vectors(path, table, names, lines, ids, columns, target)
     if column is None and kind == "molecules":
@@ -310,7 +337,7 @@ def _vectors(
     target: str | None,
 ) -> DataFile:
     if columns is None:
-        columns = [n for n in names if n != target]
+        columns = [n for n in names if n != target and n.lower() not in _ID_COLUMNS]
     missing = [c for c in columns if c not in table]
     if missing:
         raise DataFileError(path, f"no column(s) {missing}; columns: {names}")
