@@ -15,6 +15,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 
 from kernelkit.io.codec import _TORCH_DTYPES, Decoder, Encoder, class_table
@@ -42,9 +43,9 @@ def _safetensors() -> Any:
 
 
 def _digest(tensor: torch.Tensor) -> str:
-    flat = torch.empty(tensor.numel(), dtype=tensor.dtype).copy_(tensor.reshape(-1))
-    raw = flat.view(torch.uint8).numpy()
-    return hashlib.sha256(raw.tobytes()).hexdigest()
+    """sha256 of the array's bytes in row-major order (no copy for a contiguous array)."""
+    same_width = tensor.view(torch.int16) if tensor.dtype == torch.bfloat16 else tensor
+    return hashlib.sha256(np.ascontiguousarray(same_width.numpy()).data).hexdigest()
 
 
 def _dtype_name(tensor: torch.Tensor) -> str:
