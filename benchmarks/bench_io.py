@@ -67,7 +67,7 @@ def bench(n: int, repeat: int) -> list[dict]:
 
             def load_pickle(pkl=pkl):
                 with open(pkl, "rb") as fh:
-                    return pickle.load(fh)  # noqa: S301 - the unsafe baseline being measured
+                    return pickle.load(fh)  # the unsafe baseline being measured
 
             baselines = {
                 "pickle": (dump_pickle, load_pickle, pkl),
