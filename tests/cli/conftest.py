@@ -6,7 +6,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-import torch
 
 from kernelkit.cli.main import main
 
@@ -21,12 +20,9 @@ class Result:
 
 
 @pytest.fixture(autouse=True)
-def _one_thread():
-    """Small problems: torch on one thread (OpenMP spin-waits dominate on 2 loaded cores)."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
+def _one_thread(one_torch_thread):
+    """Small problems: torch on one thread (the shared fixture of tests/conftest.py)."""
     yield
-    torch.set_num_threads(n)
 
 
 @pytest.fixture

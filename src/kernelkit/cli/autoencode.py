@@ -258,7 +258,7 @@ def _report(
 ) -> Report:
     report = Report(title)
     report.add_paragraph(
-        f"Input {summary['input']} ({summary['n_records']} {summary['kind']} records), kernel "
+        f"Input {summary['input']} ({summary['n_records']} records of {summary['kind']}), kernel "
         f"{summary['kernel']}; random split into {summary['n_train']} training and "
         f"{summary['n_test']} held-out records (seed {summary['settings']['seed']}). "
         f"K2AE: 2 layers, Gaussian first layer on the kernel's feature space and Gaussian "
