@@ -58,6 +58,13 @@ def _edit_arrays(model_dir: Path, mutate) -> None:
     path.write_bytes(safetensors_torch.save(arrays))
 
 
+def _nested(depth):
+    node = []
+    for _ in range(depth):
+        node = {"type": "tuple", "items": [node]}
+    return node
+
+
 def _entry(manifest, name):
     return next(e for e in manifest["arrays"] if e["name"] == name)
 
@@ -79,6 +86,11 @@ def test_truncated_arrays_file(model_dir):
     path = model_dir / "arrays.safetensors"
     path.write_bytes(path.read_bytes()[:-17])
     _refused(model_dir, r"arrays.safetensors is truncated or corrupt")
+
+
+def test_manifest_nested_beyond_the_json_parser(model_dir):
+    (model_dir / "manifest.json").write_text("[" * 100_000 + "]" * 100_000)
+    _refused(model_dir, "nested too deeply|not a kernelkit model")
 
 
 def test_truncated_manifest(model_dir):
@@ -188,6 +200,13 @@ def test_newer_format_version(model_dir):
             "expected a NumPy dtype",
         ),
         (
+            lambda m: m["attributes"].update(
+                x={"type": "ndarray_text", "dtype": "<U99999999", "shape": [9], "items": [""] * 9}
+            ),
+            "too wide",
+        ),
+        (lambda m: m["attributes"].update(x=_nested(400)), "nested too deeply"),
+        (
             lambda m: m["attributes"]["X_fit_"].update(order=[0, 0]),
             "'order' to be a permutation",
         ),
@@ -215,6 +234,8 @@ def test_newer_format_version(model_dir):
         "unknown-type",
         "dangling-ref",
         "object-dtype",
+        "wide-text-dtype",
+        "deep-nesting",
         "bad-order",
         "invalid-parameter",
         "unexpected-parameter",

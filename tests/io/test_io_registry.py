@@ -13,7 +13,7 @@ from sklearn.base import is_classifier, is_regressor
 
 import kernelkit
 import kernelkit.kernels as kernels_module
-from kernelkit.io import codec, load, register, save
+from kernelkit.io import load, register, registry, save
 from kernelkit.kernels import Kernel
 from kernelkit.utils.errors import InputError
 
@@ -29,7 +29,7 @@ def _one_thread(one_torch_thread):
 @pytest.mark.parametrize("name", TOP_LEVEL_ESTIMATORS)
 def test_every_top_level_estimator_is_enrolled_and_roundtrips(name, tmp_path):
     cls = getattr(kernelkit, name)
-    entry = codec.class_table()[name]
+    entry = registry.class_table()[name]
     assert entry.cls is cls and entry.kind == "estimator"
     model = cls()
     params = model.get_params()
@@ -59,7 +59,7 @@ def _default_kernels():
 
 @pytest.mark.parametrize("kernel", list(_default_kernels()), ids=repr)
 def test_every_default_kernel_roundtrips(kernel, tmp_path):
-    assert codec.class_table()[type(kernel).__name__].kind == "kernel"
+    assert registry.class_table()[type(kernel).__name__].kind == "kernel"
     loaded = load(save(kernel, tmp_path / "kernel"))
     assert type(loaded) is type(kernel) and repr(loaded) == repr(kernel)
 
@@ -112,6 +112,9 @@ def _every_value():
         "grad": torch.ones(2, requires_grad=True),
         "parameter": torch.nn.Parameter(torch.zeros(2, 2)),
         "scalar_tensor": torch.tensor(3.0),
+        "generator": np.random.default_rng(5),
+        "mt_generator": np.random.Generator(np.random.MT19937(2)),
+        "random_state": np.random.RandomState(3),
     }
 
 
@@ -128,6 +131,10 @@ def _same(a, b):
         assert len(a) == len(b)
         for x, y in zip(a, b, strict=True):
             _same(x, y)
+    elif isinstance(a, np.random.Generator):
+        assert np.array_equal(a.random(5), b.random(5))
+    elif isinstance(a, np.random.RandomState):
+        assert np.array_equal(a.normal(size=5), b.normal(size=5))
     elif isinstance(a, dict):
         assert list(a) == list(b)
         for key in a:
@@ -137,11 +144,13 @@ def _same(a, b):
 
 
 def test_every_value_type_roundtrips_exactly(tmp_path, monkeypatch):
-    monkeypatch.setattr(codec, "_EXTRA", {})
+    monkeypatch.setattr(registry, "_EXTRA", {})
     register(_Holder, "state")
     holder = _Holder()
     values = _every_value()
     vars(holder).update(values)
+    for rng in (values["generator"], values["mt_generator"], values["random_state"]):
+        rng.random(3)  # save a state other than the seed's
     loaded = load(save(holder, tmp_path / "holder.zip"))
     assert type(loaded) is _Holder
     for key, value in values.items():
@@ -150,13 +159,13 @@ def test_every_value_type_roundtrips_exactly(tmp_path, monkeypatch):
 
 
 def test_register_validates(monkeypatch):
-    monkeypatch.setattr(codec, "_EXTRA", {})
+    monkeypatch.setattr(registry, "_EXTRA", {})
     with pytest.raises(InputError, match="kind: expected one of"):
         register(_Holder, "pickle")
     with pytest.raises(InputError, match="'KernelRidge' is already registered"):
         register(_Holder, "state", name="KernelRidge")
     assert register(_Holder, "state", name="Holder") is _Holder
-    assert codec.class_table()["Holder"].cls is _Holder
+    assert registry.class_table()["Holder"].cls is _Holder
 
 
 def test_unregistered_class_is_refused_at_save(tmp_path):
@@ -165,7 +174,7 @@ def test_unregistered_class_is_refused_at_save(tmp_path):
 
 
 def test_cycles_are_refused_at_save(tmp_path, monkeypatch):
-    monkeypatch.setattr(codec, "_EXTRA", {})
+    monkeypatch.setattr(registry, "_EXTRA", {})
     register(_Holder, "state")
     holder = _Holder()
     holder.me = holder

@@ -56,11 +56,12 @@ Writing is atomic: the model is written under a temporary name in the target's d
 and renamed into place.  An existing path is replaced only with ``overwrite=True`` (and only
 if it is a file, for ``.zip``, or a kernelkit model directory).
 
-Adding a class: see :mod:`kernelkit.io.codec` (``register(cls, kind)``).
+Value nodes and object kinds: :mod:`kernelkit.io.codec`.  Adding a class:
+:mod:`kernelkit.io.registry` (``register(cls, kind)``).
 """
 
-from kernelkit.io.codec import register
 from kernelkit.io.errors import ModelFileError
+from kernelkit.io.registry import register
 from kernelkit.io.storage import FORMAT_VERSION, load, save
 
 __all__ = ["FORMAT_VERSION", "ModelFileError", "load", "register", "save"]

@@ -32,32 +32,15 @@ state      ``attributes`` (the instance ``__dict__``); rebuilt without calling `
 Each object node carries an ``id``; a later occurrence of the same object is a
 ``{"type": "ref", "id": ...}`` node, so shared kernels and arrays stay shared after loading.
 
-Adding a class
---------------
-Classes are resolved **only** through the registry (:func:`class_table`), never by importing
-a name read from a file.  Enrolled automatically, because they are classes of kernelkit
-modules: every scikit-learn estimator (kind ``estimator``; the estimators exported by
-``kernelkit.__all__`` are imported first, so a new top-level estimator such as
-``InvariantEmbedding`` needs nothing), every :class:`~kernelkit.kernels.Kernel` subclass
-(``kernel``) and every other ``torch.nn.Module`` subclass (``module``).  Plain data holders
-(batches, result dataclasses) are listed in :func:`builtin_classes`; add a new one there, or
-at run time::
-
-    from kernelkit.io import register
-    register(MyBatch, "dataclass")
-
-Registry names are ``cls.__name__`` and must be unique.  A class whose instances hold only
-supported values (arrays, tensors, kernels, registered objects, Python containers) needs
-nothing else.  A value type that is neither (like RDKit molecules) gets a
-:class:`ValueCodec` in :data:`VALUE_CODECS`.
+Adding a class or a value type: see :mod:`kernelkit.io.registry` and
+:mod:`kernelkit.io.values`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -65,26 +48,28 @@ import torch
 from torch import nn
 
 from kernelkit.io.errors import ModelFileError
+from kernelkit.io.registry import ClassEntry
+from kernelkit.io.values import VALUE_CODECS
 from kernelkit.kernels import Kernel
-from kernelkit.utils.errors import InputError
-
-KINDS = ("estimator", "kernel", "module", "dataclass", "state")
-"""How an object of a registered class is written and rebuilt (see the module docstring)."""
 
 _TORCH_DTYPES = {
-    str(d).removeprefix("torch."): d
-    for d in (
-        torch.bool,
-        torch.uint8,
-        torch.int8,
-        torch.int16,
-        torch.int32,
-        torch.int64,
-        torch.float16,
-        torch.bfloat16,
-        torch.float32,
-        torch.float64,
+    name: getattr(torch, name)
+    for name in (
+        "bool",
+        "uint8",
+        "uint16",
+        "uint32",
+        "uint64",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "float16",
+        "bfloat16",
+        "float32",
+        "float64",
     )
+    if isinstance(getattr(torch, name, None), torch.dtype)  # uint16-64: torch >= 2.3
 }
 """Tensor dtypes a model file may hold (those of the safetensors format that torch knows)."""
 
@@ -94,169 +79,11 @@ _NUMPY_KINDS = "biuf"
 _TEXT_KINDS = "US"
 """NumPy dtype kinds stored inline as JSON strings."""
 
+MAX_INLINE_BYTES = 2**28
+"""Largest NumPy data rebuilt from values inline in the manifest (text arrays, scalars)."""
+
 _MODULE_INTERNALS = frozenset(vars(nn.Module()))
 """Instance attributes every ``nn.Module`` has (hooks, parameter tables): not model state."""
-
-
-@dataclass(frozen=True)
-class ClassEntry:
-    """A registered class and how its instances are written (one of :data:`KINDS`)."""
-
-    cls: type
-    kind: str
-
-
-_EXTRA: dict[str, ClassEntry] = {}
-
-
-def register(cls: type, kind: str, *, name: str | None = None) -> type:
-    """Allow instances of ``cls`` in model files; returns ``cls`` (usable as a decorator).
-
-    Parameters
-    ----------
-    cls : type
-        The class.
-    kind : {"estimator", "kernel", "module", "dataclass", "state"}
-        How it is written and rebuilt (see the module docstring).
-    name : str, optional
-        Registry name written in the manifest (default ``cls.__name__``); must be unique.
-    """
-    if kind not in KINDS:
-        raise InputError(f"kind: expected one of {KINDS}, got {kind!r}")
-    key = name or cls.__name__
-    known = class_table().get(key)
-    if known is not None and known.cls is not cls:
-        raise InputError(
-            f"name: {key!r} is already registered for {known.cls.__module__}."
-            f"{known.cls.__qualname__}; pass another name"
-        )
-    _EXTRA[key] = ClassEntry(cls, kind)
-    return cls
-
-
-def builtin_classes() -> dict[str, ClassEntry]:
-    """Classes allowed in files that are not enrolled automatically (see :func:`class_table`).
-
-    Plain data holders of kernelkit (batches, results, the Gram centerer, mixtures) and the
-    two foreign classes kernelkit models contain: scikit-learn's ``SVC`` (inside
-    ``KernelSVC``) and ``torch.nn.ModuleList``.
-    """
-    from sklearn.svm import SVC
-
-    from kernelkit.data.graphs import GraphBatch
-    from kernelkit.data.molecules import MoleculeBatch
-    from kernelkit.data.strings import StringBatch
-    from kernelkit.gram.centering import GramCenterer
-    from kernelkit.kernels.features import SparseFeatures
-    from kernelkit.kernels.nodes import NodeBatch
-    from kernelkit.kernels.precomputed import PrecomputedBatch
-    from kernelkit.models.autoencoder import TrainResult
-    from kernelkit.models.concatenated import Mixture
-
-    table = {
-        "sklearn.svm.SVC": ClassEntry(SVC, "estimator"),
-        "torch.nn.ModuleList": ClassEntry(nn.ModuleList, "module"),
-    }
-    for cls, kind in (
-        (Mixture, "state"),
-        (GramCenterer, "state"),
-        (TrainResult, "dataclass"),
-        (PrecomputedBatch, "dataclass"),
-        (StringBatch, "dataclass"),
-        (GraphBatch, "dataclass"),
-        (MoleculeBatch, "dataclass"),
-        (NodeBatch, "dataclass"),
-        (SparseFeatures, "dataclass"),
-    ):
-        table[cls.__name__] = ClassEntry(cls, kind)
-    return table
-
-
-def _kernelkit_subclasses(base: type) -> Iterator[type]:
-    """Every subclass of ``base`` (at any depth) defined in a ``kernelkit`` module."""
-    stack, seen = [base], set()
-    while stack:
-        cls = stack.pop()
-        if cls in seen:
-            continue
-        seen.add(cls)
-        if cls.__module__.startswith("kernelkit."):
-            yield cls
-        stack.extend(cls.__subclasses__())
-
-
-def _enrol(table: dict[str, ClassEntry], classes: Iterator[type], kind: str) -> None:
-    for cls in sorted(classes, key=lambda c: (c.__module__, c.__qualname__)):
-        known = table.get(cls.__name__)
-        if known is not None and known.cls is not cls:
-            raise InputError(
-                f"class name {cls.__name__!r} is used twice ({known.cls.__module__} and "
-                f"{cls.__module__}); names must be unique to be saved"
-            )
-        table[cls.__name__] = ClassEntry(cls, kind)
-
-
-def class_table() -> dict[str, ClassEntry]:
-    """Registry name -> class entry of every class a model file may contain.
-
-    Enrolled automatically, as classes of kernelkit modules (never from names in a file):
-    scikit-learn estimators (kind ``estimator``; the top-level estimators of
-    ``kernelkit.__all__`` are imported first), :class:`~kernelkit.kernels.Kernel` subclasses
-    (``kernel``) and other ``torch.nn.Module`` subclasses (``module``).  Then the entries of
-    :func:`builtin_classes` and of :func:`register`.
-    """
-    from sklearn.base import BaseEstimator
-
-    import kernelkit
-
-    for name in kernelkit.__all__:
-        getattr(kernelkit, name)  # imports each estimator's module (and its models)
-    table = builtin_classes()
-    _enrol(table, _kernelkit_subclasses(BaseEstimator), "estimator")
-    _enrol(table, _kernelkit_subclasses(Kernel), "kernel")
-    modules = (c for c in _kernelkit_subclasses(nn.Module) if not issubclass(c, Kernel))
-    _enrol(table, modules, "module")
-    table.update(_EXTRA)
-    return table
-
-
-@dataclass(frozen=True)
-class ValueCodec:
-    """Encoding of a value type that is not a registered class (e.g. RDKit molecules).
-
-    ``accepts(value)`` says whether the codec applies; ``encode(value, encoder, path)`` returns
-    the node's fields (without ``type``); ``decode(node, decoder, path)`` rebuilds the value.
-    """
-
-    tag: str
-    accepts: Callable[[Any], bool]
-    encode: Callable[[Any, Encoder, str], dict[str, Any]]
-    decode: Callable[[dict[str, Any], Decoder, str], Any]
-
-
-def _is_rdkit_mol(value: Any) -> bool:
-    kind = type(value)
-    return kind.__name__ == "Mol" and kind.__module__.startswith("rdkit.")
-
-
-def _encode_mol(mol: Any, encoder: Encoder, path: str) -> dict[str, Any]:
-    data = np.frombuffer(mol.ToBinary(), dtype=np.uint8).copy()
-    return encoder.store(torch.from_numpy(data), path)
-
-
-def _decode_mol(node: dict[str, Any], decoder: Decoder, path: str) -> Any:
-    from kernelkit.utils.optional import require
-
-    chem = require("rdkit.Chem", purpose="loading a model fitted on molecules")
-    data = decoder.array(node, path, torch.uint8)
-    try:
-        return chem.Mol(data.numpy().tobytes())
-    except Exception as exc:  # RDKit raises its own C++ errors on corrupt input
-        raise decoder.refuse(path, f"corrupt RDKit molecule ({exc})") from exc
-
-
-VALUE_CODECS: list[ValueCodec] = [ValueCodec("rdkit_mol", _is_rdkit_mol, _encode_mol, _decode_mol)]
-"""Codecs of value types that are not registered classes, tried in order."""
 
 
 def _dtype_name(tensor: torch.Tensor) -> str:
@@ -555,19 +382,25 @@ class Decoder:
 
         return self._memo(node, path, "ndarray", build)
 
-    def numpy_dtype(self, name: Any, path: str, kinds: str) -> np.dtype:
-        """A NumPy dtype from its ``dtype.str``, restricted to the dtype ``kinds``."""
+    def numpy_dtype(self, name: Any, path: str, kinds: str, count: int = 1) -> np.dtype:
+        """A NumPy dtype from its ``dtype.str``, restricted to the dtype ``kinds``.
+
+        ``count`` values of it must fit in :data:`MAX_INLINE_BYTES` (a hostile ``"<U999999999"``
+        would otherwise allocate gigabytes for one short string).
+        """
         try:
             dtype = np.dtype(name) if isinstance(name, str) else None
         except TypeError:
             dtype = None
         if dtype is None or dtype.kind not in kinds:
             raise self.refuse(path, f"expected a NumPy dtype of kind {kinds!r}, got {name!r:.40}")
+        if dtype.itemsize * max(count, 1) > MAX_INLINE_BYTES:
+            raise self.refuse(path, f"dtype {name} is too wide for {count} inline value(s)")
         return dtype
 
     def _ndarray_text(self, node: dict[str, Any], path: str) -> np.ndarray:
-        dtype = self.numpy_dtype(node.get("dtype"), path, _TEXT_KINDS)
         items = self.field(node, "items", list, path)
+        dtype = self.numpy_dtype(node.get("dtype"), path, _TEXT_KINDS, len(items))
         if not all(type(v) in (str, bytes) for v in items):
             raise self.refuse(path, "expected strings as the items of a text array")
         return np.array(items, dtype=dtype).reshape(self._shape(node, path, len(items)))
@@ -601,7 +434,7 @@ class Decoder:
             raise self.refuse(path, f"object id {oid} is defined twice")
         try:
             value = _DECODE_KIND[entry.kind](self, entry.cls, node, path)
-        except ModelFileError:
+        except (ModelFileError, RecursionError):  # reported as such by load
             raise
         except Exception as exc:  # a constructor refusing the saved parameters
             raise self.refuse(path, f"cannot rebuild {name}: {type(exc).__name__}: {exc}") from exc

@@ -18,8 +18,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from kernelkit.io.codec import _TORCH_DTYPES, Decoder, Encoder, class_table
+from kernelkit.io.codec import _TORCH_DTYPES, Decoder, Encoder
 from kernelkit.io.errors import ModelFileError
+from kernelkit.io.registry import class_table
 from kernelkit.utils.optional import require
 
 FORMAT = "kernelkit-model"
@@ -232,7 +233,10 @@ def load(path: str | os.PathLike[str]) -> Any:
     arrays = _parse_arrays(arrays_bytes, manifest["arrays"], source)
     decoder = Decoder(class_table(), arrays, str(source))
     root = {"type": "object", **{k: v for k, v in manifest.items() if k not in _HEADER}}
-    value = decoder.decode(root, "")
+    try:
+        value = decoder.decode(root, "")
+    except RecursionError as exc:
+        raise _refuse(source, f"{MANIFEST} is nested too deeply to be a model") from exc
     unused = sorted(set(arrays) - decoder.used)
     if unused:
         raise _refuse(source, f"extra array(s) {unused[:5]} not used by the model")
@@ -282,6 +286,8 @@ def _parse_manifest(data: bytes, source: Path) -> dict[str, Any]:
         raise _refuse(source, f"{MANIFEST} is larger than {MAX_MANIFEST_BYTES} bytes")
     try:
         manifest = json.loads(data.decode("utf-8"))
+    except RecursionError as exc:
+        raise _refuse(source, f"{MANIFEST} is nested too deeply to be a model") from exc
     except (UnicodeDecodeError, ValueError) as exc:
         raise _refuse(
             source, f"{MANIFEST} is not valid JSON (truncated or corrupt?): {exc}"
