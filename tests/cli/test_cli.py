@@ -120,3 +120,12 @@ def test_debug_shows_the_traceback(tmp_path):
     src.write_text("")
     with pytest.raises(ValueError, match="empty file"):
         main(["--debug", "autoencode", str(src), "--out", str(tmp_path / "out")])
+
+
+def test_missing_matplotlib_says_what_to_install(cli, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib -> ImportError
+    out = tmp_path / "demo"
+    res = cli("demo", "--out", out, "--quiet")
+    assert res.code == 1
+    assert "pip install 'kernelkit[plot]'" in res.err and len(res.err.strip().splitlines()) == 1
+    assert not out.exists()

@@ -101,6 +101,12 @@ def test_autoencode_and_gram_on_peptides(cli, data_dir, tmp_path):
     seqs = [line.split(",")[0] for line in picked]
     direct = Mismatch(k=3, m=1, alphabet="protein")(seqs).numpy()
     np.testing.assert_allclose(np.load(K_path), direct, rtol=1e-12)
+    # the cross-Gram against a second file
+    other = tmp_path / "other.csv"
+    other.write_text("sequence,label\n" + "\n".join(picked[:9]) + "\n")
+    res = cli("gram", other, *args, "--against", src, "--out", tmp_path / "C.npy", "--quiet")
+    assert res.code == 0, res.err
+    np.testing.assert_allclose(np.load(tmp_path / "C.npy"), direct[:9], rtol=1e-12)
 
 
 def test_autoencode_vectors_and_fit_predict_ridge(cli, data_dir, tmp_path):
@@ -236,6 +242,31 @@ def test_graphs_gram_then_precomputed_autoencode_fit_predict(cli, data_dir, tmp_
     expected = KernelRidge(Precomputed(), lam=1e-3).fit(K, y).predict(K[:7])
     got = np.array([float(r["prediction"]) for r in _rows(preds)])
     np.testing.assert_allclose(got, expected, rtol=1e-8)
+    # a K2AE on the Gram encodes new rows given their k(x, x) (--diag)
+    model_path = tmp_path / "k2ae.zip"
+    res = cli(
+        "fit",
+        K_path,
+        "--gram",
+        "--model",
+        "autoencoder",
+        "--dims",
+        2,
+        "--max-iter",
+        3,
+        "--out",
+        model_path,
+        "--quiet",
+    )
+    assert res.code == 0, res.err
+    diag = tmp_path / "diag.npy"
+    np.save(diag, np.diag(K)[:7])
+    codes = tmp_path / "codes.csv"
+    res = cli("predict", model_path, cross, "--diag", diag, "--out", codes, "--quiet")
+    assert res.code == 0, res.err
+    np.testing.assert_allclose(_codes(codes), np.asarray(load(model_path).codes_)[:7], rtol=1e-6)
+    res = cli("predict", model_path, cross, "--out", tmp_path / "no_diag.csv", "--quiet")
+    assert res.code == 1 and "cross.npy: " in res.err and "diag" in res.err
 
 
 def test_fit_predict_autoencoder_on_smi(cli, data_dir, tmp_path):

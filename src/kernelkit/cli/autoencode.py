@@ -74,6 +74,13 @@ def subset(data: DataFile, rows: np.ndarray, train: np.ndarray | None = None) ->
     return items[rows]
 
 
+def require_plotting() -> None:
+    """Fail before any work when matplotlib (the ``plot`` extra) is missing."""
+    from kernelkit.utils.optional import require
+
+    require("matplotlib", purpose="Writing the plots of the report")
+
+
 def progress_bar(total: int, desc: str, quiet: bool) -> Any:
     """A tqdm bar on stderr, or ``None`` with ``--quiet`` or when stderr is not a terminal."""
     if quiet or not sys.stderr.isatty():

@@ -16,7 +16,13 @@ from typing import Any
 import numpy as np
 import torch
 
-from kernelkit.cli.autoencode import AutoencodeSettings, Target, progress_bar, run_autoencode
+from kernelkit.cli.autoencode import (
+    AutoencodeSettings,
+    Target,
+    progress_bar,
+    require_plotting,
+    run_autoencode,
+)
 from kernelkit.cli.errors import UsageError
 from kernelkit.cli.kernels import KERNELS, build_kernel, describe_kernel, parse_kernel
 from kernelkit.cli.output import check_output, staged
@@ -124,6 +130,7 @@ def run_autoencode_command(args: argparse.Namespace) -> int:
     if args.trees < 1 or args.max_iter < 1 or args.lam < 0:
         raise UsageError("--trees and --max-iter: expected >= 1; --lam: expected >= 0")
     out = check_output(args.out, overwrite=args.overwrite)
+    require_plotting()
     data = read_input(args)
     kernel = input_kernel(args.kernel, data)
     target = read_target(args, data)
@@ -183,7 +190,7 @@ def run_fit_command(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     if target is None:
         estimator.fit(X)
-        score = f"training reconstruction error {-estimator.score(X):.4g}"
+        score = f"training objective {estimator.objective_:.4g}"
     else:
         y = target.values
         if args.model == "svc":

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from kernelkit.cli.autoencode import AutoencodeSettings, Target, run_autoencode
+from kernelkit.cli.autoencode import AutoencodeSettings, Target, require_plotting, run_autoencode
 from kernelkit.cli.errors import UsageError
 from kernelkit.cli.output import check_output, staged
 from kernelkit.data.molecule_datasets import bundled_esol_path
@@ -39,6 +39,7 @@ def run_demo(
     ``subset``: use only this many molecules, drawn at random (a quick look; default all).
     """
     out = check_output(out, overwrite=overwrite)
+    require_plotting()
     data = read_data(bundled_esol_path(), kind="molecules", target=TARGET)
     if subset is not None:
         if subset < 10:
