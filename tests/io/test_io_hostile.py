@@ -261,6 +261,14 @@ def test_not_a_model_paths(tmp_path):
     _refused(other, "expected a zip of manifest.json and arrays.safetensors")
 
 
+def test_compressed_zip_members_are_refused(model_dir, tmp_path):
+    bomb = tmp_path / "deflated.zip"
+    with zipfile.ZipFile(bomb, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for name in ("manifest.json", "arrays.safetensors"):
+            archive.write(model_dir / name, name)
+    _refused(bomb, "expected uncompressed zip members")
+
+
 def test_model_directory_without_arrays(model_dir):
     (model_dir / "arrays.safetensors").unlink()
     _refused(model_dir, "arrays.safetensors is missing")
@@ -359,6 +367,17 @@ def test_output_path_not_writable(model, tmp_path):
         with pytest.raises(ModelFileError, match="cannot write the model"):
             save(model, locked / "model")
         assert list(locked.iterdir()) == []
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX permission bits")
+def test_written_files_get_the_usual_permissions(model, tmp_path):
+    umask = os.umask(0o022)
+    os.umask(umask)
+    zipped = save(model, tmp_path / "m.zip")
+    directory = save(model, tmp_path / "m")
+    assert zipped.stat().st_mode & 0o777 == 0o666 & ~umask
+    assert directory.stat().st_mode & 0o777 == 0o777 & ~umask
+    assert (directory / "manifest.json").stat().st_mode & 0o777 == 0o666 & ~umask
 
 
 def test_failed_write_leaves_old_model_and_no_temporaries(model, model_dir, monkeypatch):

@@ -166,6 +166,9 @@ ESTIMATORS = {
     "k2ae_landmarks": lambda k: KernelAutoencoder(
         (2,), input_kernel=k, landmarks=8, max_iter=4, random_state=0
     ),
+    "concatenated": lambda k: ConcatenatedKernelRegressor(
+        inner_kernel=k, inner_dim=2, n_restarts=2, max_iter=3, random_state=0
+    ),
 }
 
 

@@ -6,8 +6,9 @@
 
 Format (version 1)
 ------------------
-A model is a directory, or (for a path ending in ``.zip``) an uncompressed zip archive,
-holding exactly two files:
+A model is a directory, or (for a path ending in ``.zip``) a zip archive of uncompressed
+members, holding two files (a zip exactly these two; other files in a directory are
+ignored):
 
 ``manifest.json``
     A UTF-8 JSON object::

@@ -154,6 +154,14 @@ def _check_target(target: Path, *, overwrite: bool, as_zip: bool) -> None:
         )
 
 
+def _default_mode(full: int) -> int:
+    """``full`` (0o666 files, 0o777 directories) under the process umask: the permissions an
+    ordinary ``open`` / ``mkdir`` would give (``mkstemp`` / ``mkdtemp`` use owner-only ones)."""
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return full & ~umask
+
+
 def _write_file(path: Path, data: bytes) -> None:
     with open(path, "wb") as fh:
         fh.write(data)
@@ -165,6 +173,7 @@ def _write_zip(target: Path, manifest: bytes, arrays: bytes) -> None:
     fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     tmp = Path(tmp_name)
     try:
+        os.chmod(tmp, _default_mode(0o666))
         with os.fdopen(fd, "wb") as fh:
             with zipfile.ZipFile(fh, "w", compression=zipfile.ZIP_STORED) as archive:
                 archive.writestr(MANIFEST, manifest)
@@ -181,6 +190,7 @@ def _write_directory(target: Path, manifest: bytes, arrays: bytes) -> None:
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
     old = None
     try:
+        os.chmod(tmp, _default_mode(0o777))
         _write_file(tmp / ARRAYS, arrays)
         _write_file(tmp / MANIFEST, manifest)
         if target.exists():  # checked by _check_target: a model directory we may replace
@@ -269,6 +279,13 @@ def _read(source: Path) -> tuple[bytes, bytes]:
                     source,
                     f"not a kernelkit model: expected a zip of {MANIFEST} and {ARRAYS}, got "
                     f"members {sorted(infos)[:5]}",
+                )
+            packed = [n for n, i in infos.items() if i.compress_type != zipfile.ZIP_STORED]
+            if packed:  # compressed members could expand without bound (zip bombs)
+                raise _refuse(
+                    source,
+                    f"expected uncompressed zip members, as kernelkit.io.save writes them; "
+                    f"{packed} are compressed",
                 )
             if infos[MANIFEST].file_size > MAX_MANIFEST_BYTES:
                 raise _refuse(source, f"{MANIFEST} is larger than {MAX_MANIFEST_BYTES} bytes")
