@@ -8,8 +8,13 @@ Every value of a fitted estimator becomes a JSON node:
   ``tuple``, ``dict``, ``tensor`` / ``parameter`` / ``ndarray`` (an ``"array"`` name in
   ``arrays.safetensors``), ``ndarray_text`` (string arrays, inline), ``ndarray_object``
   (object arrays, one node per item), ``numpy_scalar``, ``numpy_dtype``, ``torch_dtype``,
-  ``torch_device``, ``rdkit_mol`` (RDKit's own binary molecule format, as a uint8 array), and
-  ``object`` / ``ref`` for instances of registered classes.
+  ``torch_device``, the value codecs of :mod:`kernelkit.io.values` (``rdkit_mol``,
+  ``numpy_generator``, ``numpy_random_state``), and ``object`` / ``ref`` for instances of
+  registered classes.
+
+Array nodes name their array; an optional ``order`` (a permutation of the axes) says the
+array was stored in the memory order of a transposed or Fortran-ordered original, which is
+restored (``permute``) on loading so that computations on it are bit-for-bit the same.
 
 An ``object`` node names its class by its *registry name* (``"KernelRidge"``,
 ``"Gaussian"``, ``"sklearn.svm.SVC"``), and a ``kind`` saying how it is rebuilt:
@@ -52,7 +57,7 @@ from kernelkit.io.registry import ClassEntry
 from kernelkit.io.values import VALUE_CODECS
 from kernelkit.kernels import Kernel
 
-_TORCH_DTYPES = {
+TORCH_DTYPES = {
     name: getattr(torch, name)
     for name in (
         "bool",
@@ -76,8 +81,8 @@ _TORCH_DTYPES = {
 _NUMPY_KINDS = "biuf"
 """NumPy dtype kinds stored as arrays (bool, signed, unsigned, float)."""
 
-_TEXT_KINDS = "US"
-"""NumPy dtype kinds stored inline as JSON strings."""
+_TEXT_KINDS = "U"
+"""NumPy dtype kinds stored inline as JSON strings (``bytes`` arrays are not supported)."""
 
 MAX_INLINE_BYTES = 2**28
 """Largest NumPy data rebuilt from values inline in the manifest (text arrays, scalars)."""
@@ -86,7 +91,8 @@ _MODULE_INTERNALS = frozenset(vars(nn.Module()))
 """Instance attributes every ``nn.Module`` has (hooks, parameter tables): not model state."""
 
 
-def _dtype_name(tensor: torch.Tensor) -> str:
+def dtype_name(tensor: torch.Tensor) -> str:
+    """The dtype of a tensor as written in manifests (``"float64"``)."""
     return str(tensor.dtype).removeprefix("torch.")
 
 
@@ -114,10 +120,10 @@ class Encoder:
         memo = id(tensor if key is None else key)
         if memo in self._array_fields:
             return self._array_fields[memo]
-        if tensor.layout != torch.strided or _dtype_name(tensor) not in _TORCH_DTYPES:
+        if tensor.layout != torch.strided or dtype_name(tensor) not in TORCH_DTYPES:
             raise ModelFileError(
                 f"cannot save {path}: expected a dense tensor with a dtype in "
-                f"{sorted(_TORCH_DTYPES)}, got {tensor.layout} {tensor.dtype}"
+                f"{sorted(TORCH_DTYPES)}, got {tensor.layout} {tensor.dtype}"
             )
         name, copy = path, 1
         while name in self.arrays:  # e.g. dict keys 1 and "1" at the same path
@@ -401,7 +407,7 @@ class Decoder:
     def _ndarray_text(self, node: dict[str, Any], path: str) -> np.ndarray:
         items = self.field(node, "items", list, path)
         dtype = self.numpy_dtype(node.get("dtype"), path, _TEXT_KINDS, len(items))
-        if not all(type(v) in (str, bytes) for v in items):
+        if not all(type(v) is str for v in items):
             raise self.refuse(path, "expected strings as the items of a text array")
         return np.array(items, dtype=dtype).reshape(self._shape(node, path, len(items)))
 
@@ -477,18 +483,18 @@ def _decode_dict(dec: Decoder, node: dict[str, Any], path: str) -> dict[Any, Any
 def _decode_numpy_scalar(dec: Decoder, node: dict[str, Any], path: str) -> np.generic:
     dtype = dec.numpy_dtype(node.get("dtype"), path, _NUMPY_KINDS + _TEXT_KINDS)
     value = dec.decode(node.get("value"), path)
-    if type(value) not in (bool, int, float, str, bytes):
+    if type(value) not in (bool, int, float, str):
         raise dec.refuse(path, f"expected a scalar value, got {type(value).__name__}")
     return np.array(value, dtype=dtype)[()]
 
 
 def _decode_torch_dtype(dec: Decoder, node: dict[str, Any], path: str) -> torch.dtype:
     name = node.get("name")
-    if name not in _TORCH_DTYPES:
+    if name not in TORCH_DTYPES:
         raise dec.refuse(
-            path, f"expected a torch dtype in {sorted(_TORCH_DTYPES)}, got {name!r:.40}"
+            path, f"expected a torch dtype in {sorted(TORCH_DTYPES)}, got {name!r:.40}"
         )
-    return _TORCH_DTYPES[name]
+    return TORCH_DTYPES[name]
 
 
 def _decode_torch_device(dec: Decoder, node: dict[str, Any], path: str) -> torch.device:

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from kernelkit.io.codec import _TORCH_DTYPES, Decoder, Encoder
+from kernelkit.io.codec import TORCH_DTYPES, Decoder, Encoder, dtype_name
 from kernelkit.io.errors import ModelFileError
 from kernelkit.io.registry import class_table
 from kernelkit.utils.optional import require
@@ -47,10 +47,6 @@ def _digest(tensor: torch.Tensor) -> str:
     """sha256 of the array's bytes in row-major order (no copy for a contiguous array)."""
     same_width = tensor.view(torch.int16) if tensor.dtype == torch.bfloat16 else tensor
     return hashlib.sha256(np.ascontiguousarray(same_width.numpy()).data).hexdigest()
-
-
-def _dtype_name(tensor: torch.Tensor) -> str:
-    return str(tensor.dtype).removeprefix("torch.")
 
 
 # ---------------------------------------------------------------------- save
@@ -122,7 +118,7 @@ def _encode(estimator: Any) -> tuple[dict[str, Any], dict[str, torch.Tensor]]:
     manifest["arrays"] = [
         {
             "name": name,
-            "dtype": _dtype_name(tensor),
+            "dtype": dtype_name(tensor),
             "shape": list(tensor.shape),
             "sha256": _digest(tensor),
         }
@@ -330,7 +326,7 @@ def _parse_manifest(data: bytes, source: Path) -> dict[str, Any]:
         ok = (
             isinstance(entry, dict)
             and isinstance(entry.get("name"), str)
-            and entry.get("dtype") in _TORCH_DTYPES
+            and entry.get("dtype") in TORCH_DTYPES
             and isinstance(entry.get("shape"), list)
             and all(type(d) is int and d >= 0 for d in entry["shape"])
             and isinstance(entry.get("sha256"), str)
@@ -362,11 +358,11 @@ def _parse_arrays(
         raise _refuse(source, f"extra array(s) {extra[:5]} in {ARRAYS} not listed in {MANIFEST}")
     for name, entry in listed.items():
         tensor = arrays[name]
-        if _dtype_name(tensor) != entry["dtype"]:
+        if dtype_name(tensor) != entry["dtype"]:
             raise _refuse(
                 source,
                 f"array {name!r}: dtype mismatch, manifest says {entry['dtype']}, file has "
-                f"{_dtype_name(tensor)}",
+                f"{dtype_name(tensor)}",
             )
         if list(tensor.shape) != entry["shape"]:
             raise _refuse(
