@@ -205,6 +205,7 @@ def test_graphs_gram_then_precomputed_autoencode_fit_predict(cli, data_dir, tmp_
     res = cli("gram", folder, "--kernel", "wl:n_iter=2", "--block-size", 16, "--out", K_path)
     assert res.code == 0, res.err
     assert "40 x 40" in res.out
+    assert res.err == ""  # no progress bar when stderr is not a terminal
     direct = WeisfeilerLehman(2)(read_data(folder).items).numpy()
     K = np.load(K_path)
     np.testing.assert_allclose(K, direct, rtol=1e-12)

@@ -109,10 +109,12 @@ def _fit_autoencoder(
         progress=report if bar is not None else False,
     )
     try:
-        return model.fit(X)
+        model.fit(X)
     finally:
         if bar is not None:
             bar.close()
+    # the progress callback is display state, not part of the model that is saved
+    return model.set_params(progress=False)
 
 
 def _downstream(
