@@ -9,6 +9,9 @@ precomputed Gram, strings, graphs (networkx) and SMILES (RDKit).
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -275,3 +278,60 @@ def test_manifest_schema(tmp_path):
         "arrays.safetensors",
         "manifest.json",
     ]
+
+
+@pytest.mark.parametrize(
+    ("make", "target"),
+    [
+        (lambda: KernelPCA(Gaussian(sigma=2.0), n_components=3, fit_inverse_transform=True), None),
+        (lambda: KernelSVC(Laplacian(sigma=1.0), C=3.0), "three classes"),
+        (lambda: KernelRidge(Matern(nu=2.5), lam=1e-3), "two outputs"),
+    ],
+    ids=["pca-inverse", "svc-multiclass", "ridge-multioutput"],
+)
+def test_more_vector_estimators(make, target, tmp_path):
+    X, y, X_new = _vectors()
+    if target == "three classes":
+        y = np.digitize(y, np.quantile(y, [1 / 3, 2 / 3]))
+    elif target == "two outputs":
+        y = np.column_stack([y, -2 * y])
+    model = make().fit(X) if target is None else make().fit(X, y)
+    _roundtrip(model, X_new, tmp_path, ".zip")
+
+
+def test_pandas_input_keeps_feature_names(tmp_path):
+    pd = pytest.importorskip("pandas")
+    X, y, X_new = _vectors()
+    frame = pd.DataFrame(X, columns=["a", "b", "c"])
+    model = KernelRidge(Gaussian(sigma=1.0)).fit(frame, y)
+    loaded = _roundtrip(model, pd.DataFrame(X_new, columns=["a", "b", "c"]), tmp_path, "")
+    assert list(loaded.feature_names_in_) == ["a", "b", "c"]
+
+
+@pytest.mark.slow  # a new interpreter imports torch: ~8 s under load
+def test_load_in_a_fresh_interpreter(tmp_path):
+    """Loading imports what it needs itself (the CLI loads models in a new process)."""
+    X, y, X_new = _vectors()
+    model = ConcatenatedKernelRegressor(n_restarts=2, max_iter=3, random_state=0).fit(X, y)
+    path = save(model, tmp_path / "model.zip")
+    np.save(tmp_path / "X_new.npy", X_new)
+    code = (
+        "import sys, numpy as np; from kernelkit.io import load; "
+        "m = load(sys.argv[1]); np.save(sys.argv[2], m.predict(np.load(sys.argv[3])))"
+    )
+    src = Path(__file__).resolve().parents[2] / "src"
+    env = {**os.environ, "PYTHONPATH": f"{src}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            code,
+            str(path),
+            str(tmp_path / "out.npy"),
+            str(tmp_path / "X_new.npy"),
+        ],
+        check=True,
+        env=env,
+        timeout=120,
+    )
+    assert np.array_equal(np.load(tmp_path / "out.npy"), model.predict(X_new))
