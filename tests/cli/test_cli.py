@@ -129,3 +129,27 @@ def test_missing_matplotlib_says_what_to_install(cli, tmp_path, monkeypatch):
     assert res.code == 1
     assert "pip install 'kernelkit[plot]'" in res.err and len(res.err.strip().splitlines()) == 1
     assert not out.exists()
+
+
+def test_training_progress_bar_and_the_saved_model(cli, tmp_path, monkeypatch):
+    """With a progress bar (a terminal), the bar moves and the model still saves."""
+    import io as _io
+
+    from tqdm import tqdm
+
+    import kernelkit.cli.autoencode as job
+    from kernelkit.io import load
+
+    sink = _io.StringIO()
+    monkeypatch.setattr(
+        job, "progress_bar", lambda total, desc, quiet: tqdm(total=total, desc=desc, file=sink)
+    )
+    src = tmp_path / "v.csv"
+    src.write_text("a,b,y\n" + "".join(f"{i % 7},{(i * 3) % 5},{i % 2}\n" for i in range(30)))
+    out = tmp_path / "out"
+    res = cli(
+        "autoencode", src, "--target", "y", "--dims", 2, "--max-iter", 3, "--trees", 5, "--out", out
+    )
+    assert res.code == 0, res.err
+    assert "K2AE 2-D" in sink.getvalue() and "objective=" in sink.getvalue()
+    assert load(out / "model_2d.zip").progress is False
