@@ -69,6 +69,7 @@ def test_info_lists_versions(cli):
     res = cli("info")
     assert res.code == 0
     assert "kernelkit" in res.out and "torch" in res.out and "BLAS" in res.out
+    assert "device: cpu" in res.out or "device: cuda" in res.out
 
 
 def test_no_command_is_a_usage_error(cli):
