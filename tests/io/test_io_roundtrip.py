@@ -9,6 +9,7 @@ precomputed Gram, strings, graphs (networkx) and SMILES (RDKit).
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -89,6 +90,33 @@ def _assert_identical(before, after):
             assert np.array_equal(a, b), name
 
 
+def _assert_same_state(a, b, path="model"):
+    """Deep equality of two object graphs: arrays bit for bit (with dtype and strides)."""
+    assert type(a) is type(b), path
+    if isinstance(a, torch.Tensor):
+        assert a.dtype == b.dtype and a.shape == b.shape and a.stride() == b.stride(), path
+        assert torch.equal(a, b) or bool(((a == b) | (a.isnan() & b.isnan())).all()), path
+    elif isinstance(a, np.ndarray):
+        assert a.dtype == b.dtype and a.strides == b.strides, path
+        assert np.array_equal(a, b, equal_nan=a.dtype.kind == "f"), path
+    elif isinstance(a, (list, tuple)):
+        assert len(a) == len(b), path
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            _assert_same_state(x, y, f"{path}[{i}]")
+    elif isinstance(a, dict):
+        assert list(a) == list(b), path
+        for key in a:
+            _assert_same_state(a[key], b[key], f"{path}[{key!r}]")
+    elif isinstance(a, float):
+        assert a == b or (math.isnan(a) and math.isnan(b)), path
+    elif hasattr(a, "__dict__") and not isinstance(a, type):
+        assert vars(a).keys() == vars(b).keys(), path
+        for key, value in vars(a).items():
+            _assert_same_state(value, vars(b)[key], f"{path}.{key}")
+    else:
+        assert a == b, path
+
+
 def _roundtrip(model, X_new, tmp_path, suffix):
     before = _outputs(model, X_new)
     path = save(model, tmp_path / f"model{suffix}")
@@ -96,6 +124,7 @@ def _roundtrip(model, X_new, tmp_path, suffix):
     assert type(loaded) is type(model)
     assert repr(loaded) == repr(model)
     _assert_identical(before, _outputs(loaded, X_new))
+    _assert_same_state(model, loaded)
     return loaded
 
 

@@ -80,11 +80,11 @@ def save(estimator: Any, path: str | os.PathLike[str], *, overwrite: bool = Fals
         value of a type that cannot be saved.
     """
     target = Path(path)
+    as_zip = target.suffix.lower() == ".zip"
+    _check_target(target, overwrite=overwrite, as_zip=as_zip)
     manifest, arrays = _encode(estimator)
     manifest_bytes = json.dumps(manifest, indent=1, allow_nan=False).encode("utf-8")
     arrays_bytes = _safetensors().save(arrays, metadata={"format": FORMAT})
-    as_zip = target.suffix.lower() == ".zip"
-    _check_target(target, overwrite=overwrite, as_zip=as_zip)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         if as_zip:
