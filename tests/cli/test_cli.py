@@ -154,3 +154,23 @@ def test_training_progress_bar_and_the_saved_model(cli, tmp_path, monkeypatch):
     assert res.code == 0, res.err
     assert "K2AE 2-D" in sink.getvalue() and "objective=" in sink.getvalue()
     assert load(out / "model_2d.zip").progress is False
+
+
+@pytest.mark.parametrize(
+    ("argv", "fragment"),
+    [
+        (["fit", "--model", "autoencoder", "--dims", "2", "10"], "--dims: a fitted autoencoder"),
+        (["fit", "--model", "ridge"], "--target or --labels: a ridge model needs targets"),
+        (["autoencode", "--test-size", "1.5"], "--test-size: expected a fraction in (0, 1)"),
+        (["autoencode", "--dims", "0"], "--dims: expected positive code widths"),
+        (["gram", "--kind", "vectors"], "--out: expected a .npy file name"),
+    ],
+)
+def test_bad_option_values_exit_2(cli, tmp_path, argv, fragment):
+    src = tmp_path / "v.csv"
+    src.write_text("a,b\n" + "".join(f"{i},{i % 3}\n" for i in range(12)))
+    out = tmp_path / "out"
+    res = cli(argv[0], src, *argv[1:], "--out", out, "--quiet")
+    assert res.code == 2, res.err
+    assert fragment in res.err and len(res.err.strip().splitlines()) == 1
+    assert not out.exists()

@@ -160,8 +160,11 @@ def _estimator(args: argparse.Namespace, kernel: Kernel) -> Any:
         return KernelRidge(kernel, lam=args.lam)
     if args.model == "svc":
         return KernelSVC(kernel, C=args.C)
+    dims = _check_dims(args.dims)
+    if len(dims) != 1:
+        raise UsageError(f"--dims: a fitted autoencoder has one code width, got {args.dims}")
     return KernelAutoencoder(
-        dims=(_check_dims(args.dims)[0],),
+        dims=(dims[0],),
         input_kernel=kernel,
         lam=args.lam,
         max_iter=args.max_iter,
@@ -188,7 +191,7 @@ def run_fit_command(args: argparse.Namespace) -> int:
     X = data.items
     estimator = _estimator(args, kernel)
     start = time.perf_counter()
-    if target is None:
+    if args.model == "autoencoder":
         estimator.fit(X)
         score = f"training objective {estimator.objective_:.4g}"
     else:
