@@ -122,6 +122,10 @@ DATA_CASES = {
         "ragged.csv:4: expected 3 fields (as in the header), got 2",
     ),
     "empty": (lambda t, d: _autoencode(_write(t, "empty.csv", "")), "empty.csv: empty file"),
+    "header-only": (
+        lambda t, d: _autoencode(_write(t, "head.csv", "a,b,c\n")),
+        "head.csv:1: a header row but no records",
+    ),
     "blank": (lambda t, d: _autoencode(_write(t, "blank.smi", "\n  \n")), "blank.smi: empty file"),
     "binary": (
         lambda t, d: _autoencode(_write(t, "data.csv", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")),

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import csv
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -278,7 +278,7 @@ def _read_table(
     for fields in reader:
         if any(f.strip() for f in fields):
             rows.append((reader.line_num, [f.strip() for f in fields]))
-    first = rows[0][1]
+    header_line, first = rows[0]
     header = not all(is_number(f) for f in first)
     if header:
         names = first
@@ -289,7 +289,7 @@ def _read_table(
     else:
         names = [str(j) for j in range(len(first))]
     if not rows:
-        raise DataFileError(path, "no records after the header row", line=rows_line(header))
+        raise DataFileError(path, "a header row but no records", line=header_line)
     width = len(names)
     for number, fields in rows:
         if len(fields) != width:
@@ -320,11 +320,6 @@ def _read_table(
         return DataFile("molecules", values, ids, path, lines, table)
     seqs, alpha = _check_sequences(path, [v.upper() for v in values], lines, alphabet)
     return DataFile("sequences", seqs, ids, path, lines, table, alphabet=alpha)
-
-
-def rows_line(header: bool) -> int:
-    """Line of the first record of a table (after the header when there is one)."""
-    return 2 if header else 1
 
 
 def _vectors(
@@ -423,7 +418,7 @@ def _choose_alphabet(letters: set[str], alphabet: str | None) -> str:
 
 
 def _check_sequences(
-    path: Path, seqs: list[str], lines: list[int], alphabet: str | None, ids: list[str] = ()
+    path: Path, seqs: list[str], lines: list[int], alphabet: str | None, ids: Sequence[str] = ()
 ) -> tuple[list[str], str]:
     """Check every letter against the alphabet; the first unknown one is reported."""
     letters = set().union(*map(set, seqs))
