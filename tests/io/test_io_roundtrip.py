@@ -9,7 +9,6 @@ precomputed Gram, strings, graphs (networkx) and SMILES (RDKit).
 from __future__ import annotations
 
 import json
-import math
 import os
 import subprocess
 import sys
@@ -90,41 +89,25 @@ def _assert_identical(before, after):
             assert np.array_equal(a, b), name
 
 
-def _assert_same_state(a, b, path="model"):
-    """Deep equality of two object graphs: arrays bit for bit (with dtype and strides)."""
-    assert type(a) is type(b), path
-    if isinstance(a, torch.Tensor):
-        assert a.dtype == b.dtype and a.shape == b.shape and a.stride() == b.stride(), path
-        assert torch.equal(a, b) or bool(((a == b) | (a.isnan() & b.isnan())).all()), path
-    elif isinstance(a, np.ndarray):
-        assert a.dtype == b.dtype and a.strides == b.strides, path
-        assert np.array_equal(a, b, equal_nan=a.dtype.kind == "f"), path
-    elif isinstance(a, (list, tuple)):
-        assert len(a) == len(b), path
-        for i, (x, y) in enumerate(zip(a, b, strict=True)):
-            _assert_same_state(x, y, f"{path}[{i}]")
-    elif isinstance(a, dict):
-        assert list(a) == list(b), path
-        for key in a:
-            _assert_same_state(a[key], b[key], f"{path}[{key!r}]")
-    elif isinstance(a, float):
-        assert a == b or (math.isnan(a) and math.isnan(b)), path
-    elif hasattr(a, "__dict__") and not isinstance(a, type):
-        assert vars(a).keys() == vars(b).keys(), path
-        for key, value in vars(a).items():
-            _assert_same_state(value, vars(b)[key], f"{path}.{key}")
-    else:
-        assert a == b, path
+@pytest.fixture
+def roundtrip(tmp_path, same_state):
+    """``roundtrip(model, X_new, suffix)``: see :func:`_roundtrip`."""
+
+    def run(model, X_new, suffix=""):
+        return _roundtrip(model, X_new, tmp_path, suffix, same_state)
+
+    return run
 
 
-def _roundtrip(model, X_new, tmp_path, suffix):
+def _roundtrip(model, X_new, tmp_path, suffix, same_state):
+    """Save, load, and check outputs and the whole fitted state are identical."""
     before = _outputs(model, X_new)
     path = save(model, tmp_path / f"model{suffix}")
     loaded = load(path)
     assert type(loaded) is type(model)
     assert repr(loaded) == repr(model)
     _assert_identical(before, _outputs(loaded, X_new))
-    _assert_same_state(model, loaded)
+    same_state(model, loaded)
     return loaded
 
 
@@ -207,12 +190,12 @@ ESTIMATORS = {
 @pytest.mark.parametrize("suffix", ["", ".zip"])
 @pytest.mark.parametrize("kind", list(DATA_KINDS))
 @pytest.mark.parametrize("estimator", list(ESTIMATORS))
-def test_estimator_roundtrips_on_every_input_kind(estimator, kind, suffix, tmp_path):
+def test_estimator_roundtrips_on_every_input_kind(estimator, kind, suffix, roundtrip):
     X, y, X_new = DATA_KINDS[kind]()
     model = ESTIMATORS[estimator](INPUT_KERNELS[kind]())
     target = _labels(y) if estimator == "svc" else y
     model.fit(X, None if estimator.startswith("k2ae") or estimator == "pca" else target)
-    _roundtrip(model, X_new, tmp_path, suffix)
+    roundtrip(model, X_new, suffix)
 
 
 @pytest.mark.parametrize(
@@ -228,9 +211,9 @@ def test_estimator_roundtrips_on_every_input_kind(estimator, kind, suffix, tmp_p
     ],
     ids=["kae-deep", "kae-laplacian", "kae-landmarks-kmeans-adam", "kae-trained-head", "kae-alt"],
 )
-def test_finite_kae_roundtrips(make, tmp_path):
+def test_finite_kae_roundtrips(make, roundtrip):
     X, _, X_new = _vectors()
-    loaded = _roundtrip(make().fit(X), X_new, tmp_path, ".zip")
+    loaded = roundtrip(make().fit(X), X_new, ".zip")
     assert loaded.history_ == make().fit(X).history_
 
 
@@ -255,25 +238,25 @@ def test_finite_kae_roundtrips(make, tmp_path):
     ],
     ids=["scalar", "two-layer", "mixture"],
 )
-def test_concatenated_roundtrips(make, tmp_path):
+def test_concatenated_roundtrips(make, roundtrip):
     X, y, X_new = _vectors()
-    loaded = _roundtrip(make().fit(X, y), X_new, tmp_path, "")
+    loaded = roundtrip(make().fit(X, y), X_new, "")
     assert isinstance(loaded.restart_objectives_, np.ndarray)
 
 
-def test_torch_float32_input_stays_torch_float32(tmp_path):
+def test_torch_float32_input_stays_torch_float32(roundtrip):
     X, y, X_new = (torch.as_tensor(a, dtype=torch.float32) for a in _vectors())
     model = KernelRidge(Gaussian(sigma=1.0), lam=1e-2).fit(X, y)
-    loaded = _roundtrip(model, X_new, tmp_path, ".zip")
+    loaded = roundtrip(model, X_new, ".zip")
     assert loaded.X_fit_.dtype == torch.float32 and isinstance(loaded.dual_coef_, torch.Tensor)
 
 
-def test_feature_space_gaussian_on_a_precomputed_gram(tmp_path):
+def test_feature_space_gaussian_on_a_precomputed_gram(roundtrip):
     K, y, Kt = _gram()
     diag = np.ones(len(Kt))  # Gaussian Gram: k(x, x) = 1
     model = KernelRidge(FeatureSpaceGaussian(Precomputed(), sigma=0.8), lam=1e-2).fit(K, y)
     test = PrecomputedBatch(torch.as_tensor(Kt), torch.as_tensor(diag))
-    _roundtrip(model, test, tmp_path, "")
+    roundtrip(model, test, "")
 
 
 def test_unfitted_estimator_and_bare_kernel_roundtrip(tmp_path):
@@ -318,22 +301,22 @@ def test_manifest_schema(tmp_path):
     ],
     ids=["pca-inverse", "svc-multiclass", "ridge-multioutput"],
 )
-def test_more_vector_estimators(make, target, tmp_path):
+def test_more_vector_estimators(make, target, roundtrip):
     X, y, X_new = _vectors()
     if target == "three classes":
         y = np.digitize(y, np.quantile(y, [1 / 3, 2 / 3]))
     elif target == "two outputs":
         y = np.column_stack([y, -2 * y])
     model = make().fit(X) if target is None else make().fit(X, y)
-    _roundtrip(model, X_new, tmp_path, ".zip")
+    roundtrip(model, X_new, ".zip")
 
 
-def test_pandas_input_keeps_feature_names(tmp_path):
+def test_pandas_input_keeps_feature_names(roundtrip):
     pd = pytest.importorskip("pandas")
     X, y, X_new = _vectors()
     frame = pd.DataFrame(X, columns=["a", "b", "c"])
     model = KernelRidge(Gaussian(sigma=1.0)).fit(frame, y)
-    loaded = _roundtrip(model, pd.DataFrame(X_new, columns=["a", "b", "c"]), tmp_path, "")
+    loaded = roundtrip(model, pd.DataFrame(X_new, columns=["a", "b", "c"]), "")
     assert list(loaded.feature_names_in_) == ["a", "b", "c"]
 
 
