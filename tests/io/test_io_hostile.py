@@ -361,6 +361,9 @@ def test_output_path_not_writable(model, tmp_path):
     with pytest.raises(ModelFileError, match="cannot write the model") as info:
         save(model, blocker / "model.zip")
     assert str(blocker / "model.zip") in str(info.value)
+    if Path("/sys").is_dir():  # sysfs refuses new files even to root
+        with pytest.raises(ModelFileError, match="cannot write the model"):
+            save(model, "/sys/kernelkit-model.zip")
     if os.name == "posix" and os.geteuid() != 0:  # root writes through permissions
         locked = tmp_path / "locked"
         locked.mkdir(mode=0o500)
