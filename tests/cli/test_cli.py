@@ -51,7 +51,7 @@ def test_demo_on_a_subset_of_the_shipped_molecules(cli, tmp_path):
 
 @pytest.mark.slow
 def test_full_demo(cli, tmp_path):
-    """What ``make demo`` runs: all 1128 molecules (about 1.5 min on 2 loaded cores)."""
+    """What ``make demo`` runs: all 1128 molecules (44 s to 2 min on 2 cores, by load)."""
     pytest.importorskip("matplotlib")
     pytest.importorskip("rdkit")
     res = cli("demo", "--out", tmp_path / "demo", "--quiet")
