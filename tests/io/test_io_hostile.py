@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 import torch
 
-from kernelkit import KernelRidge
+from kernelkit import KernelRidge, KernelSVC
 from kernelkit.io import ModelFileError, load, save
-from kernelkit.kernels import Gaussian, Linear
+from kernelkit.kernels import Gaussian, Linear, ShortestPath, Spectrum, Tanimoto
 from kernelkit.utils.errors import KernelkitError
 
 safetensors_torch = pytest.importorskip("safetensors.torch")
@@ -406,3 +406,61 @@ def test_unsupported_value_is_named(tmp_path):
     assert not (tmp_path / "m").exists()
     with pytest.raises(ModelFileError, match="expected a kernelkit estimator"):
         save(42, tmp_path / "n")
+
+
+# ---------------------------------------------------------------------- well-formed but hostile
+def _fitted(kind):
+    rng = np.random.default_rng(2)
+    if kind == "svc":
+        X = rng.normal(size=(16, 2))
+        return KernelSVC(Gaussian(sigma=1.0)).fit(X, X[:, 0] > 0)
+    if kind == "graphs":
+        nx = pytest.importorskip("networkx")
+        graphs = [nx.cycle_graph(n) for n in (3, 4, 5, 6)]
+        for g in graphs:
+            nx.set_node_attributes(g, 0, "label")
+        return KernelRidge(ShortestPath(), lam=0.1).fit(graphs, [1.0, 2.0, 3.0, 4.0])
+    if kind == "molecules":
+        pytest.importorskip("rdkit")
+        return KernelRidge(Tanimoto(), lam=0.1).fit(["CCO", "CCN", "c1ccccc1"], [1.0, 2.0, 3.0])
+    strings = ["ACGT", "GATTACA", "CCGG", "TTAG"]
+    return KernelRidge(Spectrum(k=2), lam=0.1).fit(strings, [1.0, 2.0, 3.0, 4.0])
+
+
+def _break_svc(model):
+    model.svc_.support_ = model.svc_.support_.copy()
+    model.svc_.support_[0] = 10**6  # libsvm would read far out of bounds at predict time
+
+
+def _break_graph_index(model):
+    model.X_fit_.adj_idx[0] = 10**6
+
+
+def _break_graph_crossing(model):
+    model.X_fit_.adj_idx[0] = model.X_fit_.node_ptr[-2]  # an edge into the last graph
+
+
+def _break_fingerprint_pointers(model):
+    model.X_fit_.indptr[-1] += 5  # rows past the stored keys
+
+
+def _break_string_codes(model):
+    model.X_fit_.codes[0] = 99  # past the alphabet
+
+
+@pytest.mark.parametrize(
+    ("kind", "corrupt", "match"),
+    [
+        ("svc", _break_svc, "SVC: the libsvm arrays do not agree"),
+        ("graphs", _break_graph_index, "GraphBatch: inconsistent"),
+        ("graphs", _break_graph_crossing, "GraphBatch: inconsistent"),
+        ("strings", _break_string_codes, "StringBatch: inconsistent"),
+        ("molecules", _break_fingerprint_pointers, "SparseFeatures: inconsistent"),
+    ],
+    ids=["svc-support", "graph-index", "graph-crossing-edge", "string-code", "fingerprints"],
+)
+def test_consistent_checksums_but_inconsistent_arrays(kind, corrupt, match, tmp_path):
+    model = _fitted(kind)
+    corrupt(model)
+    path = save(model, tmp_path / "model.zip")  # checksums match the hostile arrays
+    _refused(path, match)

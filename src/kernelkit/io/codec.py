@@ -8,9 +8,8 @@ Every value of a fitted estimator becomes a JSON node:
   ``tuple``, ``dict``, ``tensor`` / ``parameter`` / ``ndarray`` (an ``"array"`` name in
   ``arrays.safetensors``), ``ndarray_text`` (string arrays, inline), ``ndarray_object``
   (object arrays, one node per item), ``numpy_scalar``, ``numpy_dtype``, ``torch_dtype``,
-  ``torch_device``, the value codecs of :mod:`kernelkit.io.values` (``rdkit_mol``,
-  ``numpy_generator``, ``numpy_random_state``), and ``object`` / ``ref`` for instances of
-  registered classes.
+  ``torch_device``, the value codecs of :mod:`kernelkit.io.values` (``numpy_generator``,
+  ``numpy_random_state``), and ``object`` / ``ref`` for instances of registered classes.
 
 Array nodes name their array; an optional ``order`` (a permutation of the axes) says the
 array was stored in the memory order of a transposed or Fortran-ordered original, which is
@@ -444,6 +443,9 @@ class Decoder:
             raise
         except Exception as exc:  # a constructor refusing the saved parameters
             raise self.refuse(path, f"cannot rebuild {name}: {type(exc).__name__}: {exc}") from exc
+        reason = entry.check(value) if entry.check is not None else None
+        if reason is not None:
+            raise self.refuse(path, reason)
         self._objects[oid] = value
         return value
 

@@ -16,18 +16,25 @@ at run time::
 
 Registry names are ``cls.__name__`` and must be unique.  A class whose instances hold only
 supported values (arrays, tensors, kernels, registered objects, Python containers) needs
-nothing else.  A value type that is neither (like RDKit molecules) gets a codec in
+nothing else.  A value type that is neither (like NumPy random generators) gets a codec in
 :mod:`kernelkit.io.values`.  How each kind is written and rebuilt is described in
 :mod:`kernelkit.io.codec`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from torch import nn
 
+from kernelkit.io.checks import (
+    check_graph_batch,
+    check_sparse_features,
+    check_string_batch,
+    check_svc,
+)
 from kernelkit.kernels import Kernel
 from kernelkit.utils.errors import InputError
 
@@ -37,16 +44,25 @@ KINDS = ("estimator", "kernel", "module", "dataclass", "state")
 
 @dataclass(frozen=True)
 class ClassEntry:
-    """A registered class and how its instances are written (one of :data:`KINDS`)."""
+    """A registered class, how its instances are written (one of :data:`KINDS`), and an
+    optional structural check run on each loaded instance (``None`` or a refusal reason;
+    see :mod:`kernelkit.io.checks`)."""
 
     cls: type
     kind: str
+    check: Callable[[Any], str | None] | None = None
 
 
 _EXTRA: dict[str, ClassEntry] = {}
 
 
-def register(cls: type, kind: str, *, name: str | None = None) -> type:
+def register(
+    cls: type,
+    kind: str,
+    *,
+    name: str | None = None,
+    check: Callable[[Any], str | None] | None = None,
+) -> type:
     """Allow instances of ``cls`` in model files; returns ``cls`` (usable as a decorator).
 
     Parameters
@@ -57,6 +73,9 @@ def register(cls: type, kind: str, *, name: str | None = None) -> type:
         How it is written and rebuilt (see :mod:`kernelkit.io.codec`).
     name : str, optional
         Registry name written in the manifest (default ``cls.__name__``); must be unique.
+    check : callable, optional
+        ``check(obj)`` on every loaded instance: ``None``, or the reason to refuse the file
+        (for classes whose arrays reach compiled code that does not check bounds).
     """
     if kind not in KINDS:
         raise InputError(f"kind: expected one of {KINDS}, got {kind!r}")
@@ -67,7 +86,7 @@ def register(cls: type, kind: str, *, name: str | None = None) -> type:
             f"name: {key!r} is already registered for {known.cls.__module__}."
             f"{known.cls.__qualname__}; pass another name"
         )
-    _EXTRA[key] = ClassEntry(cls, kind)
+    _EXTRA[key] = ClassEntry(cls, kind, check)
     return cls
 
 
@@ -81,31 +100,27 @@ def builtin_classes() -> dict[str, ClassEntry]:
     from sklearn.svm import SVC
 
     from kernelkit.data.graphs import GraphBatch
-    from kernelkit.data.molecules import MoleculeBatch
     from kernelkit.data.strings import StringBatch
     from kernelkit.gram.centering import GramCenterer
     from kernelkit.kernels.features import SparseFeatures
-    from kernelkit.kernels.nodes import NodeBatch
     from kernelkit.kernels.precomputed import PrecomputedBatch
     from kernelkit.models.autoencoder import TrainResult
     from kernelkit.models.concatenated import Mixture
 
     table = {
-        "sklearn.svm.SVC": ClassEntry(SVC, "estimator"),
+        "sklearn.svm.SVC": ClassEntry(SVC, "estimator", check_svc),
         "torch.nn.ModuleList": ClassEntry(nn.ModuleList, "module"),
     }
-    for cls, kind in (
-        (Mixture, "state"),
-        (GramCenterer, "state"),
-        (TrainResult, "dataclass"),
-        (PrecomputedBatch, "dataclass"),
-        (StringBatch, "dataclass"),
-        (GraphBatch, "dataclass"),
-        (MoleculeBatch, "dataclass"),
-        (NodeBatch, "dataclass"),
-        (SparseFeatures, "dataclass"),
+    for cls, kind, check in (
+        (Mixture, "state", None),
+        (GramCenterer, "state", None),
+        (TrainResult, "dataclass", None),
+        (PrecomputedBatch, "dataclass", None),
+        (StringBatch, "dataclass", check_string_batch),
+        (GraphBatch, "dataclass", check_graph_batch),
+        (SparseFeatures, "dataclass", check_sparse_features),
     ):
-        table[cls.__name__] = ClassEntry(cls, kind)
+        table[cls.__name__] = ClassEntry(cls, kind, check)
     return table
 
 

@@ -1,4 +1,4 @@
-"""Codecs of values that are not registered classes (RDKit molecules, NumPy generators).
+"""Codecs of values that are not instances of registered classes (NumPy random generators).
 
 A :class:`ValueCodec` turns a value into the fields of a JSON node (arrays go through the
 encoder's ``store``) and back; :data:`VALUE_CODECS` lists them, tried in order before the
@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import torch
 
 if TYPE_CHECKING:
     from kernelkit.io.codec import Decoder, Encoder
@@ -20,7 +19,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class ValueCodec:
-    """Encoding of a value type that is not a registered class (e.g. RDKit molecules).
+    """Encoding of a value type that is not a registered class (e.g. NumPy generators).
 
     ``accepts(value)`` says whether the codec applies; ``encode(value, encoder, path)`` returns
     the node's fields (without ``type``); ``decode(node, decoder, path)`` rebuilds the value.
@@ -30,27 +29,6 @@ class ValueCodec:
     accepts: Callable[[Any], bool]
     encode: Callable[[Any, Encoder, str], dict[str, Any]]
     decode: Callable[[dict[str, Any], Decoder, str], Any]
-
-
-def _is_rdkit_mol(value: Any) -> bool:
-    kind = type(value)
-    return kind.__name__ == "Mol" and kind.__module__.startswith("rdkit.")
-
-
-def _encode_mol(mol: Any, encoder: Encoder, path: str) -> dict[str, Any]:
-    data = np.frombuffer(mol.ToBinary(), dtype=np.uint8).copy()
-    return encoder.store(torch.from_numpy(data), path)
-
-
-def _decode_mol(node: dict[str, Any], decoder: Decoder, path: str) -> Any:
-    from kernelkit.utils.optional import require
-
-    chem = require("rdkit.Chem", purpose="loading a model fitted on molecules")
-    data = decoder.array(node, path, torch.uint8)
-    try:
-        return chem.Mol(data.numpy().tobytes())
-    except Exception as exc:  # RDKit raises its own C++ errors on corrupt input
-        raise decoder.refuse(path, f"corrupt RDKit molecule ({exc})") from exc
 
 
 _BIT_GENERATORS = {
@@ -95,7 +73,6 @@ def _decode_random_state(
 
 
 VALUE_CODECS: list[ValueCodec] = [
-    ValueCodec("rdkit_mol", _is_rdkit_mol, _encode_mol, _decode_mol),
     ValueCodec(
         "numpy_generator",
         lambda value: type(value) is np.random.Generator,
