@@ -1,8 +1,15 @@
 """Safe persistence of fitted models: ``save`` and ``load``.
 
->>> from kernelkit.io import save, load              # doctest: +SKIP
->>> save(model, "model.zip")                          # doctest: +SKIP
->>> same = load("model.zip")                          # doctest: +SKIP
+>>> import tempfile
+>>> from pathlib import Path
+>>> import numpy as np
+>>> from kernelkit import KernelRidge
+>>> from kernelkit.io import load, save
+>>> X = np.linspace(0, 1, 20)[:, None]
+>>> model = KernelRidge(lam=1e-3).fit(X, np.sin(6 * X[:, 0]))
+>>> path = save(model, Path(tempfile.mkdtemp()) / "model.zip")
+>>> bool((load(path).predict(X) == model.predict(X)).all())
+True
 
 Format (version 1)
 ------------------
@@ -33,7 +40,7 @@ ignored):
 ``arrays.safetensors``
     Every array, by name, in the `safetensors <https://huggingface.co/docs/safetensors>`_
     format (a JSON header and raw little-endian buffers: no code, no pickle).  Each array
-    appears in the manifest's ``arrays`` list and is used by exactly one or more value nodes.
+    appears in the manifest's ``arrays`` list and is used by at least one value node.
 
 Safety
 ------
@@ -41,11 +48,25 @@ Safety
 in an explicit registry (kernelkit's estimators, kernels including the kernel algebra,
 models, batches, and scikit-learn's ``SVC`` used inside ``KernelSVC``); instances are
 rebuilt by their constructor (estimators and kernels, with the saved parameters) or by
-restoring saved data (torch modules, dataclasses).  A file is refused with a one-line
-:class:`ModelFileError` naming it when: it is not a kernelkit model (wrong format, a pickle,
-a ``torch.save`` archive), it is truncated or corrupt, its ``format_version`` is newer than
-this kernelkit's, it names an unknown class, or an array is missing, extra (in the file or
-unused by the model), or differs from the manifest in dtype, shape or sha256.
+restoring saved data (torch modules, dataclasses).  Objects whose arrays reach compiled
+code without bounds checks (libsvm's arrays inside ``KernelSVC``, graph, string and
+fingerprint batches) are checked for consistency (:mod:`kernelkit.io.checks`), so that a
+well-formed but crafted file cannot crash the interpreter later, at ``predict``.  A file is
+refused with a one-line :class:`ModelFileError` naming it when: it is not a kernelkit
+model (wrong format, a pickle, a ``torch.save`` archive), it is truncated or corrupt, its
+``format_version`` is newer than this kernelkit's, it names an unknown class, an array is
+missing, extra (in the file or unused by the model), or differs from the manifest in dtype,
+shape or sha256, or a loaded object fails its structural check.
+
+What comes back
+---------------
+The same object graph: parameters, fitted attributes, torch models; arrays with their
+dtype, shape and memory layout (a transposed or Fortran-ordered array keeps its strides, so
+outputs are bit-for-bit identical), ``requires_grad`` flags, and sharing (an array or kernel
+referenced twice is one object after loading).  Tensors are loaded on the CPU; NumPy arrays
+come back in native byte order.  Values that cannot be saved (functions, open files,
+networkx graphs inside node kernels, ``bytes`` arrays) are refused by ``save`` with their
+attribute path.
 
 Version policy
 --------------
