@@ -17,6 +17,8 @@ from kernelkit.io import load, register, registry, save
 from kernelkit.kernels import Kernel
 from kernelkit.utils.errors import InputError
 
+pytest.importorskip("safetensors", reason="kernelkit.io needs the io extra")
+
 TOP_LEVEL_ESTIMATORS = [n for n in kernelkit.__all__ if n != "__version__"]
 FAST = {"max_iter": 3, "n_restarts": 2}
 

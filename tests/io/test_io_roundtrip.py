@@ -41,6 +41,8 @@ from kernelkit.kernels import (
 )
 from kernelkit.models.concatenated import Mixture
 
+pytest.importorskip("safetensors", reason="kernelkit.io needs the io extra")
+
 DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
 OUTPUT_METHODS = (
     "predict",

@@ -343,8 +343,9 @@ def _parse_manifest(data: bytes, source: Path) -> dict[str, Any]:
 def _parse_arrays(
     data: bytes, entries: list[dict[str, Any]], source: Path
 ) -> dict[str, torch.Tensor]:
+    reader = _safetensors()
     try:
-        arrays = _safetensors().load(data)
+        arrays = reader.load(data)
     except Exception as exc:  # safetensors raises its own error types on malformed input
         raise _refuse(source, f"{ARRAYS} is truncated or corrupt ({exc})") from exc
     listed = {entry["name"]: entry for entry in entries}
