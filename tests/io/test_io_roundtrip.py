@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import subprocess
 import sys
 from pathlib import Path
@@ -92,20 +93,33 @@ def _assert_identical(before, after):
 
 
 @pytest.fixture
-def roundtrip(tmp_path, same_state):
+def roundtrip(tmp_path, same_state, monkeypatch):
     """``roundtrip(model, X_new, suffix)``: see :func:`_roundtrip`."""
 
     def run(model, X_new, suffix=""):
-        return _roundtrip(model, X_new, tmp_path, suffix, same_state)
+        return _roundtrip(model, X_new, tmp_path, suffix, same_state, monkeypatch)
 
     return run
 
 
-def _roundtrip(model, X_new, tmp_path, suffix, same_state):
-    """Save, load, and check outputs and the whole fitted state are identical."""
+def _forbidden(*args, **kwargs):
+    raise AssertionError("kernelkit.io.load must never unpickle")
+
+
+def _roundtrip(model, X_new, tmp_path, suffix, same_state, monkeypatch):
+    """Save, load (with every unpickler disabled), and check that the outputs and the whole
+    fitted state are identical."""
     before = _outputs(model, X_new)
     path = save(model, tmp_path / f"model{suffix}")
-    loaded = load(path)
+    with monkeypatch.context() as patch:
+        for module, name in [
+            (pickle, "load"),
+            (pickle, "loads"),
+            (pickle, "Unpickler"),
+            (torch, "load"),
+        ]:
+            patch.setattr(module, name, _forbidden)
+        loaded = load(path)
     assert type(loaded) is type(model)
     assert repr(loaded) == repr(model)
     _assert_identical(before, _outputs(loaded, X_new))
