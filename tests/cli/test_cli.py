@@ -164,6 +164,7 @@ def test_training_progress_bar_and_the_saved_model(cli, tmp_path, monkeypatch):
         (["autoencode", "--test-size", "1.5"], "--test-size: expected a fraction in (0, 1)"),
         (["autoencode", "--dims", "0"], "--dims: expected positive code widths"),
         (["gram", "--kind", "vectors"], "--out: expected a .npy file name"),
+        (["autoencode", "--threads", "0"], "--threads: expected >= 1, got 0"),
     ],
 )
 def test_bad_option_values_exit_2(cli, tmp_path, argv, fragment):
