@@ -169,8 +169,8 @@ def _write_zip(target: Path, manifest: bytes, arrays: bytes) -> None:
     fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     tmp = Path(tmp_name)
     try:
-        os.chmod(tmp, _default_mode(0o666))
         with os.fdopen(fd, "wb") as fh:
+            os.chmod(fh.fileno(), _default_mode(0o666))
             with zipfile.ZipFile(fh, "w", compression=zipfile.ZIP_STORED) as archive:
                 archive.writestr(MANIFEST, manifest)
                 archive.writestr(ARRAYS, arrays)
@@ -183,6 +183,9 @@ def _write_zip(target: Path, manifest: bytes, arrays: bytes) -> None:
 
 
 def _write_directory(target: Path, manifest: bytes, arrays: bytes) -> None:
+    """Write into a temporary directory, then rename it into place.  An old model at
+    ``target`` is first renamed aside and removed only after the new one is in place (for an
+    instant the path is absent, never half-written)."""
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
     old = None
     try:
