@@ -187,9 +187,11 @@ def _assert_rejected(res, tmp_path, out, code, fragment):
 
 
 @pytest.mark.parametrize("case", sorted(DATA_CASES))
-def test_bad_data_files_exit_1_with_the_record(cli, tmp_path, data_dir, case):
-    if case in ("smiles", "fasta"):
+def test_bad_data_files_exit_1_with_the_record(cli, tmp_path, request, case):
+    data_dir = None
+    if case in ("smiles", "fasta"):  # built from the real files of ../shared/data
         pytest.importorskip("rdkit")
+        data_dir = request.getfixturevalue("data_dir")
     build, fragment = DATA_CASES[case]
     argv = build(tmp_path, data_dir)
     out = tmp_path / "out"
