@@ -29,7 +29,7 @@ test-slow: $(STAMP)
 	$(PY) -m pytest -m slow -q -p no:cacheprovider
 
 demo: $(STAMP)
-	$(VENV)/bin/kernelkit demo --out demo_output
+	$(VENV)/bin/kernelkit demo --out demo_output --overwrite
 
 bench: $(STAMP)
 	$(PY) benchmarks/run_all.py

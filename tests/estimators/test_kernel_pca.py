@@ -158,3 +158,18 @@ def test_in_place_centering_equals_sklearn_kernel_centerer(data):
     out = center_train_gram_(Kt, GramCenterer().fit(Kt))
     assert out.data_ptr() == Kt.data_ptr()  # no second n x n buffer
     assert np.abs(out.numpy() - KernelCenterer().fit_transform(K)).max() < 1e-12
+
+
+def test_reconstruction_error_equals_pca_residual(data):
+    """Linear kernel: the feature-space residual is PCA's ||x - inverse_transform(x)||^2."""
+    X, Xt = data
+    ours = KernelPCA(Linear(), n_components=2).fit(X)
+    pca = PCA(n_components=2).fit(X)
+    residual = ((Xt - pca.inverse_transform(pca.transform(Xt))) ** 2).sum(1)
+    np.testing.assert_allclose(ours.reconstruction_error(Xt), residual, rtol=1e-9, atol=1e-10)
+    # from a Gram matrix alone, with the test diagonal
+    from kernelkit.kernels import PrecomputedBatch
+
+    pre = KernelPCA(Precomputed(), n_components=2).fit(X @ X.T)
+    rows = PrecomputedBatch(torch.as_tensor(Xt @ X.T), diag=torch.as_tensor((Xt * Xt).sum(1)))
+    np.testing.assert_allclose(pre.reconstruction_error(rows), residual, rtol=1e-9, atol=1e-10)

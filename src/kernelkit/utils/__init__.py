@@ -2,6 +2,7 @@
 
 from kernelkit.utils.errors import (
     ConvergenceError,
+    DataFileError,
     InputError,
     KernelkitError,
     MissingDependencyError,
@@ -10,6 +11,7 @@ from kernelkit.utils.errors import (
 
 __all__ = [
     "ConvergenceError",
+    "DataFileError",
     "InputError",
     "KernelkitError",
     "MissingDependencyError",

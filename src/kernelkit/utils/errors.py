@@ -26,3 +26,18 @@ class ConvergenceError(KernelkitError, RuntimeError):
 
 class MissingDependencyError(KernelkitError, ImportError):
     """An optional dependency is not installed; the message names the extra to install."""
+
+
+class DataFileError(InputError):
+    """A data file cannot be read: names the file, the line (or record) and the problem.
+
+    ``str(error)`` is ``"FILE:LINE: problem"`` (``"FILE: problem"`` when no line applies), the
+    one-line form the command line prints.
+    """
+
+    def __init__(self, path: object, problem: str, *, line: int | str | None = None):
+        self.path = str(path)
+        self.line = line
+        self.problem = problem
+        where = self.path if line is None else f"{self.path}:{line}"
+        super().__init__(f"{where}: {problem}")

@@ -1,0 +1,98 @@
+"""The file readers of the command line: formats, ids, targets and record-precise errors."""
+
+from __future__ import annotations
+
+import gzip
+import re
+
+import numpy as np
+import pytest
+
+from kernelkit.data.readers import detect_kind, read_data, read_labels
+from kernelkit.utils.errors import DataFileError, InputError
+
+
+def test_tsv_vectors_with_header_id_column_and_target(tmp_path):
+    path = tmp_path / "v.tsv"
+    path.write_text("name\tx\ty\tlabel\nA\t1\t2.5\tpos\nB\t-3\t4e-1\tneg\n\nC\t0\t0\tpos\n")
+    data = read_data(path, target="label")
+    assert data.kind == "vectors" and data.ids == ["A", "B", "C"]
+    np.testing.assert_array_equal(data.items, [[1, 2.5], [-3, 0.4], [0, 0]])
+    assert data.lines == [2, 3, 5] and data.feature_names == ["x", "y"]
+    values, classes = data.target("label")
+    assert classes == ["neg", "pos"] and values.tolist() == [1, 0, 1]
+
+
+def test_headerless_gzipped_csv(tmp_path):
+    path = tmp_path / "v.csv.gz"
+    path.write_bytes(gzip.compress(b"1,2\n3,4\n"))
+    data = read_data(path)
+    np.testing.assert_array_equal(data.items, [[1, 2], [3, 4]])
+    assert data.feature_names == ["0", "1"]
+
+
+def test_multiline_fasta_records_and_header_fields(tmp_path):
+    path = tmp_path / "s.fa"
+    path.write_text(">r1 class=a\nacgt\nAC\n; comment\n>r2 class=b extra\nGGT\n")
+    data = read_data(path)
+    assert data.items == ["ACGTAC", "GGT"] and data.ids == ["r1", "r2"]
+    assert data.alphabet == "dna" and data.columns == {"class": ["a", "b"]}
+    assert read_data(path, alphabet="protein").alphabet == "protein"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("ACGT\n>r1\nAC\n", "s.fa:1: sequence before the first '>' header"),
+        (">r1\n>r2\nAC\n", "s.fa:1: record 'r1' has no sequence"),
+        (">r1\nAC\nKW*\n", "s.fa:3: unknown letter '*' in record 'r1' (alphabet protein"),
+    ],
+)
+def test_fasta_errors_name_the_line(tmp_path, text, message):
+    path = tmp_path / "s.fa"
+    path.write_text(text)
+    with pytest.raises(DataFileError, match=re.escape(message)):
+        read_data(path)
+
+
+def test_folder_of_edge_lists_with_node_labels(tmp_path):
+    pytest.importorskip("networkx")
+    (tmp_path / "a.edges").write_text("# triangle\n0 1\n1 2\n2 0\n")
+    (tmp_path / "a.nodes").write_text("0 C\n1 C\n2 O\n")
+    (tmp_path / "b.edges").write_text("x y\n")
+    (tmp_path / "b.nodes").write_text("x N\ny C\n")
+    data = read_data(tmp_path)
+    assert data.kind == "graphs" and data.ids == ["a", "b"]
+    assert data.items.n_nodes.tolist() == [3, 2] and data.items.n_edges.tolist() == [3, 1]
+    # same label names give the same codes across graphs
+    labels = data.items.node_labels
+    assert labels[0] == labels[1] == labels[4] and len(set(labels.tolist())) == 3
+    (tmp_path / "c.edges").write_text("0 1 2\n")
+    with pytest.raises(DataFileError, match=r"c.edges:1: expected 'u v \(two node ids\)'"):
+        read_data(tmp_path)
+
+
+def test_partly_labelled_graphs_name_the_node(tmp_path):
+    pytest.importorskip("networkx")
+    (tmp_path / "a.edges").write_text("0 1\n1 2\n")
+    (tmp_path / "a.nodes").write_text("0 C\n1 C\n")
+    with pytest.raises(
+        DataFileError, match=re.escape("a.edges: node '2' has no attribute 'label'")
+    ):
+        read_data(tmp_path)
+
+
+def test_labels_file_and_kind_detection(tmp_path):
+    path = tmp_path / "y.txt"
+    path.write_text("1.5\n\n-2\n")
+    values, classes = read_labels(path)
+    assert values.tolist() == [1.5, -2.0] and classes is None
+    assert detect_kind(tmp_path / "m.smi") == "molecules"
+    assert detect_kind(tmp_path / "K.npy") == "gram"
+    with pytest.raises(InputError, match="--kind: cannot tell the kind"):
+        detect_kind(tmp_path / "data.xyz")
+    with pytest.raises(
+        DataFileError, match=re.escape("a .smi input holds molecules, but sequences")
+    ):
+        (tmp_path / "m.smi").write_text("CCO\n")
+        read_data(tmp_path / "m.smi", kind="sequences")
