@@ -65,33 +65,20 @@ def stratified_split(
     return np.sort(train), np.sort(test)
 
 
-def paper_transforms() -> dict[str, Callable[[np.ndarray], np.ndarray]]:
-    """The four transformations of section 7.1 on flattened 28 x 28 images.
+def paper_transforms() -> Any:
+    """The four transformations of section 7.1 (``kernelkit.invariance``).
 
-    Rotation by +10 degrees and scaling by a factor 1.1 about the image centre (bilinear,
-    zero padding), shifts by two pixels to the left and upwards.
+    Rotation by 10 degrees, scaling by 0.1, shifts by two pixels to the left and upwards.
     """
-    from scipy import ndimage
+    from kernelkit.invariance import ImageTransformInvariance
 
-    def per_image(fn: Callable[[np.ndarray], np.ndarray]) -> Callable[[np.ndarray], np.ndarray]:
-        def apply(X: np.ndarray) -> np.ndarray:
-            imgs = np.asarray(X, dtype=np.float64).reshape(-1, 28, 28)
-            return np.stack([fn(im) for im in imgs]).reshape(len(imgs), 784)
+    return ImageTransformInvariance(shape=(28, 28), angle=10.0, scale=0.1, shift=2.0)
 
-        return apply
 
-    centre = np.array([13.5, 13.5])
-
-    def zoom(im: np.ndarray, factor: float = 1.1) -> np.ndarray:
-        matrix = np.eye(2) / factor
-        return ndimage.affine_transform(im, matrix, offset=centre - matrix @ centre, order=1)
-
-    return {
-        "rotate10": per_image(lambda im: ndimage.rotate(im, 10.0, reshape=False, order=1)),
-        "scale0.1": per_image(zoom),
-        "left2": per_image(lambda im: ndimage.shift(im, (0, -2), order=0)),
-        "up2": per_image(lambda im: ndimage.shift(im, (-2, 0), order=0)),
-    }
+def transformed_images(X: np.ndarray) -> list[np.ndarray]:
+    """``T_t(X)`` for the four transformations of :func:`paper_transforms`."""
+    moved = paper_transforms().transformed(torch.as_tensor(X))
+    return [m.numpy() for m in moved]
 
 
 def gaussian_gram(X: np.ndarray, Y: np.ndarray, sigma: float) -> np.ndarray:
@@ -222,10 +209,11 @@ def warped_gaussian_grams(
 
     The quadratic semi-norm over the finite-difference representers
     :math:`g_{jt} = k(\cdot, T_t x_j) - k(\cdot, x_j)` (all training points ``x_j``, all
-    transformations ``T_t``) is :math:`R(f)^2 = \frac{s}{n}\sum_{j,t} \langle f, g_{jt}\rangle^2`,
-    and the RKHS normed by :math:`\|f\|^2 + R(f)^2` has the kernel
+    transformations ``T_t``) is :math:`R(f)^2 = s \sum_{j,t} \langle f, g_{jt}\rangle^2`
+    (the normalisation of ``InvariantEmbedding(aggregate="sum")``), and the RKHS normed by
+    :math:`\|f\|^2 + R(f)^2` has the kernel
 
-    .. math:: k^\circ(x, y) = k(x, y) - g(x)^\top (\tfrac{n}{s} I + \Gamma)^{-1} g(y),
+    .. math:: k^\circ(x, y) = k(x, y) - g(x)^\top (\tfrac{1}{s} I + \Gamma)^{-1} g(y),
               \qquad \Gamma_{ab} = \langle g_a, g_b\rangle_H,
 
     (Sherman-Morrison-Woodbury on the representer span).  Returns ``(K°(X, X), K°(Y, X))``.
@@ -240,10 +228,40 @@ def warped_gaussian_grams(
     D[np.tile(np.arange(n), n_t), cols] = -1.0
     K_pp = gaussian_gram(points, points, sigma)
     gamma = D.T @ K_pp @ D
-    system = gamma + (n / strength) * np.eye(n * n_t)
+    system = gamma + np.eye(n * n_t) / strength
     g_x = gaussian_gram(X, points, sigma) @ D
     g_y = gaussian_gram(Y, points, sigma) @ D
     sol = np.linalg.solve(system, g_x.T)
     K_xx = gaussian_gram(X, X, sigma) - g_x @ sol
     K_yx = gaussian_gram(Y, X, sigma) - g_y @ sol
     return 0.5 * (K_xx + K_xx.T), K_yx
+
+
+# --------------------------------------------------------------------------- linear models
+def soft_label_logistic(F: np.ndarray, Y_soft: np.ndarray, C: float, classes: np.ndarray) -> Any:
+    r"""Multinomial logistic regression on soft labels (the mixup loss of eq. 32).
+
+    Cross-entropy with a soft target is linear in the target,
+    :math:`-\sum_c \tilde y_c \log p_c(x)`, so each row is repeated once per class with a
+    positive soft label and weighted by it: ``LogisticRegression`` with ``sample_weight`` then
+    minimises exactly ``sum_rows CE(soft label) + ||W||^2 / (2 C)``.
+    """
+    from sklearn.linear_model import LogisticRegression
+
+    rows, cols = np.nonzero(Y_soft > 0)
+    model = LogisticRegression(C=C, max_iter=2000, tol=1e-5)
+    model.fit(F[rows], classes[cols], sample_weight=Y_soft[rows, cols])
+    return model
+
+
+def nystrom_map(Z: np.ndarray, sigma: float) -> Callable[[np.ndarray], np.ndarray]:
+    r"""Gaussian Nyström features on landmarks ``Z`` (eqs. 20-21): ``x -> K_z^{-1/2} k_z(x)``.
+
+    ``kernelkit.InvariantEmbedding`` without invariances (``R = 0``), whose features are the
+    base embedding ``k~_x`` itself: the very features the invariant embeddings start from.
+    """
+    from kernelkit import InvariantEmbedding
+    from kernelkit.kernels import Gaussian
+
+    base = InvariantEmbedding(Gaussian(sigma), invariances=()).fit(Z)
+    return base.transform

@@ -104,7 +104,7 @@ def functional_group_labels(min_frequency: float) -> tuple[list[str], Hierarchy,
     )
     present = counts > 0
     parent = {r["label"]: r["parent"] for r in table}
-    keep = {lab for lab, f in zip(file_order, present.mean(0)) if f >= min_frequency}
+    keep = {lab for lab, f in zip(file_order, present.mean(0), strict=True) if f >= min_frequency}
     for lab in list(keep):
         while parent[lab]:
             lab = parent[lab]
