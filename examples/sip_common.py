@@ -183,12 +183,14 @@ def environment() -> dict[str, Any]:
     }
 
 
-def write_results(stem: str, payload: dict[str, Any], markdown: str) -> None:
-    """Write ``examples/results/<stem>.json`` and ``.md``."""
+def write_results(stem: str | None, payload: dict[str, Any], markdown: str) -> None:
+    """Print the table and write ``examples/results/<stem>.json`` and ``.md`` (not when None)."""
+    print(markdown)
+    if stem is None:  # --quick smoke runs leave the committed results alone
+        return
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / f"{stem}.json").write_text(json.dumps(payload, indent=1, default=float) + "\n")
     (RESULTS / f"{stem}.md").write_text(markdown)
-    print(markdown)
 
 
 def markdown_table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:

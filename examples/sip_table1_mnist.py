@@ -164,7 +164,7 @@ def main() -> None:
     if args.quick:
         args.seeds, args.n_train, args.n_test, args.folds = 1, 60, 60, 2
         args.warping_strengths = [1.0]
-        args.out = "sip_table1_mnist_quick"
+        args.out = None
     X, y = common.load_mnist()
     results: dict[str, list[dict[str, Any]]] = {}
     for pair in args.pairs.split(","):

@@ -219,7 +219,7 @@ def main() -> None:
     args.folds = 3
     if args.quick:
         args.seeds, args.n, args.folds, args.p_multiples = 1, 100, 2, [1]
-        args.strengths, args.out = [1.0], "sip_table2_mixup_quick"
+        args.strengths, args.out = [1.0], None
     X, y = common.load_mnist()
     runs = []
     for seed in range(args.seeds):
