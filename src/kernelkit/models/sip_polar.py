@@ -140,6 +140,7 @@ def embed_max(
     tol: float = 1e-8,
     max_iter: int = 100,
     add_per_iter: int = 16,
+    memory_budget: float = 2e8,
 ) -> Embedding:
     r"""Certified solution of eq. (28) with ``R(v)^2 = s sum_b max_{j in b} phi(<g_j, v>)^2``.
 
@@ -167,6 +168,9 @@ def embed_max(
         Maximum outer (working-set) iterations; a warning is issued if the gap is not reached.
     add_per_iter : int
         Violated representers added per point and iteration (besides one per group at start).
+    memory_budget : float
+        Bytes for the batched working-set matrices (``points x r^2``, with ``r`` at least
+        the number of groups); points are processed in chunks that fit.
 
     Returns
     -------
@@ -184,6 +188,54 @@ def embed_max(
         groups = torch.zeros(m, dtype=torch.long, device=H.device)
     n_groups = int(groups.max()) + 1 if m else 1
     one_sided = torch.as_tensor(one_sided, device=H.device).expand(n_groups)
+    r_guess = n_groups + 4 * add_per_iter
+    chunk = max(1, min(n, int(memory_budget / (4 * H.element_size() * r_guess**2))))
+    parts = [
+        _embed_max_batch(
+            K_S,
+            H[i : i + chunk],
+            kappa[i : i + chunk],
+            groups,
+            n_groups,
+            one_sided,
+            strength,
+            tol,
+            max_iter,
+            add_per_iter,
+        )
+        for i in range(0, n, chunk)
+    ]
+    result = Embedding(
+        *(
+            torch.cat([getattr(p, f) for p in parts])
+            for f in ("coef_k", "coef_rep", "primal", "dual", "gap")
+        ),
+        iterations=max(p.iterations for p in parts),
+    )
+    if bool((result.gap > tol).any()):
+        warnings.warn(
+            f"embed_max: relative duality gap {float(result.gap.max()):.2e} above "
+            f"tol={tol:.1e} after max_iter={max_iter} iterations; raise max_iter or tol",
+            EmbeddingConvergenceWarning,
+            stacklevel=2,
+        )
+    return result
+
+
+def _embed_max_batch(
+    K_S: torch.Tensor,
+    H: torch.Tensor,
+    kappa: torch.Tensor,
+    groups: torch.Tensor,
+    n_groups: int,
+    one_sided: torch.Tensor,
+    strength: float,
+    tol: float,
+    max_iter: int,
+    add_per_iter: int,
+) -> Embedding:
+    """:func:`embed_max` on one chunk of points (no checks, no warning)."""
+    m = H.shape[1]
     gamma = torch.zeros_like(H)
     state = _State(gamma, K_S, H, kappa, groups, n_groups, one_sided, strength)
     # start: the most violated representer of every group
@@ -193,7 +245,9 @@ def embed_max(
     iterations = 0
     while iterations < max_iter:
         iterations += 1
-        gamma = _working_set_qp(gamma, active, sign, K_S, H, kappa, groups, strength)
+        gamma, sign = _working_set_qp(
+            gamma, active, sign, K_S, H, kappa, groups, n_groups, one_sided, strength
+        )
         active = active & (gamma != 0)
         state = _State(gamma, K_S, H, kappa, groups, n_groups, one_sided, strength)
         todo = state.gap > tol
@@ -207,13 +261,6 @@ def embed_max(
         add = torch.zeros_like(active).scatter_(1, top.indices, top.values > 0)
         active = active | add
         sign = torch.where(add, torch.where(state.c >= 0, 1.0, -1.0).to(H.dtype), sign)
-    if bool((state.gap > tol).any()):
-        warnings.warn(
-            f"embed_max: relative duality gap {float(state.gap.max()):.2e} above tol={tol:.1e} "
-            f"after max_iter={max_iter} iterations; raise max_iter or tol",
-            EmbeddingConvergenceWarning,
-            stacklevel=2,
-        )
     return Embedding(
         coef_k=state.scale / state.primal,
         coef_rep=gamma / state.primal[:, None],
@@ -232,23 +279,34 @@ def _working_set_qp(
     H: torch.Tensor,
     kappa: torch.Tensor,
     groups: torch.Tensor,
+    n_groups: int,
+    one_sided: torch.Tensor,
     strength: float,
-) -> torch.Tensor:
-    """Primal active-set steps: solve on the working set, ratio test, drop blocking entries."""
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Primal active-set steps: solve on the working set, ratio test, drop blocking entries.
+
+    Only entries sharing their group with another active entry (or in a one-sided group,
+    where ``gamma >= 0``) are sign-constrained: for a symmetric group with one active entry
+    the penalty ``(sigma gamma_j)^2 = gamma_j^2`` is smooth, so that entry may change sign
+    freely (its ``sigma`` follows).  Returns ``(gamma, sign)``.
+    """
     active = active.clone()
     for _ in range(int(active.sum(1).max()) + 1):
         target = _restricted_solve(active, sign, K_S, H, kappa, groups, strength)
+        shared = _group_sums(active.to(H.dtype), groups, n_groups)[:, groups] > 1
+        shared = shared | one_sided[groups]
         now, new = sign * gamma, sign * target
-        blocking = active & (new < 0)
+        blocking = active & shared & (new < 0)
         if not bool(blocking.any()):
-            return target
+            return target, torch.where(active & ~shared & (target != 0), target.sign(), sign)
         ratio = torch.where(blocking, now / (now - new), torch.inf)
         tau = ratio.min(1).values.clamp(max=1.0)
         gamma = (gamma + tau[:, None] * (target - gamma)) * active
         drop = blocking & (ratio <= tau[:, None])
         gamma = gamma.masked_fill(drop, 0.0)
         active = active & ~drop
-    return gamma  # pragma: no cover - each pass removes at least one entry
+        sign = torch.where(active & ~shared & (gamma != 0), torch.sign(gamma), sign)
+    return gamma, sign  # pragma: no cover - each pass removes at least one entry
 
 
 def embed_block_max(
