@@ -43,6 +43,7 @@ from kernelkit.invariance.embedding import (
     assemble,
     embed_points,
 )
+from kernelkit.invariance.joint import LabelLogicInvariance, MixupInvariance, joint_scores
 from kernelkit.invariance.transforms import (
     ImageTransformInvariance,
     TransformInvariance,
@@ -55,10 +56,13 @@ __all__ = [
     "ImageTransformInvariance",
     "Invariance",
     "InvariantFeatures",
+    "LabelLogicInvariance",
+    "MixupInvariance",
     "Representers",
     "SemiNorm",
     "TransformInvariance",
     "affine_images",
     "assemble",
     "embed_points",
+    "joint_scores",
 ]
