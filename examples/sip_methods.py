@@ -14,7 +14,7 @@ import sip_common as common
 
 SIGMA_FACTORS = (0.35, 0.5, 0.7, 1.0)
 SVM_CS = (1.0, 10.0, 100.0)
-LINEAR_CS = (0.1, 1.0, 10.0, 100.0)
+LINEAR_CS = (0.1, 1.0, 10.0)
 
 
 def gaussian_svm(
@@ -102,10 +102,10 @@ READINGS = {
 #: (a), a max over 4 sums of n terms for (b), a sum of n maxima for (c) and a sum of 4 n terms
 #: for the quadratic case, so comparable weights differ by about a factor n between them
 STRENGTHS = {
-    "a": (1.0, 10.0, 100.0),
+    "a": (10.0, 100.0, 1000.0),
     "b": (0.01, 0.1, 1.0),
     "c": (0.01, 0.1, 1.0),
-    "sum": (0.01, 0.1, 1.0),
+    "sum": (0.1, 1.0, 10.0),
 }
 
 

@@ -82,7 +82,10 @@ def run_split(X: np.ndarray, y: np.ndarray, seed: int, args: argparse.Namespace)
         out["seconds"][name] = time.perf_counter() - t0
 
     print(
-        f"  seed {seed}: " + ", ".join(f"{k} {100 * v:.1f}" for k, v in out["acc"].items()),
+        f"  seed {seed}: "
+        + ", ".join(
+            f"{k} {100 * v:.1f} ({out['seconds'][k]:.0f} s)" for k, v in out["acc"].items()
+        ),
         flush=True,
     )
     return out
@@ -171,14 +174,18 @@ def main() -> None:
         a, b = (int(d) for d in pair.split("v"))
         keep = (y == a) | (y == b)
         print(f"pair {pair}", flush=True)
-        results[pair] = [run_split(X[keep], y[keep], s, args) for s in range(args.seeds)]
-    payload = {
-        "args": {k: v for k, v in vars(args).items()},
-        "env": common.environment(),
-        "paper": PAPER,
-        "results": results,
-    }
-    common.write_results(args.out, payload, report(results, args))
+        results[pair] = []
+        for seed in range(args.seeds):
+            results[pair].append(run_split(X[keep], y[keep], seed, args))
+            # rewrite after every split, so an interrupted run keeps what it measured
+            payload = {
+                "args": vars(args),
+                "env": common.environment(),
+                "paper": PAPER,
+                "results": results,
+            }
+            common.write_results(args.out, payload, report(results, args), echo=False)
+    print(report(results, args))
 
 
 if __name__ == "__main__":
