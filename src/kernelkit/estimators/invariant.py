@@ -224,6 +224,12 @@ class InvariantEmbedding(
         check_is_fitted(self, "basis_")
         return like_input(self._embed(self._predict_X(X)).features, X)
 
+    def nystrom_features(self, X: Any) -> Any:
+        """The base embedding ``k~_x = K_z^{-1/2} k_z(x)`` (eqs. 20-21) of the rows of ``X``."""
+        check_is_fitted(self, "basis_")
+        with torch.no_grad():
+            return like_input(self._embed_base(self._predict_X(X)), X)
+
     def sip_kernel(self, X: Any, Y: Any = None) -> Any:
         r"""The s.i.p. kernel ``G(x, y) = <iota(G_x), k~_y>`` (eqs. 8, 18 and 25-26).
 

@@ -22,6 +22,7 @@ import torch.nn.functional as F
 
 from kernelkit.invariance.base import FeatureMap, Invariance, Representers
 from kernelkit.utils.errors import InputError
+from kernelkit.utils.seeding import check_random_state
 from kernelkit.utils.validation import check_int, check_positive
 
 
@@ -38,6 +39,9 @@ class TransformInvariance(Invariance):
         transformed batch of the same shape (array-like or tensor).
     names : sequence of str, optional
         A name per transform (for reports); ``transform_0, ...`` by default.
+    n_points : int, optional
+        Use a random subset of this many training points for the representers (all by
+        default); ``random_state`` seeds the draw.
 
     Raises
     ------
@@ -47,10 +51,24 @@ class TransformInvariance(Invariance):
     """
 
     def __init__(
-        self, transforms: Sequence[Callable[[Any], Any]], names: Sequence[str] | None = None
+        self,
+        transforms: Sequence[Callable[[Any], Any]],
+        names: Sequence[str] | None = None,
+        *,
+        n_points: int | None = None,
+        random_state: Any = None,
     ):
         self.transforms = transforms
         self.names = names
+        self.n_points = n_points
+        self.random_state = random_state
+
+    def subset(self, n: int) -> np.ndarray:
+        """Indices of the training points that get representers (sorted)."""
+        if self.n_points is None or self.n_points >= n:
+            return np.arange(n)
+        size = check_int(self.n_points, name="n_points")
+        return np.sort(check_random_state(self.random_state).choice(n, size, replace=False))
 
     def _checked_transforms(self) -> list[Callable[[Any], Any]]:
         transforms = list(self.transforms) if self.transforms is not None else []
@@ -80,11 +98,13 @@ class TransformInvariance(Invariance):
 
     def representers(self, embed: FeatureMap, X: torch.Tensor, y: Any = None) -> Representers:
         """Representers ``k~_{T_t(x_j)} - k~_{x_j}``, ordered transform-major."""
+        index = torch.as_tensor(self.subset(X.shape[0]), device=X.device)
+        X = X[index]
         base = embed(X)
         rows = [embed(XT) - base for XT in self.transformed(X)]
         n = X.shape[0]
         left = torch.cat(rows)[:, None, :]
-        point = torch.arange(n, device=X.device).repeat(len(rows))
+        point = index.repeat(len(rows))
         kind = torch.arange(len(rows), device=X.device).repeat_interleave(n)
         return Representers(left=left, right=None, point=point, kind=kind)
 
@@ -123,6 +143,8 @@ class ImageTransformInvariance(TransformInvariance):
         Shift in pixels (2 in the paper).
     transforms : sequence of str
         Subset and order of ``("rotate", "scale", "shift_left", "shift_up")``.
+    n_points, random_state : int or None, int, Generator or None
+        As in :class:`TransformInvariance`.
     """
 
     KINDS = ("rotate", "scale", "shift_left", "shift_up")
@@ -135,6 +157,8 @@ class ImageTransformInvariance(TransformInvariance):
         scale: float = 0.1,
         shift: float = 2.0,
         transforms: Sequence[str] = KINDS,
+        n_points: int | None = None,
+        random_state: Any = None,
     ):
         self.shape = shape
         self.angle = angle
@@ -142,6 +166,8 @@ class ImageTransformInvariance(TransformInvariance):
         self.shift = shift
         self.transforms = transforms
         self.names = None
+        self.n_points = n_points
+        self.random_state = random_state
 
     def _thetas(self) -> list[torch.Tensor]:
         if len(tuple(self.shape)) != 2:
