@@ -145,7 +145,7 @@ def linear_classifier(C: float) -> Any:
     """The linear classifier used on every Euclidean representation: ``LinearSVC`` (hinge)."""
     from sklearn.svm import LinearSVC
 
-    return LinearSVC(C=C, max_iter=5000)
+    return LinearSVC(C=C, max_iter=2000)
 
 
 def grid(**axes: Iterable[Any]) -> list[dict[str, Any]]:
@@ -208,8 +208,8 @@ def warped_gaussian_grams(
     transformed: Sequence[np.ndarray],
     Y: np.ndarray,
     sigma: float,
-    strength: float,
-) -> tuple[np.ndarray, np.ndarray]:
+    strengths: Sequence[float],
+) -> dict[float, tuple[np.ndarray, np.ndarray]]:
     r"""Exact warped Gaussian kernel of Ma et al. (AISTATS 2019, eq. 1), independent of the core.
 
     The quadratic semi-norm over the finite-difference representers
@@ -221,52 +221,26 @@ def warped_gaussian_grams(
     .. math:: k^\circ(x, y) = k(x, y) - g(x)^\top (\tfrac{1}{s} I + \Gamma)^{-1} g(y),
               \qquad \Gamma_{ab} = \langle g_a, g_b\rangle_H,
 
-    (Sherman-Morrison-Woodbury on the representer span).  Returns ``(K°(X, X), K°(Y, X))``.
+    (Sherman-Morrison-Woodbury on the representer span), evaluated for every strength ``s``
+    from one eigendecomposition of ``Gamma``.  Returns ``{s: (K°(X, X), K°(Y, X))}``.
     """
-    n = len(X)
-    points = np.vstack([X, *transformed])
-    n_t = len(transformed)
-    # difference operator D: column (j, t) = e_{T_t x_j} - e_{x_j}
-    D = np.zeros((len(points), n * n_t))
-    cols = np.arange(n * n_t)
-    D[n + cols, cols] = 1.0
-    D[np.tile(np.arange(n), n_t), cols] = -1.0
-    K_pp = gaussian_gram(points, points, sigma)
-    gamma = D.T @ K_pp @ D
-    system = gamma + np.eye(n * n_t) / strength
-    g_x = gaussian_gram(X, points, sigma) @ D
-    g_y = gaussian_gram(Y, points, sigma) @ D
-    sol = np.linalg.solve(system, g_x.T)
-    K_xx = gaussian_gram(X, X, sigma) - g_x @ sol
-    K_yx = gaussian_gram(Y, X, sigma) - g_y @ sol
-    return 0.5 * (K_xx + K_xx.T), K_yx
+    n, n_t = len(X), len(transformed)
+    moved = np.vstack(transformed)
+    K_mm = gaussian_gram(moved, moved, sigma)  # k(T_t x_j, T_t' x_j')
+    K_mx = np.tile(gaussian_gram(moved, X, sigma), (1, n_t))  # k(T_t x_j, x_j')
+    K_xx = gaussian_gram(X, X, sigma)
+    gamma = K_mm - K_mx - K_mx.T + np.tile(K_xx, (n_t, n_t))
+    evals, evecs = np.linalg.eigh(0.5 * (gamma + gamma.T))
+    evals = evals.clip(0.0)
 
+    def g(Z: np.ndarray) -> np.ndarray:  # g(z)_{(t, j)} = k(z, T_t x_j) - k(z, x_j)
+        return gaussian_gram(Z, moved, sigma) - np.tile(gaussian_gram(Z, X, sigma), (1, n_t))
 
-# --------------------------------------------------------------------------- linear models
-def soft_label_logistic(F: np.ndarray, Y_soft: np.ndarray, C: float, classes: np.ndarray) -> Any:
-    r"""Multinomial logistic regression on soft labels (the mixup loss of eq. 32).
-
-    Cross-entropy with a soft target is linear in the target,
-    :math:`-\sum_c \tilde y_c \log p_c(x)`, so each row is repeated once per class with a
-    positive soft label and weighted by it: ``LogisticRegression`` with ``sample_weight`` then
-    minimises exactly ``sum_rows CE(soft label) + ||W||^2 / (2 C)``.
-    """
-    from sklearn.linear_model import LogisticRegression
-
-    rows, cols = np.nonzero(Y_soft > 0)
-    model = LogisticRegression(C=C, max_iter=2000, tol=1e-5)
-    model.fit(F[rows], classes[cols], sample_weight=Y_soft[rows, cols])
-    return model
-
-
-def nystrom_map(Z: np.ndarray, sigma: float) -> Callable[[np.ndarray], np.ndarray]:
-    r"""Gaussian Nyström features on landmarks ``Z`` (eqs. 20-21): ``x -> K_z^{-1/2} k_z(x)``.
-
-    ``kernelkit.InvariantEmbedding`` without invariances (``R = 0``), whose features are the
-    base embedding ``k~_x`` itself: the very features the invariant embeddings start from.
-    """
-    from kernelkit import InvariantEmbedding
-    from kernelkit.kernels import Gaussian
-
-    base = InvariantEmbedding(Gaussian(sigma), invariances=()).fit(Z)
-    return base.transform
+    gx, gy = g(X) @ evecs, g(Y) @ evecs
+    K_yx = gaussian_gram(Y, X, sigma)
+    out = {}
+    for s in strengths:
+        w = 1.0 / (evals + 1.0 / s)
+        warped = K_xx - (gx * w) @ gx.T
+        out[s] = (0.5 * (warped + warped.T), K_yx - (gy * w) @ gx.T)
+    return out

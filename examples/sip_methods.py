@@ -53,7 +53,7 @@ def warping_svm(
     """SVM on the exact warped kernel; ``(strength, C)`` by CV, sigma from the plain SVM."""
     from sklearn.svm import SVC
 
-    pairs = {s: common.warped_gaussian_grams(Xtr, moved, Xte, sigma, s) for s in strengths}
+    pairs = common.warped_gaussian_grams(Xtr, moved, Xte, sigma, strengths)
     best, _ = common.cv_select(
         common.grid(gram=list(strengths), C=SVM_CS),
         common.precomputed_svm_score({s: K for s, (K, _) in pairs.items()}, ytr),
