@@ -224,7 +224,7 @@ def warped_gaussian_grams(
     (Sherman-Morrison-Woodbury on the representer span), evaluated for every strength ``s``
     from one eigendecomposition of ``Gamma``.  Returns ``{s: (K°(X, X), K°(Y, X))}``.
     """
-    n, n_t = len(X), len(transformed)
+    n_t = len(transformed)
     moved = np.vstack(transformed)
     K_mm = gaussian_gram(moved, moved, sigma)  # k(T_t x_j, T_t' x_j')
     K_mx = np.tile(gaussian_gram(moved, X, sigma), (1, n_t))  # k(T_t x_j, x_j')
