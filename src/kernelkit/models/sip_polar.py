@@ -302,7 +302,9 @@ def _working_set_qp(
         ratio = torch.where(blocking, now / (now - new), torch.inf)
         tau = ratio.min(1).values.clamp(max=1.0)
         gamma = (gamma + tau[:, None] * (target - gamma)) * active
-        drop = blocking & (ratio <= tau[:, None])
+        # drop the first blocking entries, and every entry whose sign the target reverses
+        # when it sits at zero already (newly added or on the boundary): one pass for all
+        drop = blocking & ((ratio <= tau[:, None]) | (now <= 0))
         gamma = gamma.masked_fill(drop, 0.0)
         active = active & ~drop
         sign = torch.where(active & ~shared & (gamma != 0), torch.sign(gamma), sign)
