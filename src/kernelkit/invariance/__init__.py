@@ -29,12 +29,18 @@ Public API::
     result = emb.embed(X_test)                # InvariantFeatures: features, gap, primal, dual
     emb.sip_kernel(X, Y)                      # G(x, y) = <iota(G_x), k~_y>; "sum": eq. (1)
 
+Dual RRM (section 3, appendix D) on the same semi-norm::
+
+    result = fit_dual_rrm(emb, X_train, y_pm1, lam=1e-3, loss="logistic")
+    scores = emb.nystrom_features(X_test) @ result.iota
+
 Joint invariances (``MixupInvariance``, ``LabelLogicInvariance``) need ``y`` in ``fit`` and
 give one representation per (x, label): ``transform`` returns ``(n, n_labels, d * n_labels)``
 and :func:`joint_scores` turns a linear model's weights into per-label scores.
 """
 
 from kernelkit.invariance.base import Invariance, Representers
+from kernelkit.invariance.dual import fit_dual_rrm
 from kernelkit.invariance.embedding import (
     AGGREGATES,
     READINGS,
@@ -64,5 +70,6 @@ __all__ = [
     "affine_images",
     "assemble",
     "embed_points",
+    "fit_dual_rrm",
     "joint_scores",
 ]
