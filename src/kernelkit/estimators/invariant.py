@@ -220,7 +220,13 @@ class InvariantEmbedding(
         return self._embed(self._predict_X(X))
 
     def transform(self, X: Any) -> Any:
-        """Invariant features ``iota(G_x)`` of the rows of ``X`` (eq. 26)."""
+        """Invariant features ``iota(G_x)`` of the rows of ``X`` (eq. 26).
+
+        Shape ``(n, n_components_)``; for joint invariances ``(n, n_labels_, n_components_ *
+        n_labels_)``, one representation per (x, label) (see
+        :func:`kernelkit.invariance.joint_scores`).  The certificates of these points are
+        returned by :meth:`embed`.
+        """
         check_is_fitted(self, "basis_")
         return like_input(self._embed(self._predict_X(X)).features, X)
 
@@ -247,7 +253,7 @@ class InvariantEmbedding(
 
     @property
     def _n_features_out(self) -> int:
-        return self.n_components_ * max(self.n_labels_, 1) if self.n_labels_ else self.n_components_
+        return self.n_components_ * max(self.n_labels_, 1)
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()

@@ -113,19 +113,26 @@ def _restricted_solve(
         return out
     # indices of the active entries first (stable order), padded with inactive ones
     order = torch.argsort((~active).to(torch.int8), dim=1, stable=True)[:, :r]
-    mask = torch.gather(active, 1, order)
+    mask = torch.gather(active, 1, order).to(H.dtype)
     h = torch.gather(H, 1, order) * mask
-    s = torch.gather(sign, 1, order) * mask
+    h_scaled = h / kappa.sqrt()[:, None]
+    s = torch.gather(sign, 1, order) * mask / strength**0.5
     g = groups[order]
+    # Q = K_AA - h h^T / kappa + (sigma sigma^T o same group) / s, in place on the gather
     Q = K_S[order[:, :, None], order[:, None, :]]
-    Q = Q - h[:, :, None] * h[:, None, :] / kappa[:, None, None]
-    Q = Q + (s[:, :, None] * s[:, None, :]) * (g[:, :, None] == g[:, None, :]) / strength
-    pair = mask[:, :, None] & mask[:, None, :]
-    eye = torch.eye(r, dtype=Q.dtype, device=Q.device)
-    Q = torch.where(pair, Q, eye)
-    scale = torch.diagonal(Q, dim1=1, dim2=2).mean(1)
-    Q = Q + (100 * eps(Q.dtype)) * scale[:, None, None] * eye
-    sol = torch.linalg.solve(Q, (h / kappa[:, None]).unsqueeze(-1)).squeeze(-1) * mask
+    Q.baddbmm_(h_scaled[:, :, None], h_scaled[:, None, :], alpha=-1.0)
+    Q.addcmul_(s[:, :, None] * s[:, None, :], g[:, :, None] == g[:, None, :])
+    Q.mul_(mask[:, :, None] * mask[:, None, :])  # padding rows and columns -> identity
+    diag = torch.diagonal(Q, dim1=1, dim2=2)
+    scale = diag.sum(1) / mask.sum(1).clamp_min(1.0)
+    diag.add_(1.0 - mask).add_((100 * eps(Q.dtype)) * scale[:, None])
+    rhs = (h / kappa[:, None]).unsqueeze(-1)
+    L, info = torch.linalg.cholesky_ex(Q)
+    sol = torch.cholesky_solve(rhs, L)
+    failed = info != 0  # semi-definite to round-off (dependent representers): LU instead
+    if bool(failed.any()):
+        sol[failed] = torch.linalg.solve(Q[failed], rhs[failed])
+    sol = sol.squeeze(-1) * mask
     return out.scatter_(1, order, sol)
 
 
