@@ -179,11 +179,12 @@ def test_bad_parameters_are_named(data, params, message):
         InvariantEmbedding(Gaussian(sigma=SIGMA), **params).fit(X)
 
 
+@pytest.mark.slow
 def test_fit_dual_rrm_on_a_fitted_embedding(data, one_torch_thread):
     X, Xt = data
     y = np.where(X[:, 0] > 0, 1.0, -1.0)
     emb = InvariantEmbedding(Gaussian(sigma=SIGMA), [TransformInvariance([_shift])]).fit(X)
-    result = fit_dual_rrm(emb, X, y, lam=0.01, max_iter=10)
+    result = fit_dual_rrm(emb, X, y, lam=0.01, max_iter=4)
     scores = emb.nystrom_features(Xt) @ result.iota.numpy()
     assert scores.shape == (6,) and result.objective[-1] <= result.objective[0] + 1e-12
     with pytest.raises(InputError, match="embedding: expected a fitted InvariantEmbedding"):

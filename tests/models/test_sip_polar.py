@@ -102,12 +102,12 @@ def test_embed_max_without_strength_is_the_base_embedding(problem):
     np.testing.assert_allclose(e.vectors(Kt, G).numpy(), Kt.numpy(), atol=1e-8)
 
 
-def test_embed_block_max_matches_slsqp(problem):
+def test_embed_block_max_matches_slsqp(problem, one_torch_thread):
     G, Kt = problem
     blocks = [np.arange(0, 4), np.arange(4, 8), np.arange(8, 12)]
-    e, V = embed_block_max([G[b] for b in blocks], Kt, strength=0.5, tol=1e-10)
+    e, V = embed_block_max([G[b] for b in blocks], Kt[:2], strength=0.5, tol=1e-10)
     assert float(e.gap.max()) <= 1e-10
-    for i in range(Kt.shape[0]):
+    for i in range(2):
         value, iota = _slsqp(Kt[i].numpy(), G.numpy(), None, False, 0.5, blocks=blocks)
         assert e.primal[i].item() == pytest.approx(value, rel=1e-7)
         np.testing.assert_allclose(V[i].numpy(), iota, atol=1e-4)
