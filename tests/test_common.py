@@ -25,14 +25,22 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from kernelkit import (
     ConcatenatedKernelRegressor,
+    InvariantEmbedding,
     KernelAutoencoder,
     KernelPCA,
     KernelRidge,
     KernelSVC,
 )
+from kernelkit.invariance import TransformInvariance
 from kernelkit.kernels import Gaussian
 from kernelkit.testing import all_kernel_classes, check_kernel, is_abstract, kernel_examples
 from kernelkit.testing.kernels import EXTRA_EXAMPLES
+
+
+def _shift_inputs(X):
+    """A transformation for the invariance estimator's checks: shift every feature by 0.1."""
+    return X + 0.1
+
 
 KERNEL_CLASSES = [c for c in all_kernel_classes() if not is_abstract(c)]
 
@@ -65,6 +73,8 @@ def test_extra_kernel_configurations(index):
         KernelSVC(),
         KernelAutoencoder(dims=(2,), max_iter=5),
         ConcatenatedKernelRegressor(n_restarts=2, max_iter=5),
+        InvariantEmbedding(),
+        InvariantEmbedding(invariances=[TransformInvariance([_shift_inputs])], aggregate="max"),
     ],
 )
 def test_sklearn_compatible_estimator(estimator, check, one_torch_thread):

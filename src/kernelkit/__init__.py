@@ -17,6 +17,7 @@ _LAZY = {
     "KernelSVC": "kernelkit.estimators",
     "KernelAutoencoder": "kernelkit.estimators.autoencoder",
     "ConcatenatedKernelRegressor": "kernelkit.estimators.concatenated",
+    "InvariantEmbedding": "kernelkit.estimators.invariant",
 }
 
 __all__ = ["__version__", *_LAZY]

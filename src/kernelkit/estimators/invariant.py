@@ -1,0 +1,264 @@
+r"""``InvariantEmbedding``: Euclidean features of s.i.p. kernel representers (Ma et al. 2020).
+
+Section 4 of Ma, Ganapathiraman, Yu and Zhang (ICML 2020): Nyström base embedding
+(eqs. 20-21), invariance representers embedded in the same space, and the polar problem (28)
+per point; the maths is in :mod:`kernelkit.invariance` and :mod:`kernelkit.models.sip`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import torch
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.utils.validation import check_is_fitted
+
+from kernelkit.estimators._base import KernelEstimatorMixin, to_numpy
+from kernelkit.invariance import (
+    AGGREGATES,
+    READINGS,
+    Invariance,
+    InvariantFeatures,
+    assemble,
+    embed_points,
+)
+from kernelkit.kernels import Kernel
+from kernelkit.models.sip import nystrom_basis
+from kernelkit.utils.errors import InputError
+from kernelkit.utils.seeding import check_random_state
+from kernelkit.utils.validation import check_int, check_positive, like_input
+
+
+class InvariantEmbedding(
+    KernelEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
+):
+    r"""Invariant features ``iota(G_x)`` of semi-inner-product kernel representers.
+
+    ``fit`` builds the Nyström embedding ``k~_x = K_z^{-1/2} k_z(x)`` on the landmarks
+    (eqs. 20-21) and the invariance representers of the training data; ``transform`` solves,
+    for each point, the convex polar problem (28) (Theorem 8, appendix C)
+
+    .. math:: \min_v \|v\|^2 + s R(v)^2 \quad \text{s.t.} \quad \langle v, \tilde k_x\rangle = 1
+
+    and returns ``iota(G_x) = v / J(v)`` (eq. 26).  With no invariance (``R = 0``) this is
+    ``k~_x``, so inner products of the features are the Nyström kernel ``K_xz K_z^+ K_zx``;
+    with ``aggregate="sum"`` it is ``M^{-1} k~_x``, ``M = I + s G^T G``, and the s.i.p. kernel
+    ``G(x, y) = <iota(G_x), k~_y>`` (:meth:`sip_kernel`, the pairing of eq. 18) is the warped
+    kernel of Ma et al. (2019), eq. (1).  The aggregations and readings are described in
+    :mod:`kernelkit.invariance.embedding`; every embedded point carries a certificate, the
+    relative duality gap of (28) (see :class:`kernelkit.invariance.InvariantFeatures`).
+
+    Parameters
+    ----------
+    kernel : Kernel, optional
+        Base kernel on vector input; ``None`` means ``Gaussian(sigma=1.0)``.
+    invariances : sequence of Invariance
+        Builders of :mod:`kernelkit.invariance`; empty means ``R = 0`` (plain Nyström).
+    n_landmarks : int, optional
+        Nyström landmarks drawn at random from the training points; all of them by default
+        (as in the paper's experiments).
+    aggregate : {"max", "sum"}
+        ``"max"``: the s.i.p. semi-norm; ``"sum"``: the quadratic one (kernel warping).
+    reading : {"pairs", "transforms", "sum_of_max"}
+        Where the max is taken (``aggregate="max"`` only; section 7.1 is ambiguous).
+    strength : float
+        Weight ``s > 0`` of the semi-norm.
+    tol : float
+        Target relative duality gap of each embedded point.
+    max_iter : int
+        Iteration limit of the polar solver (a warning is issued when ``tol`` is missed).
+    jitter : float, optional
+        Relative eigenvalue floor of ``K_z`` (:func:`kernelkit.models.sip.nystrom_basis`).
+    random_state : int, Generator or None
+        Seed of the landmark draw.
+
+    Attributes
+    ----------
+    kernel_, X_fit_ :
+        Fitted kernel and training data.
+    landmarks_ : torch.Tensor
+        The landmark points ``z``.
+    basis_ : NystromBasis
+        ``K_z^{-1/2}`` (eigenbasis form); ``n_components_`` its dimension ``d``.
+    seminorm_ : SemiNorm or None
+        The assembled representers (None without invariances).
+    n_labels_ : int
+        Labels of the joint invariances (0 otherwise).
+    certificates_ : ndarray or tensor
+        Relative duality gaps of the embedded training points.
+    n_iter_ : int
+        Iterations of the polar solver on the training points (1 for closed forms).
+    """
+
+    def __init__(
+        self,
+        kernel: Kernel | None = None,
+        invariances: Sequence[Invariance] = (),
+        *,
+        n_landmarks: int | None = None,
+        aggregate: str = "max",
+        reading: str = "pairs",
+        strength: float = 1.0,
+        tol: float = 1e-8,
+        max_iter: int = 100,
+        jitter: float | None = None,
+        random_state: Any = None,
+    ):
+        self.kernel = kernel
+        self.invariances = invariances
+        self.n_landmarks = n_landmarks
+        self.aggregate = aggregate
+        self.reading = reading
+        self.strength = strength
+        self.tol = tol
+        self.max_iter = max_iter
+        self.jitter = jitter
+        self.random_state = random_state
+
+    # ------------------------------------------------------------------ fit
+    def _check_params(self) -> list[Invariance]:
+        if self.aggregate not in AGGREGATES:
+            raise InputError(f"aggregate: expected one of {AGGREGATES}, got {self.aggregate!r}")
+        if self.reading not in READINGS:
+            raise InputError(f"reading: expected one of {READINGS}, got {self.reading!r}")
+        check_positive(self.strength, name="strength")
+        check_positive(self.tol, name="tol")
+        check_int(self.max_iter, name="max_iter")
+        invariances = list(self.invariances) if self.invariances is not None else []
+        for i, inv in enumerate(invariances):
+            if not isinstance(inv, Invariance):
+                raise InputError(
+                    f"invariances[{i}]: expected an invariance of kernelkit.invariance "
+                    f"(e.g. TransformInvariance([...])), got {type(inv).__name__}"
+                )
+        return invariances
+
+    def _embed_base(self, X: torch.Tensor) -> torch.Tensor:
+        return self.basis_.features(self.kernel_(X, self.landmarks_))
+
+    def fit(self, X: Any, y: Any = None) -> InvariantEmbedding:
+        """Build the Nyström basis and the invariance representers, and embed ``X``."""
+        self._fit(X, y)
+        return self
+
+    def fit_transform(self, X: Any, y: Any = None, **fit_params: Any) -> Any:
+        """Fit and return the features of the training points."""
+        return like_input(self._fit(X, y).features, X)
+
+    def _fit(self, X: Any, y: Any) -> InvariantFeatures:
+        invariances = self._check_params()
+        Xb = self._fit_X(X)
+        if not isinstance(Xb, torch.Tensor):
+            raise InputError(
+                f"kernel: InvariantEmbedding needs a kernel on vector input, got one on "
+                f"{self.kernel_.input_kind!r} input"
+            )
+        n = Xb.shape[0]
+        if self.n_landmarks is None or self.n_landmarks >= n:
+            self.landmarks_ = Xb
+        else:
+            size = check_int(self.n_landmarks, name="n_landmarks")
+            rng = check_random_state(self.random_state)
+            index = np.sort(rng.choice(n, size=size, replace=False))
+            self.landmarks_ = Xb[torch.as_tensor(index, device=Xb.device)]
+        with torch.no_grad():
+            K_zz = self.kernel_(self.landmarks_, self.landmarks_)
+        self.basis_ = nystrom_basis(K_zz, jitter=self.jitter)
+        self.n_components_ = self.basis_.dim
+        joint = [inv for inv in invariances if inv.joint]
+        self.n_labels_ = 0
+        labels = None
+        if joint:
+            labels = self._joint_labels(y, n)
+        reps = [inv.representers(self._embed_base, Xb, labels) for inv in invariances]
+        self.seminorm_ = None
+        if reps:
+            with torch.no_grad():
+                self.seminorm_ = assemble(
+                    reps, aggregate=self.aggregate, reading=self.reading, n_labels=self.n_labels_
+                )
+        result = self._embed(Xb)
+        self.certificates_ = like_input(result.gap, X)
+        self.n_iter_ = result.iterations
+        return result
+
+    def _joint_labels(self, y: Any, n: int) -> torch.Tensor:
+        """Labels of joint invariances as an ``(n, n_labels)`` float indicator tensor."""
+        if y is None:
+            raise InputError(
+                "y: joint invariances (MixupInvariance, LabelLogicInvariance) need the labels "
+                "in fit, got None"
+            )
+        Y = np.asarray(to_numpy(y))
+        if Y.ndim == 1:
+            self.classes_, codes = np.unique(Y, return_inverse=True)
+            Y = np.eye(len(self.classes_))[codes]
+        if Y.ndim != 2 or Y.shape[0] != n:
+            raise InputError(
+                f"y: expected {n} labels (class labels or an (n, n_labels) indicator matrix), "
+                f"got shape {Y.shape}"
+            )
+        self.n_labels_ = int(Y.shape[1])
+        return torch.as_tensor(Y, dtype=self.X_fit_.dtype, device=self.X_fit_.device)
+
+    # ------------------------------------------------------------------ transform
+    def _embed(self, Xb: torch.Tensor) -> InvariantFeatures:
+        with torch.no_grad():
+            return embed_points(
+                self._embed_base(Xb),
+                self.seminorm_,
+                strength=float(self.strength),
+                tol=float(self.tol),
+                max_iter=int(self.max_iter),
+            )
+
+    def embed(self, X: Any) -> InvariantFeatures:
+        """Features of ``X`` with their certificates (gap, primal and dual values)."""
+        check_is_fitted(self, "basis_")
+        return self._embed(self._predict_X(X))
+
+    def transform(self, X: Any) -> Any:
+        """Invariant features ``iota(G_x)`` of the rows of ``X`` (eq. 26).
+
+        Shape ``(n, n_components_)``; for joint invariances ``(n, n_labels_, n_components_ *
+        n_labels_)``, one representation per (x, label) (see
+        :func:`kernelkit.invariance.joint_scores`).  The certificates of these points are
+        returned by :meth:`embed`.
+        """
+        check_is_fitted(self, "basis_")
+        return like_input(self._embed(self._predict_X(X)).features, X)
+
+    def nystrom_features(self, X: Any) -> Any:
+        """The base embedding ``k~_x = K_z^{-1/2} k_z(x)`` (eqs. 20-21) of the rows of ``X``."""
+        check_is_fitted(self, "basis_")
+        with torch.no_grad():
+            return like_input(self._embed_base(self._predict_X(X)), X)
+
+    def sip_kernel(self, X: Any, Y: Any = None) -> Any:
+        r"""The s.i.p. kernel ``G(x, y) = <iota(G_x), k~_y>`` (eqs. 8, 18 and 25-26).
+
+        Not symmetric in general; for ``aggregate="sum"`` it is the warped kernel of
+        Ma et al. (2019), eq. (1), in the Nyström space.  Input invariances only.
+        """
+        check_is_fitted(self, "basis_")
+        if self.n_labels_:
+            raise InputError("sip_kernel: defined for input invariances, not joint ones")
+        Xb = self._predict_X(X)
+        Yb = Xb if Y is None else self._predict_X(Y)
+        with torch.no_grad():
+            value = self._embed(Xb).features @ self._embed_base(Yb).T
+        return like_input(value, X)
+
+    @property
+    def _n_features_out(self) -> int:
+        return self.n_components_ * max(self.n_labels_, 1)
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags
+
+
+__all__ = ["InvariantEmbedding"]

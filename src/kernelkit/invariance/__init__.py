@@ -1,0 +1,75 @@
+r"""Convex invariant representations in semi-inner-product spaces (Ma et al., ICML 2020).
+
+An invariance written as a semi-norm ``R(f) = sup_{g in S} <f, g>`` (Proposition 1) warps
+the RKHS of a kernel into a semi-inner-product space; the kernel representers ``G_x`` of that
+space, embedded in Euclidean space by the convex polar problem (28), are features that carry
+the invariance: a plain linear model on them respects it.
+
+Public API::
+
+    from kernelkit import InvariantEmbedding
+    from kernelkit.invariance import (TransformInvariance, ImageTransformInvariance,
+                                      MixupInvariance, LabelLogicInvariance)
+    from kernelkit.kernels import Gaussian
+
+    emb = InvariantEmbedding(
+        kernel=Gaussian(sigma=5.0),
+        invariances=[ImageTransformInvariance(shape=(28, 28))],
+        n_landmarks=None,            # Nyström landmarks: all training points by default
+        aggregate="max",             # "max" (s.i.p.) or "sum" (quadratic = kernel warping)
+        reading="pairs",             # where the max is taken (section 7.1):
+                                     #   "pairs"      max over every (transform, point) (eq. 28)
+                                     #   "transforms" max over transforms of the sum over points
+                                     #   "sum_of_max" sum over points of the max over transforms
+        strength=1.0,                # s in J(v) = ||v||^2 + s R(v)^2
+        tol=1e-8,                    # certified relative duality gap of every point
+    )
+    Z = emb.fit(X_train).transform(X_test)   # Euclidean features for any linear model
+    emb.certificates_                         # relative gaps of the training points
+    result = emb.embed(X_test)                # InvariantFeatures: features, gap, primal, dual
+    emb.sip_kernel(X, Y)                      # G(x, y) = <iota(G_x), k~_y>; "sum": eq. (1)
+
+Dual RRM (section 3, appendix D) on the same semi-norm::
+
+    result = fit_dual_rrm(emb, X_train, y_pm1, lam=1e-3, loss="logistic")
+    scores = emb.nystrom_features(X_test) @ result.iota
+
+Joint invariances (``MixupInvariance``, ``LabelLogicInvariance``) need ``y`` in ``fit`` and
+give one representation per (x, label): ``transform`` returns ``(n, n_labels, d * n_labels)``
+and :func:`joint_scores` turns a linear model's weights into per-label scores.
+"""
+
+from kernelkit.invariance.base import Invariance, Representers
+from kernelkit.invariance.dual import fit_dual_rrm
+from kernelkit.invariance.embedding import (
+    AGGREGATES,
+    READINGS,
+    InvariantFeatures,
+    SemiNorm,
+    assemble,
+    embed_points,
+)
+from kernelkit.invariance.joint import LabelLogicInvariance, MixupInvariance, joint_scores
+from kernelkit.invariance.transforms import (
+    ImageTransformInvariance,
+    TransformInvariance,
+    affine_images,
+)
+
+__all__ = [
+    "AGGREGATES",
+    "READINGS",
+    "ImageTransformInvariance",
+    "Invariance",
+    "InvariantFeatures",
+    "LabelLogicInvariance",
+    "MixupInvariance",
+    "Representers",
+    "SemiNorm",
+    "TransformInvariance",
+    "affine_images",
+    "assemble",
+    "embed_points",
+    "fit_dual_rrm",
+    "joint_scores",
+]

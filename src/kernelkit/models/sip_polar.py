@@ -1,0 +1,397 @@
+r"""The polar problem (28) with a max-type semi-norm, solved with a duality-gap certificate.
+
+Ma et al. (ICML 2020), section 4, eq. (28) and appendix C (Theorem 8): the embedding of the
+s.i.p. kernel representer ``G_x`` is ``iota(G_x) = v / J(v)`` where ``v`` solves
+
+.. math:: \min_v\ J(v) = \|v\|^2 + s \sum_b \max_{j \in b} \phi(\langle g_j, v\rangle)^2
+          \quad \text{s.t.}\quad \langle v, \tilde k_x\rangle = 1,
+
+with ``phi(t) = |t|`` (a symmetric set ``S = {+-g_j}``, Proposition 1) or ``phi(t) = [t]_+``
+(the one-sided hinge penalties of section 6, eqs. 35-37).  One group ``b`` holding every
+representer is the finite ``S`` of eq. (28) and appendix D; one group per training point is
+the "sum over points of the max over transformations" (the pattern of eqs. 33 and 36-37).
+
+**Dual and certificate (our derivation).**  Write the max as ``t_b >= phi(<g_j, v>)`` with
+multipliers ``alpha_j`` (signed for ``|.|``, ``>= 0`` for the hinge) and ``beta`` for the
+hyperplane.  Minimising the Lagrangian over ``v``, ``t`` and then ``beta`` in closed form
+leaves, with ``gamma = alpha / 2``, ``K_S = G G^T``, ``h = G k~_x``, ``kappa = ||k~_x||^2``,
+
+.. math:: D(\gamma) = \frac{(1 + h^T\gamma)^2}{\kappa} - \gamma^T K_S \gamma
+          - \frac{1}{s}\sum_b \|\gamma_b\|_1^2 ,
+
+a concave "exclusive lasso" problem in representer space, and every ``gamma`` maps to the
+*feasible* primal point ``v(gamma) = (1 + h^T gamma) k~_x / kappa - G^T gamma`` (it satisfies
+``<v, k~_x> = 1`` exactly).  Weak duality gives ``D(gamma) <= J* <= J(v(gamma))``, so the
+relative gap ``(J - D) / J`` is a certificate of optimality for each point.  Both values need
+only ``K_S``, ``h`` and ``kappa``: ``<g_j, v> = (1 + h^T gamma) h_j / kappa - (K_S gamma)_j``
+and ``||v||^2 = (1 - (h^T gamma)^2) / kappa + gamma^T K_S gamma``.
+
+**Algorithm.**  An active-set method on ``gamma`` (it is sparse: one entry per active
+representer), batched over points: on the active set with fixed signs ``sigma`` the problem
+is the quadratic ``min gamma^T (K_S - h h^T / kappa + E / s) gamma - 2 h^T gamma / kappa``
+(``E`` couples the signed entries of a group), solved by one batched linear solve; entries
+that would change sign are removed by a ratio test (primal active-set method for QPs), and
+the representers violating ``phi(<g_j, v>) <= ||gamma_b||_1 / s`` (the KKT condition, equal
+to ``t_b``) are added, most violated first, until the gap is below ``tol``.  The paper uses
+L-BFGS with projection on the hyperplane (appendix C); this solver is exact on the active
+set and certifies its answer.
+
+:func:`embed_block_max` solves the "max over transformations of the sum over points"
+reading, ``J(v) = ||v||^2 + s max_t ||G_t v||^2``, through its dual over the simplex of the
+blocks, ``max_p 1 / (k~^T (I + s sum_t p_t G_t^T G_t)^{-1} k~)``.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import torch
+
+from kernelkit.models.sip import Embedding
+from kernelkit.utils.errors import InputError
+from kernelkit.utils.numerics import eps
+
+
+class EmbeddingConvergenceWarning(UserWarning):
+    """The polar solver stopped at ``max_iter`` with a duality gap above ``tol``."""
+
+
+def _group_sums(values: torch.Tensor, groups: torch.Tensor, n_groups: int) -> torch.Tensor:
+    out = values.new_zeros(values.shape[0], n_groups)
+    return out.index_add_(1, groups, values)
+
+
+def _group_max(values: torch.Tensor, groups: torch.Tensor, n_groups: int) -> torch.Tensor:
+    out = values.new_zeros(values.shape[0], n_groups)
+    index = groups.expand_as(values)
+    return out.scatter_reduce_(1, index, values, reduce="amax", include_self=True)
+
+
+class _State:
+    """Primal and dual quantities of a batch of points at ``gamma``."""
+
+    def __init__(
+        self,
+        gamma: torch.Tensor,
+        K_S: torch.Tensor,
+        H: torch.Tensor,
+        kappa: torch.Tensor,
+        groups: torch.Tensor,
+        n_groups: int,
+        one_sided: torch.Tensor,
+        strength: float,
+    ) -> None:
+        KG = gamma @ K_S
+        hg = (H * gamma).sum(1)
+        self.scale = (1.0 + hg) / kappa  # coefficient of k~_x in v(gamma)
+        self.c = self.scale[:, None] * H - KG  # <g_j, v>
+        gKg = (gamma * KG).sum(1)
+        v_norm2 = (1.0 - hg) * (1.0 + hg) / kappa + gKg
+        phi = torch.where(one_sided[groups], self.c.clamp_min(0.0), self.c.abs())
+        self.phi = phi
+        self.primal = v_norm2 + strength * _group_max(phi * phi, groups, n_groups).sum(1)
+        l1 = _group_sums(gamma.abs(), groups, n_groups)
+        self.level = l1 / strength  # t_b at the optimum
+        self.dual = (1.0 + hg) ** 2 / kappa - gKg - (l1 * l1).sum(1) / strength
+        self.gap = (self.primal - self.dual) / self.primal
+
+
+def _restricted_solve(
+    active: torch.Tensor,
+    sign: torch.Tensor,
+    K_S: torch.Tensor,
+    H: torch.Tensor,
+    kappa: torch.Tensor,
+    groups: torch.Tensor,
+    strength: float,
+) -> torch.Tensor:
+    """Minimiser of the sign-fixed quadratic on each point's active set (dense ``(n, m)``)."""
+    n, m = active.shape
+    r = int(active.sum(1).max())
+    out = torch.zeros(n, m, dtype=K_S.dtype, device=K_S.device)
+    if r == 0:
+        return out
+    # indices of the active entries first (stable order), padded with inactive ones
+    order = torch.argsort((~active).to(torch.int8), dim=1, stable=True)[:, :r]
+    mask = torch.gather(active, 1, order).to(H.dtype)
+    h = torch.gather(H, 1, order) * mask
+    h_scaled = h / kappa.sqrt()[:, None]
+    s = torch.gather(sign, 1, order) * mask / strength**0.5
+    g = groups[order]
+    # Q = K_AA - h h^T / kappa + (sigma sigma^T o same group) / s, in place on the gather
+    Q = K_S[order[:, :, None], order[:, None, :]]
+    Q.baddbmm_(h_scaled[:, :, None], h_scaled[:, None, :], alpha=-1.0)
+    Q.addcmul_(s[:, :, None] * s[:, None, :], g[:, :, None] == g[:, None, :])
+    Q.mul_(mask[:, :, None] * mask[:, None, :])  # padding rows and columns -> identity
+    diag = torch.diagonal(Q, dim1=1, dim2=2)
+    scale = diag.sum(1) / mask.sum(1).clamp_min(1.0)
+    diag.add_(1.0 - mask).add_((100 * eps(Q.dtype)) * scale[:, None])
+    rhs = (h / kappa[:, None]).unsqueeze(-1)
+    L, info = torch.linalg.cholesky_ex(Q)
+    sol = torch.cholesky_solve(rhs, L)
+    failed = info != 0  # semi-definite to round-off (dependent representers): LU instead
+    if bool(failed.any()):
+        sol[failed] = torch.linalg.solve(Q[failed], rhs[failed])
+    sol = sol.squeeze(-1) * mask
+    return out.scatter_(1, order, sol)
+
+
+def embed_max(
+    K_S: torch.Tensor,
+    H: torch.Tensor,
+    kappa: torch.Tensor,
+    *,
+    groups: torch.Tensor | None = None,
+    one_sided: bool | torch.Tensor = False,
+    strength: float = 1.0,
+    tol: float = 1e-8,
+    max_iter: int = 100,
+    add_per_iter: int = 16,
+    memory_budget: float = 2e8,
+) -> Embedding:
+    r"""Certified solution of eq. (28) with ``R(v)^2 = s sum_b max_{j in b} phi(<g_j, v>)^2``.
+
+    See the module docstring for the dual, the certificate and the algorithm.
+
+    Parameters
+    ----------
+    K_S : torch.Tensor
+        Representer Gram ``G G^T``, shape ``(m, m)``.
+    H : torch.Tensor
+        ``h(x) = G k~_x`` as rows, shape ``(n, m)``.
+    kappa : torch.Tensor
+        ``||k~_x||^2 > 0``, shape ``(n,)``.
+    groups : torch.Tensor, optional
+        Group index in ``[0, n_groups)`` of each representer, shape ``(m,)``; None puts all
+        representers in one group (the finite ``S`` of eq. 28).
+    one_sided : bool or torch.Tensor
+        ``phi = [.]_+`` (hinge, section 6) instead of ``|.|``, for all groups or per group
+        (a boolean tensor of shape ``(n_groups,)``).
+    strength : float
+        ``s > 0``.
+    tol : float
+        Target relative duality gap of every point.
+    max_iter : int
+        Maximum outer (working-set) iterations; a warning is issued if the gap is not reached.
+    add_per_iter : int
+        Violated representers added per point and iteration (besides one per group at start).
+    memory_budget : float
+        Bytes for the batched working-set matrices (``points x r^2``, with ``r`` at least
+        the number of groups); points are processed in chunks that fit.
+
+    Returns
+    -------
+    Embedding
+        ``iota(G_x) = v / J(v)``: ``coef_k = scale / J``, ``coef_rep = gamma / J``, with the
+        primal value, dual value and relative gap of each point.
+    """
+    n, m = H.shape
+    if K_S.shape != (m, m) or kappa.shape != (n,):
+        raise InputError(
+            f"K_S, H, kappa: expected shapes (m, m), (n, m), (n,), got {tuple(K_S.shape)}, "
+            f"{tuple(H.shape)}, {tuple(kappa.shape)}"
+        )
+    if groups is None:
+        groups = torch.zeros(m, dtype=torch.long, device=H.device)
+    n_groups = int(groups.max()) + 1 if m else 1
+    one_sided = torch.as_tensor(one_sided, device=H.device).expand(n_groups)
+    r_guess = n_groups + 4 * add_per_iter
+    chunk = max(1, min(n, int(memory_budget / (4 * H.element_size() * r_guess**2))))
+    parts = [
+        _embed_max_batch(
+            K_S,
+            H[i : i + chunk],
+            kappa[i : i + chunk],
+            groups,
+            n_groups,
+            one_sided,
+            strength,
+            tol,
+            max_iter,
+            add_per_iter,
+        )
+        for i in range(0, n, chunk)
+    ]
+    result = Embedding(
+        *(
+            torch.cat([getattr(p, f) for p in parts])
+            for f in ("coef_k", "coef_rep", "primal", "dual", "gap")
+        ),
+        iterations=max(p.iterations for p in parts),
+    )
+    if bool((result.gap > tol).any()):
+        warnings.warn(
+            f"embed_max: relative duality gap {float(result.gap.max()):.2e} above "
+            f"tol={tol:.1e} after max_iter={max_iter} iterations; raise max_iter or tol",
+            EmbeddingConvergenceWarning,
+            stacklevel=2,
+        )
+    return result
+
+
+def _embed_max_batch(
+    K_S: torch.Tensor,
+    H: torch.Tensor,
+    kappa: torch.Tensor,
+    groups: torch.Tensor,
+    n_groups: int,
+    one_sided: torch.Tensor,
+    strength: float,
+    tol: float,
+    max_iter: int,
+    add_per_iter: int,
+) -> Embedding:
+    """:func:`embed_max` on one chunk of points (no checks, no warning)."""
+    m = H.shape[1]
+    gamma = torch.zeros_like(H)
+    state = _State(gamma, K_S, H, kappa, groups, n_groups, one_sided, strength)
+    # start: the most violated representer of every group
+    best = _group_max(state.phi, groups, n_groups)
+    active = (state.phi >= best[:, groups]) & (state.phi > 0)
+    sign = torch.where(state.c >= 0, 1.0, -1.0).to(H.dtype)
+    iterations = 0
+    while iterations < max_iter:
+        iterations += 1
+        gamma, sign = _working_set_qp(
+            gamma, active, sign, K_S, H, kappa, groups, n_groups, one_sided, strength
+        )
+        active = active & (gamma != 0)
+        state = _State(gamma, K_S, H, kappa, groups, n_groups, one_sided, strength)
+        todo = state.gap > tol
+        if not bool(todo.any()):
+            break
+        violation = state.phi - state.level[:, groups]
+        thresh = tol * state.primal.sqrt()[:, None] * kappa.sqrt()[:, None]
+        candidate = (~active) & (violation > thresh) & todo[:, None]
+        k = min(add_per_iter, m)
+        top = torch.topk(torch.where(candidate, violation, -1.0), k, dim=1)
+        add = torch.zeros_like(active).scatter_(1, top.indices, top.values > 0)
+        active = active | add
+        sign = torch.where(add, torch.where(state.c >= 0, 1.0, -1.0).to(H.dtype), sign)
+    return Embedding(
+        coef_k=state.scale / state.primal,
+        coef_rep=gamma / state.primal[:, None],
+        primal=state.primal,
+        dual=state.dual,
+        gap=state.gap,
+        iterations=iterations,
+    )
+
+
+def _working_set_qp(
+    gamma: torch.Tensor,
+    active: torch.Tensor,
+    sign: torch.Tensor,
+    K_S: torch.Tensor,
+    H: torch.Tensor,
+    kappa: torch.Tensor,
+    groups: torch.Tensor,
+    n_groups: int,
+    one_sided: torch.Tensor,
+    strength: float,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Primal active-set steps: solve on the working set, ratio test, drop blocking entries.
+
+    Only entries sharing their group with another active entry (or in a one-sided group,
+    where ``gamma >= 0``) are sign-constrained: for a symmetric group with one active entry
+    the penalty ``(sigma gamma_j)^2 = gamma_j^2`` is smooth, so that entry may change sign
+    freely (its ``sigma`` follows).  Returns ``(gamma, sign)``.
+    """
+    active = active.clone()
+    for _ in range(int(active.sum(1).max()) + 1):
+        target = _restricted_solve(active, sign, K_S, H, kappa, groups, strength)
+        shared = _group_sums(active.to(H.dtype), groups, n_groups)[:, groups] > 1
+        shared = shared | one_sided[groups]
+        now, new = sign * gamma, sign * target
+        blocking = active & shared & (new < 0)
+        if not bool(blocking.any()):
+            return target, torch.where(active & ~shared & (target != 0), target.sign(), sign)
+        ratio = torch.where(blocking, now / (now - new), torch.inf)
+        tau = ratio.min(1).values.clamp(max=1.0)
+        gamma = (gamma + tau[:, None] * (target - gamma)) * active
+        # drop the first blocking entries, and every entry whose sign the target reverses
+        # when it sits at zero already (newly added or on the boundary): one pass for all
+        drop = blocking & ((ratio <= tau[:, None]) | (now <= 0))
+        gamma = gamma.masked_fill(drop, 0.0)
+        active = active & ~drop
+        sign = torch.where(active & ~shared & (gamma != 0), torch.sign(gamma), sign)
+    return gamma, sign  # pragma: no cover - each pass removes at least one entry
+
+
+def embed_block_max(
+    G_blocks: list[torch.Tensor],
+    k_tilde: torch.Tensor,
+    *,
+    strength: float = 1.0,
+    tol: float = 1e-6,
+    max_iter: int = 500,
+    chunk: int = 64,
+) -> tuple[Embedding, torch.Tensor]:
+    r"""Certified solution of eq. (28) with ``R(v)^2 = s max_t ||G_t v||^2`` (blocks ``t``).
+
+    The max of quadratic forms is ``max_{p in simplex} sum_t p_t ||G_t v||^2``; exchanging
+    min and max (the objective is convex in ``v`` and linear in ``p``) gives the dual
+    ``D(p) = 1 / (k~^T M_p^{-1} k~)`` with ``M_p = I + s sum_t p_t G_t^T G_t``, attained
+    at ``v(p) = M_p^{-1} k~ / (k~^T M_p^{-1} k~)``, and ``dD/dp_t = s ||G_t v(p)||^2``.  The
+    gap ``J(v(p)) - D(p) = s (max_t q_t - sum_t p_t q_t)`` with ``q_t = ||G_t v(p)||^2``
+    is also the Frank-Wolfe gap.  ``p`` is updated by the multiplicative rule
+    ``p_t <- p_t q_t^{1/2} / sum_u p_u q_u^{1/2}`` (the rule of optimal c-design, a fixed
+    point exactly at the optimum), with one Cholesky of ``M_p`` per point and iteration.
+
+    Parameters
+    ----------
+    G_blocks : list of torch.Tensor
+        Representers of each block, shapes ``(m_t, d)``.
+    k_tilde : torch.Tensor
+        Points ``k~_x``, shape ``(n, d)``.
+    strength, tol, max_iter : float, float, int
+        ``s``, the target relative gap and the maximum number of updates of ``p``.
+    chunk : int
+        Points per batched Cholesky (memory ``chunk * d^2``).
+
+    Returns
+    -------
+    (Embedding, torch.Tensor)
+        The embedding, with ``coef_rep`` empty (``iota(G_x) = coef_k * M_p^{-1} k~_x`` is
+        returned directly as the second element, shape ``(n, d)``), and the block weights
+        ``p`` are not returned (they are in the certificate's dual value).
+    """
+    if not G_blocks:
+        raise InputError("G_blocks: expected at least one block of representers, got none")
+    n, d = k_tilde.shape
+    Q = torch.stack([Gt.T @ Gt for Gt in G_blocks])  # (T, d, d)
+    T = Q.shape[0]
+    out = torch.empty_like(k_tilde)
+    primal = torch.empty(n, dtype=k_tilde.dtype, device=k_tilde.device)
+    dual, gap = torch.empty_like(primal), torch.empty_like(primal)
+    eye = torch.eye(d, dtype=k_tilde.dtype, device=k_tilde.device)
+    worst_iter = 0
+    for start in range(0, n, chunk):
+        k = k_tilde[start : start + chunk]
+        p = torch.full((k.shape[0], T), 1.0 / T, dtype=k.dtype, device=k.device)
+        for it in range(1, max_iter + 1):
+            M = eye + strength * torch.einsum("nt,tij->nij", p, Q)
+            u = torch.cholesky_solve(k.unsqueeze(-1), torch.linalg.cholesky(M)).squeeze(-1)
+            ku = (k * u).sum(1)
+            v = u / ku[:, None]
+            q = torch.einsum("ni,tij,nj->nt", v, Q, v)
+            d_val = 1.0 / ku
+            p_val = (v * v).sum(1) + strength * q.max(1).values
+            rel = (p_val - d_val) / p_val
+            if bool((rel <= tol).all()) or it == max_iter:
+                break
+            w = p * q.clamp_min(0).sqrt()
+            p = w / w.sum(1, keepdim=True)
+        worst_iter = max(worst_iter, it)
+        sl = slice(start, start + k.shape[0])
+        out[sl] = v / p_val[:, None]
+        primal[sl], dual[sl], gap[sl] = p_val, d_val, rel
+    if bool((gap > tol).any()):
+        warnings.warn(
+            f"embed_block_max: relative duality gap {float(gap.max()):.2e} above tol={tol:.1e} "
+            f"after max_iter={max_iter} iterations",
+            EmbeddingConvergenceWarning,
+            stacklevel=2,
+        )
+    empty = k_tilde.new_zeros(n, 0)
+    return Embedding(1.0 / primal, empty, primal, dual, gap, worst_iter), out

@@ -1,0 +1,105 @@
+"""Mixup (section 5) and label-logic (section 6) invariances on the joint kernel.
+
+Oracles: central finite differences of ``lambda -> <V, k~_{x^_lambda} y~_lambda^T>`` (eq. 33's
+``Z``), the hinge arguments ``f(x, a) -+ f(x, b)`` of eqs. (35)-(37), and SLSQP-checked solvers.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from sklearn.linear_model import LogisticRegression
+
+from kernelkit import InvariantEmbedding
+from kernelkit.invariance import LabelLogicInvariance, MixupInvariance, joint_scores
+from kernelkit.kernels import Gaussian
+from kernelkit.models.sip import nystrom_basis
+from kernelkit.utils.errors import InputError
+
+
+@pytest.fixture
+def setting():
+    gen = torch.Generator().manual_seed(0)
+    X = torch.randn(7, 3, generator=gen, dtype=torch.float64)
+    Y = torch.eye(3, dtype=torch.float64)[torch.tensor([0, 1, 2, 0, 1, 2, 0])]
+    kernel = Gaussian(sigma=1.3)
+    basis = nystrom_basis(kernel(X, X))
+
+    def embed(A):
+        return basis.features(kernel(A, X))
+
+    V = torch.randn(basis.dim, 3, generator=gen, dtype=torch.float64)
+    return X, Y, embed, V
+
+
+def test_mixup_representers_are_lambda_derivatives(setting):
+    X, Y, embed, V = setting
+    inv = MixupInvariance(n_pairs=4, n_grid=3, random_state=0)
+    reps = inv.representers(embed, X, Y)
+    Z = torch.einsum("mrd,mrl->mdl", reps.left, reps.right) * np.sqrt(4)
+    pairs = inv.pairs(7)
+    h = 1e-5
+    for row, (p, g) in enumerate(zip(reps.point.tolist(), reps.kind.tolist(), strict=True)):
+        i, j = pairs[p]
+        lam = g / 2
+
+        def f(t, i=i, j=j):
+            x = (t * X[i] + (1 - t) * X[j])[None]
+            y = t * Y[i] + (1 - t) * Y[j]
+            return float(embed(x)[0] @ V @ y)
+
+        expected = (f(lam + h) - f(lam - h)) / (2 * h)
+        assert float((V * Z[row]).sum()) == pytest.approx(expected, rel=1e-6, abs=1e-8)
+    assert reps.group_by == "point" and len(reps) == 12
+
+
+def test_label_logic_representers_are_the_hinge_arguments(setting):
+    X, Y, embed, V = setting
+    inv = LabelLogicInvariance(
+        implications=[("cat", "animal")],
+        exclusions=[("cat", "dog")],
+        labels=["cat", "dog", "animal"],
+    )
+    reps = inv.representers(embed, X, Y)
+    F = embed(X) @ V  # f(x_i, l)
+    values = torch.einsum("mrd,mrl,dl->m", reps.left, reps.right, V) * np.sqrt(7)
+    np.testing.assert_allclose(values[0::2].numpy(), (F[:, 0] - F[:, 2]).numpy(), atol=1e-12)
+    np.testing.assert_allclose(values[1::2].numpy(), (F[:, 0] + F[:, 1]).numpy(), atol=1e-12)
+    assert reps.one_sided and reps.point.tolist()[:4] == [0, 1, 2, 3]
+
+
+def test_label_logic_embedding_is_certified_and_predicts(setting, one_torch_thread):
+    X, Y, _, _ = setting
+    inv = LabelLogicInvariance(implications=[(0, 2)], exclusions=[(0, 1)])
+    emb = InvariantEmbedding(Gaussian(sigma=1.3), [inv], tol=1e-9)
+    F = emb.fit_transform(X.numpy(), Y.numpy())
+    assert F.shape == (7, 3, emb.n_components_ * 3)
+    assert emb.certificates_.max() <= 1e-9
+    model = LogisticRegression().fit(F.reshape(21, -1), Y.numpy().reshape(-1))
+    assert joint_scores(F, model).shape == (7, 3)
+
+
+def test_mixup_embedding_is_certified(setting, one_torch_thread):
+    X = setting[0]
+    emb = InvariantEmbedding(
+        Gaussian(sigma=1.3), [MixupInvariance(n_grid=4, random_state=1)], tol=1e-9
+    )
+    emb.fit(X.numpy(), np.array([0, 1, 2, 0, 1, 2, 0]))
+    result = emb.embed(X.numpy()[:3])
+    assert result.features.shape == (3, 3, emb.n_components_ * 3)
+    assert float(result.gap.max()) <= 1e-9
+
+
+def test_labels_outside_the_hierarchy_are_named(setting):
+    X, Y, embed, _ = setting
+    with pytest.raises(InputError, match=r"implications\[0\].*'bird' is outside the hierarchy"):
+        LabelLogicInvariance([("bird", "animal")], labels=["cat", "dog", "animal"]).representers(
+            embed, X, Y
+        )
+    with pytest.raises(InputError, match=r"exclusions\[0\].*5 is outside the hierarchy"):
+        LabelLogicInvariance(exclusions=[(0, 5)]).representers(embed, X, Y)
+    with pytest.raises(InputError, match="empty invariance set"):
+        LabelLogicInvariance().representers(embed, X, Y)
+    with pytest.raises(InputError, match=r"y: joint invariances .* need the labels in fit"):
+        InvariantEmbedding(invariances=[MixupInvariance()]).fit(X.numpy())
