@@ -21,12 +21,19 @@ import torch
 
 from kernelkit import (
     ConcatenatedKernelRegressor,
+    InvariantEmbedding,
     KernelAutoencoder,
     KernelPCA,
     KernelRidge,
     KernelSVC,
 )
-from kernelkit.io import load, save
+from kernelkit.invariance import (
+    ImageTransformInvariance,
+    LabelLogicInvariance,
+    MixupInvariance,
+    TransformInvariance,
+)
+from kernelkit.io import ModelFileError, load, save
 from kernelkit.kernels import (
     FeatureSpaceGaussian,
     Gaussian,
@@ -363,3 +370,44 @@ def test_load_in_a_fresh_interpreter(tmp_path):
         timeout=120,
     )
     assert np.array_equal(np.load(tmp_path / "out.npy"), model.predict(X_new))
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: InvariantEmbedding(
+            Gaussian(sigma=2.0), [ImageTransformInvariance(shape=(4, 4))], aggregate="sum"
+        ),
+        lambda: InvariantEmbedding(
+            Gaussian(sigma=2.0),
+            [ImageTransformInvariance(shape=(4, 4), n_points=5, random_state=0)],
+            aggregate="max",
+            reading="sum_of_max",
+        ),
+        lambda: InvariantEmbedding(
+            Gaussian(sigma=2.0),
+            [LabelLogicInvariance(implications=[(0, 2)], exclusions=[(0, 1)])],
+        ),
+        lambda: InvariantEmbedding(
+            Gaussian(sigma=2.0), [MixupInvariance(n_pairs=4, n_grid=3, random_state=1)]
+        ),
+    ],
+    ids=["image-sum", "image-max", "label-logic", "mixup"],
+)
+def test_invariant_embedding_roundtrips(make, roundtrip):
+    rng = np.random.default_rng(0)
+    X, X_new = rng.normal(size=(9, 16)), rng.normal(size=(4, 16))
+    labels = np.array([0, 1, 2, 0, 1, 2, 0, 1, 2])
+    model = make()
+    joint = model.invariances[0].joint
+    y = np.eye(3)[labels] if isinstance(model.invariances[0], LabelLogicInvariance) else labels
+    loaded = roundtrip(model.fit(X, y if joint else None), X_new, ".zip")
+    assert np.array_equal(loaded.certificates_, model.certificates_)
+
+
+def test_invariant_embedding_with_python_callables_is_refused(tmp_path):
+    X = np.random.default_rng(0).normal(size=(6, 3))
+    model = InvariantEmbedding(Gaussian(sigma=1.0), [TransformInvariance([np.flip])]).fit(X)
+    with pytest.raises(ModelFileError, match="transforms"):
+        save(model, tmp_path / "model")
+    assert not (tmp_path / "model").exists()

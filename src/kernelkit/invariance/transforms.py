@@ -93,7 +93,9 @@ class TransformInvariance(Invariance):
                     f"transforms[{i}]: expected the transformed batch to keep the input shape "
                     f"{tuple(X.shape)}, got shape {shape}"
                 )
-            out.append(torch.as_tensor(np.asarray(result), dtype=X.dtype, device=X.device))
+            out.append(
+                torch.as_tensor(np.ascontiguousarray(result), dtype=X.dtype, device=X.device)
+            )
         return out
 
     def representers(self, embed: FeatureMap, X: torch.Tensor, y: Any = None) -> Representers:

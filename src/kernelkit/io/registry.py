@@ -102,10 +102,19 @@ def builtin_classes() -> dict[str, ClassEntry]:
     from kernelkit.data.graphs import GraphBatch
     from kernelkit.data.strings import StringBatch
     from kernelkit.gram.centering import GramCenterer
+    from kernelkit.invariance import (
+        ImageTransformInvariance,
+        LabelLogicInvariance,
+        MixupInvariance,
+        TransformInvariance,
+    )
+    from kernelkit.invariance.base import Representers
+    from kernelkit.invariance.embedding import SemiNorm
     from kernelkit.kernels.features import SparseFeatures
     from kernelkit.kernels.precomputed import PrecomputedBatch
     from kernelkit.models.autoencoder import TrainResult
     from kernelkit.models.concatenated import Mixture
+    from kernelkit.models.sip import NystromBasis
 
     table = {
         "sklearn.svm.SVC": ClassEntry(SVC, "estimator", check_svc),
@@ -119,6 +128,15 @@ def builtin_classes() -> dict[str, ClassEntry]:
         (StringBatch, "dataclass", check_string_batch),
         (GraphBatch, "dataclass", check_graph_batch),
         (SparseFeatures, "dataclass", check_sparse_features),
+        (NystromBasis, "dataclass", None),
+        (Representers, "dataclass", None),
+        (SemiNorm, "dataclass", None),
+        # invariance settings; a TransformInvariance holding Python callables is refused at
+        # save (functions are never written), the built-in image transforms are plain numbers
+        (TransformInvariance, "state", None),
+        (ImageTransformInvariance, "state", None),
+        (MixupInvariance, "state", None),
+        (LabelLogicInvariance, "state", None),
     ):
         table[cls.__name__] = ClassEntry(cls, kind, check)
     return table
