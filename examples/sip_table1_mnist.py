@@ -166,7 +166,7 @@ def main() -> None:
     args.n_train = args.n_test = args.n
     args.folds = 3
     if args.quick:
-        args.seeds, args.n_train, args.n_test, args.folds = 1, 60, 60, 2
+        args.seeds, args.n, args.n_train, args.n_test, args.folds = 1, 60, 60, 60, 2
         args.warping_strengths = [1.0]
         args.out = None
     X, y = common.load_mnist()
