@@ -93,7 +93,7 @@ def run_split(X: np.ndarray, y: np.ndarray, seed: int, args: argparse.Namespace)
 
 def report(results: dict[str, list[dict[str, Any]]], args: argparse.Namespace) -> str:
     md = [
-        "# Table 1 (Ma et al. 2020, section 7.1): MNIST pairs, 500/500 splits\n",
+        f"# Table 1 (Ma et al. 2020, section 7.1): MNIST pairs, {args.n}/{args.n} splits\n",
         f"Command: `PYTHONPATH=src python examples/sip_table1_mnist.py {args.cmdline}`  ",
         f"seeds {args.seeds}; hyper-parameters by {args.folds}-fold CV on the training split; "
         f"warping strengths {args.warping_strengths}, embedding strengths "
@@ -147,6 +147,7 @@ def _fmt(params: dict[str, Any]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--n", type=int, default=500, help="training and test images per split")
     parser.add_argument("--pairs", default="4v9,2v3")
     parser.add_argument("--quick", action="store_true", help="tiny sizes, one seed (smoke run)")
     parser.add_argument("--readings", default="a,b,c,sum")
@@ -162,10 +163,10 @@ def main() -> None:
     import sys
 
     args.cmdline = " ".join(sys.argv[1:])
-    args.n_train = args.n_test = 500
+    args.n_train = args.n_test = args.n
     args.folds = 3
     if args.quick:
-        args.seeds, args.n_train, args.n_test, args.folds = 1, 60, 60, 2
+        args.seeds, args.n, args.n_train, args.n_test, args.folds = 1, 60, 60, 60, 2
         args.warping_strengths = [1.0]
         args.out = None
     X, y = common.load_mnist()
