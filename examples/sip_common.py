@@ -203,6 +203,35 @@ def markdown_table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
 
 
 # --------------------------------------------------------------------------- kernel warping
+def soft_label_logistic(F: np.ndarray, Y_soft: np.ndarray, C: float, classes: np.ndarray) -> Any:
+    r"""Multinomial logistic regression on soft labels (the mixup loss of eq. 32).
+
+    Cross-entropy with a soft target is linear in the target,
+    :math:`-\sum_c \tilde y_c \log p_c(x)`, so each row is repeated once per class with a
+    positive soft label and weighted by it: ``LogisticRegression`` with ``sample_weight`` then
+    minimises exactly ``sum_rows CE(soft label) + ||W||^2 / (2 C)``.
+    """
+    from sklearn.linear_model import LogisticRegression
+
+    rows, cols = np.nonzero(Y_soft > 0)
+    model = LogisticRegression(C=C, max_iter=2000, tol=1e-5)
+    model.fit(F[rows], classes[cols], sample_weight=Y_soft[rows, cols])
+    return model
+
+
+def nystrom_map(Z: np.ndarray, sigma: float) -> Callable[[np.ndarray], np.ndarray]:
+    r"""Gaussian Nyström features on landmarks ``Z`` (eqs. 20-21): ``x -> K_z^{-1/2} k_z(x)``.
+
+    ``kernelkit.InvariantEmbedding`` without invariances (``R = 0``), whose features are the
+    base embedding ``k~_x`` itself: the very features the invariant embeddings start from.
+    """
+    from kernelkit import InvariantEmbedding
+    from kernelkit.kernels import Gaussian
+
+    base = InvariantEmbedding(Gaussian(sigma), invariances=()).fit(Z)
+    return base.transform
+
+
 def warped_gaussian_grams(
     X: np.ndarray,
     transformed: Sequence[np.ndarray],

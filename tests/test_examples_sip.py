@@ -1,0 +1,41 @@
+"""Smoke runs of the invariance reproduction scripts (``--quick``: tiny sizes, nothing written).
+
+They guard the scripts against drifting from the library and from their shared helpers
+(``examples/sip_common.py``); the numbers themselves are checked in ``tests/invariance``.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / ".." / "shared" / "data"
+
+
+@pytest.mark.parametrize(
+    ("script", "expected"),
+    [
+        pytest.param("sip_table1_mnist.py", "Embed (a)", marks=pytest.mark.slow),
+        ("sip_table2_mixup.py", "| p = 1n | Embed |"),
+        ("sip_table3_hierarchy.py", "| Embed |"),
+    ],
+)
+def test_quick_run(script: str, expected: str, tmp_path: Path) -> None:
+    if not DATA.is_dir():
+        pytest.skip(f"real datasets not found at {DATA}")
+    before = sorted((ROOT / "examples" / "results").iterdir())
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / script), "--quick"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=600,
+        env={"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1"},
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert expected in run.stdout
+    assert sorted((ROOT / "examples" / "results").iterdir()) == before  # --quick writes nothing
