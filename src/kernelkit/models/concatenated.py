@@ -370,7 +370,7 @@ class BatchedResult:
 
 
 def lbfgs_batched(
-    fun: Callable[[torch.Tensor, torch.Tensor], tuple[torch.Tensor, torch.Tensor]],
+    fun: Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor]],
     x0: torch.Tensor,
     *,
     max_iter: int = 200,
@@ -380,20 +380,20 @@ def lbfgs_batched(
 ) -> tuple[torch.Tensor, BatchedResult]:
     r"""Independent L-BFGS runs (Nocedal and Wright 2006, Algorithm 7.4/7.5) on the rows of ``x0``.
 
-    ``fun(x_rows, rows)`` returns the values ``(m,)`` and gradients ``(m, p)`` of the ``m``
-    independent problems whose indices are ``rows`` (a long tensor), at the points ``x_rows``;
-    every row keeps its own curvature pairs ``(s, y)`` (skipped when ``s^T y <= 0``), its own
-    initial scaling ``s^T y / y^T y`` and its own backtracking (Armijo, ``c1 = 1e-4``,
-    safeguarded quadratic interpolation of the step within ``[0.1 t, 0.5 t]``) step, so the
-    result of each row is that of a separate run; only the evaluations are shared.  Each
-    evaluation carries only the rows that still need one: converged rows leave the batch, and
-    a line-search trial re-evaluates only the rows whose step was rejected.
+    ``fun(x)`` returns the values ``(m,)`` and gradients ``(m, p)`` of ``m`` independent
+    problems at the ``m`` rows of ``x`` (any subset of the problems: a row carries everything
+    that defines its problem); every row keeps its own curvature pairs ``(s, y)`` (skipped when
+    ``s^T y <= 0``), its own initial scaling ``s^T y / y^T y`` and its own backtracking (Armijo,
+    ``c1 = 1e-4``, safeguarded quadratic interpolation of the step within ``[0.1 t, 0.5 t]``)
+    step, so the result of each row is that of a separate run; only the evaluations are shared.
+    Each evaluation carries only the rows that still need one: converged rows leave the batch,
+    and a line-search trial re-evaluates only the rows whose step was rejected.
     A row stops when its largest gradient entry is below ``tol``, when its relative decrease
     falls below ``tol`` or when the line search fails; non-finite trial values are rejected.
     """
     x = x0.detach().clone()
     b, p = x.shape
-    f, g = fun(x, torch.arange(b, device=x.device))
+    f, g = fun(x)
     res = BatchedResult(f.clone(), n_eval=1, n_rows=b)
     S = x.new_zeros(history_size, b, p)
     Yh = x.new_zeros(history_size, b, p)
@@ -435,7 +435,7 @@ def lbfgs_batched(
         pending = torch.arange(rows.numel(), device=x.device)
         for _ls in range(max_ls):
             trial = x_r[pending] + t[pending, None] * d[pending]
-            ft, gt = fun(trial, rows[pending])
+            ft, gt = fun(trial)
             res.n_eval += 1
             res.n_rows += pending.numel()
             base, slope = f_r[pending], gd[pending]
@@ -494,7 +494,7 @@ def fit_concatenated(
         for layer, shape, chunk in zip(layers, shapes, torch.split(x, sizes, dim=1), strict=True):
             layer.coef = nn.Parameter(chunk.reshape(x.shape[0], *shape).clone())
 
-    def fun(x: torch.Tensor, rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def fun(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         m = x.shape[0]
         set_coefficients(x)
         try:
