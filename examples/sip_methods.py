@@ -135,18 +135,20 @@ def embed_linear(
     seed: int,
     folds: int,
     strength_scale: float = 1.0,
+    strengths: list[float] | None = None,
 ) -> tuple[dict[str, float], float, dict[str, float]]:
     """InvariantEmbedding (section 7.1 invariances) + LinearSVC; strength and C by CV.
 
     The embedding is fitted on the training images (no labels); each strength of the grid
-    gives one feature set, and :func:`select_features_and_C` picks it with C by CV.
-    Returns the chosen parameters, the test accuracy and the worst certificates.
+    (``strengths``, else :data:`STRENGTHS` of the reading) gives one feature set, and
+    :func:`select_features_and_C` picks it with C by CV.  Returns the chosen parameters, the
+    test accuracy and the worst certificates.
     """
     from kernelkit import InvariantEmbedding
     from kernelkit.kernels import Gaussian
 
     features, worst_gap = {}, {}
-    for s in STRENGTHS[variant["label"]]:
+    for s in strengths or STRENGTHS[variant["label"]]:
         emb = InvariantEmbedding(
             Gaussian(sigma),
             [common.paper_transforms()],
@@ -156,9 +158,9 @@ def embed_linear(
             tol=1e-6,
             max_iter=300,
         )
-        train = emb.fit(Xtr).embed(Xtr)
+        train = emb.fit_transform(Xtr)  # fit embeds the training images once
         test = emb.embed(Xte)
-        features[s * strength_scale] = (train.features.numpy(), test.features.numpy())
-        worst_gap[s * strength_scale] = float(max(train.gap.max(), test.gap.max()))
+        features[s * strength_scale] = (np.asarray(train), test.features.numpy())
+        worst_gap[s * strength_scale] = float(max(emb.certificates_.max(), test.gap.max()))
     s, C, acc = select_features_and_C(features, ytr, yte, seed=seed, folds=folds)
     return {"strength": s, "C": C}, acc, {"max_rel_gap": worst_gap[s]}

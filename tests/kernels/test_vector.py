@@ -181,8 +181,15 @@ def test_dtype_and_device_follow_input():
 
 
 @pytest.mark.parametrize(
-    "kernel", [Gaussian(0.9), Laplacian(1.1), Matern(0.7, 0.8), Matern(2.5), Polynomial(3),
-               TensorMatern(1.5, 0.7)]
+    "kernel",
+    [
+        Gaussian(0.9),
+        Laplacian(1.1),
+        Matern(0.7, 0.8),
+        Matern(2.5),
+        Polynomial(3),
+        TensorMatern(1.5, 0.7),
+    ],
 )
 def test_gradients_match_finite_differences(kernel):
     x = torch.tensor(X[:6, :3], requires_grad=True)

@@ -13,7 +13,7 @@ import torch
 from scipy.optimize import minimize
 
 from kernelkit.models.sip import embed_quadratic, nystrom_basis
-from kernelkit.models.sip_polar import embed_block_max, embed_max
+from kernelkit.models.sip_polar import embed_max
 from kernelkit.utils.errors import NotPSDError
 
 
@@ -100,17 +100,6 @@ def test_embed_max_without_strength_is_the_base_embedding(problem):
     G, Kt = problem
     e = embed_max(G @ G.T, Kt @ G.T, (Kt * Kt).sum(1), strength=1e-14, tol=1e-8)
     np.testing.assert_allclose(e.vectors(Kt, G).numpy(), Kt.numpy(), atol=1e-8)
-
-
-def test_embed_block_max_matches_slsqp(problem, one_torch_thread):
-    G, Kt = problem
-    blocks = [np.arange(0, 4), np.arange(4, 8), np.arange(8, 12)]
-    e, V = embed_block_max([G[b] for b in blocks], Kt[:2], strength=0.5, tol=1e-10)
-    assert float(e.gap.max()) <= 1e-10
-    for i in range(2):
-        value, iota = _slsqp(Kt[i].numpy(), G.numpy(), None, False, 0.5, blocks=blocks)
-        assert e.primal[i].item() == pytest.approx(value, rel=1e-7)
-        np.testing.assert_allclose(V[i].numpy(), iota, atol=1e-4)
 
 
 def test_quadratic_embedding_is_the_metric_inverse(problem):

@@ -27,7 +27,8 @@ import torch
 
 from kernelkit.invariance.base import Representers
 from kernelkit.models.sip import Embedding, embed_quadratic
-from kernelkit.models.sip_polar import embed_block_max, embed_max
+from kernelkit.models.sip_blocks import embed_block_max
+from kernelkit.models.sip_polar import embed_max
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.numerics import eps
 

@@ -36,9 +36,8 @@ to ``t_b``) are added, most violated first, until the gap is below ``tol``.  The
 L-BFGS with projection on the hyperplane (appendix C); this solver is exact on the active
 set and certifies its answer.
 
-:func:`embed_block_max` solves the "max over transformations of the sum over points"
-reading, ``J(v) = ||v||^2 + s max_t ||G_t v||^2``, through its dual over the simplex of the
-blocks, ``max_p 1 / (k~^T (I + s sum_t p_t G_t^T G_t)^{-1} k~)``.
+:func:`kernelkit.models.sip_blocks.embed_block_max` solves the "max over transformations of
+the sum over points" reading, ``J(v) = ||v||^2 + s max_t ||G_t v||^2``.
 """
 
 from __future__ import annotations
@@ -50,6 +49,11 @@ import torch
 from kernelkit.models.sip import Embedding
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.numerics import eps
+
+#: semi-smooth Newton iterations of the warm start for many groups (:func:`_selection_newton`)
+NEWTON_ITER = 8
+#: representers within this relative distance of their group's maximum start active
+NEAR_TIE = 1e-2
 
 
 class EmbeddingConvergenceWarning(UserWarning):
@@ -244,10 +248,18 @@ def _embed_max_batch(
     """:func:`embed_max` on one chunk of points (no checks, no warning)."""
     m = H.shape[1]
     gamma = torch.zeros_like(H)
-    state = _State(gamma, K_S, H, kappa, groups, n_groups, one_sided, strength)
-    # start: the most violated representer of every group
+    args = (K_S, H, kappa, groups, n_groups, one_sided, strength)
+    # start from gamma = 0 with the maximisers of every group at v(gamma = 0), or, for many
+    # groups, with the near-maximisers at the semi-smooth Newton point
+    near = 1.0
+    if n_groups > 1:
+        near = 1.0 - NEAR_TIE
+        start = _selection_newton(gamma, *args, tol=tol, max_iter=NEWTON_ITER)
+        state = _State(start, *args)
+    else:
+        state = _State(gamma, *args)
     best = _group_max(state.phi, groups, n_groups)
-    active = (state.phi >= best[:, groups]) & (state.phi > 0)
+    active = (state.phi >= near * best[:, groups]) & (state.phi > 0)
     sign = torch.where(state.c >= 0, 1.0, -1.0).to(H.dtype)
     iterations = 0
     while iterations < max_iter:
@@ -276,6 +288,106 @@ def _embed_max_batch(
         gap=state.gap,
         iterations=iterations,
     )
+
+
+def _selection_newton(
+    gamma: torch.Tensor,
+    K_S: torch.Tensor,
+    H: torch.Tensor,
+    kappa: torch.Tensor,
+    groups: torch.Tensor,
+    n_groups: int,
+    one_sided: torch.Tensor,
+    strength: float,
+    *,
+    tol: float,
+    max_iter: int,
+) -> torch.Tensor:
+    r"""Warm start for many groups: semi-smooth Newton on the piecewise-quadratic primal.
+
+    With the maximiser ``j_b`` of every group fixed, ``J`` is the quadratic
+    ``||v||^2 + s sum_b phi(<g_{j_b}, v>)^2``, a minorant of ``J`` touching it at the
+    current ``v``; its minimiser on the hyperplane is the restricted solve with one active
+    entry per group (no sign constraint: one entry per group is smooth).  An exact line
+    search on ``J`` (convex and piecewise quadratic along the segment) between the current
+    and the Newton point gives the next iterate; the maximisers are then re-selected.  This
+    finds the optimal selection in a few iterations where adding violated representers a
+    few at a time needs one working-set pass per change; ties at the optimum are left to
+    the active-set method that follows, which certifies the result.
+    """
+    for _ in range(max_iter):
+        state = _State(gamma, K_S, H, kappa, groups, n_groups, one_sided, strength)
+        best = _group_max(state.phi, groups, n_groups)[:, groups]
+        first = torch.arange(H.shape[1], device=H.device).expand_as(H)
+        chosen = torch.where((state.phi >= best) & (state.phi > 0), first, H.shape[1])
+        winner = _group_min(chosen, groups, n_groups)[:, groups]  # one maximiser per group
+        active = first == winner
+        sign = torch.where(state.c >= 0, 1.0, -1.0).to(H.dtype)
+        target = _restricted_solve(active, sign, K_S, H, kappa, groups, strength)
+        t = _line_search(gamma, target, K_S, H, kappa, groups, n_groups, one_sided, strength)
+        new = gamma + t[:, None] * (target - gamma)
+        new_primal = _State(new, K_S, H, kappa, groups, n_groups, one_sided, strength).primal
+        gamma = new
+        if bool((state.primal - new_primal <= tol * state.primal).all()):
+            break
+    return gamma
+
+
+def _group_min(values: torch.Tensor, groups: torch.Tensor, n_groups: int) -> torch.Tensor:
+    out = torch.full(
+        (values.shape[0], n_groups), values.max().item(), dtype=values.dtype, device=values.device
+    )
+    return out.scatter_reduce_(1, groups.expand_as(values), values, reduce="amin")
+
+
+def _line_search(
+    gamma: torch.Tensor,
+    target: torch.Tensor,
+    K_S: torch.Tensor,
+    H: torch.Tensor,
+    kappa: torch.Tensor,
+    groups: torch.Tensor,
+    n_groups: int,
+    one_sided: torch.Tensor,
+    strength: float,
+    evaluations: int = 40,
+) -> torch.Tensor:
+    """Minimiser in ``[0, 1]`` of the convex ``J(v(gamma + t (target - gamma)))``.
+
+    ``v`` is affine in ``gamma``, so ``<g_j, v>`` is affine in ``t`` and ``||v||^2``
+    quadratic: both are evaluated from their values at the ends and the cross term, and
+    the minimum is bracketed by golden-section search.
+    """
+    step = target - gamma
+    h_g, h_s = (H * gamma).sum(1), (H * step).sum(1)
+    K_g, K_s = gamma @ K_S, step @ K_S
+    c0 = (1.0 + h_g)[:, None] * H / kappa[:, None] - K_g
+    dc = h_s[:, None] * H / kappa[:, None] - K_s
+    # ||v||^2 = (1 - (h^T gamma)^2) / kappa + gamma^T K_S gamma along gamma + t step
+    a0 = (1.0 - h_g * h_g) / kappa + (gamma * K_g).sum(1)
+    a1 = -2.0 * h_g * h_s / kappa + 2.0 * (gamma * K_s).sum(1)
+    a2 = -h_s * h_s / kappa + (step * K_s).sum(1)
+    sided = one_sided[groups]
+
+    def value(t: torch.Tensor) -> torch.Tensor:
+        c = c0 + t[:, None] * dc
+        phi = torch.where(sided, c.clamp_min(0.0), c.abs())
+        penalty = _group_max(phi * phi, groups, n_groups).sum(1)
+        return a0 + t * (a1 + t * a2) + strength * penalty
+
+    ratio = (5**0.5 - 1) / 2
+    lo, hi = torch.zeros_like(h_g), torch.ones_like(h_g)
+    x1, x2 = hi - ratio * (hi - lo), lo + ratio * (hi - lo)
+    f1, f2 = value(x1), value(x2)
+    for _ in range(evaluations):
+        left = f1 <= f2  # the minimum is in [lo, x2]: x1 becomes x2
+        hi = torch.where(left, x2, hi)
+        lo = torch.where(left, lo, x1)
+        x_new = torch.where(left, hi - ratio * (hi - lo), lo + ratio * (hi - lo))
+        f_new = value(x_new)
+        x1, x2 = torch.where(left, x_new, x2), torch.where(left, x1, x_new)
+        f1, f2 = torch.where(left, f_new, f2), torch.where(left, f1, f_new)
+    return (lo + hi) / 2
 
 
 def _working_set_qp(
@@ -316,82 +428,3 @@ def _working_set_qp(
         active = active & ~drop
         sign = torch.where(active & ~shared & (gamma != 0), torch.sign(gamma), sign)
     return gamma, sign  # pragma: no cover - each pass removes at least one entry
-
-
-def embed_block_max(
-    G_blocks: list[torch.Tensor],
-    k_tilde: torch.Tensor,
-    *,
-    strength: float = 1.0,
-    tol: float = 1e-6,
-    max_iter: int = 500,
-    chunk: int = 64,
-) -> tuple[Embedding, torch.Tensor]:
-    r"""Certified solution of eq. (28) with ``R(v)^2 = s max_t ||G_t v||^2`` (blocks ``t``).
-
-    The max of quadratic forms is ``max_{p in simplex} sum_t p_t ||G_t v||^2``; exchanging
-    min and max (the objective is convex in ``v`` and linear in ``p``) gives the dual
-    ``D(p) = 1 / (k~^T M_p^{-1} k~)`` with ``M_p = I + s sum_t p_t G_t^T G_t``, attained
-    at ``v(p) = M_p^{-1} k~ / (k~^T M_p^{-1} k~)``, and ``dD/dp_t = s ||G_t v(p)||^2``.  The
-    gap ``J(v(p)) - D(p) = s (max_t q_t - sum_t p_t q_t)`` with ``q_t = ||G_t v(p)||^2``
-    is also the Frank-Wolfe gap.  ``p`` is updated by the multiplicative rule
-    ``p_t <- p_t q_t^{1/2} / sum_u p_u q_u^{1/2}`` (the rule of optimal c-design, a fixed
-    point exactly at the optimum), with one Cholesky of ``M_p`` per point and iteration.
-
-    Parameters
-    ----------
-    G_blocks : list of torch.Tensor
-        Representers of each block, shapes ``(m_t, d)``.
-    k_tilde : torch.Tensor
-        Points ``k~_x``, shape ``(n, d)``.
-    strength, tol, max_iter : float, float, int
-        ``s``, the target relative gap and the maximum number of updates of ``p``.
-    chunk : int
-        Points per batched Cholesky (memory ``chunk * d^2``).
-
-    Returns
-    -------
-    (Embedding, torch.Tensor)
-        The embedding, with ``coef_rep`` empty (``iota(G_x) = coef_k * M_p^{-1} k~_x`` is
-        returned directly as the second element, shape ``(n, d)``), and the block weights
-        ``p`` are not returned (they are in the certificate's dual value).
-    """
-    if not G_blocks:
-        raise InputError("G_blocks: expected at least one block of representers, got none")
-    n, d = k_tilde.shape
-    Q = torch.stack([Gt.T @ Gt for Gt in G_blocks])  # (T, d, d)
-    T = Q.shape[0]
-    out = torch.empty_like(k_tilde)
-    primal = torch.empty(n, dtype=k_tilde.dtype, device=k_tilde.device)
-    dual, gap = torch.empty_like(primal), torch.empty_like(primal)
-    eye = torch.eye(d, dtype=k_tilde.dtype, device=k_tilde.device)
-    worst_iter = 0
-    for start in range(0, n, chunk):
-        k = k_tilde[start : start + chunk]
-        p = torch.full((k.shape[0], T), 1.0 / T, dtype=k.dtype, device=k.device)
-        for it in range(1, max_iter + 1):
-            M = eye + strength * torch.einsum("nt,tij->nij", p, Q)
-            u = torch.cholesky_solve(k.unsqueeze(-1), torch.linalg.cholesky(M)).squeeze(-1)
-            ku = (k * u).sum(1)
-            v = u / ku[:, None]
-            q = torch.einsum("ni,tij,nj->nt", v, Q, v)
-            d_val = 1.0 / ku
-            p_val = (v * v).sum(1) + strength * q.max(1).values
-            rel = (p_val - d_val) / p_val
-            if bool((rel <= tol).all()) or it == max_iter:
-                break
-            w = p * q.clamp_min(0).sqrt()
-            p = w / w.sum(1, keepdim=True)
-        worst_iter = max(worst_iter, it)
-        sl = slice(start, start + k.shape[0])
-        out[sl] = v / p_val[:, None]
-        primal[sl], dual[sl], gap[sl] = p_val, d_val, rel
-    if bool((gap > tol).any()):
-        warnings.warn(
-            f"embed_block_max: relative duality gap {float(gap.max()):.2e} above tol={tol:.1e} "
-            f"after max_iter={max_iter} iterations",
-            EmbeddingConvergenceWarning,
-            stacklevel=2,
-        )
-    empty = k_tilde.new_zeros(n, 0)
-    return Embedding(1.0 / primal, empty, primal, dual, gap, worst_iter), out
