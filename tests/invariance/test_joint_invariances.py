@@ -103,3 +103,24 @@ def test_labels_outside_the_hierarchy_are_named(setting):
         LabelLogicInvariance().representers(embed, X, Y)
     with pytest.raises(InputError, match=r"y: joint invariances .* need the labels in fit"):
         InvariantEmbedding(invariances=[MixupInvariance()]).fit(X.numpy())
+
+
+def test_mixup_sum_in_feature_space_is_the_metric_inverse(setting):
+    X = setting[0]
+    y = np.array([0, 1, 2, 0, 1, 2, 0])
+    emb = InvariantEmbedding(
+        Gaussian(sigma=1.3),
+        [MixupInvariance(n_pairs=14, n_grid=5, random_state=2)],
+        aggregate="sum",
+        strength=0.7,
+    ).fit(X.numpy(), y)
+    Z = emb.seminorm_.dense.numpy()
+    assert Z.shape[0] > Z.shape[1] and emb.seminorm_.gram is None  # m = 70 > D = 21
+    result = emb.embed(X.numpy())
+    K = emb.nystrom_features(X.numpy())
+    M = np.eye(Z.shape[1]) + 0.7 * Z.T @ Z
+    L = 3
+    points = np.einsum("nd,lk->nldk", K, np.eye(L)).reshape(len(X) * L, -1)
+    expected = np.linalg.solve(M, points.T).T.reshape(len(X), L, -1)
+    np.testing.assert_allclose(result.features.numpy(), expected, atol=1e-12)
+    assert float(result.gap.max()) < 1e-12

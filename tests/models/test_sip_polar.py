@@ -12,7 +12,7 @@ import scipy.linalg
 import torch
 from scipy.optimize import minimize
 
-from kernelkit.models.sip import embed_quadratic, nystrom_basis
+from kernelkit.models.sip import embed_quadratic, embed_quadratic_primal, nystrom_basis
 from kernelkit.models.sip_polar import embed_max
 from kernelkit.utils.errors import NotPSDError
 
@@ -132,3 +132,12 @@ def test_nystrom_basis_rejects_indefinite_gram_with_jitter_in_message():
     K = torch.tensor([[1.0, 2.0], [2.0, 1.0]], dtype=torch.float64)
     with pytest.raises(NotPSDError, match=r"K_zz:.*not positive semi-definite.*jitter"):
         nystrom_basis(K, jitter=1e-9)
+
+
+def test_quadratic_primal_form_equals_woodbury(problem):
+    G, Kt = problem  # m = 12 > d = 7: the feature-space form
+    e, V = embed_quadratic_primal(G, Kt, strength=3.0)
+    q = embed_quadratic(G @ G.T, Kt @ G.T, (Kt * Kt).sum(1), strength=3.0)
+    np.testing.assert_allclose(V.numpy(), q.vectors(Kt, G).numpy(), atol=1e-12)
+    np.testing.assert_allclose(e.primal.numpy(), q.primal.numpy(), rtol=1e-12)
+    assert float(e.gap.max()) < 1e-13

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import torch
 
 from kernelkit.invariance.base import Representers
-from kernelkit.models.sip import Embedding, embed_quadratic
+from kernelkit.models.sip import Embedding, embed_quadratic, embed_quadratic_primal
 from kernelkit.models.sip_blocks import embed_block_max
 from kernelkit.models.sip_polar import embed_max
 from kernelkit.utils.errors import InputError
@@ -69,7 +69,7 @@ class SemiNorm:
 
     representers: list[Representers]
     dense: torch.Tensor  # (m, D)
-    gram: torch.Tensor  # (m, m)
+    gram: torch.Tensor | None  # (m, m); None where the embedding works in feature space
     groups: torch.Tensor  # (m,) group of the max (aggregate="max", readings a/c)
     one_sided: torch.Tensor  # (n_groups,)
     blocks: list[torch.Tensor]  # reading "transforms": representer indices of each block
@@ -115,6 +115,11 @@ def assemble(
         n_groups += count
         offset += m
     dense = torch.cat([r.dense() for r in representers])
+    # the representer Gram is needed by the solvers that work in representer space: the
+    # max readings (a) and (c), and the quadratic closed form when m <= D (Woodbury)
+    in_feature_space = (aggregate == "max" and bool(blocks)) or (
+        aggregate == "sum" and dense.shape[0] > dense.shape[1]
+    )
     if blocks and len(blocks) != sum(len(torch.unique(r.kind)) for r in representers):
         raise InputError(
             "reading: 'transforms' needs every invariance to leave its grouping to the "
@@ -123,7 +128,7 @@ def assemble(
     return SemiNorm(
         representers=representers,
         dense=dense,
-        gram=dense @ dense.T,
+        gram=None if in_feature_space else dense @ dense.T,
         groups=torch.cat(groups),
         one_sided=torch.tensor(one_sided, dtype=torch.bool, device=dense.device),
         blocks=blocks,
@@ -162,7 +167,9 @@ def embed_points(
     n = k_tilde.shape[0]
     points = _joint_points(k_tilde, norm.n_labels) if norm.joint else k_tilde
     G = norm.dense
-    if norm.aggregate == "max" and norm.blocks:
+    if norm.gram is None and norm.aggregate == "sum":
+        result, features = embed_quadratic_primal(G, points, strength=strength)
+    elif norm.aggregate == "max" and norm.blocks:
         result, features = embed_block_max(
             [G[idx] for idx in norm.blocks],
             points,
