@@ -141,3 +141,26 @@ def test_quadratic_primal_form_equals_woodbury(problem):
     np.testing.assert_allclose(V.numpy(), q.vectors(Kt, G).numpy(), atol=1e-12)
     np.testing.assert_allclose(e.primal.numpy(), q.primal.numpy(), rtol=1e-12)
     assert float(e.gap.max()) < 1e-13
+
+
+@pytest.mark.parametrize("one_sided", [False, True])
+def test_many_groups_with_duplicated_representers(one_sided, one_torch_thread):
+    """Duplicates tie exactly at every point: the warm start hands the ties to the active set.
+
+    Oracle: the same problem without the duplicates (the max over a group is unchanged).
+    """
+    gen = torch.Generator().manual_seed(5)
+    d, n_groups = 10, 30
+    G = torch.randn(2 * n_groups, d, generator=gen, dtype=torch.float64) * 0.5
+    groups = torch.arange(2 * n_groups) // 2
+    Kt = torch.randn(6, d, generator=gen, dtype=torch.float64)
+    G_dup = torch.cat([G, G[::2]])  # the first representer of every group twice
+    groups_dup = torch.cat([groups, groups[::2]])
+    kwargs = {"one_sided": one_sided, "strength": 3.0, "tol": 1e-11}
+    plain = embed_max(G @ G.T, Kt @ G.T, (Kt * Kt).sum(1), groups=groups, **kwargs)
+    dup = embed_max(G_dup @ G_dup.T, Kt @ G_dup.T, (Kt * Kt).sum(1), groups=groups_dup, **kwargs)
+    assert float(torch.maximum(plain.gap, dup.gap).max()) <= 1e-11
+    np.testing.assert_allclose(dup.primal.numpy(), plain.primal.numpy(), rtol=1e-9)
+    np.testing.assert_allclose(
+        dup.vectors(Kt, G_dup).numpy(), plain.vectors(Kt, G).numpy(), atol=1e-8
+    )
