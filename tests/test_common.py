@@ -42,6 +42,11 @@ def _shift_inputs(X):
     return X + 0.1
 
 
+def _scale_inputs(X):
+    """A second transformation for the block readings: scale every feature by 1.1."""
+    return X * 1.1
+
+
 KERNEL_CLASSES = [c for c in all_kernel_classes() if not is_abstract(c)]
 
 
@@ -75,6 +80,14 @@ def test_extra_kernel_configurations(index):
         ConcatenatedKernelRegressor(n_restarts=2, max_iter=5),
         InvariantEmbedding(),
         InvariantEmbedding(invariances=[TransformInvariance([_shift_inputs])], aggregate="max"),
+        *(
+            InvariantEmbedding(
+                invariances=[TransformInvariance([_shift_inputs, _scale_inputs])],
+                aggregate="max",
+                reading=reading,
+            )
+            for reading in ("transforms", "sum_of_max")
+        ),
     ],
 )
 def test_sklearn_compatible_estimator(estimator, check, one_torch_thread):
