@@ -17,19 +17,20 @@ DATA = ROOT / ".." / "shared" / "data"
 
 
 @pytest.mark.parametrize(
-    ("script", "expected"),
+    ("script", "options", "expected"),
     [
-        pytest.param("sip_table1_mnist.py", "Embed (a)", marks=pytest.mark.slow),
-        ("sip_table2_mixup.py", "| p = 1n | Embed |"),
-        ("sip_table3_hierarchy.py", "| Embed |"),
+        pytest.param("sip_table1_mnist.py", [], "Embed (a)", marks=pytest.mark.slow),
+        ("sip_table2_mixup.py", [], "| p = 1n | Embed |"),
+        ("sip_table2_mixup.py", ["--aggregate", "sum"], "| p = 1n | Embed (sum) |"),
+        ("sip_table3_hierarchy.py", [], "| Embed |"),
     ],
 )
-def test_quick_run(script: str, expected: str, tmp_path: Path) -> None:
+def test_quick_run(script: str, options: list[str], expected: str, tmp_path: Path) -> None:
     if not DATA.is_dir():
         pytest.skip(f"real datasets not found at {DATA}")
     before = sorted((ROOT / "examples" / "results").iterdir())
     run = subprocess.run(
-        [sys.executable, str(ROOT / "examples" / script), "--quick"],
+        [sys.executable, str(ROOT / "examples" / script), "--quick", *options],
         capture_output=True,
         text=True,
         cwd=tmp_path,
