@@ -43,6 +43,7 @@ the sum over points" reading, ``J(v) = ||v||^2 + s max_t ||G_t v||^2``.
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
 
 import torch
 
@@ -71,45 +72,61 @@ def _group_max(values: torch.Tensor, groups: torch.Tensor, n_groups: int) -> tor
     return out.scatter_reduce_(1, index, values, reduce="amax", include_self=True)
 
 
+def _group_min(values: torch.Tensor, groups: torch.Tensor, n_groups: int) -> torch.Tensor:
+    out = torch.full(
+        (values.shape[0], n_groups), values.max().item(), dtype=values.dtype, device=values.device
+    )
+    return out.scatter_reduce_(1, groups.expand_as(values), values, reduce="amin")
+
+
+@dataclass(frozen=True)
+class _Problem:
+    """Data of problem (28) for a chunk of points (see :func:`embed_max`)."""
+
+    K_S: torch.Tensor
+    H: torch.Tensor
+    kappa: torch.Tensor
+    groups: torch.Tensor
+    n_groups: int
+    one_sided: torch.Tensor
+    strength: float
+
+    def inner(self, gamma: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """``h^T gamma``, ``K_S gamma`` and ``<g_j, v(gamma)>`` (``v`` is affine in ``gamma``)."""
+        hg = (self.H * gamma).sum(1)
+        KG = gamma @ self.K_S
+        return hg, KG, ((1.0 + hg) / self.kappa)[:, None] * self.H - KG
+
+    def phi(self, c: torch.Tensor) -> torch.Tensor:
+        """``phi(<g_j, v>)``: ``[.]_+`` in one-sided groups, ``|.|`` elsewhere."""
+        return torch.where(self.one_sided[self.groups], c.clamp_min(0.0), c.abs())
+
+    def penalty(self, c: torch.Tensor) -> torch.Tensor:
+        """``sum_b max_{j in b} phi(<g_j, v>)^2`` (``R(v)^2 / s``)."""
+        phi = self.phi(c)
+        return _group_max(phi * phi, self.groups, self.n_groups).sum(1)
+
+
 class _State:
     """Primal and dual quantities of a batch of points at ``gamma``."""
 
-    def __init__(
-        self,
-        gamma: torch.Tensor,
-        K_S: torch.Tensor,
-        H: torch.Tensor,
-        kappa: torch.Tensor,
-        groups: torch.Tensor,
-        n_groups: int,
-        one_sided: torch.Tensor,
-        strength: float,
-    ) -> None:
-        KG = gamma @ K_S
-        hg = (H * gamma).sum(1)
-        self.scale = (1.0 + hg) / kappa  # coefficient of k~_x in v(gamma)
-        self.c = self.scale[:, None] * H - KG  # <g_j, v>
+    def __init__(self, gamma: torch.Tensor, problem: _Problem) -> None:
+        pb = problem
+        hg, KG, self.c = pb.inner(gamma)  # self.c = <g_j, v>
+        self.scale = (1.0 + hg) / pb.kappa  # coefficient of k~_x in v(gamma)
         gKg = (gamma * KG).sum(1)
-        v_norm2 = (1.0 - hg) * (1.0 + hg) / kappa + gKg
-        phi = torch.where(one_sided[groups], self.c.clamp_min(0.0), self.c.abs())
-        self.phi = phi
-        self.primal = v_norm2 + strength * _group_max(phi * phi, groups, n_groups).sum(1)
-        l1 = _group_sums(gamma.abs(), groups, n_groups)
-        self.level = l1 / strength  # t_b at the optimum
-        self.dual = (1.0 + hg) ** 2 / kappa - gKg - (l1 * l1).sum(1) / strength
+        v_norm2 = (1.0 - hg) * (1.0 + hg) / pb.kappa + gKg
+        self.phi = pb.phi(self.c)
+        self.primal = v_norm2 + pb.strength * pb.penalty(self.c)
+        l1 = _group_sums(gamma.abs(), pb.groups, pb.n_groups)
+        self.level = l1 / pb.strength  # t_b at the optimum
+        self.dual = (1.0 + hg) ** 2 / pb.kappa - gKg - (l1 * l1).sum(1) / pb.strength
         self.gap = (self.primal - self.dual) / self.primal
 
 
-def _restricted_solve(
-    active: torch.Tensor,
-    sign: torch.Tensor,
-    K_S: torch.Tensor,
-    H: torch.Tensor,
-    kappa: torch.Tensor,
-    groups: torch.Tensor,
-    strength: float,
-) -> torch.Tensor:
+def _restricted_solve(active: torch.Tensor, sign: torch.Tensor, problem: _Problem) -> torch.Tensor:
     """Minimiser of the sign-fixed quadratic on each point's active set (dense ``(n, m)``)."""
+    K_S, H, kappa, strength = problem.K_S, problem.H, problem.kappa, problem.strength
     n, m = active.shape
     r = int(active.sum(1).max())
     out = torch.zeros(n, m, dtype=K_S.dtype, device=K_S.device)
@@ -121,7 +138,7 @@ def _restricted_solve(
     h = torch.gather(H, 1, order) * mask
     h_scaled = h / kappa.sqrt()[:, None]
     s = torch.gather(sign, 1, order) * mask / strength**0.5
-    g = groups[order]
+    g = problem.groups[order]
     # Q = K_AA - h h^T / kappa + (sigma sigma^T o same group) / s, in place on the gather
     Q = K_S[order[:, :, None], order[:, None, :]]
     Q.baddbmm_(h_scaled[:, :, None], h_scaled[:, None, :], alpha=-1.0)
@@ -203,13 +220,9 @@ def embed_max(
     chunk = max(1, min(n, int(memory_budget / (4 * H.element_size() * r_guess**2))))
     parts = [
         _embed_max_batch(
-            K_S,
-            H[i : i + chunk],
-            kappa[i : i + chunk],
-            groups,
-            n_groups,
-            one_sided,
-            strength,
+            _Problem(
+                K_S, H[i : i + chunk], kappa[i : i + chunk], groups, n_groups, one_sided, strength
+            ),
             tol,
             max_iter,
             add_per_iter,
@@ -233,53 +246,40 @@ def embed_max(
     return result
 
 
-def _embed_max_batch(
-    K_S: torch.Tensor,
-    H: torch.Tensor,
-    kappa: torch.Tensor,
-    groups: torch.Tensor,
-    n_groups: int,
-    one_sided: torch.Tensor,
-    strength: float,
-    tol: float,
-    max_iter: int,
-    add_per_iter: int,
-) -> Embedding:
+def _signs(c: torch.Tensor) -> torch.Tensor:
+    return torch.where(c >= 0, 1.0, -1.0).to(c.dtype)
+
+
+def _embed_max_batch(problem: _Problem, tol: float, max_iter: int, add_per_iter: int) -> Embedding:
     """:func:`embed_max` on one chunk of points (no checks, no warning)."""
-    m = H.shape[1]
-    gamma = torch.zeros_like(H)
-    args = (K_S, H, kappa, groups, n_groups, one_sided, strength)
+    groups, n_groups = problem.groups, problem.n_groups
+    gamma = torch.zeros_like(problem.H)
     # start from gamma = 0 with the maximisers of every group at v(gamma = 0), or, for many
     # groups, with the near-maximisers at the semi-smooth Newton point
-    near = 1.0
     if n_groups > 1:
-        near = 1.0 - NEAR_TIE
-        start = _selection_newton(gamma, *args, tol=tol, max_iter=NEWTON_ITER)
-        state = _State(start, *args)
+        state, near = _selection_newton(problem, tol), 1.0 - NEAR_TIE
     else:
-        state = _State(gamma, *args)
+        state, near = _State(gamma, problem), 1.0
     best = _group_max(state.phi, groups, n_groups)
     active = (state.phi >= near * best[:, groups]) & (state.phi > 0)
-    sign = torch.where(state.c >= 0, 1.0, -1.0).to(H.dtype)
+    sign = _signs(state.c)
     iterations = 0
     while iterations < max_iter:
         iterations += 1
-        gamma, sign = _working_set_qp(
-            gamma, active, sign, K_S, H, kappa, groups, n_groups, one_sided, strength
-        )
+        gamma, sign = _working_set_qp(gamma, active, sign, problem)
         active = active & (gamma != 0)
-        state = _State(gamma, K_S, H, kappa, groups, n_groups, one_sided, strength)
+        state = _State(gamma, problem)
         todo = state.gap > tol
         if not bool(todo.any()):
             break
         violation = state.phi - state.level[:, groups]
-        thresh = tol * state.primal.sqrt()[:, None] * kappa.sqrt()[:, None]
+        thresh = tol * state.primal.sqrt()[:, None] * problem.kappa.sqrt()[:, None]
         candidate = (~active) & (violation > thresh) & todo[:, None]
-        k = min(add_per_iter, m)
+        k = min(add_per_iter, gamma.shape[1])
         top = torch.topk(torch.where(candidate, violation, -1.0), k, dim=1)
         add = torch.zeros_like(active).scatter_(1, top.indices, top.values > 0)
         active = active | add
-        sign = torch.where(add, torch.where(state.c >= 0, 1.0, -1.0).to(H.dtype), sign)
+        sign = torch.where(add, _signs(state.c), sign)
     return Embedding(
         coef_k=state.scale / state.primal,
         coef_rep=gamma / state.primal[:, None],
@@ -290,19 +290,7 @@ def _embed_max_batch(
     )
 
 
-def _selection_newton(
-    gamma: torch.Tensor,
-    K_S: torch.Tensor,
-    H: torch.Tensor,
-    kappa: torch.Tensor,
-    groups: torch.Tensor,
-    n_groups: int,
-    one_sided: torch.Tensor,
-    strength: float,
-    *,
-    tol: float,
-    max_iter: int,
-) -> torch.Tensor:
+def _selection_newton(problem: _Problem, tol: float) -> _State:
     r"""Warm start for many groups: semi-smooth Newton on the piecewise-quadratic primal.
 
     With the maximiser ``j_b`` of every group fixed, ``J`` is the quadratic
@@ -313,44 +301,27 @@ def _selection_newton(
     and the Newton point gives the next iterate; the maximisers are then re-selected.  This
     finds the optimal selection in a few iterations where adding violated representers a
     few at a time needs one working-set pass per change; ties at the optimum are left to
-    the active-set method that follows, which certifies the result.
+    the active-set method that follows, which certifies the result.  At most
+    :data:`NEWTON_ITER` iterations, from ``gamma = 0``; returns the state of the last one.
     """
-    for _ in range(max_iter):
-        state = _State(gamma, K_S, H, kappa, groups, n_groups, one_sided, strength)
+    groups, n_groups, m = problem.groups, problem.n_groups, problem.H.shape[1]
+    gamma = torch.zeros_like(problem.H)
+    state = _State(gamma, problem)
+    first = torch.arange(m, device=gamma.device).expand_as(gamma)
+    for _ in range(NEWTON_ITER):
         best = _group_max(state.phi, groups, n_groups)[:, groups]
-        first = torch.arange(H.shape[1], device=H.device).expand_as(H)
-        chosen = torch.where((state.phi >= best) & (state.phi > 0), first, H.shape[1])
+        chosen = torch.where((state.phi >= best) & (state.phi > 0), first, m)
         winner = _group_min(chosen, groups, n_groups)[:, groups]  # one maximiser per group
-        active = first == winner
-        sign = torch.where(state.c >= 0, 1.0, -1.0).to(H.dtype)
-        target = _restricted_solve(active, sign, K_S, H, kappa, groups, strength)
-        t = _line_search(gamma, target, K_S, H, kappa, groups, n_groups, one_sided, strength)
-        new = gamma + t[:, None] * (target - gamma)
-        new_primal = _State(new, K_S, H, kappa, groups, n_groups, one_sided, strength).primal
-        gamma = new
-        if bool((state.primal - new_primal <= tol * state.primal).all()):
+        target = _restricted_solve(first == winner, _signs(state.c), problem)
+        gamma = gamma + _line_search(gamma, target, problem)[:, None] * (target - gamma)
+        previous, state = state, _State(gamma, problem)
+        if bool((previous.primal - state.primal <= tol * previous.primal).all()):
             break
-    return gamma
-
-
-def _group_min(values: torch.Tensor, groups: torch.Tensor, n_groups: int) -> torch.Tensor:
-    out = torch.full(
-        (values.shape[0], n_groups), values.max().item(), dtype=values.dtype, device=values.device
-    )
-    return out.scatter_reduce_(1, groups.expand_as(values), values, reduce="amin")
+    return state
 
 
 def _line_search(
-    gamma: torch.Tensor,
-    target: torch.Tensor,
-    K_S: torch.Tensor,
-    H: torch.Tensor,
-    kappa: torch.Tensor,
-    groups: torch.Tensor,
-    n_groups: int,
-    one_sided: torch.Tensor,
-    strength: float,
-    evaluations: int = 40,
+    gamma: torch.Tensor, target: torch.Tensor, problem: _Problem, evaluations: int = 40
 ) -> torch.Tensor:
     """Minimiser in ``[0, 1]`` of the convex ``J(v(gamma + t (target - gamma)))``.
 
@@ -359,21 +330,17 @@ def _line_search(
     the minimum is bracketed by golden-section search.
     """
     step = target - gamma
-    h_g, h_s = (H * gamma).sum(1), (H * step).sum(1)
-    K_g, K_s = gamma @ K_S, step @ K_S
-    c0 = (1.0 + h_g)[:, None] * H / kappa[:, None] - K_g
-    dc = h_s[:, None] * H / kappa[:, None] - K_s
+    h_g, K_g, c0 = problem.inner(gamma)
+    h_s, K_s, c_step = problem.inner(step)
+    kappa = problem.kappa
+    dc = c_step - problem.H / kappa[:, None]  # <g_j, v> minus its constant part, for step
     # ||v||^2 = (1 - (h^T gamma)^2) / kappa + gamma^T K_S gamma along gamma + t step
     a0 = (1.0 - h_g * h_g) / kappa + (gamma * K_g).sum(1)
     a1 = -2.0 * h_g * h_s / kappa + 2.0 * (gamma * K_s).sum(1)
     a2 = -h_s * h_s / kappa + (step * K_s).sum(1)
-    sided = one_sided[groups]
 
     def value(t: torch.Tensor) -> torch.Tensor:
-        c = c0 + t[:, None] * dc
-        phi = torch.where(sided, c.clamp_min(0.0), c.abs())
-        penalty = _group_max(phi * phi, groups, n_groups).sum(1)
-        return a0 + t * (a1 + t * a2) + strength * penalty
+        return a0 + t * (a1 + t * a2) + problem.strength * problem.penalty(c0 + t[:, None] * dc)
 
     ratio = (5**0.5 - 1) / 2
     lo, hi = torch.zeros_like(h_g), torch.ones_like(h_g)
@@ -391,16 +358,7 @@ def _line_search(
 
 
 def _working_set_qp(
-    gamma: torch.Tensor,
-    active: torch.Tensor,
-    sign: torch.Tensor,
-    K_S: torch.Tensor,
-    H: torch.Tensor,
-    kappa: torch.Tensor,
-    groups: torch.Tensor,
-    n_groups: int,
-    one_sided: torch.Tensor,
-    strength: float,
+    gamma: torch.Tensor, active: torch.Tensor, sign: torch.Tensor, problem: _Problem
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Primal active-set steps: solve on the working set, ratio test, drop blocking entries.
 
@@ -409,11 +367,12 @@ def _working_set_qp(
     the penalty ``(sigma gamma_j)^2 = gamma_j^2`` is smooth, so that entry may change sign
     freely (its ``sigma`` follows).  Returns ``(gamma, sign)``.
     """
+    groups, n_groups = problem.groups, problem.n_groups
+    sided = problem.one_sided[groups]
     active = active.clone()
     for _ in range(int(active.sum(1).max()) + 1):
-        target = _restricted_solve(active, sign, K_S, H, kappa, groups, strength)
-        shared = _group_sums(active.to(H.dtype), groups, n_groups)[:, groups] > 1
-        shared = shared | one_sided[groups]
+        target = _restricted_solve(active, sign, problem)
+        shared = (_group_sums(active.to(gamma.dtype), groups, n_groups)[:, groups] > 1) | sided
         now, new = sign * gamma, sign * target
         blocking = active & shared & (new < 0)
         if not bool(blocking.any()):
