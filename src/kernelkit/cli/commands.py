@@ -30,14 +30,7 @@ from kernelkit.data.readers import DataFile, read_data, read_labels
 from kernelkit.data.strings import ALPHABETS
 from kernelkit.kernels import Kernel, PrecomputedBatch
 from kernelkit.utils.errors import DataFileError, InputError
-
-_KIND_OF_KERNEL = {
-    "vector": "vectors",
-    "molecule": "molecules",
-    "string": "sequences",
-    "graph": "graphs",
-    "gram": "gram",
-}
+from kernelkit.utils.kinds import InputKind
 
 
 # ---------------------------------------------------------------------- shared helpers
@@ -47,7 +40,7 @@ def read_input(args: argparse.Namespace, *, kind: str | None = None) -> DataFile
         kind = "gram"
     kind = kind or args.kind
     if kind is None and args.kernel is not None:
-        kind = KERNELS[parse_kernel(args.kernel)[0]][0]
+        kind = KERNELS[parse_kernel(args.kernel)[0]][0].plural
     columns = args.columns.split(",") if getattr(args, "columns", None) else None
     return read_data(
         args.input,
@@ -217,7 +210,8 @@ def _model_kind(model: Any) -> str:
     )
     if kernel is None:
         return "vectors"
-    return _KIND_OF_KERNEL.get(str(kernel.input_kind), "vectors")
+    kind = InputKind.parse(kernel.input_kind)
+    return kind.plural if kind is not InputKind.ANY else "vectors"
 
 
 def run_predict_command(args: argparse.Namespace) -> int:

@@ -26,6 +26,7 @@ import torch
 from torch import nn
 
 from kernelkit.utils.errors import InputError
+from kernelkit.utils.kinds import InputKind
 from kernelkit.utils.validation import check_positive, to_tensor
 
 Batch = Any
@@ -40,14 +41,15 @@ class Kernel(nn.Module):
 
     Attributes
     ----------
-    input_kind : str
-        The kind of input taken: ``"vector"``, ``"string"``, ``"graph"``, ``"node"``,
-        ``"molecule"``, ``"gram"`` (a precomputed Gram) or ``"any"``.
+    input_kind : InputKind
+        The kind of input taken (:class:`kernelkit.utils.kinds.InputKind`, a ``str`` enum):
+        ``"vector"``, ``"string"``, ``"graph"``, ``"node"``, ``"molecule"``, ``"gram"`` (a
+        precomputed Gram) or ``"any"``.
     differentiable : bool
         Whether ``block`` is differentiable in vector inputs (checked by ``gradcheck``).
     """
 
-    input_kind: ClassVar[str] = "vector"
+    input_kind: ClassVar[InputKind] = InputKind.VECTOR
     differentiable: ClassVar[bool] = True
 
     # ------------------------------------------------------------------ contract
@@ -200,7 +202,7 @@ class _Composite(Kernel):
         return [v for v in self.get_params(deep=False).values() if isinstance(v, Kernel)]
 
     @property
-    def input_kind(self) -> str:  # type: ignore[override]
+    def input_kind(self) -> InputKind:  # type: ignore[override]
         return self._children()[0].input_kind
 
     def prepare(
@@ -215,7 +217,7 @@ class Constant(Kernel):
     Takes any input kind; only the number of items matters.
     """
 
-    input_kind: ClassVar[str] = "any"
+    input_kind: ClassVar[InputKind] = InputKind.ANY
 
     def __init__(self, value: float = 1.0):
         super().__init__()

@@ -24,6 +24,7 @@ from kernelkit.data.molecules import as_molecule_batch, is_molecule_input
 from kernelkit.kernels.base import Batch, Kernel
 from kernelkit.kernels.features import SparseFeatures, sparse_feature_gram
 from kernelkit.utils.errors import InputError
+from kernelkit.utils.kinds import InputKind
 from kernelkit.utils.validation import check_int
 
 __all__ = ["RandomWalk", "ShortestPath", "WeisfeilerLehman", "count_features", "feature_gram"]
@@ -92,7 +93,7 @@ class _GraphKernel(Kernel):
     :meth:`block`.
     """
 
-    input_kind: ClassVar[str] = "graph"
+    input_kind: ClassVar[InputKind] = InputKind.GRAPH
     differentiable: ClassVar[bool] = False
     node_label: str | None
     edge_label: str | None

@@ -21,6 +21,7 @@ from kernelkit.data.molecules import as_molecule_batch
 from kernelkit.kernels.base import Batch, Kernel
 from kernelkit.kernels.features import SparseFeatures, sparse_feature_gram
 from kernelkit.utils.errors import InputError
+from kernelkit.utils.kinds import InputKind
 from kernelkit.utils.validation import check_int
 
 __all__ = ["MinMax", "Tanimoto", "tanimoto_from_features"]
@@ -51,7 +52,7 @@ def tanimoto_from_features(FX: SparseFeatures, FY: SparseFeatures) -> torch.Tens
 
 
 class _FingerprintKernel(Kernel):
-    input_kind: ClassVar[str] = "molecule"
+    input_kind: ClassVar[InputKind] = InputKind.MOLECULE
     differentiable: ClassVar[bool] = False
 
     def _init_fp(self, radius: int, n_bits: int | None, counts: bool) -> None:

@@ -26,6 +26,7 @@ import torch
 
 from kernelkit.kernels.base import Batch, Kernel
 from kernelkit.utils.errors import InputError
+from kernelkit.utils.kinds import InputKind
 from kernelkit.utils.validation import check_positive
 
 __all__ = ["CommuteTime", "Diffusion", "NodeBatch", "RegularizedLaplacian", "graph_laplacian"]
@@ -87,7 +88,7 @@ def graph_laplacian(graph: Any) -> np.ndarray:
 class _SpectralNodeKernel(Kernel):
     """``K = U r(Lambda) U^T`` from the eigendecomposition of the Laplacian, cached."""
 
-    input_kind: ClassVar[str] = "node"
+    input_kind: ClassVar[InputKind] = InputKind.NODE
     differentiable: ClassVar[bool] = False
 
     def _init_graph(self, graph: Any) -> None:

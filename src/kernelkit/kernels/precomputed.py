@@ -17,6 +17,7 @@ import torch
 
 from kernelkit.kernels.base import Batch, Kernel
 from kernelkit.utils.errors import InputError, NotPSDError
+from kernelkit.utils.kinds import InputKind
 from kernelkit.utils.numerics import psd_tolerance, symmetry_tolerance
 from kernelkit.utils.validation import to_tensor
 
@@ -97,7 +98,7 @@ class Precomputed(Kernel):
     this one needs the test points' own values ``k(x, x)``.
     """
 
-    input_kind: ClassVar[str] = "gram"
+    input_kind: ClassVar[InputKind] = InputKind.GRAM
     differentiable: ClassVar[bool] = False
 
     def __init__(self) -> None:

@@ -34,6 +34,7 @@ from kernelkit.data.strings import StringBatch, resolve_alphabet
 from kernelkit.kernels.base import Batch, Kernel, NormalizedKernel
 from kernelkit.kernels.features import SparseFeatures, sparse_feature_gram
 from kernelkit.utils.errors import InputError
+from kernelkit.utils.kinds import InputKind
 from kernelkit.utils.validation import check_int, check_positive
 
 _PAIR_WORK = 1_000_000
@@ -56,7 +57,7 @@ class _StringKernel(Kernel):
     if its alphabet differs from the kernel's), so empty strings are allowed that way.
     """
 
-    input_kind: ClassVar[str] = "string"
+    input_kind: ClassVar[InputKind] = InputKind.STRING
     differentiable: ClassVar[bool] = False
 
     def _alphabet_chars(self) -> str | None:

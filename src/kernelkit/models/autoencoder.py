@@ -30,6 +30,7 @@ import torch
 from torch import nn
 
 from kernelkit.kernels import Gaussian, Kernel, Linear
+from kernelkit.kernels.specs import median_sigma
 from kernelkit.models.layers import KernelChain, KernelLayer
 from kernelkit.models.ridge import (
     ridge_coefficients,
@@ -203,19 +204,6 @@ class KernelAutoencoderModel(nn.Module):
 
 
 # ---------------------------------------------------------------------- construction
-def median_sigma(Z: torch.Tensor, *, max_points: int = 1000) -> float:
-    """Median heuristic: the median pairwise Euclidean distance of (at most 1000 of) ``Z``."""
-    Z = Z.detach()
-    if Z.shape[0] > max_points:
-        idx = torch.linspace(0, Z.shape[0] - 1, max_points).long()
-        Z = Z[idx]
-    d = torch.cdist(Z.to(torch.float64), Z.to(torch.float64))
-    iu = torch.triu_indices(Z.shape[0], Z.shape[0], 1)
-    vals = d[iu[0], iu[1]]
-    vals = vals[vals > 0]
-    return float(vals.median()) if vals.numel() else 1.0
-
-
 def _kpca_coefficients(K_ss: torch.Tensor, d: int) -> torch.Tensor:
     """``Phi = U_d Lambda_d^{-1/2}``: support codes ``K_ss Phi = U_d Lambda_d^{1/2}``.
 

@@ -1,0 +1,215 @@
+"""Kernels by name: ``NAME:param=value,...`` specs and the default kernel of each input kind.
+
+One table serves the command line (``--kernel gaussian:sigma=2``) and the estimators
+(``KernelRidge(kernel="spectrum:k=4")``).  A spec names a kernel of :data:`KERNEL_SPECS` and
+sets its hyperparameters; values are converted to the type of the parameter's default.
+
+>>> from kernelkit.kernels.specs import parse_kernel_spec, build_kernel
+>>> parse_kernel_spec("gaussian:sigma=2")
+('gaussian', {'sigma': 2})
+>>> build_kernel("spectrum:k=4", "sequences")
+Spectrum(...)
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import torch
+
+from kernelkit.kernels.base import Kernel
+from kernelkit.kernels.graphs import ShortestPath, WeisfeilerLehman
+from kernelkit.kernels.molecules import MinMax, Tanimoto
+from kernelkit.kernels.precomputed import Precomputed
+from kernelkit.kernels.strings import Mismatch, Spectrum, Subsequence
+from kernelkit.kernels.vector import Gaussian, Laplacian, Linear, Matern, Polynomial
+from kernelkit.utils.errors import InputError
+from kernelkit.utils.kinds import InputKind
+
+__all__ = [
+    "DEFAULT_KERNEL_SPECS",
+    "KERNEL_SPECS",
+    "KernelSpecError",
+    "build_kernel",
+    "default_kernel",
+    "median_sigma",
+    "parse_kernel_spec",
+    "spec_kind",
+]
+
+
+class KernelSpecError(InputError):
+    """A kernel spec that names no kernel, an unknown parameter or a badly typed value."""
+
+
+KERNEL_SPECS: dict[str, tuple[InputKind, type[Kernel]]] = {
+    "gaussian": (InputKind.VECTOR, Gaussian),
+    "laplacian": (InputKind.VECTOR, Laplacian),
+    "linear": (InputKind.VECTOR, Linear),
+    "matern": (InputKind.VECTOR, Matern),
+    "polynomial": (InputKind.VECTOR, Polynomial),
+    "tanimoto": (InputKind.MOLECULE, Tanimoto),
+    "minmax": (InputKind.MOLECULE, MinMax),
+    "spectrum": (InputKind.STRING, Spectrum),
+    "mismatch": (InputKind.STRING, Mismatch),
+    "subsequence": (InputKind.STRING, Subsequence),
+    "wl": (InputKind.GRAPH, WeisfeilerLehman),
+    "shortest-path": (InputKind.GRAPH, ShortestPath),
+    "precomputed": (InputKind.GRAM, Precomputed),
+}
+"""Kernel names of a spec: the kind of input each takes and its class."""
+
+DEFAULT_KERNEL_SPECS: dict[InputKind, str] = {
+    InputKind.VECTOR: "gaussian",
+    InputKind.MOLECULE: "tanimoto",
+    InputKind.STRING: "spectrum:k=3",
+    InputKind.GRAPH: "wl",
+    InputKind.GRAM: "precomputed",
+}
+"""The kernel of each kind of input when none is given (Gaussian: median-heuristic width)."""
+
+
+def median_sigma(Z: torch.Tensor, *, max_points: int = 1000) -> float:
+    """Median heuristic: the median pairwise Euclidean distance of (at most 1000 of) ``Z``.
+
+    ``sigma = median_{i<j} ||z_i - z_j||`` (the lower middle value for an even count) over the
+    pairs at positive distance, on an
+    evenly spaced subset of ``max_points`` rows when ``Z`` is larger; 1.0 when all rows are
+    equal.
+    """
+    Z = torch.as_tensor(Z).detach()
+    if Z.shape[0] > max_points:
+        idx = torch.linspace(0, Z.shape[0] - 1, max_points).long()
+        Z = Z[idx]
+    d = torch.cdist(Z.to(torch.float64), Z.to(torch.float64))
+    iu = torch.triu_indices(Z.shape[0], Z.shape[0], 1)
+    vals = d[iu[0], iu[1]]
+    vals = vals[vals > 0]
+    return float(vals.median()) if vals.numel() else 1.0
+
+
+def _parameters(cls: type[Kernel]) -> dict[str, inspect.Parameter]:
+    params = inspect.signature(cls.__init__).parameters
+    return {k: p for k, p in params.items() if k != "self" and p.kind != p.VAR_KEYWORD}
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _convert(argument: str, name: str, param: str, text: str, default: Any) -> Any:
+    """The text of a parameter as the type of its default (None written ``none``)."""
+    if text.lower() == "none":
+        return None
+    try:
+        if isinstance(default, bool):
+            if text.lower() not in ("true", "false", "1", "0"):
+                raise ValueError(text)
+            return text.lower() in ("true", "1")
+        if isinstance(default, int):
+            return int(text)
+        if isinstance(default, float) or (default is None and _is_number(text)):
+            return float(text) if not text.lstrip("-").isdigit() else int(text)
+    except ValueError:
+        kind = type(default).__name__
+        raise KernelSpecError(
+            f"{argument}: parameter {param!r} of {name} expects a {kind}, got {text!r}"
+        ) from None
+    return text
+
+
+def parse_kernel_spec(spec: str, *, argument: str = "kernel") -> tuple[str, dict[str, Any]]:
+    """Split ``NAME:a=1,b=x`` into the name and typed parameters (checked against the class).
+
+    ``argument`` names the option or parameter in error messages (``--kernel``, ``kernel``).
+    """
+    name, _, rest = str(spec).strip().partition(":")
+    name = name.strip().lower()
+    if name not in KERNEL_SPECS:
+        raise KernelSpecError(
+            f"{argument}: unknown kernel {name!r}; expected one of {', '.join(KERNEL_SPECS)}"
+        )
+    params = _parameters(KERNEL_SPECS[name][1])
+    values: dict[str, Any] = {}
+    for item in filter(None, (p.strip() for p in rest.split(","))):
+        key, eq, text = item.partition("=")
+        key = key.strip()
+        if not eq or key not in params:
+            valid = ", ".join(params) or "none"
+            raise KernelSpecError(
+                f"{argument}: unknown parameter {item!r} of {name}; valid parameters: {valid} "
+                "(written name=value)"
+            )
+        default = params[key].default
+        values[key] = _convert(
+            argument, name, key, text.strip(), None if default is params[key].empty else default
+        )
+    return name, values
+
+
+def spec_kind(spec: str, *, argument: str = "kernel") -> InputKind:
+    """The kind of input the kernel named in ``spec`` takes."""
+    return KERNEL_SPECS[parse_kernel_spec(spec, argument=argument)[0]][0]
+
+
+def build_kernel(
+    spec: str | None,
+    kind: InputKind | str,
+    *,
+    sigma_from: Any = None,
+    alphabet: str | None = None,
+    argument: str = "kernel",
+) -> Kernel:
+    """The kernel of ``spec`` (the default for ``kind`` when ``None``), checked against ``kind``.
+
+    Parameters
+    ----------
+    spec : str or None
+        ``NAME[:param=value,...]``; ``None`` takes :data:`DEFAULT_KERNEL_SPECS` of ``kind``.
+    kind : InputKind or str
+        The kind of input the kernel will see (a value or plural name of :class:`InputKind`).
+    sigma_from : array-like, optional
+        Vectors from which a missing Gaussian/Laplacian ``sigma`` is set by the median
+        heuristic (:func:`median_sigma`).
+    alphabet : str, optional
+        The alphabet of sequences, set on string kernels that take one and were not given one.
+    argument : str
+        The option or parameter named in error messages.
+    """
+    kind = InputKind.parse(kind)
+    if spec is None and kind not in DEFAULT_KERNEL_SPECS:
+        raise KernelSpecError(f"{argument}: no default kernel for {kind.plural}; pass one")
+    name, values = parse_kernel_spec(spec or DEFAULT_KERNEL_SPECS[kind], argument=argument)
+    takes, cls = KERNEL_SPECS[name]
+    if takes != kind:
+        raise KernelSpecError(
+            f"{argument}: {name} takes {takes.plural}, but the input holds {kind.plural}; "
+            f"kernels for {kind.plural}: "
+            + ", ".join(n for n, (k, _) in KERNEL_SPECS.items() if k == kind)
+        )
+    params = _parameters(cls)
+    if "sigma" in params and "sigma" not in values and sigma_from is not None:
+        values["sigma"] = median_sigma(torch.as_tensor(sigma_from))
+    if "alphabet" in params and "alphabet" not in values and alphabet is not None:
+        values["alphabet"] = alphabet
+    try:
+        return cls(**values)
+    except (TypeError, ValueError) as exc:
+        raise KernelSpecError(f"{argument}: {spec}: {exc}") from None
+
+
+def default_kernel(kind: InputKind | str, X: Any = None) -> Kernel:
+    """The default kernel of an input kind, as the command line and estimators choose it.
+
+    Tanimoto for molecules, ``Spectrum(k=3)`` for sequences, Weisfeiler-Lehman for graphs,
+    ``Precomputed`` for Gram matrices and, for vectors, a Gaussian whose ``sigma`` is the
+    median pairwise distance of ``X`` (median heuristic; ``sigma = 1`` without ``X``).
+    """
+    kind = InputKind.parse(kind)
+    sigma_from = X if kind is InputKind.VECTOR and X is not None else None
+    return build_kernel(None, kind, sigma_from=sigma_from)

@@ -1,0 +1,68 @@
+"""Kernel specs ``NAME:param=value`` and the default kernel of each input kind."""
+
+import numpy as np
+import pytest
+import torch
+
+from kernelkit.kernels import Gaussian, Precomputed, Spectrum, Tanimoto, WeisfeilerLehman
+from kernelkit.kernels.specs import (
+    KERNEL_SPECS,
+    KernelSpecError,
+    build_kernel,
+    default_kernel,
+    median_sigma,
+    parse_kernel_spec,
+    spec_kind,
+)
+from kernelkit.utils.kinds import InputKind
+
+
+def test_parse_types_values_as_the_defaults():
+    assert parse_kernel_spec("gaussian:sigma=2.5") == ("gaussian", {"sigma": 2.5})
+    assert parse_kernel_spec(" Spectrum : k=4 ") == ("spectrum", {"k": 4})
+    assert spec_kind("wl") is InputKind.GRAPH
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("rbf2", "kernel: unknown kernel 'rbf2'; expected one of gaussian"),
+        ("gaussian:width=2", "unknown parameter 'width=2' of gaussian; valid parameters: sigma"),
+        ("spectrum:k=two", "parameter 'k' of spectrum expects a int, got 'two'"),
+    ],
+)
+def test_bad_specs_name_the_argument(spec, message):
+    with pytest.raises(KernelSpecError, match=message):
+        parse_kernel_spec(spec)
+
+
+def test_build_checks_the_kind():
+    with pytest.raises(KernelSpecError, match="tanimoto takes molecules, but the input holds"):
+        build_kernel("tanimoto", "vectors", argument="kernel")
+    k = build_kernel("spectrum:k=4", InputKind.STRING)
+    assert isinstance(k, Spectrum) and k.k == 4
+
+
+def test_median_sigma_equals_a_brute_force_median():
+    X = np.random.default_rng(0).normal(size=(40, 3))
+    d = [np.linalg.norm(X[i] - X[j]) for i in range(40) for j in range(i + 1, 40)]
+    lower_median = sorted(d)[(len(d) - 1) // 2]  # torch.median: the lower of the two middles
+    assert median_sigma(torch.as_tensor(X)) == pytest.approx(lower_median, rel=1e-12)
+    assert median_sigma(torch.ones(5, 2)) == 1.0
+
+
+def test_default_kernels_per_kind():
+    X = np.random.default_rng(1).normal(size=(30, 2))
+    k = default_kernel("vectors", X)
+    assert isinstance(k, Gaussian) and k.sigma == pytest.approx(median_sigma(torch.as_tensor(X)))
+    assert isinstance(default_kernel(InputKind.MOLECULE), Tanimoto)
+    assert isinstance(default_kernel("sequences"), Spectrum) and default_kernel("string").k == 3
+    assert isinstance(default_kernel("graph"), WeisfeilerLehman)
+    assert isinstance(default_kernel("gram"), Precomputed)
+    with pytest.raises(KernelSpecError, match="no default kernel for nodes"):
+        default_kernel("node")
+
+
+def test_every_spec_builds_with_its_defaults():
+    for name, (kind, cls) in KERNEL_SPECS.items():
+        assert isinstance(build_kernel(name, kind), cls)
