@@ -72,6 +72,58 @@ def _fix_signs(vectors: np.ndarray) -> np.ndarray:
     return vectors * signs
 
 
+def fix_signs(vectors: torch.Tensor) -> torch.Tensor:
+    """Flip each column so its entry of largest magnitude (first on ties) is positive.
+
+    The sign convention of every eigensolver of kernelkit (:func:`symmetric_eigh`,
+    :func:`top_eigenpairs`): eigenvectors are defined up to sign, and this choice makes them
+    deterministic across LAPACK drivers and machines.
+    """
+    if vectors.numel() == 0:
+        return vectors
+    V = vectors.detach()
+    signs = torch.sign(V.gather(0, V.abs().argmax(0, keepdim=True)))
+    return vectors * torch.where(signs == 0, 1.0, signs)
+
+
+def symmetric_eigh(
+    A: Any, *, descending: bool = False, signs: bool = True, name: str = "A"
+) -> EigenResult:
+    r"""All eigenpairs of a symmetric matrix: :math:`A = U \Lambda U^T`.
+
+    LAPACK's divide-and-conquer ``syevd`` through ``torch.linalg.eigh`` on the symmetric part
+    ``(A + A^T) / 2``; the entry point of kernelkit for a full eigendecomposition
+    (:func:`top_eigenpairs` for a few pairs).
+
+    Parameters
+    ----------
+    A : tensor or array-like, shape (n, n)
+        Symmetric matrix.
+    descending : bool
+        Order of the eigenvalues: ascending (default, LAPACK's) or descending.
+    signs : bool
+        Apply the sign convention of :func:`fix_signs` (largest-magnitude entry of each
+        eigenvector positive); False keeps LAPACK's signs (e.g. for ``U f(Lambda) U^T``, which
+        does not depend on them, or when ``A`` requires a gradient).
+    name : str
+        Argument name quoted in error messages.
+
+    Returns
+    -------
+    EigenResult
+        ``values`` (n,), orthonormal ``vectors`` (n, n) in columns, ``method="full"``.
+    """
+    A = A if isinstance(A, torch.Tensor) else to_tensor(A, name=name, ndim=2)
+    if A.ndim != 2 or A.shape[0] != A.shape[1]:
+        raise InputError(f"{name}: expected a square matrix (n x n), got shape {tuple(A.shape)}")
+    w, V = torch.linalg.eigh((A + A.mT) / 2)
+    if descending:
+        w, V = w.flip(0), V.flip(1)
+    if signs:
+        V = fix_signs(V)
+    return EigenResult(w, V, "full")
+
+
 def _orthogonalize(Q: np.ndarray, W: np.ndarray) -> np.ndarray:
     """``W - Q Q^T W`` by classical Gram-Schmidt applied twice (CGS2, "twice is enough")."""
     if Q.shape[1]:
