@@ -15,6 +15,7 @@ from kernelkit.solvers.cg import CGResult, conjugate_gradient
 from kernelkit.solvers.cholesky import (
     CholeskyFactor,
     CholeskyResult,
+    cho_solve,
     cholesky_factor,
     cholesky_solve,
     solve,
@@ -36,6 +37,7 @@ __all__ = [
     "PSDCheck",
     "TrainResult",
     "check_psd",
+    "cho_solve",
     "cholesky_factor",
     "cholesky_solve",
     "conjugate_gradient",

@@ -178,7 +178,13 @@ def _cg(
     Z = precond(R).reshape(R.shape)
     P = Z.clone()
     rz = dot(R, Z)
-    rel = torch.linalg.vector_norm(R, dim=dims, keepdim=True) / b_norm
+
+    def residual(rz: torch.Tensor) -> torch.Tensor:
+        if preconditioner is None:  # Z is R: r^T z = ||r||^2, no second pass over R
+            return rz.clamp_min(0.0).sqrt() / b_norm
+        return torch.linalg.vector_norm(R, dim=dims, keepdim=True) / b_norm
+
+    rel = residual(rz)
     active = rel > tol
     it = 0
     while it < max_iter and bool(active.any()):
@@ -192,7 +198,7 @@ def _cg(
         beta = torch.where(active & (rz != 0), rz_new / torch.where(rz != 0, rz, 1.0), 0.0)
         P.mul_(beta).add_(Z)
         rz = rz_new
-        rel = torch.linalg.vector_norm(R, dim=dims, keepdim=True) / b_norm
+        rel = residual(rz)
         active = active & (rel > tol) & (pap > 0)
         it += 1
     return X, it, rel

@@ -27,6 +27,7 @@ from kernelkit.utils.validation import check_positive, to_tensor
 __all__ = [
     "CholeskyFactor",
     "CholeskyResult",
+    "cho_solve",
     "cholesky_factor",
     "cholesky_solve",
     "solve",
@@ -66,9 +67,7 @@ class CholeskyFactor:
         A 1-D ``B`` (or one with one dimension fewer than the factor) is a single column.
         Differentiable in ``B`` and in the factor.
         """
-        vector = B.ndim == self.factor.ndim - 1
-        X = torch.cholesky_solve(B.unsqueeze(-1) if vector else B, self.factor)
-        return X.squeeze(-1) if vector else X
+        return cho_solve(self.factor, B)
 
 
 @dataclass(frozen=True)
@@ -236,6 +235,17 @@ def cholesky_solve(
         )
     fac = cholesky_factor(K, shift=shift, jitter=jitter, name="K")
     return CholeskyResult(fac.solve(B), fac.factor, fac.jitter, fac.shift)
+
+
+def cho_solve(L: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
+    r"""``X = (L L^T)^{-1} B`` from a lower Cholesky factor ``L`` (batched, differentiable).
+
+    One forward and one back substitution (``torch.cholesky_solve``).  ``B`` of shape
+    ``(..., n)`` (one dimension fewer than ``L``) is a single column per matrix.
+    """
+    vector = B.ndim == L.ndim - 1
+    X = torch.cholesky_solve(B.unsqueeze(-1) if vector else B, L)
+    return X.squeeze(-1) if vector else X
 
 
 def solve_triangular(
