@@ -25,6 +25,7 @@ import math
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 from torch import nn
@@ -338,35 +339,19 @@ def build_autoencoder(
 
 
 # ---------------------------------------------------------------------- training
-def train(
-    model: KernelAutoencoderModel,
-    data: AutoencoderData,
-    *,
-    optimizer: str = "lbfgs",
-    max_iter: int = 100,
-    tol: float = 1e-7,
-    lr: float = 1e-2,
-    progress: bool | Callable[[int, float], None] = False,
-) -> TrainResult:
+def train(model: KernelAutoencoderModel, data: AutoencoderData, **options: Any) -> TrainResult:
     """Minimise the objective over all trainable coefficients (inner layers, and the last
-    layer when it is not in closed form), by :func:`kernelkit.solvers.train_module`.
+    layer when it is not in closed form) with :func:`kernelkit.solvers.train_module`.
 
-    ``lbfgs``: full-batch L-BFGS with a strong-Wolfe line search, stopping when the change of
-    the objective falls below ``tol * |J_0|`` or the gradient below ``tol``; ``adam``:
+    ``options`` are those of :func:`~kernelkit.solvers.train_module`: ``optimizer``
+    (``"lbfgs"``: full-batch L-BFGS with a strong-Wolfe line search, stopping when the change
+    of the objective falls below ``tol * |J_0|`` or the gradient below ``tol``; ``"adam"``:
     ``max_iter`` full-batch Adam steps of rate ``lr``, stopping when the relative decrease
-    over 10 steps is below ``tol``.  The best state is kept; if the objective turns NaN or
-    infinite, training stops there, the best state is restored and a
-    :class:`NonFiniteObjectiveWarning` says so.
+    over 10 steps is below ``tol``), ``max_iter``, ``tol``, ``lr`` and ``progress``.  The best
+    state is kept; if the objective turns NaN or infinite, training stops there, the best
+    state is restored and a :class:`NonFiniteObjectiveWarning` says so.
     """
-    return train_module(
-        model,
-        lambda: model.objective(data)[0],
-        optimizer=optimizer,
-        max_iter=max_iter,
-        tol=tol,
-        lr=lr,
-        progress=progress,
-    )
+    return train_module(model, lambda: model.objective(data)[0], **options)
 
 
 def train_alternating(
