@@ -54,7 +54,7 @@ from kernelkit.kernels import Kernel
 from kernelkit.models.autoencoder import train
 from kernelkit.models.layers import KernelChain, KernelLayer
 from kernelkit.models.ridge import RidgeTrace
-from kernelkit.solvers import BatchedResult, cholesky_factor, lbfgs_batched
+from kernelkit.solvers import BatchedLBFGSResult, cholesky_factor, lbfgs_batched
 from kernelkit.utils.errors import InputError, NotPSDError
 
 __all__ = [
@@ -363,7 +363,7 @@ def fit_concatenated(
     max_iter: int = 200,
     tol: float = 1e-9,
     polish_iter: int = 0,
-) -> tuple[int, BatchedResult]:
+) -> tuple[int, BatchedLBFGSResult]:
     """Minimise every restart with :func:`lbfgs_batched`, keep the best one and optionally
     polish it with the KAE training loop :func:`kernelkit.models.train` (L-BFGS, strong Wolfe).
 

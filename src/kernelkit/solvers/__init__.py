@@ -22,12 +22,12 @@ from kernelkit.solvers.cholesky import (
     solve_triangular,
 )
 from kernelkit.solvers.eigen import EigenResult, fix_signs, symmetric_eigh, top_eigenpairs
-from kernelkit.solvers.lbfgs import BatchedResult, LBFGSResult, lbfgs, lbfgs_batched
+from kernelkit.solvers.lbfgs import BatchedLBFGSResult, LBFGSResult, lbfgs, lbfgs_batched
 from kernelkit.solvers.psd import PSDCheck, check_psd
 from kernelkit.solvers.training import NonFiniteObjectiveWarning, TrainResult, train_module
 
 __all__ = [
-    "BatchedResult",
+    "BatchedLBFGSResult",
     "CGResult",
     "CholeskyFactor",
     "CholeskyResult",

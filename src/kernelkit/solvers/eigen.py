@@ -62,16 +62,6 @@ class EigenResult:
     n_iter: int = 0
 
 
-def _fix_signs(vectors: np.ndarray) -> np.ndarray:
-    """Flip each column so its entry of largest magnitude (first on ties) is positive."""
-    if vectors.size == 0:
-        return vectors
-    idx = np.argmax(np.abs(vectors), axis=0)
-    signs = np.sign(vectors[idx, np.arange(vectors.shape[1])])
-    signs[signs == 0] = 1.0
-    return vectors * signs
-
-
 def fix_signs(vectors: torch.Tensor) -> torch.Tensor:
     """Flip each column so its entry of largest magnitude (first on ties) is positive.
 
@@ -392,11 +382,11 @@ def top_eigenpairs(
         w, V = eigsh(op, k=k, which="LA" if largest else "SA", v0=v0, tol=tol)
         order = np.argsort(w)[::-1] if largest else np.argsort(w)
         values, vectors = w[order], V[:, order]
-    vectors = _fix_signs(np.ascontiguousarray(vectors))
+    vectors = fix_signs(torch.as_tensor(np.ascontiguousarray(vectors)))
     device = K.device if isinstance(K, torch.Tensor) else None
     return EigenResult(
         torch.as_tensor(np.ascontiguousarray(values), dtype=dtype, device=device),
-        torch.as_tensor(vectors, dtype=dtype, device=device),
+        vectors.to(dtype=dtype, device=device),
         method,
         residual if method == "block" else None,
         n_iter if method == "block" else 0,

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-__all__ = ["BatchedResult", "LBFGSResult", "lbfgs", "lbfgs_batched"]
+__all__ = ["BatchedLBFGSResult", "LBFGSResult", "lbfgs", "lbfgs_batched"]
 
 
 @dataclass(frozen=True)
@@ -97,7 +97,7 @@ def lbfgs(
 
 
 @dataclass
-class BatchedResult:
+class BatchedLBFGSResult:
     """Outcome of :func:`lbfgs_batched`: final values per restart and counters."""
 
     values: torch.Tensor
@@ -116,7 +116,7 @@ def lbfgs_batched(
     tol: float = 1e-9,
     history_size: int = 10,
     max_ls: int = 30,
-) -> tuple[torch.Tensor, BatchedResult]:
+) -> tuple[torch.Tensor, BatchedLBFGSResult]:
     r"""Independent L-BFGS runs (Nocedal and Wright 2006, Algorithm 7.4/7.5) on the rows of ``x0``.
 
     ``fun(x)`` returns the values ``(m,)`` and gradients ``(m, p)`` of ``m`` independent
@@ -133,7 +133,7 @@ def lbfgs_batched(
     x = x0.detach().clone()
     b, p = x.shape
     f, g = fun(x)
-    res = BatchedResult(f.clone(), n_eval=1, n_rows=b)
+    res = BatchedLBFGSResult(f.clone(), n_eval=1, n_rows=b)
     S = x.new_zeros(history_size, b, p)
     Yh = x.new_zeros(history_size, b, p)
     rho = x.new_zeros(history_size, b)
