@@ -27,7 +27,8 @@ import torch
 from _common import RESULTS_DIR, machine_info, median_time
 
 from kernelkit.kernels import FeatureSpaceGaussian, Gaussian
-from kernelkit.models import AutoencoderData, build_autoencoder, cholesky_jittered, psd_factor
+from kernelkit.models import AutoencoderData, build_autoencoder, psd_factor
+from kernelkit.solvers import solve_triangular
 
 P, M, D = 50, 500, 10
 DTYPE = torch.float32
@@ -45,8 +46,8 @@ def _problem(n: int, landmarks: int | None, seed: int = 0):
     else:
         idx = torch.randperm(n, generator=g)[:landmarks]
         L = X[idx]
-        R, _ = cholesky_jittered(k_in.block(L, L))
-        B = torch.linalg.solve_triangular(R, k_in.block(X, L).mT, upper=False).mT
+        R = psd_factor(k_in.block(L, L))
+        B = solve_triangular(R, k_in.block(X, L).mT).mT
         data = AutoencoderData(first.block(X, L), B, trace, K1_support=first.block(L, L))
     model = build_autoencoder(data, (P,), [None, None], (1e-3, 1e-3), init="random")
     return model, data

@@ -21,12 +21,12 @@ from kernelkit.kernels.base import Batch
 from kernelkit.models import (
     AutoencoderData,
     build_autoencoder,
-    cholesky_jittered,
     median_sigma,
     psd_factor,
     train,
     train_alternating,
 )
+from kernelkit.solvers import solve_triangular
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.seeding import check_random_state
 from kernelkit.utils.validation import check_int, check_positive, like_input, to_tensor
@@ -310,9 +310,9 @@ class KernelAutoencoder(
                     B = psd_factor(base.block(Xb, Xb).to(dtype), name="K_in")
                     self.ref_factor_ = B
                 else:
-                    R, _ = cholesky_jittered(base.block(ref, ref).to(dtype), name="K_in(landmarks)")
+                    R = psd_factor(base.block(ref, ref).to(dtype), name="K_in(landmarks)")
                     cross = base.block(Xb, ref).to(dtype)
-                    B = torch.linalg.solve_triangular(R, cross.mT, upper=False).mT
+                    B = solve_triangular(R, cross.mT).mT
                     self.ref_factor_ = R
         data = AutoencoderData(K1, B, trace, K1_support, targets)
         model = build_autoencoder(
@@ -433,7 +433,7 @@ class KernelAutoencoder(
                 base = self.input_kernel_
                 dtype = fit.dtype
                 cross = base.block(Xb, self.ref_).to(dtype)
-                b = torch.linalg.solve_triangular(self.ref_factor_, cross.mT, upper=False).mT
+                b = solve_triangular(self.ref_factor_, cross.mT).mT
                 kxx = base.block_diag(Xb).to(dtype)
                 err = (kxx - (b * b).sum(1)).clamp_min(0) + ((b - fit) ** 2).sum(1)
         return like_input(err, X)

@@ -12,7 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 from kernelkit.estimators._base import KernelEstimatorMixin, result_dtype, to_numpy
 from kernelkit.gram import gram
 from kernelkit.kernels import Kernel
-from kernelkit.solvers import CholeskyResult, cholesky_solve
+from kernelkit.solvers import CholeskyResult, cholesky_factor, cholesky_solve
 from kernelkit.utils.validation import check_positive, like_input
 
 
@@ -53,16 +53,13 @@ def kernel_ridge_coefficients(
     n = K.shape[0]
     if not overwrite_K:
         return cholesky_solve(K, Y, shift=n * lam)
-    K.diagonal().add_(n * lam)
-    info = torch.empty((), dtype=torch.int32, device=K.device)
-    L, info = torch.linalg.cholesky_ex(K, out=(K, info))
-    if int(info) != 0:
+    fac = cholesky_factor(K, shift=n * lam, jitter=0.0, overwrite=True, strict=False)
+    if not fac.success:
         return None
-    rhs = Y[:, None] if Y.ndim == 1 else Y
-    X = torch.cholesky_solve(rhs, L)
+    X = fac.solve(Y)
     if not bool(torch.isfinite(X).all()):
         return None
-    return CholeskyResult(X[:, 0] if Y.ndim == 1 else X, L, 0.0, n * lam)
+    return CholeskyResult(X, fac.factor, 0.0, n * lam)
 
 
 class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):

@@ -44,8 +44,8 @@ from kernelkit.kernels.strings import (
     pairwise_diag,
     pairwise_values,
 )
+from kernelkit.solvers import check_psd
 from kernelkit.utils.errors import InputError, NotPSDError
-from kernelkit.utils.numerics import psd_tolerance
 from kernelkit.utils.validation import check_positive
 
 # The standard BLOSUM62 matrix (Henikoff & Henikoff 1992), NCBI layout, half-bit units.
@@ -282,12 +282,13 @@ class LocalAlignment(_StringKernel):
     def _check_pd(self) -> None:
         """Raise unless ``exp(beta S)`` is PSD (the LA kernel's p.d. condition)."""
         E = np.exp(self.beta * (self._scores - self._scores.max()))
-        lam = np.linalg.eigvalsh(E)
-        if lam.min() < -psd_tolerance(torch.float64) * lam.max():
+        psd = check_psd(torch.as_tensor(E), name="matrix", strict=False)
+        if not psd.is_psd:
+            lam_min = psd.min_eigenvalue * math.exp(self.beta * self._scores.max())
             raise NotPSDError(
                 f"matrix: the LA kernel is p.d. iff exp(beta S) is PSD over the alphabet "
                 f"(Saigo et al. 2004); with matrix={self.matrix!r} and beta={self.beta} its "
-                f"smallest eigenvalue is {lam.min() * math.exp(self.beta * self._scores.max()):.3g}"
+                f"smallest eigenvalue is {lam_min:.3g}"
                 " < 0. Use a conditionally p.d. substitution matrix (match >= mismatch), "
                 "another beta, or log=True knowing log K_LA is not p.d. either"
             )

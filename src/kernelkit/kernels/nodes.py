@@ -25,6 +25,7 @@ import scipy.sparse as sp
 import torch
 
 from kernelkit.kernels.base import Batch, Kernel
+from kernelkit.solvers import symmetric_eigh
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.kinds import InputKind
 from kernelkit.utils.validation import check_positive
@@ -108,7 +109,8 @@ class _SpectralNodeKernel(Kernel):
     def node_gram(self) -> torch.Tensor:
         """The full ``m x m`` Gram over all nodes (computed once, then cached)."""
         if self._gram is None:
-            lam, U = np.linalg.eigh(self._laplacian)
+            eig = symmetric_eigh(torch.as_tensor(self._laplacian), signs=False, name="laplacian")
+            lam, U = eig.values.numpy(), eig.vectors.numpy()
             K = (U * self.spectrum(lam)) @ U.T
             self._gram = torch.as_tensor((K + K.T) / 2)
         return self._gram

@@ -16,9 +16,10 @@ from typing import Any, ClassVar
 import torch
 
 from kernelkit.kernels.base import Batch, Kernel
+from kernelkit.solvers import check_psd as psd_check
 from kernelkit.utils.errors import InputError, NotPSDError
 from kernelkit.utils.kinds import InputKind
-from kernelkit.utils.numerics import psd_tolerance, symmetry_tolerance
+from kernelkit.utils.numerics import symmetry_tolerance
 from kernelkit.utils.validation import to_tensor
 
 
@@ -60,9 +61,10 @@ class PrecomputedBatch:
 def check_gram(K: torch.Tensor, *, name: str = "X", check_psd: bool = True) -> torch.Tensor:
     """Check that ``K`` is a square, symmetric and (relatively) PSD Gram matrix.
 
-    Symmetry is checked to ``max|K - K^T| <= tol max|K|`` and positivity by a Cholesky
-    factorisation of ``K + tol * max(diag K) * I`` with the relative tolerance of
-    :func:`kernelkit.utils.numerics.psd_tolerance` (course part 1, section 1, numerical note).
+    Symmetry is checked to ``max|K - K^T| <= tol max|K|`` and positivity by
+    :func:`kernelkit.solvers.check_psd` (``lambda_min >= -tol lambda_max`` with the relative
+    tolerance of :func:`kernelkit.utils.numerics.psd_tolerance`; course part 1, section 1,
+    numerical note).
     """
     if K.ndim != 2 or K.shape[0] != K.shape[1]:
         raise InputError(
@@ -76,14 +78,12 @@ def check_gram(K: torch.Tensor, *, name: str = "X", check_psd: bool = True) -> t
             f"(max|K| = {scale:.3g}); symmetrise with (K + K.T) / 2 if this is round-off"
         )
     if check_psd and K.shape[0] > 0:
-        tol = psd_tolerance(K.dtype) * max(float(K.diagonal().abs().max()), 1e-300)
-        shifted = K.to(torch.float64) + tol * torch.eye(K.shape[0], dtype=torch.float64)
-        _, info = torch.linalg.cholesky_ex(shifted)
-        if int(info) != 0:
-            lam_min = float(torch.linalg.eigvalsh(K.to(torch.float64))[0])
+        verdict = psd_check(K, name=name, strict=False)
+        if not verdict.is_psd:
             raise NotPSDError(
                 f"{name}: expected a positive semi-definite Gram matrix, got smallest eigenvalue "
-                f"{lam_min:.3g} (tolerance {-tol:.3g}); is this a similarity that is not a "
+                f"{verdict.min_eigenvalue:.3g} (tolerance {-verdict.tolerance:.1e} x largest "
+                f"eigenvalue {verdict.max_eigenvalue:.3g}); is this a similarity that is not a "
                 "kernel? Clip negative eigenvalues or add a multiple of the identity"
             )
     return K

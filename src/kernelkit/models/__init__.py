@@ -18,7 +18,6 @@ from kernelkit.models.autoencoder import (
 from kernelkit.models.layers import ChainPass, KernelChain, KernelLayer, check_operator
 from kernelkit.models.ridge import (
     RidgeTrace,
-    cholesky_jittered,
     psd_factor,
     ridge_coefficients,
     ridge_coefficients_projected,
@@ -38,7 +37,6 @@ __all__ = [
     "TrainResult",
     "build_autoencoder",
     "check_operator",
-    "cholesky_jittered",
     "median_sigma",
     "psd_factor",
     "ridge_coefficients",

@@ -24,7 +24,8 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import Any
 
 import torch
 from torch import nn
@@ -39,6 +40,13 @@ from kernelkit.models.ridge import (
     ridge_trace_loss,
 )
 from kernelkit.solvers import top_eigenpairs
+from kernelkit.solvers.training import (
+    NonFiniteObjectiveWarning,
+    TrainResult,
+    progress_reporter,
+    snapshot_state,
+    train_module,
+)
 from kernelkit.utils.errors import InputError
 
 __all__ = [
@@ -51,10 +59,6 @@ __all__ = [
     "train",
     "train_alternating",
 ]
-
-
-class NonFiniteObjectiveWarning(RuntimeWarning):
-    """The objective became NaN or infinite; training stopped at the best state seen."""
 
 
 @dataclass
@@ -323,121 +327,19 @@ def build_autoencoder(
 
 
 # ---------------------------------------------------------------------- training
-@dataclass
-class TrainResult:
-    """Outcome of :func:`train`.
-
-    Attributes
-    ----------
-    history : list of float
-        Objective at every evaluation (L-BFGS, including line-search ones) or iteration (Adam).
-    best : float
-        Lowest finite objective seen; the model is left at the coefficients that gave it.
-    n_iter : int
-        Iterations (L-BFGS: objective evaluations; Adam: steps).
-    stopped : str
-        ``"converged"``, ``"max_iter"`` or ``"non_finite"``.
-    """
-
-    history: list[float] = field(default_factory=list)
-    best: float = math.inf
-    n_iter: int = 0
-    stopped: str = "max_iter"
-
-
-class _NonFinite(Exception):
-    pass
-
-
-def _snapshot(model: nn.Module) -> dict[str, torch.Tensor]:
-    return {k: v.detach().clone() for k, v in model.state_dict().items()}
-
-
-def train(
-    model: KernelAutoencoderModel,
-    data: AutoencoderData,
-    *,
-    optimizer: str = "lbfgs",
-    max_iter: int = 100,
-    tol: float = 1e-7,
-    lr: float = 1e-2,
-    progress: bool | Callable[[int, float], None] = False,
-) -> TrainResult:
+def train(model: KernelAutoencoderModel, data: AutoencoderData, **options: Any) -> TrainResult:
     """Minimise the objective over all trainable coefficients (inner layers, and the last
-    layer when it is not in closed form).
+    layer when it is not in closed form) with :func:`kernelkit.solvers.train_module`.
 
-    ``lbfgs``: full-batch ``torch.optim.LBFGS`` with a strong-Wolfe line search, stopping when
-    the change of the objective falls below ``tol * |J_0|`` or the gradient below ``tol``;
-    ``adam``: ``max_iter`` full-batch Adam steps of rate ``lr``, stopping when the relative
-    decrease over 10 steps is below ``tol``.  The best state is kept; if the objective turns
-    NaN or infinite, training stops there, the best state is restored and a
-    :class:`NonFiniteObjectiveWarning` says so.
+    ``options`` are those of :func:`~kernelkit.solvers.train_module`: ``optimizer``
+    (``"lbfgs"``: full-batch L-BFGS with a strong-Wolfe line search, stopping when the change
+    of the objective falls below ``tol * |J_0|`` or the gradient below ``tol``; ``"adam"``:
+    ``max_iter`` full-batch Adam steps of rate ``lr``, stopping when the relative decrease
+    over 10 steps is below ``tol``), ``max_iter``, ``tol``, ``lr`` and ``progress``.  The best
+    state is kept; if the objective turns NaN or infinite, training stops there, the best
+    state is restored and a :class:`NonFiniteObjectiveWarning` says so.
     """
-    if optimizer not in ("lbfgs", "adam"):
-        raise InputError(f"optimizer: expected 'lbfgs' or 'adam', got {optimizer!r}")
-    params = [p for p in model.parameters() if p.requires_grad]
-    result = TrainResult()
-    best_state = _snapshot(model)
-    report = _progress(progress, max_iter)
-
-    def evaluate() -> torch.Tensor:
-        value, _ = model.objective(data)
-        v = float(value.detach())
-        result.history.append(v)
-        result.n_iter += 1
-        if not math.isfinite(v):
-            raise _NonFinite
-        if v < result.best:
-            result.best = v
-            best_state.update(_snapshot(model))
-        report(result.n_iter, v)
-        return value
-
-    try:
-        if optimizer == "lbfgs":
-            with torch.no_grad():
-                j0 = abs(float(model.objective(data)[0]))
-            opt = torch.optim.LBFGS(
-                params,
-                lr=1.0,
-                max_iter=max_iter,
-                max_eval=int(max_iter * 1.25) + 1,
-                tolerance_grad=tol,
-                tolerance_change=tol * max(j0, 1e-300),
-                history_size=20,
-                line_search_fn="strong_wolfe",
-            )
-
-            def closure() -> torch.Tensor:
-                opt.zero_grad()
-                value = evaluate()
-                value.backward()
-                return value
-
-            opt.step(closure)
-            result.stopped = "converged" if result.n_iter < max_iter else "max_iter"
-        else:
-            opt = torch.optim.Adam(params, lr=lr)
-            for it in range(max_iter):
-                opt.zero_grad()
-                value = evaluate()
-                value.backward()
-                opt.step()
-                h = result.history
-                if it >= 10 and h[-11] - h[-1] < tol * abs(h[-11]):
-                    result.stopped = "converged"
-                    break
-    except _NonFinite:
-        result.stopped = "non_finite"
-        warnings.warn(
-            f"the objective became non-finite at evaluation {result.n_iter}; stopped and kept "
-            f"the best state (objective {result.best:.6g}). Try a larger lam, a smaller lr or "
-            "float64",
-            NonFiniteObjectiveWarning,
-            stacklevel=2,
-        )
-    model.load_state_dict(best_state)
-    return result
+    return train_module(model, lambda: model.objective(data)[0], **options)
 
 
 def train_alternating(
@@ -463,8 +365,8 @@ def train_alternating(
     params = [p for p in model.chain.parameters() if p.requires_grad]
     opt = torch.optim.SGD(params, lr=lr)
     result = TrainResult()
-    best_state = _snapshot(model)
-    report = _progress(progress, max_iter)
+    best_state = snapshot_state(model)
+    report = progress_reporter(progress, max_iter)
     B, lam_L = data.out_factor, model.lam[-1]
     for _ in range(max_iter):
         coef, _ = model.head_coefficients(data)
@@ -495,7 +397,7 @@ def train_alternating(
         result.history.append(v)
         if v < result.best:
             result.best = v
-            best_state = _snapshot(model)
+            best_state = snapshot_state(model)
         report(result.n_iter, v)
         value.backward()
         opt.step()
@@ -505,18 +407,3 @@ def train_alternating(
             break
     model.load_state_dict(best_state)
     return result
-
-
-def _progress(progress: bool | Callable[[int, float], None], total: int) -> Callable:
-    if callable(progress):
-        return progress
-    if not progress:
-        return lambda it, value: None
-    step = max(1, total // 20)
-
-    def report(it: int, value: float) -> None:
-        if it == 1 or it % step == 0:
-            bar = "#" * min(20, 20 * it // max(total, 1))
-            print(f"\r[{bar:<20}] iter {it:>5}/{total}  objective {value:.6g}", end="", flush=True)
-
-    return report

@@ -43,8 +43,8 @@ training loop, strong-Wolfe L-BFGS, best state kept).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -53,7 +53,8 @@ from torch import nn
 from kernelkit.kernels import Kernel
 from kernelkit.models.autoencoder import train
 from kernelkit.models.layers import KernelChain, KernelLayer
-from kernelkit.models.ridge import RidgeTrace, cholesky_jittered
+from kernelkit.models.ridge import RidgeTrace
+from kernelkit.solvers import BatchedLBFGSResult, cholesky_factor, lbfgs_batched
 from kernelkit.utils.errors import InputError, NotPSDError
 
 __all__ = [
@@ -292,9 +293,7 @@ class ConcatenatedModel(nn.Module):
         supports = [s[0] for s in passed.supports]
         Q = self.outer_kernel.block(supports[-1], supports[-1])
         shift = 0.0 if self.interpolate else data.n * self.lam
-        eye = torch.eye(data.n, dtype=Q.dtype, device=Q.device)
-        C, _ = cholesky_jittered(Q + shift * eye, name="outer Gram Q + n lam I")
-        alpha = torch.cholesky_solve(data.y[:, None], C)[:, 0]
+        alpha = cholesky_factor(Q, shift=shift, name="Q (outer Gram)").solve(data.y)
         return alpha, supports
 
     @torch.no_grad()
@@ -357,119 +356,6 @@ def build_concatenated(
 
 
 # ---------------------------------------------------------------------- optimisation
-@dataclass
-class BatchedResult:
-    """Outcome of :func:`lbfgs_batched`: final values per restart and counters."""
-
-    values: torch.Tensor
-    n_iter: int = 0
-    n_eval: int = 0
-    n_rows: int = 0
-    """Row evaluations: the sum over evaluations of the number of rows evaluated."""
-    history: list[float] = field(default_factory=list)
-
-
-def lbfgs_batched(
-    fun: Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor]],
-    x0: torch.Tensor,
-    *,
-    max_iter: int = 200,
-    tol: float = 1e-9,
-    history_size: int = 10,
-    max_ls: int = 30,
-) -> tuple[torch.Tensor, BatchedResult]:
-    r"""Independent L-BFGS runs (Nocedal and Wright 2006, Algorithm 7.4/7.5) on the rows of ``x0``.
-
-    ``fun(x)`` returns the values ``(m,)`` and gradients ``(m, p)`` of ``m`` independent
-    problems at the ``m`` rows of ``x`` (any subset of the problems: a row carries everything
-    that defines its problem); every row keeps its own curvature pairs ``(s, y)`` (skipped when
-    ``s^T y <= 0``), its own initial scaling ``s^T y / y^T y`` and its own backtracking (Armijo,
-    ``c1 = 1e-4``, safeguarded quadratic interpolation of the step within ``[0.1 t, 0.5 t]``)
-    step, so the result of each row is that of a separate run; only the evaluations are shared.
-    Each evaluation carries only the rows that still need one: converged rows leave the batch,
-    and a line-search trial re-evaluates only the rows whose step was rejected.
-    A row stops when its largest gradient entry is below ``tol``, when its relative decrease
-    falls below ``tol`` or when the line search fails; non-finite trial values are rejected.
-    """
-    x = x0.detach().clone()
-    b, p = x.shape
-    f, g = fun(x)
-    res = BatchedResult(f.clone(), n_eval=1, n_rows=b)
-    S = x.new_zeros(history_size, b, p)
-    Yh = x.new_zeros(history_size, b, p)
-    rho = x.new_zeros(history_size, b)
-    k = 0
-    active = torch.isfinite(f) & (g.abs().amax(1) > tol)
-    for _ in range(max_iter):
-        rows = active.nonzero()[:, 0]
-        if rows.numel() == 0:
-            break
-        res.n_iter += 1
-        g_r = g[rows]
-        q = g_r.clone()
-        idx = [(k - 1 - i) % history_size for i in range(min(k, history_size))]
-        alphas = []
-        for j in idx:
-            a = rho[j, rows] * (S[j, rows] * q).sum(1)
-            q -= a[:, None] * Yh[j, rows]
-            alphas.append(a)
-        gamma = 1.0 / g_r.norm(dim=1).clamp_min(1e-300)
-        if idx:
-            j = idx[0]
-            yy = (Yh[j, rows] ** 2).sum(1)
-            ok = (rho[j, rows] > 0) & (yy > 0)
-            gamma = torch.where(ok, 1.0 / (rho[j, rows] * yy).clamp_min(1e-300), gamma)
-        r = gamma[:, None] * q
-        for j, a in zip(reversed(idx), reversed(alphas), strict=True):
-            beta = rho[j, rows] * (Yh[j, rows] * r).sum(1)
-            r += S[j, rows] * (a - beta)[:, None]
-        d = -r
-        gd = (g_r * d).sum(1)
-        uphill = gd >= 0
-        if bool(uphill.any()):
-            d[uphill] = -g_r[uphill] / g_r[uphill].norm(dim=1, keepdim=True).clamp_min(1e-300)
-            gd = (g_r * d).sum(1)
-        x_r, f_r = x[rows], f[rows]
-        x_new, f_new, g_new = x_r.clone(), f_r.clone(), g_r.clone()
-        t = torch.ones(rows.numel(), dtype=x.dtype, device=x.device)
-        pending = torch.arange(rows.numel(), device=x.device)
-        for _ls in range(max_ls):
-            trial = x_r[pending] + t[pending, None] * d[pending]
-            ft, gt = fun(trial)
-            res.n_eval += 1
-            res.n_rows += pending.numel()
-            base, slope = f_r[pending], gd[pending]
-            ok = torch.isfinite(ft) & (ft <= base + 1e-4 * t[pending] * slope)
-            done = pending[ok]
-            x_new[done], f_new[done], g_new[done] = trial[ok], ft[ok], gt[ok]
-            if bool(ok.all()):
-                pending = pending[:0]
-                break
-            # safeguarded quadratic interpolation of the step (Nocedal-Wright section 3.5)
-            t_p = t[pending]
-            curv = ft - base - slope * t_p
-            t_q = -slope * t_p * t_p / (2.0 * curv.clamp_min(1e-300))
-            t_q = torch.where(torch.isfinite(ft) & (curv > 0), t_q, 0.5 * t_p)
-            t[pending] = torch.minimum(torch.maximum(t_q, 0.1 * t_p), 0.5 * t_p)
-            pending = pending[~ok]
-        s, yv = x_new - x_r, g_new - g_r
-        sy = (s * yv).sum(1)
-        slot = k % history_size
-        S[slot, rows], Yh[slot, rows] = s, yv
-        rho[slot, rows] = torch.where(
-            sy > 1e-12 * s.norm(dim=1) * yv.norm(dim=1), 1.0 / sy, torch.zeros_like(sy)
-        )
-        k += 1
-        small = (f_r - f_new).abs() <= tol * f_r.abs().clamp_min(1e-300)
-        x[rows], f[rows], g[rows] = x_new, f_new, g_new
-        still = ~small & (g_new.abs().amax(1) > tol)
-        still[pending] = False  # the line search failed for these rows
-        active[rows] = still
-        res.history.append(float(f.min()))
-    res.values = f
-    return x, res
-
-
 def fit_concatenated(
     model: ConcatenatedModel,
     data: ConcatenatedData,
@@ -477,7 +363,7 @@ def fit_concatenated(
     max_iter: int = 200,
     tol: float = 1e-9,
     polish_iter: int = 0,
-) -> tuple[int, BatchedResult]:
+) -> tuple[int, BatchedLBFGSResult]:
     """Minimise every restart with :func:`lbfgs_batched`, keep the best one and optionally
     polish it with the KAE training loop :func:`kernelkit.models.train` (L-BFGS, strong Wolfe).
 

@@ -26,8 +26,9 @@ import torch
 from torch import nn
 
 from kernelkit.kernels import Kernel
-from kernelkit.utils.errors import InputError, NotPSDError
-from kernelkit.utils.numerics import psd_tolerance, symmetry_tolerance
+from kernelkit.solvers import check_psd
+from kernelkit.utils.errors import InputError
+from kernelkit.utils.numerics import symmetry_tolerance
 
 __all__ = ["ChainPass", "KernelChain", "KernelLayer", "check_operator"]
 
@@ -48,12 +49,7 @@ def check_operator(
     scale = max(float(A.abs().max()), 1e-300)
     if float((A - A.mT).abs().max()) > symmetry_tolerance(A.dtype) * scale:
         raise InputError(f"{name}: expected a symmetric matrix, got max|A - A^T| > tolerance")
-    lam_min = float(torch.linalg.eigvalsh(A.to(torch.float64))[0])
-    if lam_min < -psd_tolerance(A.dtype) * scale:
-        raise NotPSDError(
-            f"{name}: expected a positive semi-definite operator, got smallest eigenvalue "
-            f"{lam_min:.3g}"
-        )
+    check_psd(A, name=name)
     return A
 
 

@@ -37,12 +37,10 @@ from typing import Any
 
 import torch
 
-from kernelkit.utils.errors import NotPSDError
-from kernelkit.utils.numerics import jitter_ladder
+from kernelkit.solvers import CholeskyFactor, cholesky_factor, solve_triangular
 
 __all__ = [
     "RidgeTrace",
-    "cholesky_jittered",
     "psd_factor",
     "ridge_coefficients",
     "ridge_coefficients_projected",
@@ -52,37 +50,14 @@ __all__ = [
 ]
 
 
-def cholesky_jittered(W: torch.Tensor, *, name: str = "W") -> tuple[torch.Tensor, float]:
-    """Lower Cholesky factor of a symmetric PSD ``W`` with the jitter ladder of the dtype.
-
-    Returns the factor and the absolute jitter added (``j * mean(diag W)``, 0 when none).
-    Differentiable (the jitter is a constant).  A batch ``(..., n, n)`` is factorised at once,
-    with one common jitter (the smallest that makes every matrix of the batch factorisable).
-    """
-    n = W.shape[-1]
-    scale = float(W.detach().diagonal(dim1=-2, dim2=-1).abs().mean()) if n else 1.0
-    scale = scale if scale > 0 else 1.0
-    eye = torch.eye(n, dtype=W.dtype, device=W.device)
-    for rel in jitter_ladder(W.dtype):
-        Wj = W if rel == 0.0 else W + (rel * scale) * eye
-        C, info = torch.linalg.cholesky_ex(Wj)
-        diag = C.diagonal(dim1=-2, dim2=-1)
-        if bool((info == 0).all()) and bool(torch.isfinite(diag).all()):
-            return C, rel * scale
-    raise NotPSDError(
-        f"{name}: expected a positive (semi-)definite matrix, the Cholesky factorisation failed "
-        f"even with a jitter of {jitter_ladder(W.dtype)[-1]:.1e} * mean(diag); check the Gram "
-        "matrices for NaN or a non-PSD kernel"
-    )
-
-
 def psd_factor(K: torch.Tensor, *, name: str = "K_out") -> torch.Tensor:
     """A factor ``B`` with ``B B^T = K`` (+ a relative jitter of ~eps when ``K`` is singular).
 
-    The lower Cholesky factor, with the jitter ladder of :func:`cholesky_jittered`; the jitter
-    shifts ``tr(K)`` by ``n * jitter``, far below the tolerance of any objective.
+    The lower Cholesky factor, with the jitter ladder of
+    :func:`kernelkit.solvers.cholesky_factor`; the jitter shifts ``tr(K)`` by ``n * jitter``,
+    far below the tolerance of any objective.
     """
-    return cholesky_jittered(K, name=name)[0]
+    return cholesky_factor(K, name=name).factor
 
 
 def sym_outer(V: torch.Tensor, block: int = 1024) -> torch.Tensor:
@@ -112,16 +87,15 @@ class RidgeTrace(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx: Any, K: torch.Tensor, B: torch.Tensor, shift: float) -> torch.Tensor:
-        W = K + shift * torch.eye(K.shape[-1], dtype=K.dtype, device=K.device)
-        C, _ = cholesky_jittered(W, name="K_L + n lam I")
-        T = torch.linalg.solve_triangular(C, B.expand(*C.shape[:-2], *B.shape[-2:]), upper=False)
+        C = cholesky_factor(K, shift=shift, name="K_L").factor
+        T = solve_triangular(C, B)
         ctx.save_for_backward(C, T)
         return (T * T).sum((-2, -1))
 
     @staticmethod
     def backward(ctx: Any, grad: torch.Tensor) -> tuple[torch.Tensor, None, None]:
         C, T = ctx.saved_tensors
-        V = torch.linalg.solve_triangular(C.mT, T, upper=True)
+        V = solve_triangular(C.mT, T, upper=True)
         return -grad[..., None, None] * sym_outer(V), None, None
 
 
@@ -138,21 +112,17 @@ def ridge_trace_loss(K: torch.Tensor, B: torch.Tensor, lam: float) -> torch.Tens
 
 def ridge_coefficients(K: torch.Tensor, B: torch.Tensor, lam: float) -> torch.Tensor:
     """Optimal last-layer coefficients ``Phi_L = (K + n lam I)^{-1} B`` (eq. 55)."""
-    n = K.shape[0]
-    C, _ = cholesky_jittered(K + n * lam * torch.eye(n, dtype=K.dtype, device=K.device))
-    return torch.cholesky_solve(B, C)
+    return cholesky_factor(K, shift=K.shape[0] * lam, name="K").solve(B)
 
 
-def _projected_system(
-    C: torch.Tensor, K_mm: torch.Tensor | None, lam: float
-) -> tuple[torch.Tensor, float]:
+def _projected_system(C: torch.Tensor, K_mm: torch.Tensor | None, lam: float) -> CholeskyFactor:
     n, m = C.shape
     M = C.mT @ C
     if lam > 0:
         reg = torch.eye(m, dtype=C.dtype, device=C.device) if K_mm is None else K_mm
         M = M + (n * lam) * reg
     M = 0.5 * (M + M.mT)
-    return cholesky_jittered(M, name="C^T C + n lam K_mm")
+    return cholesky_factor(M, name="C^T C + n lam K_mm")
 
 
 def ridge_loss_projected(
@@ -176,9 +146,8 @@ def ridge_loss_projected(
     orthogonal to the landmarks' span.  Cost ``O(n m (m + r))``.  Differentiable by autograd.
     """
     n = C.shape[0]
-    F, _ = _projected_system(C, K_mm, lam)
-    P = C.mT @ B
-    T = torch.linalg.solve_triangular(F, P, upper=False)
+    F = _projected_system(C, K_mm, lam).factor
+    T = solve_triangular(F, C.mT @ B)
     return (trace_out - (T * T).sum()) / n
 
 
@@ -186,5 +155,4 @@ def ridge_coefficients_projected(
     C: torch.Tensor, K_mm: torch.Tensor | None, B: torch.Tensor, lam: float
 ) -> torch.Tensor:
     """Optimal coefficients ``Phi = (C^T C + n lam K_mm)^{-1} C^T B`` of the projected ridge."""
-    F, _ = _projected_system(C, K_mm, lam)
-    return torch.cholesky_solve(C.mT @ B, F)
+    return _projected_system(C, K_mm, lam).solve(C.mT @ B)

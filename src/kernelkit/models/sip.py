@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import torch
 
+from kernelkit.solvers import cholesky_factor, symmetric_eigh
 from kernelkit.utils.errors import InputError, NotPSDError
 from kernelkit.utils.numerics import eps, psd_tolerance
 
@@ -67,8 +68,9 @@ def default_jitter(dtype: torch.dtype) -> float:
 def nystrom_basis(K_zz: torch.Tensor, *, jitter: float | None = None) -> NystromBasis:
     r"""Robust inverse square root of the landmark Gram ``K_z`` (eqs. 20-21).
 
-    ``K_z = U Lambda U^T`` by ``torch.linalg.eigh``; eigenvalues ``<= jitter * lambda_max``
-    (round-off of a rank-deficient Gram) are dropped instead of inverted.
+    ``K_z = U Lambda U^T`` by :func:`kernelkit.solvers.symmetric_eigh`; eigenvalues
+    ``<= jitter * lambda_max`` (round-off of a rank-deficient Gram) are dropped instead of
+    inverted.
 
     Parameters
     ----------
@@ -90,7 +92,8 @@ def nystrom_basis(K_zz: torch.Tensor, *, jitter: float | None = None) -> Nystrom
             f"K_zz: expected a non-empty square landmark Gram, got shape {tuple(K_zz.shape)}"
         )
     jitter = default_jitter(K_zz.dtype) if jitter is None else float(jitter)
-    lam, U = torch.linalg.eigh((K_zz + K_zz.T) / 2)
+    eig = symmetric_eigh(K_zz, signs=False, name="K_zz")
+    lam, U = eig.values, eig.vectors
     lam_max = float(lam[-1])
     if lam_max <= 0:
         raise NotPSDError(
@@ -175,10 +178,7 @@ def embed_quadratic(
     """
     m = K_S.shape[0]
     A = K_S + torch.eye(m, dtype=K_S.dtype, device=K_S.device) / strength
-    L, info = torch.linalg.cholesky_ex(A)
-    if int(info) != 0:  # pragma: no cover - I/s + PSD is positive definite
-        raise NotPSDError("K_S: representer Gram plus I/strength is not positive definite")
-    W = torch.cholesky_solve(H.T, L).T
+    W = cholesky_factor(A, jitter=0.0, name="K_S + I/strength").solve(H.T).T
     hw = (H * W).sum(1)
     value = kappa - hw  # k~^T M^{-1} k~
     residual = torch.linalg.vector_norm(W @ A - H, dim=1) / torch.linalg.vector_norm(
@@ -221,10 +221,7 @@ def embed_quadratic_primal(
         empty), and the features ``iota(G_x)``, shape ``(n, D)``.
     """
     M = quadratic_gram(G, strength=strength)
-    L, info = torch.linalg.cholesky_ex(M)
-    if int(info) != 0:  # pragma: no cover - I + PSD is positive definite
-        raise NotPSDError("G: I + strength G^T G is not positive definite")
-    features = torch.cholesky_solve(points.T, L).T
+    features = cholesky_factor(M, jitter=0.0, name="I + strength G^T G").solve(points.T).T
     residual = torch.linalg.vector_norm(features @ M - points, dim=1)
     gap = residual / torch.linalg.vector_norm(points, dim=1).clamp_min(eps(points.dtype))
     value = 1.0 / (points * features).sum(1)

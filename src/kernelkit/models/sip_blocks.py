@@ -43,6 +43,7 @@ import torch
 
 from kernelkit.models.sip import Embedding
 from kernelkit.models.sip_polar import EmbeddingConvergenceWarning
+from kernelkit.solvers import cho_solve, cholesky_factor, solve
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.numerics import eps
 
@@ -91,7 +92,7 @@ def simplex_qp(grad: torch.Tensor, hess: torch.Tensor, faces: torch.Tensor) -> t
     rhs = grad.new_zeros(n, F, T + 1)
     rhs[:, :, :T] = -grad[:, None, :] * faces[None]
     rhs[:, :, T] = 1.0
-    z = torch.linalg.solve(A, rhs)[..., :T] * faces[None]
+    z = solve(A, rhs, name="KKT matrix")[..., :T] * faces[None]
     value = (grad[:, None, :] * z).sum(-1) + 0.5 * torch.einsum("nft,nts,nfs->nf", z, H, z)
     feasible = (z >= -1e3 * eps(grad.dtype)).all(-1)
     best = torch.where(feasible, value, torch.inf).argmin(1)
@@ -105,8 +106,8 @@ class _Point:
     def __init__(self, p: torch.Tensor, k: torch.Tensor, Q: torch.Tensor, strength: float) -> None:
         M = strength * torch.einsum("nt,tij->nij", p, Q)
         M.diagonal(dim1=1, dim2=2).add_(1.0)
-        self.chol = torch.linalg.cholesky(M)
-        self.u = torch.cholesky_solve(k.unsqueeze(-1), self.chol).squeeze(-1)
+        self.chol = cholesky_factor(M, jitter=0.0, name="M_p").factor
+        self.u = cho_solve(self.chol, k)
         self.f = (k * self.u).sum(1)
         self.Qu = torch.einsum("tij,nj->nti", Q, self.u)  # (n, T, d)
         uQu = (self.Qu * self.u[:, None, :]).sum(-1)  # u^T Q_t u
@@ -122,7 +123,7 @@ class _Point:
     def hessian(self, strength: float) -> torch.Tensor:
         """``2 s^2 (Q_t u)^T M^{-1} (Q_r u)``, shape ``(n, T, T)``."""
         W = self.Qu.transpose(1, 2)  # (n, d, T)
-        Y = torch.cholesky_solve(W, self.chol)
+        Y = cho_solve(self.chol, W)
         return 2.0 * strength**2 * W.transpose(1, 2) @ Y
 
 

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 import torch
 
 from kernelkit.models.sip_polar import embed_max
+from kernelkit.solvers import lbfgs, solve
 from kernelkit.utils.errors import InputError
 
 LOSSES = ("squared", "logistic", "squared_hinge")
@@ -80,7 +81,7 @@ def polar_value_and_map(
     kappa = a @ a
     same = groups[active][:, None] == groups[active][None, :]
     Q = G_A @ G_A.T - torch.outer(h, h) / kappa + torch.outer(sign, sign) * same / strength
-    gamma = torch.linalg.solve(Q, h / kappa) if len(active) else h
+    gamma = solve(Q, h / kappa, name="Q") if len(active) else h
     J = (1.0 + h @ gamma) / kappa
     iota = a - (G_A.T @ gamma) * kappa / (1.0 + h @ gamma)
     return J, iota
@@ -154,34 +155,23 @@ def dual_rrm(
     K = k_train @ k_train.T
     K_S = G @ G.T
     eye = torch.eye(n, dtype=K.dtype)
-    coef = torch.linalg.solve(K + n * lam * eye, y.to(K.dtype)).requires_grad_(True)
-    optimizer = torch.optim.LBFGS(
-        [coef],
-        max_iter=max_iter,
-        tolerance_grad=tol,
-        tolerance_change=tol * 1e-3,
-        line_search_fn="strong_wolfe",
-    )
+    coef = solve(K + n * lam * eye, y.to(K.dtype), name="K + n lam I").requires_grad_(True)
     history: list[float] = []
 
-    def closure() -> torch.Tensor:
-        optimizer.zero_grad()
-        value = objective(coef)
-        value.backward()
+    def objective() -> torch.Tensor:
+        J, iota = polar_value_and_map(k_train.T @ coef, G, groups, one_sided, strength, K_S=K_S)
+        value = _loss(loss, y, k_train @ iota).mean() + lam / J
         history.append(value.detach().item())
         return value
 
-    def objective(c: torch.Tensor) -> torch.Tensor:
-        J, iota = polar_value_and_map(k_train.T @ c, G, groups, one_sided, strength, K_S=K_S)
-        return _loss(loss, y, k_train @ iota).mean() + lam / J
-
-    optimizer.step(closure)
-    state = optimizer.state[optimizer._params[0]]
+    run = lbfgs(
+        objective, [coef], max_iter=max_iter, tolerance_grad=tol, tolerance_change=tol * 1e-3
+    )
     with torch.no_grad():
         _, iota = polar_value_and_map(k_train.T @ coef, G, groups, one_sided, strength, K_S=K_S)
     return DualRRMResult(
         coef=coef.detach(),
         iota=iota.detach(),
         objective=history,
-        converged=int(state.get("n_iter", 0)) < max_iter,
+        converged=run.converged,
     )

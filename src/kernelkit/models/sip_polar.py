@@ -48,6 +48,7 @@ from dataclasses import dataclass
 import torch
 
 from kernelkit.models.sip import Embedding
+from kernelkit.solvers import cholesky_factor, solve
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.numerics import eps
 
@@ -148,11 +149,11 @@ def _restricted_solve(active: torch.Tensor, sign: torch.Tensor, problem: _Proble
     scale = diag.sum(1) / mask.sum(1).clamp_min(1.0)
     diag.add_(1.0 - mask).add_((100 * eps(Q.dtype)) * scale[:, None])
     rhs = (h / kappa[:, None]).unsqueeze(-1)
-    L, info = torch.linalg.cholesky_ex(Q)
-    sol = torch.cholesky_solve(rhs, L)
-    failed = info != 0  # semi-definite to round-off (dependent representers): LU instead
-    if bool(failed.any()):
-        sol[failed] = torch.linalg.solve(Q[failed], rhs[failed])
+    chol = cholesky_factor(Q, jitter=0.0, strict=False, name="Q")
+    sol = chol.solve(rhs)
+    failed = chol.failed  # semi-definite to round-off (dependent representers): LU instead
+    if not chol.success:
+        sol[failed] = solve(Q[failed], rhs[failed], name="Q")
     sol = sol.squeeze(-1) * mask
     return out.scatter_(1, order, sol)
 

@@ -1,4 +1,9 @@
-"""Functional numerics on tensors or lazy operators, each returning a small result dataclass.
+"""The numerics layer: factorisations, solves, eigensolvers and optimisers on tensors.
+
+Every Cholesky factorisation (one jitter ladder), linear solve, PSD test, symmetric
+eigendecomposition, conjugate-gradient solve and L-BFGS run of kernelkit goes through this
+package; it imports nothing above :mod:`kernelkit.data` and takes tensors, or any object with
+``matmat`` / ``__matmul__`` where an operator is enough.
 
 >>> import torch
 >>> from kernelkit.solvers import cholesky_solve
@@ -7,14 +12,41 @@ tensor([0.5000, 0.5000, 0.5000], dtype=torch.float64)
 """
 
 from kernelkit.solvers.cg import CGResult, conjugate_gradient
-from kernelkit.solvers.cholesky import CholeskyResult, cholesky_solve
-from kernelkit.solvers.eigen import EigenResult, top_eigenpairs
+from kernelkit.solvers.cholesky import (
+    CholeskyFactor,
+    CholeskyResult,
+    cho_solve,
+    cholesky_factor,
+    cholesky_solve,
+    solve,
+    solve_triangular,
+)
+from kernelkit.solvers.eigen import EigenResult, fix_signs, symmetric_eigh, top_eigenpairs
+from kernelkit.solvers.lbfgs import BatchedLBFGSResult, LBFGSResult, lbfgs, lbfgs_batched
+from kernelkit.solvers.psd import PSDCheck, check_psd
+from kernelkit.solvers.training import NonFiniteObjectiveWarning, TrainResult, train_module
 
 __all__ = [
+    "BatchedLBFGSResult",
     "CGResult",
+    "CholeskyFactor",
     "CholeskyResult",
     "EigenResult",
+    "LBFGSResult",
+    "NonFiniteObjectiveWarning",
+    "PSDCheck",
+    "TrainResult",
+    "check_psd",
+    "cho_solve",
+    "cholesky_factor",
     "cholesky_solve",
     "conjugate_gradient",
+    "fix_signs",
+    "lbfgs",
+    "lbfgs_batched",
+    "solve",
+    "solve_triangular",
+    "symmetric_eigh",
     "top_eigenpairs",
+    "train_module",
 ]

@@ -62,14 +62,56 @@ class EigenResult:
     n_iter: int = 0
 
 
-def _fix_signs(vectors: np.ndarray) -> np.ndarray:
-    """Flip each column so its entry of largest magnitude (first on ties) is positive."""
-    if vectors.size == 0:
+def fix_signs(vectors: torch.Tensor) -> torch.Tensor:
+    """Flip each column so its entry of largest magnitude (first on ties) is positive.
+
+    The sign convention of every eigensolver of kernelkit (:func:`symmetric_eigh`,
+    :func:`top_eigenpairs`): eigenvectors are defined up to sign, and this choice makes them
+    deterministic across LAPACK drivers and machines.
+    """
+    if vectors.numel() == 0:
         return vectors
-    idx = np.argmax(np.abs(vectors), axis=0)
-    signs = np.sign(vectors[idx, np.arange(vectors.shape[1])])
-    signs[signs == 0] = 1.0
-    return vectors * signs
+    V = vectors.detach()
+    signs = torch.sign(V.gather(0, V.abs().argmax(0, keepdim=True)))
+    return vectors * torch.where(signs == 0, 1.0, signs)
+
+
+def symmetric_eigh(
+    A: Any, *, descending: bool = False, signs: bool = True, name: str = "A"
+) -> EigenResult:
+    r"""All eigenpairs of a symmetric matrix: :math:`A = U \Lambda U^T`.
+
+    LAPACK's divide-and-conquer ``syevd`` through ``torch.linalg.eigh`` on the symmetric part
+    ``(A + A^T) / 2``; the entry point of kernelkit for a full eigendecomposition
+    (:func:`top_eigenpairs` for a few pairs).
+
+    Parameters
+    ----------
+    A : tensor or array-like, shape (n, n)
+        Symmetric matrix.
+    descending : bool
+        Order of the eigenvalues: ascending (default, LAPACK's) or descending.
+    signs : bool
+        Apply the sign convention of :func:`fix_signs` (largest-magnitude entry of each
+        eigenvector positive); False keeps LAPACK's signs (e.g. for ``U f(Lambda) U^T``, which
+        does not depend on them, or when ``A`` requires a gradient).
+    name : str
+        Argument name quoted in error messages.
+
+    Returns
+    -------
+    EigenResult
+        ``values`` (n,), orthonormal ``vectors`` (n, n) in columns, ``method="full"``.
+    """
+    A = A if isinstance(A, torch.Tensor) else to_tensor(A, name=name, ndim=2)
+    if A.ndim != 2 or A.shape[0] != A.shape[1]:
+        raise InputError(f"{name}: expected a square matrix (n x n), got shape {tuple(A.shape)}")
+    w, V = torch.linalg.eigh((A + A.mT) / 2)
+    if descending:
+        w, V = w.flip(0), V.flip(1)
+    if signs:
+        V = fix_signs(V)
+    return EigenResult(w, V, "full")
 
 
 def _orthogonalize(Q: np.ndarray, W: np.ndarray) -> np.ndarray:
@@ -340,11 +382,11 @@ def top_eigenpairs(
         w, V = eigsh(op, k=k, which="LA" if largest else "SA", v0=v0, tol=tol)
         order = np.argsort(w)[::-1] if largest else np.argsort(w)
         values, vectors = w[order], V[:, order]
-    vectors = _fix_signs(np.ascontiguousarray(vectors))
+    vectors = fix_signs(torch.as_tensor(np.ascontiguousarray(vectors)))
     device = K.device if isinstance(K, torch.Tensor) else None
     return EigenResult(
         torch.as_tensor(np.ascontiguousarray(values), dtype=dtype, device=device),
-        torch.as_tensor(vectors, dtype=dtype, device=device),
+        vectors.to(dtype=dtype, device=device),
         method,
         residual if method == "block" else None,
         n_iter if method == "block" else 0,
