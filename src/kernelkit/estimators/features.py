@@ -36,7 +36,7 @@ class _FeatureMapMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin):
 
     @property
     def _n_features_out(self) -> int:
-        return self.n_components_
+        return self.map_.dim
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()

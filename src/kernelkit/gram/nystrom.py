@@ -215,12 +215,12 @@ def kmeanspp_centres(kernel: Kernel, X: Any, m: int, random_state: Any = None) -
     rng = check_random_state(random_state)
     Xb, _ = prepare_pair(kernel, X)
     n = len(Xb)
-    diag = kernel.block_diag(Xb).detach().to(torch.float64)
+    diag = kernel.block_diag(Xb).detach().to("cpu", torch.float64)
     chosen = [int(rng.integers(n))]
     d2 = torch.full((n,), float("inf"), dtype=torch.float64)
     for _ in range(m - 1):
         c = chosen[-1]
-        row = kernel.block(Xb, take(Xb, np.array([c])))[:, 0].detach().to(torch.float64)
+        row = kernel.block(Xb, take(Xb, np.array([c])))[:, 0].detach().to("cpu", torch.float64)
         d2 = torch.minimum(d2, (diag + diag[c] - 2 * row).clamp_min(0))
         p = d2.cpu().numpy()
         total = p.sum()
