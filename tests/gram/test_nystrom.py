@@ -16,9 +16,9 @@ from sklearn.kernel_approximation import Nystroem
 
 from kernelkit import NystromFeatures
 from kernelkit.gram import gram, nystrom_map, pivoted_cholesky
-from kernelkit.gram.nystrom import METHODS, cholesky_basis, kmeanspp_centres
+from kernelkit.gram.nystrom import METHODS, cholesky_basis, kmeanspp_centres, nystrom_basis
 from kernelkit.kernels import Gaussian, Linear, Polynomial, Precomputed, Spectrum
-from kernelkit.utils.errors import InputError
+from kernelkit.utils.errors import InputError, NotPSDError
 
 
 @pytest.fixture(autouse=True)
@@ -247,3 +247,11 @@ def test_nystrom_map_function_and_estimator_agree():
 def test_bad_parameters_name_the_argument(params, match):
     with pytest.raises(InputError, match=match):
         NystromFeatures(**params).fit(_X())
+
+
+def test_indefinite_centre_gram_is_refused_naming_it():
+    K = torch.tensor([[1.0, 2.0], [2.0, 1.0]], dtype=torch.float64)  # eigenvalues 3, -1
+    with pytest.raises(NotPSDError, match="K_cc: the centre"):
+        cholesky_basis(K)
+    with pytest.raises(NotPSDError, match="K_zz: the landmark Gram is not positive"):
+        nystrom_basis(K)

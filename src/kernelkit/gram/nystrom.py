@@ -188,7 +188,13 @@ def cholesky_basis(K_cc: torch.Tensor) -> CholeskyBasis:
     the products and solves that use it).
     """
     m = K_cc.shape[0]
-    result = cholesky_solve(K_cc, K_cc.new_zeros(m))
+    try:
+        result = cholesky_solve(K_cc, K_cc.new_zeros(m))
+    except NotPSDError as exc:
+        raise NotPSDError(
+            f"K_cc: the centre (landmark) Gram is not positive semi-definite; use a positive "
+            f"definite kernel. The solver reported: {exc}"
+        ) from exc
     return CholeskyBasis(result.factor.mT.contiguous().mT, result.jitter)
 
 
