@@ -30,6 +30,8 @@ from kernelkit import (
     KernelPCA,
     KernelRidge,
     KernelSVC,
+    NystromFeatures,
+    RandomFourierFeatures,
 )
 from kernelkit.invariance import TransformInvariance
 from kernelkit.kernels import Gaussian
@@ -78,6 +80,9 @@ def test_extra_kernel_configurations(index):
         KernelSVC(),
         KernelAutoencoder(dims=(2,), max_iter=5),
         ConcatenatedKernelRegressor(n_restarts=2, max_iter=5),
+        *(NystromFeatures(method=method) for method in ("uniform", "kmeans++", "greedy")),
+        NystromFeatures(method="kpca", rank=3),
+        RandomFourierFeatures(),
         InvariantEmbedding(),
         InvariantEmbedding(invariances=[TransformInvariance([_shift_inputs])], aggregate="max"),
         *(

@@ -18,6 +18,8 @@ _LAZY = {
     "KernelAutoencoder": "kernelkit.estimators.autoencoder",
     "ConcatenatedKernelRegressor": "kernelkit.estimators.concatenated",
     "InvariantEmbedding": "kernelkit.estimators.invariant",
+    "NystromFeatures": "kernelkit.estimators",
+    "RandomFourierFeatures": "kernelkit.estimators",
 }
 
 __all__ = ["__version__", *_LAZY]

@@ -106,15 +106,40 @@ def test_precomputed_equals_kernel_input():
     np.testing.assert_allclose(a.reconstruction_error(Xnew), b.reconstruction_error(new), rtol=1e-6)
 
 
-def test_landmarks_nystrom_mode_close_to_exact():
-    X = _X(n=120, d=3, seed=4)
-    kw = {"dims": (2,), "input_kernel": Gaussian(2.0), "lam": 1e-3, "max_iter": 40}
-    exact = KernelAutoencoder(**kw).fit(X)
-    lm = KernelAutoencoder(landmarks=40, landmark_method="kmeans", random_state=0, **kw).fit(X)
-    assert len(lm.landmark_indices_) == 40
-    e_exact = exact.reconstruction_error(X).mean()
-    e_lm = lm.reconstruction_error(X).mean()
-    assert np.isfinite(e_lm) and e_lm <= 1.5 * e_exact + 1e-3
+@pytest.mark.parametrize("method", ["kmeans", "random"])
+def test_landmark_k2ae_reconstruction_error_equals_brute_force(method):
+    """Landmark mode is ridge regression on the landmark representers with outputs in the span
+    of the landmarks' features, P phi(x_i): with the codes Z, C = k_L(Z, Z_m),
+    M = C^T C + n lam k_L(Z_m, Z_m) and a(z) = C M^{-1} c(z), the reconstruction of x is
+    P f(z) = sum_j beta_j phi(x_mj), beta = K_mm^{-1} K_in(X_m, X) a(z), and
+    ||phi(x) - P f(z)||^2 = k(x, x) - 2 beta^T K_in(X_m, x) + beta^T K_mm beta
+    (NumPy, from the full input Gram, no Nyström factor)."""
+    X, Xnew = _X(n=120, d=3, seed=4), _X(n=9, d=3, seed=5)
+    n, lam = len(X), 1e-3
+    k_in, k_L = Gaussian(2.0), Gaussian(1.0)
+    lm = KernelAutoencoder(
+        dims=(2,),
+        input_kernel=k_in,
+        kernels=[Gaussian(1.5), k_L],
+        lam=lam,
+        max_iter=40,
+        landmarks=40,
+        landmark_method=method,
+        random_state=0,
+    ).fit(X)
+    idx = lm.landmark_indices_
+    assert len(idx) == 40 and len(np.unique(idx)) == 40
+    Z = lm.codes_
+    np.testing.assert_array_equal(lm.supports_[-1].numpy(), Z[idx])
+    C = k_L(Z, Z[idx]).numpy()
+    M = C.T @ C + n * lam * k_L(Z[idx]).numpy()
+    K_mm, K_mX = k_in(X[idx]).numpy(), k_in(X[idx], X).numpy()
+    for data in (X, Xnew):
+        A = C @ np.linalg.solve(M, k_L(lm.transform(data), Z[idx]).numpy().T)  # (n, b)
+        beta = np.linalg.solve(K_mm, K_mX @ A)
+        cross = k_in(X[idx], data).numpy()
+        oracle = 1.0 - 2 * (beta * cross).sum(0) + (beta * (K_mm @ beta)).sum(0)
+        np.testing.assert_allclose(lm.reconstruction_error(data), oracle, rtol=1e-7, atol=1e-10)
 
 
 def test_float32_stays_float32():

@@ -12,9 +12,9 @@ import torch
 from sklearn.linear_model import LogisticRegression
 
 from kernelkit import InvariantEmbedding
+from kernelkit.gram.nystrom import nystrom_basis
 from kernelkit.invariance import LabelLogicInvariance, MixupInvariance, joint_scores
 from kernelkit.kernels import Gaussian
-from kernelkit.models.sip import nystrom_basis
 from kernelkit.utils.errors import InputError
 
 

@@ -26,6 +26,8 @@ from kernelkit import (
     KernelPCA,
     KernelRidge,
     KernelSVC,
+    NystromFeatures,
+    RandomFourierFeatures,
 )
 from kernelkit.invariance import (
     ImageTransformInvariance,
@@ -204,6 +206,8 @@ ESTIMATORS = {
     "k2ae_landmarks": lambda k: KernelAutoencoder(
         (2,), input_kernel=k, landmarks=8, max_iter=4, random_state=0
     ),
+    "nystrom_kmeans": lambda k: NystromFeatures(k, 6, method="kmeans++", random_state=0),
+    "nystrom_greedy": lambda k: NystromFeatures(k, 6, method="greedy"),
     "concatenated": lambda k: ConcatenatedKernelRegressor(
         inner_kernel=k, inner_dim=2, n_restarts=2, max_iter=3, random_state=0
     ),
@@ -217,8 +221,28 @@ def test_estimator_roundtrips_on_every_input_kind(estimator, kind, suffix, round
     X, y, X_new = DATA_KINDS[kind]()
     model = ESTIMATORS[estimator](INPUT_KERNELS[kind]())
     target = _labels(y) if estimator == "svc" else y
-    model.fit(X, None if estimator.startswith("k2ae") or estimator == "pca" else target)
+    unsupervised = estimator.startswith(("k2ae", "nystrom")) or estimator == "pca"
+    model.fit(X, None if unsupervised else target)
     roundtrip(model, X_new, suffix)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: NystromFeatures(Matern(nu=2.5), 10, random_state=3),
+        lambda: NystromFeatures(n_components=10, method="kpca", rank=4, random_state=0),
+        lambda: RandomFourierFeatures(Gaussian(sigma=2.0), 16, random_state=0),
+        lambda: RandomFourierFeatures(Laplacian(), 16, random_state=1),
+        lambda: RandomFourierFeatures(Matern(nu=0.7), 16, random_state=2),
+    ],
+    ids=["nystrom-uniform", "nystrom-kpca", "rff-gaussian", "rff-laplacian", "rff-matern"],
+)
+@pytest.mark.parametrize("tensor", [False, True])
+def test_feature_maps_roundtrip(make, tensor, roundtrip):
+    X, _, X_new = _vectors()
+    if tensor:  # float32 tensors: the state and outputs stay float32 tensors
+        X, X_new = (torch.as_tensor(a, dtype=torch.float32) for a in (X, X_new))
+    roundtrip(make().fit(X), X_new, ".zip")
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,8 @@ import scipy.linalg
 import torch
 from scipy.optimize import minimize
 
-from kernelkit.models.sip import embed_quadratic, embed_quadratic_primal, nystrom_basis
+from kernelkit.gram.nystrom import nystrom_basis
+from kernelkit.models.sip import embed_quadratic, embed_quadratic_primal
 from kernelkit.models.sip_polar import embed_max
 from kernelkit.utils.errors import NotPSDError
 

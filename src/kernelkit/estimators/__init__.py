@@ -3,6 +3,7 @@
 >>> from kernelkit.estimators import KernelPCA, KernelRidge, KernelSVC
 """
 
+from kernelkit.estimators.features import NystromFeatures, RandomFourierFeatures
 from kernelkit.estimators.pca import KernelPCA, KernelPCAResult, kernel_pca
 from kernelkit.estimators.ridge import KernelRidge, kernel_ridge_coefficients
 from kernelkit.estimators.svm import KernelSVC
@@ -12,6 +13,8 @@ __all__ = [
     "KernelPCAResult",
     "KernelRidge",
     "KernelSVC",
+    "NystromFeatures",
+    "RandomFourierFeatures",
     "kernel_pca",
     "kernel_ridge_coefficients",
 ]

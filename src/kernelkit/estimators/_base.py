@@ -233,12 +233,3 @@ def result_dtype(batch: Batch) -> torch.dtype:
     """Floating dtype of the computations on a batch (float64 when it has none)."""
     dtype = batch_dtype(batch)
     return dtype if isinstance(dtype, torch.dtype) and dtype.is_floating_point else torch.float64
-
-
-def take(batch: Batch, index: np.ndarray) -> Batch:
-    """Items ``index`` of a prepared batch (tensor index for tensors, NumPy otherwise)."""
-    if isinstance(batch, torch.Tensor):
-        return batch[torch.as_tensor(index, dtype=torch.long, device=batch.device)]
-    if isinstance(batch, PrecomputedBatch):
-        return batch[torch.as_tensor(index, dtype=torch.long, device=batch.rows.device)]
-    return batch[np.asarray(index)]

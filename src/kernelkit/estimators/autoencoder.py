@@ -15,20 +15,18 @@ import torch
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from kernelkit.estimators._base import KernelEstimatorMixin, result_dtype, take
+from kernelkit.estimators._base import KernelEstimatorMixin, result_dtype
+from kernelkit.gram.nystrom import cholesky_basis, kmeanspp_centres, take, uniform_centres
 from kernelkit.kernels import FeatureSpaceGaussian, Gaussian, Kernel, Linear
 from kernelkit.kernels.base import Batch
 from kernelkit.models import (
     AutoencoderData,
     build_autoencoder,
     median_sigma,
-    psd_factor,
     train,
     train_alternating,
 )
-from kernelkit.solvers import solve_triangular
 from kernelkit.utils.errors import InputError
-from kernelkit.utils.seeding import check_random_state
 from kernelkit.utils.validation import check_int, check_positive, like_input, to_tensor
 
 __all__ = ["KernelAutoencoder"]
@@ -251,28 +249,16 @@ class KernelAutoencoder(
         )
 
     def _choose_landmarks(self, Xb: Batch, n: int) -> np.ndarray | None:
+        """Landmark indices (uniform, or k-means++ in the first layer's input feature space)."""
         if self.landmarks is None:
             return None
         m = check_int(self.landmarks, name="landmarks", minimum=1)
-        rng = check_random_state(self.random_state)
         if m >= n:
             return None
         if self.landmark_method == "random":
-            return np.sort(rng.choice(n, size=m, replace=False))
-        # k-means++ seeding (D^2 sampling) in the first layer's input feature space
+            return uniform_centres(n, m, self.random_state)
         kern = self.input_kernel_ if self.input_kernel is not None else Linear()
-        diag = kern.block_diag(Xb).detach().to(torch.float64)
-        chosen = [int(rng.integers(n))]
-        d2 = torch.full((n,), float("inf"), dtype=torch.float64)
-        for _ in range(m - 1):
-            c = chosen[-1]
-            row = kern.block(Xb, take(Xb, np.array([c])))[:, 0].detach().to(torch.float64)
-            d2 = torch.minimum(d2, (diag + diag[c] - 2 * row).clamp_min(0))
-            p = d2.cpu().numpy()
-            total = p.sum()
-            nxt = int(rng.choice(n, p=p / total)) if total > 0 else int(rng.integers(n))
-            chosen.append(nxt)
-        return np.unique(np.array(chosen))
+        return kmeanspp_centres(kern, Xb, m, self.random_state)
 
     # ------------------------------------------------------------------ fit
     def fit(self, X: Any, y: Any = None) -> KernelAutoencoder:
@@ -302,18 +288,15 @@ class KernelAutoencoder(
             if self.input_kernel is None:
                 targets = Xb.to(dtype)
                 B, trace = targets, float((targets * targets).sum())
-                self.ref_factor_ = None
+                self.ref_basis_ = None
             else:
                 base = self.input_kernel_
                 trace = float(base.block_diag(Xb).sum())
+                self.ref_basis_ = cholesky_basis(base.block(ref, ref).to(dtype))
                 if idx is None:
-                    B = psd_factor(base.block(Xb, Xb).to(dtype), name="K_in")
-                    self.ref_factor_ = B
+                    B = self.ref_basis_.factor
                 else:
-                    R = psd_factor(base.block(ref, ref).to(dtype), name="K_in(landmarks)")
-                    cross = base.block(Xb, ref).to(dtype)
-                    B = solve_triangular(R, cross.mT).mT
-                    self.ref_factor_ = R
+                    B = self.ref_basis_.features(base.block(Xb, ref).to(dtype))
         data = AutoencoderData(K1, B, trace, K1_support, targets)
         model = build_autoencoder(
             data,
@@ -433,7 +416,7 @@ class KernelAutoencoder(
                 base = self.input_kernel_
                 dtype = fit.dtype
                 cross = base.block(Xb, self.ref_).to(dtype)
-                b = solve_triangular(self.ref_factor_, cross.mT).mT
+                b = self.ref_basis_.features(cross)
                 kxx = base.block_diag(Xb).to(dtype)
                 err = (kxx - (b * b).sum(1)).clamp_min(0) + ((b - fit) ** 2).sum(1)
         return like_input(err, X)

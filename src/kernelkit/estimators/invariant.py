@@ -16,6 +16,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.validation import check_is_fitted
 
 from kernelkit.estimators._base import KernelEstimatorMixin, to_numpy
+from kernelkit.gram.nystrom import nystrom_basis, uniform_centres
 from kernelkit.invariance import (
     AGGREGATES,
     READINGS,
@@ -25,9 +26,7 @@ from kernelkit.invariance import (
     embed_points,
 )
 from kernelkit.kernels import Kernel
-from kernelkit.models.sip import nystrom_basis
 from kernelkit.utils.errors import InputError
-from kernelkit.utils.seeding import check_random_state
 from kernelkit.utils.validation import check_int, check_positive, like_input
 
 
@@ -70,7 +69,7 @@ class InvariantEmbedding(
     max_iter : int
         Iteration limit of the polar solver (a warning is issued when ``tol`` is missed).
     jitter : float, optional
-        Relative eigenvalue floor of ``K_z`` (:func:`kernelkit.models.sip.nystrom_basis`).
+        Relative eigenvalue floor of ``K_z`` (:func:`kernelkit.gram.nystrom.nystrom_basis`).
     random_state : int, Generator or None
         Seed of the landmark draw.
 
@@ -160,8 +159,7 @@ class InvariantEmbedding(
             self.landmarks_ = Xb
         else:
             size = check_int(self.n_landmarks, name="n_landmarks")
-            rng = check_random_state(self.random_state)
-            index = np.sort(rng.choice(n, size=size, replace=False))
+            index = uniform_centres(n, size, self.random_state)
             self.landmarks_ = Xb[torch.as_tensor(index, device=Xb.device)]
         with torch.no_grad():
             K_zz = self.kernel_(self.landmarks_, self.landmarks_)

@@ -11,8 +11,9 @@ from sklearn.svm import SVC
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
-from kernelkit.estimators._base import KernelEstimatorMixin, take, to_numpy
+from kernelkit.estimators._base import KernelEstimatorMixin, to_numpy
 from kernelkit.gram import gram
+from kernelkit.gram.nystrom import take
 from kernelkit.kernels import Kernel
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.validation import check_int, check_positive, like_input

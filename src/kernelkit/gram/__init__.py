@@ -1,4 +1,5 @@
-"""How a Gram matrix is computed and stored: tiled evaluation, a lazy operator, centering.
+"""How a Gram matrix is computed, stored and approximated: tiled evaluation, a lazy operator,
+centering, Nyström and random Fourier feature maps.
 
 >>> import torch
 >>> from kernelkit.kernels import Gaussian
@@ -9,6 +10,18 @@ torch.Size([4, 4])
 
 from kernelkit.gram.centering import GramCenterer, center_gram
 from kernelkit.gram.engine import gram
+from kernelkit.gram.nystrom import NystromMap, nystrom_map, pivoted_cholesky
 from kernelkit.gram.operator import GramOperator
+from kernelkit.gram.random_features import RandomFourierMap, random_fourier_map
 
-__all__ = ["GramCenterer", "GramOperator", "center_gram", "gram"]
+__all__ = [
+    "GramCenterer",
+    "GramOperator",
+    "NystromMap",
+    "RandomFourierMap",
+    "center_gram",
+    "gram",
+    "nystrom_map",
+    "pivoted_cholesky",
+    "random_fourier_map",
+]

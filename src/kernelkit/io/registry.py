@@ -102,6 +102,8 @@ def builtin_classes() -> dict[str, ClassEntry]:
     from kernelkit.data.graphs import GraphBatch
     from kernelkit.data.strings import StringBatch
     from kernelkit.gram.centering import GramCenterer
+    from kernelkit.gram.nystrom import CholeskyBasis, NystromBasis, NystromMap
+    from kernelkit.gram.random_features import RandomFourierMap
     from kernelkit.invariance import (
         ImageTransformInvariance,
         LabelLogicInvariance,
@@ -114,7 +116,6 @@ def builtin_classes() -> dict[str, ClassEntry]:
     from kernelkit.kernels.precomputed import PrecomputedBatch
     from kernelkit.models.autoencoder import TrainResult
     from kernelkit.models.concatenated import Mixture
-    from kernelkit.models.sip import NystromBasis
 
     table = {
         "sklearn.svm.SVC": ClassEntry(SVC, "estimator", check_svc),
@@ -129,6 +130,9 @@ def builtin_classes() -> dict[str, ClassEntry]:
         (GraphBatch, "dataclass", check_graph_batch),
         (SparseFeatures, "dataclass", check_sparse_features),
         (NystromBasis, "dataclass", None),
+        (CholeskyBasis, "dataclass", None),
+        (NystromMap, "dataclass", None),
+        (RandomFourierMap, "dataclass", None),
         (Representers, "dataclass", None),
         (SemiNorm, "dataclass", None),
         # invariance settings; a TransformInvariance holding Python callables is refused at

@@ -1,4 +1,4 @@
-r"""Nyström base embedding and the quadratic (kernel-warping) s.i.p. embedding.
+r"""The quadratic (kernel-warping) s.i.p. embedding and the embedding result of every solver.
 
 Ma, Ganapathiraman, Yu and Zhang, *Convex representation learning for generalized invariance
 in semi-inner-product space* (ICML 2020), section 4, eqs. (19)-(28); the quadratic case is the
@@ -6,7 +6,8 @@ kernel warping of Ma et al. (AISTATS 2019), eq. (1) / eq. (17) of the seed.
 
 Notation used by every function of the ``sip*`` modules:
 
-* ``k~_x = K_z^{-1/2} k_z(x)`` (eqs. 20-21), the base embedding of ``k(., x)`` in ``R^d``;
+* ``k~_x = K_z^{-1/2} k_z(x)`` (eqs. 20-21), the base embedding of ``k(., x)`` in ``R^d``
+  (:func:`kernelkit.gram.nystrom.nystrom_basis`);
 * ``G`` (``m x d``), the rows ``g~_j`` of the finite invariance set ``S`` embedded the same way;
 * ``K_S = G G^T`` (``m x m``) and ``h(x) = G k~_x`` (``m``): the solvers of
   :mod:`kernelkit.models.sip_polar` only need these and ``kappa(x) = ||k~_x||^2``;
@@ -20,97 +21,8 @@ from dataclasses import dataclass
 
 import torch
 
-from kernelkit.solvers import cholesky_factor, symmetric_eigh
-from kernelkit.utils.errors import InputError, NotPSDError
-from kernelkit.utils.numerics import eps, psd_tolerance
-
-
-@dataclass(frozen=True)
-class NystromBasis:
-    r"""The map ``k_z(x) -> k~_x = Lambda^{-1/2} U^T k_z(x)`` of eqs. (20)-(21).
-
-    ``K_z = U Lambda U^T`` is the landmark Gram; eigenpairs with ``lambda <= jitter *
-    lambda_max`` are dropped, so ``d = len(inv_sqrt_eigenvalues) <= n_landmarks``.  The basis
-    is the eigenbasis of ``K_z`` rather than the symmetric root ``K_z^{-1/2}`` of eq. (20):
-    the two differ by an orthogonal rotation, which changes no inner product, and the rotated
-    one is ``d``-dimensional when ``K_z`` is singular.  Then
-    ``<k~_x, k~_y> = K_xz K_z^+ K_zy``, the Nyström kernel.
-
-    Attributes
-    ----------
-    eigenvectors : torch.Tensor
-        ``U``, shape ``(n_landmarks, d)``.
-    inv_sqrt_eigenvalues : torch.Tensor
-        ``lambda^{-1/2}``, shape ``(d,)``.
-    jitter : float
-        The relative eigenvalue floor used.
-    """
-
-    eigenvectors: torch.Tensor
-    inv_sqrt_eigenvalues: torch.Tensor
-    jitter: float
-
-    @property
-    def dim(self) -> int:
-        """Dimension ``d`` of the embedding."""
-        return int(self.inv_sqrt_eigenvalues.shape[0])
-
-    def features(self, K_xz: torch.Tensor) -> torch.Tensor:
-        """``k~_x`` for every row of ``K_xz`` (shape ``(n, n_landmarks)``), shape ``(n, d)``."""
-        return (K_xz @ self.eigenvectors) * self.inv_sqrt_eigenvalues
-
-
-def default_jitter(dtype: torch.dtype) -> float:
-    """Relative eigenvalue floor of :func:`nystrom_basis`: ``1e-10`` (float64), ``1e-5``."""
-    return 1e-10 if dtype == torch.float64 else 1e-5
-
-
-def nystrom_basis(K_zz: torch.Tensor, *, jitter: float | None = None) -> NystromBasis:
-    r"""Robust inverse square root of the landmark Gram ``K_z`` (eqs. 20-21).
-
-    ``K_z = U Lambda U^T`` by :func:`kernelkit.solvers.symmetric_eigh`; eigenvalues
-    ``<= jitter * lambda_max`` (round-off of a rank-deficient Gram) are dropped instead of
-    inverted.
-
-    Parameters
-    ----------
-    K_zz : torch.Tensor
-        Symmetric landmark Gram, shape ``(m, m)``.
-    jitter : float, optional
-        Relative floor; :func:`default_jitter` of the dtype when None.
-
-    Raises
-    ------
-    NotPSDError
-        If ``lambda_min < -psd_tolerance * lambda_max`` (the kernel is not p.d. on the
-        landmarks); the message gives the eigenvalue and the jitter used.
-    InputError
-        If ``K_zz`` is not square or is zero.
-    """
-    if K_zz.ndim != 2 or K_zz.shape[0] != K_zz.shape[1] or K_zz.shape[0] == 0:
-        raise InputError(
-            f"K_zz: expected a non-empty square landmark Gram, got shape {tuple(K_zz.shape)}"
-        )
-    jitter = default_jitter(K_zz.dtype) if jitter is None else float(jitter)
-    eig = symmetric_eigh(K_zz, signs=False, name="K_zz")
-    lam, U = eig.values, eig.vectors
-    lam_max = float(lam[-1])
-    if lam_max <= 0:
-        raise NotPSDError(
-            f"K_zz: expected a positive semi-definite landmark Gram with a positive "
-            f"eigenvalue, got largest eigenvalue {lam_max:.3g} (jitter {jitter:.1e})"
-        )
-    lam_min = float(lam[0])
-    if lam_min < -max(psd_tolerance(K_zz.dtype), jitter) * lam_max:
-        raise NotPSDError(
-            f"K_zz: the landmark Gram is not positive semi-definite: smallest eigenvalue "
-            f"{lam_min:.3g} = {lam_min / lam_max:.2e} x lambda_max, below the tolerance "
-            f"{-max(psd_tolerance(K_zz.dtype), jitter):.1e}; eigenvalue floor (jitter) used: "
-            f"{jitter:.1e} x lambda_max = {jitter * lam_max:.3g}. Use a positive definite "
-            "kernel, or fewer / distinct landmarks"
-        )
-    keep = lam > jitter * lam_max
-    return NystromBasis(U[:, keep], lam[keep].rsqrt(), jitter)
+from kernelkit.solvers import cholesky_factor
+from kernelkit.utils.numerics import eps
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,173 @@
+r"""Explicit approximate feature maps as scikit-learn transformers.
+
+:class:`NystromFeatures` (any kernel) and :class:`RandomFourierFeatures` (shift-invariant vector
+kernels) return ``Z`` with ``Z Z^T ~ K``, so a linear model on ``Z`` approximates the kernel
+method at ``O(n m)`` memory instead of ``O(n^2)`` (course part 3, section 5, "Large-scale
+kernel learning").  The maps are :mod:`kernelkit.gram.nystrom` and
+:mod:`kernelkit.gram.random_features`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.utils.validation import check_is_fitted
+
+from kernelkit.estimators._base import KernelEstimatorMixin, default_kernel, result_dtype
+from kernelkit.gram.nystrom import METHODS, nystrom_map
+from kernelkit.gram.random_features import check_spectral_kernel, random_fourier_map
+from kernelkit.kernels import Kernel
+from kernelkit.utils.errors import InputError
+from kernelkit.utils.validation import check_int, like_input
+
+__all__ = ["NystromFeatures", "RandomFourierFeatures"]
+
+
+class _FeatureMapMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin):
+    """``transform`` through the fitted ``map_``, output in the container of ``X``."""
+
+    map_: Any
+
+    def transform(self, X: Any) -> Any:
+        """Features of the rows of ``X``, shape ``(n_samples, n_components_)``."""
+        check_is_fitted(self, "map_")
+        return like_input(self.map_.features(self._predict_X(X)), X)
+
+    @property
+    def _n_features_out(self) -> int:
+        return self.map_.dim
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags
+
+
+class NystromFeatures(_FeatureMapMixin, KernelEstimatorMixin, BaseEstimator):
+    r"""Nyström features ``phi(x) = K_CC^{-1/2} k_C(x)`` on ``m`` centres of the training set.
+
+    ``phi(x)^T phi(y) = k_C(x)^T K_CC^+ k_C(y)``, the Nyström approximation of ``k(x, y)``
+    (course part 3, slide "Nyström"); with ``m = n`` centres it is the exact Gram on the
+    training points.  Works with every kernel, strings, graphs, molecules and
+    ``Precomputed()`` included (``transform`` then takes Gram rows against the training
+    points).
+
+    Parameters
+    ----------
+    kernel : Kernel, optional
+        Any kernelkit kernel; ``None`` means ``Gaussian(sigma=1.0)``.
+    n_components : int, default 100
+        Number of centres ``m`` (capped at the number of training samples).
+    method : {"uniform", "kmeans++", "greedy", "kpca"}
+        Uniform subset; k-means++ seeding in the kernel's feature space (kernel evaluations
+        only); greedy largest residual (pivoted Cholesky, features ``L^{-1} k_C(x)``); KPCA
+        Nyström of rank ``rank`` on a uniform subset.  See :mod:`kernelkit.gram.nystrom`.
+    rank : int, optional
+        ``method="kpca"`` only: number ``p <= m`` of eigenpairs of ``K_CC`` kept.
+    jitter : float, optional
+        Relative eigenvalue floor of ``K_CC`` (default ``1e-10`` in float64, ``1e-5`` in
+        float32); eigenpairs below ``jitter * lambda_max`` are dropped.
+    random_state : None, int, RandomState or Generator
+        Seed of the centre draw (``greedy`` is deterministic).
+
+    Attributes
+    ----------
+    map_ : kernelkit.gram.nystrom.NystromMap
+        Kernel, centres and basis.
+    component_indices_ : ndarray of int
+        Indices of the centres among the training samples (for ``greedy``: in pivot order).
+    n_components_ : int
+        Number of features (``<= m``: eigenpairs below the floor are dropped; ``greedy``
+        stops at the kernel's numerical rank).
+    kernel_, X_fit_ :
+        Fitted kernel and training data.
+    """
+
+    def __init__(
+        self,
+        kernel: Kernel | None = None,
+        n_components: int = 100,
+        *,
+        method: str = "uniform",
+        rank: int | None = None,
+        jitter: float | None = None,
+        random_state: Any = None,
+    ):
+        self.kernel = kernel
+        self.n_components = n_components
+        self.method = method
+        self.rank = rank
+        self.jitter = jitter
+        self.random_state = random_state
+
+    def fit(self, X: Any, y: Any = None) -> NystromFeatures:
+        """Choose the centres among the rows of ``X`` and factor their Gram (``y`` ignored)."""
+        check_int(self.n_components, name="n_components", minimum=1)
+        if self.method not in METHODS:
+            raise InputError(f"method: expected one of {METHODS}, got {self.method!r}")
+        Xb = self._fit_X(X)
+        self.map_ = nystrom_map(
+            self.kernel_,
+            Xb,
+            self.n_components,
+            method=self.method,
+            rank=self.rank,
+            jitter=self.jitter,
+            random_state=self.random_state,
+        )
+        self.component_indices_ = self.map_.indices
+        self.n_components_ = self.map_.dim
+        return self
+
+
+class RandomFourierFeatures(_FeatureMapMixin, KernelEstimatorMixin, BaseEstimator):
+    r"""Random Fourier features ``z(x) = sqrt(2/p) cos(W x + b)`` (Rahimi and Recht 2007).
+
+    ``E[z(x)^T z(y)] = k(x, y)`` for the shift-invariant kernels ``Gaussian``, ``Laplacian``
+    (the Euclidean ``exp(-||x - y|| / sigma)``) and ``Matern``, with ``w_j`` drawn from the
+    kernel's spectral density and ``b_j ~ U[0, 2 pi)`` (course part 3, slide "Random Fourier
+    features", with the scale ``sqrt(2/p)``).  The error decreases as ``p^{-1/2}``
+    (see :mod:`kernelkit.gram.random_features`).
+
+    Parameters
+    ----------
+    kernel : Gaussian, Laplacian or Matern, optional
+        ``None`` means ``Gaussian(sigma=1.0)``; any other kernel is refused.
+    n_components : int, default 100
+        Number of features ``p``.
+    random_state : None, int, RandomState or Generator
+        Seed of ``W`` and ``b``.
+
+    Attributes
+    ----------
+    map_ : kernelkit.gram.random_features.RandomFourierMap
+        ``W`` (``weights``, shape ``(p, n_features_in_)``) and ``b`` (``offsets``).
+    n_components_ : int
+        ``p``.
+    """
+
+    def __init__(
+        self, kernel: Kernel | None = None, n_components: int = 100, *, random_state: Any = None
+    ):
+        self.kernel = kernel
+        self.n_components = n_components
+        self.random_state = random_state
+
+    def fit(self, X: Any, y: Any = None) -> RandomFourierFeatures:
+        """Draw the frequencies for the dimension of ``X`` (``y`` is ignored)."""
+        p = check_int(self.n_components, name="n_components", minimum=1)
+        kernel = default_kernel() if self.kernel is None else self.kernel
+        if isinstance(kernel, Kernel):
+            check_spectral_kernel(kernel)
+        Xb = self._fit_X(X)
+        self.map_ = random_fourier_map(
+            self.kernel_,
+            Xb.shape[1],
+            p,
+            random_state=self.random_state,
+            dtype=result_dtype(Xb),
+            device=Xb.device,
+        )
+        self.n_components_ = p
+        return self

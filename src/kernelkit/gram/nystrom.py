@@ -1,0 +1,421 @@
+r"""Nyström feature maps: ``phi(x) = T^T k_C(x)`` with ``phi(x)^T phi(y) = k_C(x)^T K_CC^+ k_C(y)``.
+
+Course part 3, section 5, "Large-scale kernel learning", slide "Nyström": ``phi(x)`` is
+projected on ``F = span(k(c_1, .), ..., k(c_m, .))``, whose coordinates are
+``psi(x) = K_CC^{-1/2} k_C(x)`` with ``k_C(x) = [k(c_j, x)]_j`` (Williams and Seeger, NIPS
+2001), so that ``K ~ K_XC K_CC^{-1} K_CX``.  The slide's four recipes choose the centres
+``C`` among the training points:
+
+* ``"uniform"``: a uniform random subset (recipe 2, "Random subset");
+* ``"kmeans++"``: the clustered Nyström of Zhang and Kwok (ICML 2008, recipe 4) with the
+  centres seeded by k-means++ D^2 sampling (Arthur and Vassilvitskii, SODA 2007) in the
+  kernel's feature space, where ``d^2(x, c) = k(x, x) + k(c, c) - 2 k(x, c)`` needs only
+  kernel evaluations, so strings, graphs, molecules and precomputed Grams work too;
+* ``"greedy"``: the largest residual ``k(x, x) - k_C(x)^T K_CC^{-1} k_C(x)`` (recipe 3),
+  which is the pivoted (incomplete) Cholesky factorisation ``K ~ G G^T``
+  (:func:`pivoted_cholesky`);
+* ``"kpca"``: KPCA Nyström of rank ``p`` (recipe 1): a uniform subset and only the top ``p``
+  eigenpairs of ``K_CC = U Delta U^T``, ``psi(x) = Delta_p^{-1/2} U_p^T k_C(x)``.
+
+Two forms of ``K_CC^{-1/2}`` are kept (they differ by an orthogonal rotation, which changes
+no inner product): the eigenbasis ``U Lambda^{-1/2}`` with an eigenvalue floor
+(:class:`NystromBasis`), and the triangular ``L^{-T}`` of ``K_CC = L L^T``
+(:class:`CholeskyBasis`), the natural basis of the greedy centres.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from kernelkit.gram.engine import gram, prepare_pair
+from kernelkit.kernels.base import Batch, Kernel
+from kernelkit.kernels.precomputed import PrecomputedBatch
+from kernelkit.solvers import cholesky_solve, solve_triangular, symmetric_eigh
+from kernelkit.utils.errors import InputError, NotPSDError
+from kernelkit.utils.numerics import eps, psd_tolerance
+from kernelkit.utils.seeding import check_random_state
+from kernelkit.utils.validation import check_int, check_positive
+
+METHODS = ("uniform", "kmeans++", "greedy", "kpca")
+"""Centre choices of :func:`nystrom_map` (see the module docstring)."""
+
+
+def take(batch: Batch, index: np.ndarray) -> Batch:
+    """Items ``index`` of a prepared batch (tensor index for tensors, NumPy otherwise)."""
+    if isinstance(batch, torch.Tensor):
+        return batch[torch.as_tensor(index, dtype=torch.long, device=batch.device)]
+    if isinstance(batch, PrecomputedBatch):
+        return batch[torch.as_tensor(index, dtype=torch.long, device=batch.rows.device)]
+    return batch[np.asarray(index)]
+
+
+# ---------------------------------------------------------------------- bases
+@dataclass(frozen=True)
+class NystromBasis:
+    r"""The map ``k_C(x) -> Lambda^{-1/2} U^T k_C(x)`` (eigenbasis form of ``K_CC^{-1/2}``).
+
+    ``K_CC = U Lambda U^T``; eigenpairs with ``lambda <= jitter * lambda_max`` are dropped,
+    so ``d = len(inv_sqrt_eigenvalues) <= m``, and ``<phi(x), phi(y)> = k_C(x)^T K_CC^+
+    k_C(y)``, the Nyström kernel (Ma et al., ICML 2020, eqs. 20-21 use the symmetric root
+    ``K_CC^{-1/2}``; the two differ by the rotation ``U``).  Columns are in ascending order
+    of eigenvalue.
+
+    Attributes
+    ----------
+    eigenvectors : torch.Tensor
+        ``U``, shape ``(m, d)``.
+    inv_sqrt_eigenvalues : torch.Tensor
+        ``lambda^{-1/2}``, shape ``(d,)``.
+    jitter : float
+        The relative eigenvalue floor used.
+    """
+
+    eigenvectors: torch.Tensor
+    inv_sqrt_eigenvalues: torch.Tensor
+    jitter: float
+
+    @property
+    def dim(self) -> int:
+        """Dimension ``d`` of the embedding."""
+        return int(self.inv_sqrt_eigenvalues.shape[0])
+
+    def features(self, K_xc: torch.Tensor) -> torch.Tensor:
+        """``phi(x)`` for every row of ``K_xc`` (shape ``(n, m)``), shape ``(n, d)``."""
+        return (K_xc @ self.eigenvectors) * self.inv_sqrt_eigenvalues
+
+
+@dataclass(frozen=True)
+class CholeskyBasis:
+    r"""The map ``k_C(x) -> L^{-1} k_C(x)`` with ``L L^T = K_CC + jitter I`` (``L`` lower).
+
+    Attributes
+    ----------
+    factor : torch.Tensor
+        ``L``, shape ``(m, m)``.
+    jitter : float
+        Absolute jitter added to the diagonal of ``K_CC`` (0.0 when none was needed).
+    """
+
+    factor: torch.Tensor
+    jitter: float
+
+    @property
+    def dim(self) -> int:
+        """Dimension ``m`` of the embedding."""
+        return int(self.factor.shape[0])
+
+    def features(self, K_xc: torch.Tensor) -> torch.Tensor:
+        """``phi(x) = L^{-1} k_C(x)`` for every row of ``K_xc``, shape ``(n, m)``."""
+        return solve_triangular(self.factor, K_xc.mT, upper=False).mT
+
+
+def default_jitter(dtype: torch.dtype) -> float:
+    """Relative eigenvalue floor of :func:`nystrom_basis`: ``1e-10`` (float64), ``1e-5``."""
+    return 1e-10 if dtype == torch.float64 else 1e-5
+
+
+def nystrom_basis(
+    K_zz: torch.Tensor, *, jitter: float | None = None, rank: int | None = None
+) -> NystromBasis:
+    r"""Robust inverse square root of the centre Gram ``K_CC`` in eigenbasis form.
+
+    ``K_CC = U Lambda U^T``; eigenvalues ``<= jitter * lambda_max`` (round-off of a
+    rank-deficient Gram) are dropped instead of inverted.  With ``rank = p`` only the ``p``
+    largest of the kept pairs remain: the KPCA Nyström map of rank ``p`` (course part 3,
+    slide "Nyström", recipe 1), ``psi(x) = Delta_p^{-1/2} U_p^T k_C(x)``.
+
+    Parameters
+    ----------
+    K_zz : torch.Tensor
+        Symmetric centre Gram ``K_CC``, shape ``(m, m)``.
+    jitter : float, optional
+        Relative floor; :func:`default_jitter` of the dtype when None.
+    rank : int, optional
+        Keep at most this many (largest) eigenpairs.
+
+    Raises
+    ------
+    NotPSDError
+        If ``lambda_min < -max(psd_tolerance, jitter) * lambda_max`` (the kernel is not p.d.
+        on the centres); the message gives the eigenvalue and the jitter used.
+    InputError
+        If ``K_zz`` is not square or is empty.
+    """
+    if K_zz.ndim != 2 or K_zz.shape[0] != K_zz.shape[1] or K_zz.shape[0] == 0:
+        raise InputError(
+            f"K_zz: expected a non-empty square landmark Gram, got shape {tuple(K_zz.shape)}"
+        )
+    jitter = default_jitter(K_zz.dtype) if jitter is None else float(jitter)
+    eig = symmetric_eigh(K_zz, signs=False, name="K_zz")
+    lam, U = eig.values, eig.vectors
+    lam_max = float(lam[-1])
+    if lam_max <= 0:
+        raise NotPSDError(
+            f"K_zz: expected a positive semi-definite landmark Gram with a positive "
+            f"eigenvalue, got largest eigenvalue {lam_max:.3g} (jitter {jitter:.1e})"
+        )
+    lam_min = float(lam[0])
+    tolerance = max(psd_tolerance(K_zz.dtype), jitter)
+    if lam_min < -tolerance * lam_max:
+        raise NotPSDError(
+            f"K_zz: the landmark Gram is not positive semi-definite: smallest eigenvalue "
+            f"{lam_min:.3g} = {lam_min / lam_max:.2e} x lambda_max, below the tolerance "
+            f"{-tolerance:.1e}; eigenvalue floor (jitter) used: "
+            f"{jitter:.1e} x lambda_max = {jitter * lam_max:.3g}. Use a positive definite "
+            "kernel, or fewer / distinct landmarks"
+        )
+    keep = lam > jitter * lam_max
+    if rank is not None:
+        keep &= torch.arange(len(lam), device=lam.device) >= len(lam) - rank
+    return NystromBasis(U[:, keep], lam[keep].rsqrt(), jitter)
+
+
+def cholesky_basis(K_cc: torch.Tensor) -> CholeskyBasis:
+    """``L^{-1}`` of ``K_CC = L L^T``, the jitter of the solver's ladder added when needed.
+
+    The factor is that of :func:`kernelkit.solvers.cholesky_solve` (relative jitters
+    ``jitter_ladder(dtype)`` times ``mean(diag K_CC)``, tried from 0 upwards), stored
+    column-major as ``torch.linalg.cholesky`` returns it (the layout decides the rounding of
+    the products and solves that use it).
+    """
+    m = K_cc.shape[0]
+    try:
+        result = cholesky_solve(K_cc, K_cc.new_zeros(m))
+    except NotPSDError as exc:
+        raise NotPSDError(
+            f"K_cc: the centre (landmark) Gram is not positive semi-definite; use a positive "
+            f"definite kernel. The solver reported: {exc}"
+        ) from exc
+    return CholeskyBasis(result.factor.mT.contiguous().mT, result.jitter)
+
+
+# ---------------------------------------------------------------------- centres
+def uniform_centres(n: int, m: int, random_state: Any = None) -> np.ndarray:
+    """``m`` distinct indices of ``range(n)`` drawn uniformly, sorted (recipe 2)."""
+    rng = check_random_state(random_state)
+    return np.sort(rng.choice(n, size=m, replace=False))
+
+
+def kmeanspp_centres(kernel: Kernel, X: Any, m: int, random_state: Any = None) -> np.ndarray:
+    r"""k-means++ seeding in the feature space of ``kernel``, by kernel evaluations only.
+
+    Arthur and Vassilvitskii (SODA 2007), section 2.2: the first centre is uniform, each next
+    one is drawn with probability proportional to ``D(x)^2``, the squared feature-space
+    distance to the nearest centre chosen so far,
+
+    .. math:: d^2(x, c) = k(x, x) + k(c, c) - 2 k(x, c),
+
+    (clipped at 0 against round-off).  When every ``D(x)`` is 0 (fewer distinct points than
+    ``m``) the draw is uniform.  Repeated draws are merged: the sorted distinct indices are
+    returned, at most ``m``.
+    """
+    rng = check_random_state(random_state)
+    Xb, _ = prepare_pair(kernel, X)
+    n = len(Xb)
+    diag = kernel.block_diag(Xb).detach().to("cpu", torch.float64)
+    chosen = [int(rng.integers(n))]
+    d2 = torch.full((n,), float("inf"), dtype=torch.float64)
+    for _ in range(m - 1):
+        c = chosen[-1]
+        row = kernel.block(Xb, take(Xb, np.array([c])))[:, 0].detach().to("cpu", torch.float64)
+        d2 = torch.minimum(d2, (diag + diag[c] - 2 * row).clamp_min(0))
+        p = d2.cpu().numpy()
+        total = p.sum()
+        nxt = int(rng.choice(n, p=p / total)) if total > 0 else int(rng.integers(n))
+        chosen.append(nxt)
+    return np.unique(np.array(chosen))
+
+
+@dataclass(frozen=True)
+class PivotedCholesky:
+    """Result of :func:`pivoted_cholesky`.
+
+    Attributes
+    ----------
+    pivots : ndarray of int, shape (k,)
+        Chosen points in the order chosen.
+    factor : torch.Tensor, shape (n, k)
+        ``G`` with ``K ~ G G^T``; ``G[pivots]`` is lower triangular.
+    residual : torch.Tensor, shape (n,)
+        ``diag(K - G G^T)`` after the last step.
+    """
+
+    pivots: np.ndarray
+    factor: torch.Tensor
+    residual: torch.Tensor
+
+
+def pivoted_cholesky(
+    kernel: Kernel, X: Any, rank: int, *, tol: float | None = None
+) -> PivotedCholesky:
+    r"""Greedy Nyström centres: pivoted (incomplete) Cholesky on the largest residual.
+
+    Course part 3, slide "Nyström", recipe 3 ("Greedy (largest residual)"): pick
+    ``z_k = argmax_i K(x_i, x_i) - k_Z(x_i)^T K_Z^{-1} k_Z(x_i)``, and update ``K_Z^{-1}`` by
+    its Schur complement ``s = K(z, z) - k_Z(z)^T K_Z^{-1} k_Z(z)`` instead of inverting it
+    again.  In factor form (Fine and Scheinberg, JMLR 2001; Harbrecht, Peters and Schneider,
+    Appl. Numer. Math. 2012), with ``K_Z = L L^T`` and ``G = K_{XZ} L^{-T}`` the residual is
+    ``d_i = K_ii - ||G_i||^2`` and adding ``z`` (its residual ``d_z = s``) appends the column
+
+    .. math:: g = \big(K(\cdot, z) - G\, G_z^T\big) / \sqrt{s}, \qquad d \leftarrow d - g^2,
+
+    which is the Schur update of the slide: ``O(n k)`` flops and ``n`` kernel evaluations per
+    step, ``O(p^2 n)`` flops and ``O(p n)`` kernel evaluations in all.  The pivots and ``G``
+    are those of LAPACK's ``dpstrf`` (complete pivoting; ties go to the first index).
+
+    Parameters
+    ----------
+    kernel : Kernel
+        Any kernel with ``block_diag``.
+    X : array-like or prepared batch
+        The ``n`` points.
+    rank : int
+        Most pivots ``p``.
+    tol : float, optional
+        Stop when the largest residual is ``<= tol``; default ``n eps max_i K_ii`` (LAPACK's
+        default), so a kernel of rank ``r < p`` stops after ``r`` pivots.
+
+    Returns
+    -------
+    PivotedCholesky
+        Pivots, factor ``G`` (``n x k``, ``k <= p``) and residual diagonal.
+    """
+    rank = check_int(rank, name="rank", minimum=1)
+    Xb, _ = prepare_pair(kernel, X)
+    n = len(Xb)
+    d = kernel.block_diag(Xb).detach().clone()
+    if not d.is_floating_point():
+        d = d.to(torch.float64)
+    limit = n * eps(d.dtype) * float(d.max()) if tol is None else check_positive(tol, name="tol")
+    G = d.new_zeros(n, min(rank, n))
+    pivots: list[int] = []
+    for k in range(min(rank, n)):
+        i = int(torch.argmax(d))
+        s = float(d[i])
+        if s <= limit:
+            break
+        col = kernel.block(Xb, take(Xb, np.array([i])))[:, 0].detach().to(d.dtype)
+        g = (col - G[:, :k] @ G[i, :k]) / math.sqrt(s)
+        G[:, k] = g
+        pivots.append(i)
+        d.sub_(g * g).clamp_min_(0)
+        d[pivots] = 0
+    k = len(pivots)
+    if k == 0:
+        raise NotPSDError(
+            f"kernel: expected a positive diagonal k(x, x) for the greedy centres, got a "
+            f"largest value {float(kernel.block_diag(Xb).max()):.3g} (tolerance {limit:.3g})"
+        )
+    return PivotedCholesky(np.array(pivots, dtype=np.int64), G[:, :k], d)
+
+
+# ---------------------------------------------------------------------- the map
+@dataclass(frozen=True)
+class NystromMap:
+    """A fitted Nyström map ``phi(x) = basis.features(K(x, centres))``.
+
+    Attributes
+    ----------
+    kernel : Kernel
+        The kernel.
+    centres : batch
+        The centres ``C`` (a prepared batch of the kernel's input kind).
+    indices : ndarray of int
+        Indices of the centres among the points the map was fitted on.
+    basis : NystromBasis or CholeskyBasis
+        ``K_CC^{-1/2}`` (eigenbasis form, or ``L^{-T}`` for the greedy centres).
+    """
+
+    kernel: Kernel
+    centres: Batch
+    indices: np.ndarray
+    basis: NystromBasis | CholeskyBasis
+
+    @property
+    def dim(self) -> int:
+        """Number of features."""
+        return self.basis.dim
+
+    def features(self, X: Any) -> torch.Tensor:
+        """``phi(x)`` of the rows of ``X`` (raw or prepared), shape ``(n, dim)``."""
+        return self.basis.features(gram(self.kernel, X, self.centres))
+
+
+def nystrom_map(
+    kernel: Kernel,
+    X: Any,
+    n_components: int,
+    *,
+    method: str = "uniform",
+    rank: int | None = None,
+    jitter: float | None = None,
+    random_state: Any = None,
+) -> NystromMap:
+    """Fit a Nyström map with ``m = min(n_components, n)`` centres among the rows of ``X``.
+
+    Parameters
+    ----------
+    kernel : Kernel
+        Any kernelkit kernel (``method="greedy"`` and ``"kmeans++"`` use ``block_diag``).
+    X : array-like or prepared batch
+        The ``n`` points the centres are chosen from.
+    n_components : int
+        Number of centres ``m``.  ``greedy`` stops earlier on a kernel of rank ``< m``;
+        ``kmeans++`` returns fewer when a point is drawn twice.
+    method : {"uniform", "kmeans++", "greedy", "kpca"}
+        Centre choice (module docstring).
+    rank : int, optional
+        ``kpca`` only: the number ``p <= m`` of eigenpairs kept (default: all above the floor).
+    jitter : float, optional
+        Relative eigenvalue floor of :func:`nystrom_basis` (all methods but ``greedy``).
+    random_state : None, int, RandomState or Generator
+        Seed of the ``uniform``, ``kpca`` and ``kmeans++`` draws.
+
+    Returns
+    -------
+    NystromMap
+    """
+    if method not in METHODS:
+        raise InputError(f"method: expected one of {METHODS}, got {method!r}")
+    m = check_int(n_components, name="n_components", minimum=1)
+    if rank is not None:
+        if method != "kpca":
+            raise InputError(f"rank: only used with method='kpca', got rank={rank!r}")
+        rank = check_int(rank, name="rank", minimum=1)
+    if jitter is not None:
+        jitter = check_positive(jitter, name="jitter", strict=False)
+    Xb, _ = prepare_pair(kernel, X)
+    n = len(Xb)
+    m = min(m, n)
+    if method == "greedy":
+        chol = pivoted_cholesky(kernel, Xb, m)
+        basis: NystromBasis | CholeskyBasis = CholeskyBasis(chol.factor[chol.pivots], 0.0)
+        return NystromMap(kernel, take(Xb, chol.pivots), chol.pivots, basis)
+    if method == "kmeans++":
+        index = kmeanspp_centres(kernel, Xb, m, random_state)
+    else:
+        index = uniform_centres(n, m, random_state)
+    centres = take(Xb, index)
+    basis = nystrom_basis(gram(kernel, centres), jitter=jitter, rank=rank)
+    return NystromMap(kernel, centres, index, basis)
+
+
+__all__ = [
+    "METHODS",
+    "CholeskyBasis",
+    "NystromBasis",
+    "NystromMap",
+    "PivotedCholesky",
+    "cholesky_basis",
+    "default_jitter",
+    "kmeanspp_centres",
+    "nystrom_basis",
+    "nystrom_map",
+    "pivoted_cholesky",
+    "take",
+]
