@@ -1,6 +1,6 @@
 r"""Cholesky solves of shifted Gram systems with a per-dtype jitter ladder.
 
-Kernel ridge regression (course part 1, section 3.1, L1369-1562) solves
+Kernel ridge regression (course part 1, slide "Kernel ridge regression (KRR)") solves
 :math:`(K + n\lambda I)\alpha = y`; with the ERM convention ``(1/n) sum loss + lam ||f||^2``
 the shift is ``n * lam`` (scikit-learn's ``KernelRidge(alpha=n * lam)``).  A Gram matrix is only
 positive *semi*-definite (duplicated points, low-rank kernels, round-off of order
@@ -49,7 +49,8 @@ def cholesky_solve(
     r"""Solve :math:`(K + \text{shift}\, I) X = B` for a symmetric PSD ``K`` by Cholesky.
 
     For kernel ridge regression use ``shift = n * lam`` (objective
-    ``(1/n) sum (y_i - f(x_i))^2 + lam ||f||^2``, course part 1, L1369-1562:
+    ``(1/n) sum (y_i - f(x_i))^2 + lam ||f||^2``, course part 1, slide "Kernel ridge regression
+    (KRR)":
     :math:`\alpha = (K + n\lambda I)^{-1} y`; scikit-learn's ``alpha = n * lam``).
 
     Parameters
