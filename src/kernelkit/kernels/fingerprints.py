@@ -38,32 +38,53 @@ __all__ = [
 
 @dataclass
 class FingerprintMatrix:
-    """A batch of fingerprint rows: a non-negative float64 CSR matrix ``(n, d)``.
+    """A batch of fingerprint rows: a non-negative ``(n, n_features)`` matrix in CSR layout.
 
     Supports ``len`` and row indexing (``batch[i:j]``, index arrays or tensors), so the Gram
     engine tiles it without densifying.
+
+    Parameters
+    ----------
+    indptr : np.ndarray
+        Row pointers, shape ``(n + 1,)``.
+    indices : np.ndarray
+        Column of every non-zero, sorted within each row.
+    values : np.ndarray
+        float64 values of the non-zeros (all positive).
+    n_features : int
+        Number of columns.
     """
 
-    csr: sp.csr_matrix
+    indptr: np.ndarray
+    indices: np.ndarray
+    values: np.ndarray
+    n_features: int
+
+    @classmethod
+    def from_csr(cls, csr: sp.csr_matrix) -> FingerprintMatrix:
+        """Wrap a canonical CSR matrix (sorted indices, no explicit zeros)."""
+        return cls(csr.indptr, csr.indices, csr.data, int(csr.shape[1]))
+
+    @property
+    def csr(self) -> sp.csr_matrix:
+        """The rows as a SciPy CSR matrix (a view of the arrays)."""
+        return sp.csr_matrix(
+            (self.values, self.indices, self.indptr), shape=(len(self), self.n_features)
+        )
 
     def __len__(self) -> int:
-        return self.csr.shape[0]
+        return len(self.indptr) - 1
 
     def __getitem__(self, idx: Any) -> FingerprintMatrix:
         if isinstance(idx, torch.Tensor):
             idx = idx.cpu().numpy()
         if isinstance(idx, (int, np.integer)):
             idx = [idx]
-        return FingerprintMatrix(self.csr[idx])
-
-    @property
-    def n_features(self) -> int:
-        """Number of columns ``d``."""
-        return self.csr.shape[1]
+        return FingerprintMatrix.from_csr(self.csr[idx])
 
     def nonzero_rows(self) -> np.ndarray:
         """``True`` for rows with at least one non-zero entry."""
-        return np.diff(self.csr.indptr) > 0
+        return np.diff(self.indptr) > 0
 
 
 def is_fingerprint_matrix(X: Any) -> bool:
@@ -111,7 +132,7 @@ def as_fingerprint_matrix(X: Any, *, name: str = "X") -> FingerprintMatrix:
         )
     csr.eliminate_zeros()
     csr.sort_indices()
-    return FingerprintMatrix(csr)
+    return FingerprintMatrix.from_csr(csr)
 
 
 def sparse_pair(X: Any, Y: Any) -> tuple[sp.csr_matrix, sp.csr_matrix]:
@@ -131,24 +152,24 @@ def sparse_pair(X: Any, Y: Any) -> tuple[sp.csr_matrix, sp.csr_matrix]:
                 f"Y: expected {X.n_features} fingerprint columns (as X), got {Y.n_features}"
             )
         if Y is X:
-            A = _used_columns(X.csr, np.unique(X.csr.indices))
+            A = _used_columns(X, np.unique(X.indices))
             return A, A
-        used = np.union1d(X.csr.indices, Y.csr.indices)
-        return _used_columns(X.csr, used), _used_columns(Y.csr, used)
+        used = np.union1d(X.indices, Y.indices)
+        return _used_columns(X, used), _used_columns(Y, used)
     raise InputError(
         "Y: expected the same input type as X (molecules, or a fingerprint matrix), got "
         f"{type(Y).__name__} for Y and {type(X).__name__} for X"
     )
 
 
-def _used_columns(M: sp.csr_matrix, used: np.ndarray) -> sp.csr_matrix:
-    """``M`` restricted to the sorted columns ``used`` (which hold all its non-zeros).
+def _used_columns(M: FingerprintMatrix, used: np.ndarray) -> sp.csr_matrix:
+    """``M`` as CSR restricted to the sorted columns ``used`` (which hold all its non-zeros).
 
-    The products then run over the columns in use only, not over ``d`` (which may be huge:
-    hashed or unfolded fingerprints).
+    The products then run over the columns in use only, not over ``n_features`` (which may be
+    huge: hashed or unfolded fingerprints).
     """
     cols = np.searchsorted(used, M.indices)
-    return sp.csr_matrix((M.data, cols, M.indptr), shape=(M.shape[0], len(used)))
+    return sp.csr_matrix((M.values, cols, M.indptr), shape=(len(M), len(used)))
 
 
 def _ratio(num: np.ndarray, den: np.ndarray) -> torch.Tensor:
