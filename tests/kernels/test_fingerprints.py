@@ -94,6 +94,11 @@ def test_real_valued_sets_equal_brute_force(minmax):
         kernel(sp.coo_matrix(M)).numpy(), _brute(M, M, minmax=minmax), rtol=1e-13, atol=0
     )
     np.testing.assert_allclose(kernel.diag(M).numpy(), (M.sum(1) > 0).astype(float))
+    # the caller's sparse matrix is left as given (unsorted indices, an explicit zero)
+    S = sp.csr_matrix((np.array([2.0, 0.0, 1.0]), np.array([4, 1, 0]), np.array([0, 3])), (1, 5))
+    kernel(S)
+    np.testing.assert_array_equal(S.indices, [4, 1, 0])
+    np.testing.assert_array_equal(S.data, [2.0, 0.0, 1.0])
 
 
 def test_level_expansion_sums_minimums():

@@ -105,7 +105,7 @@ def as_fingerprint_matrix(X: Any, *, name: str = "X") -> FingerprintMatrix:
     if isinstance(X, FingerprintMatrix):
         return X
     if sp.issparse(X):
-        csr = sp.csr_matrix(X, dtype=np.float64)
+        csr = sp.csr_matrix(X, dtype=np.float64, copy=True)  # canonicalised in place below
     else:
         if isinstance(X, torch.Tensor):
             X = X.detach().cpu().numpy()
