@@ -7,6 +7,7 @@ Benchmarks compare kernelkit with what a user would use instead (scikit-learn, G
 from __future__ import annotations
 
 import json
+import os
 import platform
 import statistics
 import time
@@ -66,5 +67,11 @@ def report(name: str, rows: list[dict[str, Any]]) -> None:
         ]
         print("| " + " | ".join(cells) + " |")
     RESULTS_DIR.mkdir(exist_ok=True)
-    payload = {"benchmark": name, "machine": machine_info(), "rows": rows}
+    payload = {
+        "benchmark": name,
+        "machine": machine_info(),
+        "time": time.strftime("%Y-%m-%d %H:%M:%S"),
+        "load_average_1min": round(os.getloadavg()[0], 2),
+        "rows": rows,
+    }
     (RESULTS_DIR / f"{name}.json").write_text(json.dumps(payload, indent=2))

@@ -35,8 +35,7 @@ from sklearn.model_selection import GridSearchCV, StratifiedKFold, train_test_sp
 from kernelkit.data.molecule_datasets import load_solubility
 from kernelkit.data.molecules import MoleculeBatch
 from kernelkit.estimators import KernelSVC
-from kernelkit.kernels import Precomputed
-from kernelkit.kernels.graphs import RandomWalk, ShortestPath, WeisfeilerLehman
+from kernelkit.kernels import Precomputed, RandomWalk, ShortestPath, WeisfeilerLehman
 from kernelkit.kernels.molecules import Tanimoto
 
 DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"

@@ -89,7 +89,10 @@ def test_mixture_deep_chain_and_grid_search() -> None:
         [Polynomial(1), Gaussian(1.0)], Gaussian(0.5), inner_dim=[3, 2], n_restarts=2, max_iter=10
     ).fit(X, y)
     assert deep.inner_transform(X[:4]).shape == (4, 2)
-    assert np.isfinite(deep.predict(X)).all()
+    # the outer layer of the deep chain is kernel ridge on the composed representation
+    Z = deep.inner_transform(X)
+    sk = SkKernelRidge(alpha=len(y) * deep.lam, kernel="rbf", gamma=1 / (2 * 0.5**2)).fit(Z, y)
+    np.testing.assert_allclose(deep.predict(X), sk.predict(Z), rtol=1e-7, atol=1e-9)
     grid = {"lam": [1e-3, 1e-2], "mu": [1e-3, 1e-1]}
     est = ConcatenatedKernelRegressor(Polynomial(1), Gaussian(0.5), n_restarts=2, max_iter=10)
     search = GridSearchCV(est, grid, cv=3).fit(X, y)

@@ -179,13 +179,21 @@ def test_bad_parameters_are_named(data, params, message):
         InvariantEmbedding(Gaussian(sigma=SIGMA), **params).fit(X)
 
 
-@pytest.mark.slow
-def test_fit_dual_rrm_on_a_fitted_embedding(data, one_torch_thread):
+def test_fit_dual_rrm_squared_sum_is_warped_kernel_ridge(data, one_torch_thread):
+    """Quadratic semi-norm: B is the warped RKHS of eq. (1), so the dual RRM with the squared
+    loss (1/n) sum (y - f)^2 / 2 + lam ||f||_B^2 is kernel ridge regression with the warped
+    (Nyström) kernel: (K_w + 2 n lam I) alpha = y."""
     X, Xt = data
     y = np.where(X[:, 0] > 0, 1.0, -1.0)
-    emb = InvariantEmbedding(Gaussian(sigma=SIGMA), [TransformInvariance([_shift])]).fit(X)
-    result = fit_dual_rrm(emb, X, y, lam=0.01, max_iter=4)
+    transforms, strength, lam = [_shift, _scale], 0.3, 0.01
+    emb = InvariantEmbedding(
+        Gaussian(sigma=SIGMA), [TransformInvariance(transforms)], aggregate="sum", strength=strength
+    ).fit(X)
+    result = fit_dual_rrm(emb, X, y, lam=lam, loss="squared", max_iter=200, tol=1e-12)
     scores = emb.nystrom_features(Xt) @ result.iota.numpy()
-    assert scores.shape == (6,) and result.objective[-1] <= result.objective[0] + 1e-12
+    K_w = _nystrom_warped(X, X, X, transforms, strength)
+    alpha = scipy.linalg.solve(K_w + 2 * len(y) * lam * np.eye(len(y)), y)
+    expected = _nystrom_warped(X, Xt, X, transforms, strength) @ alpha
+    np.testing.assert_allclose(scores, expected, atol=1e-6)
     with pytest.raises(InputError, match="embedding: expected a fitted InvariantEmbedding"):
         fit_dual_rrm(InvariantEmbedding(Gaussian(sigma=SIGMA)).fit(X), X, y)

@@ -420,6 +420,8 @@ def _fitted(kind):
         for g in graphs:
             nx.set_node_attributes(g, 0, "label")
         return KernelRidge(ShortestPath(), lam=0.1).fit(graphs, [1.0, 2.0, 3.0, 4.0])
+    if kind == "fingerprint_matrix":
+        return KernelRidge(Tanimoto(), lam=0.1).fit(np.eye(3, 5), [1.0, 2.0, 3.0])
     if kind == "molecules":
         pytest.importorskip("rdkit")
         return KernelRidge(Tanimoto(), lam=0.1).fit(["CCO", "CCN", "c1ccccc1"], [1.0, 2.0, 3.0])
@@ -444,6 +446,10 @@ def _break_fingerprint_pointers(model):
     model.X_fit_.indptr[-1] += 5  # rows past the stored keys
 
 
+def _break_fingerprint_columns(model):
+    model.X_fit_.indices[0] = 10**6  # a column past n_features: SciPy reads out of bounds
+
+
 def _break_string_codes(model):
     model.X_fit_.codes[0] = 99  # past the alphabet
 
@@ -456,8 +462,16 @@ def _break_string_codes(model):
         ("graphs", _break_graph_crossing, "GraphBatch: inconsistent"),
         ("strings", _break_string_codes, "StringBatch: inconsistent"),
         ("molecules", _break_fingerprint_pointers, "SparseFeatures: inconsistent"),
+        ("fingerprint_matrix", _break_fingerprint_columns, "FingerprintMatrix: inconsistent"),
     ],
-    ids=["svc-support", "graph-index", "graph-crossing-edge", "string-code", "fingerprints"],
+    ids=[
+        "svc-support",
+        "graph-index",
+        "graph-crossing-edge",
+        "string-code",
+        "fingerprints",
+        "fingerprint-matrix-column",
+    ],
 )
 def test_consistent_checksums_but_inconsistent_arrays(kind, corrupt, match, tmp_path):
     model = _fitted(kind)

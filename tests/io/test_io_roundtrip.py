@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 import torch
 
 from kernelkit import (
@@ -42,6 +43,7 @@ from kernelkit.kernels import (
     Laplacian,
     Linear,
     Matern,
+    MinMax,
     Polynomial,
     Precomputed,
     PrecomputedBatch,
@@ -177,12 +179,19 @@ def _molecules():
     return smiles[:-5], y[:-5], smiles[-5:]
 
 
+def _fingerprint_matrix():
+    rng = np.random.default_rng(5)
+    counts = rng.poisson(0.6, size=(29, 40)).astype(float)
+    return sp.csr_matrix(counts[:24]), counts[:24].sum(1), sp.csr_matrix(counts[24:])
+
+
 DATA_KINDS = {
     "vector": _vectors,
     "gram": _gram,
     "string": _strings,
     "graph": _graphs,
     "molecule": _molecules,
+    "fingerprint_matrix": _fingerprint_matrix,
 }
 
 INPUT_KERNELS = {
@@ -191,6 +200,7 @@ INPUT_KERNELS = {
     "string": lambda: Spectrum(k=2).normalized(),
     "graph": lambda: WeisfeilerLehman(n_iter=2),
     "molecule": lambda: Tanimoto(radius=2, n_bits=1024),
+    "fingerprint_matrix": lambda: MinMax(),
 }
 
 

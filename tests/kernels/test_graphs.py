@@ -13,7 +13,8 @@ import torch
 
 from kernelkit.data.graphs import GraphBatch
 from kernelkit.kernels.features import sparse_feature_gram
-from kernelkit.kernels.graphs import RandomWalk, ShortestPath, WeisfeilerLehman
+from kernelkit.kernels.graphs import ShortestPath, WeisfeilerLehman
+from kernelkit.kernels.random_walk import RandomWalk
 from kernelkit.testing import check_kernel
 from kernelkit.utils.errors import InputError
 

@@ -10,8 +10,9 @@ import pytest
 import torch
 
 from kernelkit.data.molecules import MoleculeBatch
-from kernelkit.kernels.graphs import RandomWalk, ShortestPath, WeisfeilerLehman
+from kernelkit.kernels.graphs import ShortestPath, WeisfeilerLehman
 from kernelkit.kernels.molecules import MinMax, Tanimoto
+from kernelkit.kernels.random_walk import RandomWalk
 from kernelkit.testing import check_kernel
 from kernelkit.utils.errors import InputError
 

@@ -5,7 +5,7 @@ A :class:`StringBatch` holds ``n`` strings over an alphabet as one flat integer 
 (ragged layout, CSR-style): string ``i`` is ``codes[offsets[i]:offsets[i + 1]]``.  It supports
 ``len(batch)`` and ``batch[i]`` / ``batch[i:j]`` / ``batch[index_array]`` (always returning a
 batch), which is all the Gram engine needs to tile it, and gives a padded tensor view for the
-batched dynamic programmes of :mod:`kernelkit.kernels.strings`.
+batched dynamic programmes of :mod:`kernelkit.kernels.strings_base`.
 
 Named alphabets: ``"dna"`` = ``ACGT``; ``"protein"`` = the 20 standard amino acids in one-letter
 code, ``ACDEFGHIKLMNPQRSTVWY``.  Validation is case-sensitive (upper-case the input yourself,

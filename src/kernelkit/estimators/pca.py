@@ -1,4 +1,5 @@
-"""Kernel principal component analysis (course part 1, section 4.2, L2570-2700)."""
+"""Kernel principal component analysis (course part 1, slides "Kernel Principal Component
+Analysis (PCA)")."""
 
 from __future__ import annotations
 
@@ -41,7 +42,8 @@ class KernelPCAResult:
 
 
 def kernel_pca(Kc: torch.Tensor, n_components: int, *, method: str = "auto") -> KernelPCAResult:
-    r"""Kernel PCA of a *centred* Gram matrix (course part 1, section 4.2, L2683-2692).
+    r"""Kernel PCA of a *centred* Gram matrix (course part 1, slide "Kernel Principal
+    Component Analysis (PCA): Summary").
 
     The principal functions maximise the variance ``(1/n) sum_k f(x_k)^2`` under
     ``||f||_H = 1`` and orthogonality; with ``f_i = sum_j alpha_ij k~(x_j, .)`` and
@@ -83,8 +85,8 @@ def center_train_gram_(K: torch.Tensor, centerer: GramCenterer) -> torch.Tensor:
     r"""Centre the symmetric training Gram ``K`` *in place* with a centerer fitted on it.
 
     ``K^c_ij = K_ij - m_i - m_j + g`` with the column means ``m`` (= row means, ``K`` being
-    symmetric) and grand mean ``g`` (course part 1, section 2, L1032-1050); equal to
-    ``centerer.transform(K)`` without a second ``n x n`` buffer.
+    symmetric) and grand mean ``g`` (course part 1, slide "Centering data in the feature
+    space"); equal to ``centerer.transform(K)`` without a second ``n x n`` buffer.
     """
     m = centerer.col_means_.to(K.device, K.dtype)
     return K.sub_(m[:, None]).sub_(m[None, :]).add_(centerer.grand_mean_)

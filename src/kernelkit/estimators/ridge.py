@@ -1,4 +1,4 @@
-"""Kernel ridge regression (course part 1, section 3.1, L1369-1562)."""
+"""Kernel ridge regression (course part 1, slide "Kernel ridge regression (KRR)")."""
 
 from __future__ import annotations
 
@@ -21,7 +21,8 @@ def kernel_ridge_coefficients(
 ) -> CholeskyResult | None:
     r"""Dual coefficients of kernel ridge regression, ``alpha = (K + n lam I)^{-1} Y``.
 
-    Minimiser of the regularised empirical risk (course part 1, section 3.1, L1369-1420)
+    Minimiser of the regularised empirical risk (course part 1, slide "Kernel ridge regression
+    (KRR)")
 
     .. math:: \min_{f \in H} \frac{1}{n} \sum_{i=1}^n (y_i - f(x_i))^2 + \lambda \|f\|_H^2,
 

@@ -28,11 +28,11 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
     .. math:: \min_{f, b} \frac12 \|f\|_H^2 + C \sum_i \max(0, 1 - y_i (f(x_i) + b)),
 
     solved in the dual by SMO; several classes are handled one-vs-one as in ``SVC``.  Unlike
-    the course's bias-free SVM (course part 1, section 3.6, L2236-2492:
+    the course's bias-free SVM (course part 1, slides "Support vector machines (SVM)":
     ``min (1/n) sum hinge + lam ||f||^2`` without ``b``), libsvm has an intercept ``b`` and the
     equality constraint ``sum_i y_i alpha_i = 0`` in its dual.  Without the intercept the two
-    forms coincide for ``C = 1 / (2 n lam)`` (course L2461-2476).  With ``Gaussian(sigma)``
-    the decisions equal ``SVC(kernel="rbf", gamma=1 / (2 sigma^2), C=C)``.
+    forms coincide for ``C = 1 / (2 n lam)`` (course slide "Remark: C-SVM").  With
+    ``Gaussian(sigma)`` the decisions equal ``SVC(kernel="rbf", gamma=1 / (2 sigma^2), C=C)``.
 
     Prediction needs the kernel only between new points and the support vectors.
 

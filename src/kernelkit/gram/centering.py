@@ -1,4 +1,5 @@
-r"""Centering of Gram matrices in feature space (course part 1, section 2, L1032-1050).
+r"""Centering of Gram matrices in feature space (course part 1, slide "Example 3: Centering data in
+the feature space").
 
 Centering the feature map, :math:`\tilde\varphi(x) = \varphi(x) - \bar\varphi` with
 :math:`\bar\varphi = \frac1n \sum_k \varphi(x_k)` over the training points, gives
@@ -33,7 +34,9 @@ def _square(K: Any, name: str) -> torch.Tensor:
 
 
 def center_gram(K: Any) -> torch.Tensor:
-    r"""The centred Gram ``H K H`` with ``H = I - 1 1^T / n`` (course part 1, L1032-1050).
+    r"""The centred Gram ``H K H`` with ``H = I - 1 1^T / n``.
+
+    Course part 1, slide "Example 3: Centering data in the feature space".
 
     Computed elementwise in ``O(n^2)``:
     :math:`K^c_{ij} = K_{ij} - \bar K_{i\cdot} - \bar K_{\cdot j} + \bar K_{\cdot\cdot}`.
@@ -61,7 +64,8 @@ class GramCenterer:
     .. math:: K^c(x, x_j) = K(x, x_j) - \frac1n \sum_k K(x, x_k) - \bar K_{\cdot j}
        + \bar K_{\cdot\cdot}
 
-    (course part 1, section 2, L1032-1050, extended to new points with the training mean).
+    (course part 1, slide "Centering data in the feature space", extended to new points with
+    the training mean).
     ``fit_transform(K_train)`` equals ``H K H``.  Equivalent to scikit-learn's
     ``KernelCenterer``.
 

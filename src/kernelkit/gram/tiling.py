@@ -2,7 +2,7 @@
 
 A tile is a ``rows x cols`` block of the Gram matrix computed in one call of
 ``Kernel.block_into``.  Small tiles keep the fused ``GEMM -> distances -> exp`` passes in the
-L2 cache (1 MiB per core here); a memory budget caps the tile further.
+L2 cache (1-2 MiB per core on current CPUs); a memory budget caps the tile further.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from kernelkit.kernels.base import Batch, Kernel, batch_dtype
 from kernelkit.utils.errors import InputError
 
 DEFAULT_TILE_BYTES = 4 << 20
-"""Default bytes of one tile (1024 x 1024 in float32): measured fastest for the fused
-Gaussian on this 2-core CPU (512: +4%, 2048: +6%, 256: +70%, 128: +200% time at n = 10^4)."""
+"""Default bytes of one tile (1024 x 1024 in float32): the fastest size in a sweep of the fused
+Gaussian Gram at n = 10^4 on a 2-core CPU (512: +4%, 2048: +6%, 256: +70%, 128: +200% time)."""
 
 SCRATCH_FACTOR = 4
 """Tile-sized temporaries a non-fused ``block`` may allocate (``block`` + profile + copies)."""
@@ -101,8 +101,8 @@ def run_parallel(fn: Callable[[Any], None], items: Sequence[Any], *, parallel: b
     """Call ``fn`` on every item, on ``torch.get_num_threads()`` Python threads when ``parallel``.
 
     Each tile is small, so splitting every one of its ~7 passes over OpenMP threads costs a
-    barrier per pass; on a loaded 2-core machine a descheduled thread stalls every barrier
-    (measured 5-10x slowdowns of the tiled Gaussian Gram at load 7).  Instead the tiles are
+    barrier per pass; when the cores are oversubscribed a descheduled thread stalls every
+    barrier (a 5-10x slowdown of the tiled Gaussian Gram).  Instead the tiles are
     spread over worker threads that each run torch single-threaded (``torch.set_num_threads(1)``
     for the duration of the call; torch releases the GIL inside its kernels).  ``items`` are
     taken dynamically, so callers that reduce into shared memory pass one item per worker.

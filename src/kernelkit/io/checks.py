@@ -108,3 +108,19 @@ def check_sparse_features(features: Any) -> str | None:
         and _pointers(features.indptr, len(features.keys))
     )
     return None if ok else "SparseFeatures: inconsistent indptr / keys / values"
+
+
+def check_fingerprint_matrix(matrix: Any) -> str | None:
+    """``FingerprintMatrix``: row pointers cover the entries, columns inside ``n_features``."""
+    n_features = matrix.n_features
+    indices = matrix.indices
+    ok = (
+        type(n_features) is int
+        and n_features >= 0
+        and _array(indices, 1)
+        and _array(matrix.values, 1, "f")
+        and len(indices) == len(matrix.values)
+        and _pointers(matrix.indptr, len(indices))
+        and (len(indices) == 0 or (indices.min() >= 0 and indices.max() < n_features))
+    )
+    return None if ok else "FingerprintMatrix: inconsistent indptr / indices / values / n_features"

@@ -30,6 +30,7 @@ from typing import Any
 from torch import nn
 
 from kernelkit.io.checks import (
+    check_fingerprint_matrix,
     check_graph_batch,
     check_sparse_features,
     check_string_batch,
@@ -113,6 +114,7 @@ def builtin_classes() -> dict[str, ClassEntry]:
     from kernelkit.invariance.base import Representers
     from kernelkit.invariance.embedding import SemiNorm
     from kernelkit.kernels.features import SparseFeatures
+    from kernelkit.kernels.fingerprints import FingerprintMatrix
     from kernelkit.kernels.precomputed import PrecomputedBatch
     from kernelkit.models.autoencoder import TrainResult
     from kernelkit.models.concatenated import Mixture
@@ -129,6 +131,7 @@ def builtin_classes() -> dict[str, ClassEntry]:
         (StringBatch, "dataclass", check_string_batch),
         (GraphBatch, "dataclass", check_graph_batch),
         (SparseFeatures, "dataclass", check_sparse_features),
+        (FingerprintMatrix, "dataclass", check_fingerprint_matrix),
         (NystromBasis, "dataclass", None),
         (CholeskyBasis, "dataclass", None),
         (NystromMap, "dataclass", None),

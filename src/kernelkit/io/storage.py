@@ -18,7 +18,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from kernelkit.io.codec import TORCH_DTYPES, Decoder, Encoder, dtype_name
+from kernelkit.io.codec import TORCH_DTYPES, dtype_name
+from kernelkit.io.decoder import Decoder
+from kernelkit.io.encoder import Encoder
 from kernelkit.io.errors import ModelFileError
 from kernelkit.io.registry import class_table
 from kernelkit.utils.optional import require

@@ -3,18 +3,31 @@
 A :class:`ValueCodec` turns a value into the fields of a JSON node (arrays go through the
 encoder's ``store``) and back; :data:`VALUE_CODECS` lists them, tried in order before the
 class registry.  Decoding builds values only from data: no name read from a file is imported.
+The codecs see the encoder and decoder through the two protocols below, so this module
+imports neither (:mod:`kernelkit.io.encoder` and :mod:`kernelkit.io.decoder` import it).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from kernelkit.io.codec import Decoder, Encoder
+
+class Encoder(Protocol):
+    """What a value codec needs of :class:`kernelkit.io.encoder.Encoder`."""
+
+    def encode(self, value: Any, path: str) -> Any: ...
+
+
+class Decoder(Protocol):
+    """What a value codec needs of :class:`kernelkit.io.decoder.Decoder`."""
+
+    def decode(self, node: Any, path: str) -> Any: ...
+
+    def refuse(self, path: str, reason: str) -> Exception: ...
 
 
 @dataclass(frozen=True)

@@ -20,10 +20,11 @@ from kernelkit.kernels.base import (
     StationaryKernel,
     SumKernel,
 )
-from kernelkit.kernels.graphs import RandomWalk, ShortestPath, WeisfeilerLehman
+from kernelkit.kernels.graphs import ShortestPath, WeisfeilerLehman
 from kernelkit.kernels.molecules import MinMax, Tanimoto
 from kernelkit.kernels.nodes import CommuteTime, Diffusion, RegularizedLaplacian
 from kernelkit.kernels.precomputed import Precomputed, PrecomputedBatch
+from kernelkit.kernels.random_walk import RandomWalk
 from kernelkit.kernels.strings import Mismatch, Spectrum, Subsequence
 from kernelkit.kernels.vector import Gaussian, Laplacian, Linear, Matern, Polynomial, TensorMatern
 

@@ -35,7 +35,7 @@ import torch
 
 from kernelkit.data.strings import ALPHABETS, StringBatch
 from kernelkit.kernels.base import Batch, Kernel, NormalizedKernel
-from kernelkit.kernels.strings import (
+from kernelkit.kernels.strings_base import (
     _DNA_X,
     _DNA_Y,
     _PROT_X,

@@ -256,7 +256,8 @@ class SumKernel(_Composite):
 
 
 class ProductKernel(_Composite):
-    """``k(x, y) = k1(x, y) k2(x, y)``; its Gram is the Hadamard product (Schur, course L561)."""
+    """``k(x, y) = k1(x, y) k2(x, y)``; its Gram is the Hadamard product (Schur; course part 1,
+    slide "Proof for K1 K2 is p.d.")."""
 
     def __init__(self, k1: Kernel, k2: Kernel):
         super().__init__()

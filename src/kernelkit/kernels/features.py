@@ -61,17 +61,14 @@ class SparseFeatures:
         )
 
     def __getitem__(self, idx: Any) -> SparseFeatures:
-        rows = np.arange(len(self))[idx]
-        rows = np.atleast_1d(rows)
-        return SparseFeatures.from_rows(
-            [
-                (
-                    self.keys[self.indptr[i] : self.indptr[i + 1]],
-                    self.values[self.indptr[i] : self.indptr[i + 1]],
-                )
-                for i in rows
-            ]
-        )
+        """The rows ``idx`` (an int, slice or index array), gathered without a Python loop."""
+        rows = np.atleast_1d(np.arange(len(self))[idx])
+        starts = self.indptr[rows]
+        lengths = self.indptr[rows + 1] - starts
+        indptr = np.zeros(len(rows) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=indptr[1:])
+        take = np.repeat(starts - indptr[:-1], lengths) + np.arange(indptr[-1])
+        return SparseFeatures(indptr, self.keys[take], self.values[take])
 
     def to_csr(self, vocabulary: np.ndarray) -> sp.csr_matrix:
         """CSR matrix whose column ``j`` is key ``vocabulary[j]`` (sorted; holds every key)."""

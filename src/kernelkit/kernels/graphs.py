@@ -27,7 +27,7 @@ from kernelkit.utils.errors import InputError
 from kernelkit.utils.kinds import InputKind
 from kernelkit.utils.validation import check_int
 
-__all__ = ["RandomWalk", "ShortestPath", "WeisfeilerLehman", "count_features", "feature_gram"]
+__all__ = ["ShortestPath", "WeisfeilerLehman", "count_features", "feature_gram"]
 
 _UNLABELLED = int(label_codes([""])[0])
 _SALT_NB = np.uint64(0x6A09E667F3BCC909)
@@ -298,8 +298,3 @@ class ShortestPath(_GraphKernel):
     def _check_example(cls) -> list[tuple[Kernel, Any, Any]]:
         X, Y = example_graphs()
         return [(cls(), X, Y), (cls(node_label=None), X, Y)]
-
-
-# RandomWalk lives in kernelkit.kernels.random_walk (it builds on _GraphKernel above); it is
-# re-exported here, after every name that module imports from this one is defined.
-from kernelkit.kernels.random_walk import RandomWalk  # noqa: E402

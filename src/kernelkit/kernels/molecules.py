@@ -3,9 +3,11 @@
 Course part 2, section 4 (explicit-feature baselines, fingerprints); Ralaivola, Swamidass,
 Saigo & Baldi, "Graph kernels for chemical informatics", Neural Networks 18 (2005), section
 2.3.  Inputs are SMILES strings, RDKit ``Mol`` objects or a
-:class:`~kernelkit.data.molecules.MoleculeBatch`; RDKit is the optional ``chem`` extra.
+:class:`~kernelkit.data.molecules.MoleculeBatch` (RDKit is the optional ``chem`` extra), or a
+fingerprint matrix: a non-negative dense NumPy array, ``scipy.sparse`` matrix or tensor of
+bits or counts from any tool, or any set / count data (:mod:`kernelkit.kernels.fingerprints`).
 Graph kernels (:class:`~kernelkit.kernels.graphs.WeisfeilerLehman`,
-:class:`~kernelkit.kernels.graphs.ShortestPath`, :class:`~kernelkit.kernels.graphs.RandomWalk`)
+:class:`~kernelkit.kernels.graphs.ShortestPath`, :class:`~kernelkit.kernels.random_walk.RandomWalk`)
 take molecules directly too, through their heavy-atom graphs.
 """
 
@@ -14,12 +16,20 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import numpy as np
+import scipy.sparse as sp
 import torch
 
-from kernelkit.data.graphs import hash_combine
 from kernelkit.data.molecules import as_molecule_batch
 from kernelkit.kernels.base import Batch, Kernel
-from kernelkit.kernels.features import SparseFeatures, sparse_feature_gram
+from kernelkit.kernels.features import SparseFeatures
+from kernelkit.kernels.fingerprints import (
+    FingerprintMatrix,
+    as_fingerprint_matrix,
+    is_fingerprint_matrix,
+    minmax_csr,
+    sparse_pair,
+    tanimoto_csr,
+)
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.kinds import InputKind
 from kernelkit.utils.validation import check_int
@@ -30,25 +40,22 @@ _EXAMPLE_X = ["CCO", "CCCO", "c1ccccc1O", "CC(=O)O", "CCN(CC)CC", "C1CCCCC1", "O
 _EXAMPLE_Y = ["CCOC", "c1ccccc1N", "CC(C)(C)O"]
 
 
-def _row_sq_norms(F: SparseFeatures) -> np.ndarray:
-    sq = np.zeros(len(F))
-    nz = np.diff(F.indptr) > 0
-    if len(F.values):
-        sq[nz] = np.add.reduceat(F.values**2, F.indptr[:-1][nz])
-    return sq
+def _example_matrices(*, binary: bool) -> tuple[np.ndarray, sp.csr_matrix]:
+    """A dense ``(10, 40)`` and a sparse ``(5, 40)`` fingerprint matrix (bits or counts)."""
+    rng = np.random.default_rng(0)
+    M = rng.poisson(0.4, size=(15, 40)).astype(np.float64)
+    if binary:
+        M = (M > 0).astype(np.float64)
+    return M[:10], sp.csr_matrix(M[10:])
 
 
 def tanimoto_from_features(FX: SparseFeatures, FY: SparseFeatures) -> torch.Tensor:
     r"""``<a, b> / (|a|^2 + |b|^2 - <a, b>)`` for all rows of two sparse feature batches.
 
     Items whose features are all zero get similarity 0 (also with themselves), the value of
-    the convergent series below at :math:`a = 0`.
+    the convergent series of :class:`Tanimoto` at :math:`a = 0`.
     """
-    G = sparse_feature_gram(FX, FY)
-    nx_ = torch.as_tensor(_row_sq_norms(FX))
-    ny_ = nx_ if FY is FX else torch.as_tensor(_row_sq_norms(FY))
-    den = nx_[:, None] + ny_[None, :] - G
-    return torch.where(den > 0, G / den.clamp_min(1e-300), 0.0)
+    return tanimoto_csr(*sparse_pair(FX, FY))
 
 
 class _FingerprintKernel(Kernel):
@@ -71,12 +78,20 @@ class _FingerprintKernel(Kernel):
 
     def prepare(
         self, X: Any, *, dtype: torch.dtype | None = None, reference: bool = False
-    ) -> SparseFeatures:
-        """SMILES / Mol objects / MoleculeBatch -> their fingerprints (the prepared batch)."""
+    ) -> SparseFeatures | FingerprintMatrix:
+        """The prepared batch: a fingerprint matrix as validated CSR, molecules as fingerprints.
+
+        SMILES / Mol objects / MoleculeBatch become their Morgan fingerprints
+        (:meth:`fingerprints`); a dense or ``scipy.sparse`` non-negative matrix (or tensor)
+        is taken as given, rows = items (``radius``, ``n_bits`` and ``counts`` then play no
+        part).
+        """
         if isinstance(X, SparseFeatures):
             if not len(X):
                 raise InputError("X: expected at least one molecule, got 0")
             return X
+        if is_fingerprint_matrix(X):
+            return as_fingerprint_matrix(X, name="X")
         return self.fingerprints(X)
 
     def features(self, X: Batch) -> None:
@@ -84,7 +99,8 @@ class _FingerprintKernel(Kernel):
         return None
 
     def block_diag(self, X: Batch) -> torch.Tensor:
-        return torch.as_tensor((np.diff(X.indptr) > 0).astype(np.float64))
+        nonzero = X.nonzero_rows() if isinstance(X, FingerprintMatrix) else np.diff(X.indptr) > 0
+        return torch.as_tensor(nonzero.astype(np.float64))
 
 
 class Tanimoto(_FingerprintKernel):
@@ -95,7 +111,9 @@ class Tanimoto(_FingerprintKernel):
     with :math:`a, b` the fingerprints of :math:`x, y` (Ralaivola et al. 2005, eq. 7; on bit
     vectors this is the Jaccard index :math:`|a \cap b| / |a \cup b|`, RDKit's
     ``TanimotoSimilarity``).  With ``counts=True`` it is the same formula on count vectors
-    (note: RDKit's Tanimoto on count fingerprints is :class:`MinMax` instead).
+    (note: RDKit's Tanimoto on count fingerprints is :class:`MinMax` instead).  On a
+    fingerprint matrix (dense or ``scipy.sparse``) the formula is applied to its rows, by the
+    sparse product :math:`A B^\top` (:func:`~kernelkit.kernels.fingerprints.tanimoto_csr`).
 
     Positive definite (Gower 1971 for bits; in general): with :math:`s = \langle a, b\rangle`
     and :math:`c = \|a\|^2 + \|b\|^2`, :math:`k = \sum_{n \ge 1} (s / c)^n` where
@@ -118,7 +136,7 @@ class Tanimoto(_FingerprintKernel):
         self._init_fp(radius, n_bits, counts)
 
     def block(self, X: Batch, Y: Batch) -> torch.Tensor:
-        return tanimoto_from_features(X, Y)
+        return tanimoto_csr(*sparse_pair(X, Y))
 
     @classmethod
     def _check_example(cls) -> list[tuple[Kernel, Any, Any]]:
@@ -126,26 +144,8 @@ class Tanimoto(_FingerprintKernel):
             (cls(), _EXAMPLE_X, _EXAMPLE_Y),
             (cls(1, 512, counts=True), _EXAMPLE_X, _EXAMPLE_Y),
             (cls(3, None), _EXAMPLE_X, _EXAMPLE_Y),
+            (cls(), *_example_matrices(binary=True)),
         ]
-
-
-def unary_expansion(F: SparseFeatures) -> SparseFeatures:
-    r"""Binary features ``[a_k >= t]`` for ``t = 1..a_k`` of non-negative integer counts.
-
-    :math:`\sum_k \min(a_k, b_k) = \langle u(a), u(b)\rangle`, which makes the MinMax kernel a
-    Tanimoto kernel of :math:`u(a)` (Ralaivola et al. 2005, section 2.3).
-    """
-    counts = np.rint(F.values).astype(np.int64)
-    if (counts < 0).any() or not np.allclose(counts, F.values):
-        raise InputError("X: MinMax needs non-negative integer counts")
-    rows = np.repeat(np.arange(len(F)), np.diff(F.indptr))
-    rep = np.repeat(np.arange(len(counts)), counts)
-    level = np.arange(len(rep)) - np.repeat(np.cumsum(counts) - counts, counts) + 1
-    keys = hash_combine(F.keys[rep], level).view(np.int64)
-    g = rows[rep]
-    order = np.lexsort((keys, g))
-    indptr = np.searchsorted(g[order], np.arange(len(F) + 1)).astype(np.int64)
-    return SparseFeatures(indptr, keys[order], np.ones(len(order)))
 
 
 class MinMax(_FingerprintKernel):
@@ -155,10 +155,14 @@ class MinMax(_FingerprintKernel):
 
     (Ralaivola et al. 2005, eq. 8).  For bit fingerprints it equals :class:`Tanimoto`; on
     counts it equals RDKit's ``TanimotoSimilarity`` of count fingerprints.  Positive definite:
-    with the unary expansion :math:`u` (:func:`unary_expansion`),
+    with the weighted level expansion :math:`u` (levels of
+    :func:`~kernelkit.kernels.fingerprints.level_expansion` scaled by
+    :math:`\sqrt{\delta_j}`; on integer counts the unary expansion of Ralaivola et al.),
     :math:`\sum \min = \langle u(a), u(b)\rangle` and :math:`\sum \max = \|u(a)\|^2 +
     \|u(b)\|^2 - \langle u(a), u(b)\rangle`, so MinMax is the Tanimoto kernel of :math:`u`,
-    p.d. as shown in :class:`Tanimoto`.
+    p.d. as shown in :class:`Tanimoto`.  Fingerprint matrices may hold any non-negative
+    values (counts or real weights); the sparse computation is in
+    :func:`~kernelkit.kernels.fingerprints.minmax_csr`.
 
     Parameters
     ----------
@@ -175,10 +179,12 @@ class MinMax(_FingerprintKernel):
         self._init_fp(radius, n_bits, counts)
 
     def block(self, X: Batch, Y: Batch) -> torch.Tensor:
-        UX = unary_expansion(X)
-        UY = UX if Y is X else unary_expansion(Y)
-        return tanimoto_from_features(UX, UY)
+        return minmax_csr(*sparse_pair(X, Y))
 
     @classmethod
     def _check_example(cls) -> list[tuple[Kernel, Any, Any]]:
-        return [(cls(), _EXAMPLE_X, _EXAMPLE_Y), (cls(3, None), _EXAMPLE_X, _EXAMPLE_Y)]
+        return [
+            (cls(), _EXAMPLE_X, _EXAMPLE_Y),
+            (cls(3, None), _EXAMPLE_X, _EXAMPLE_Y),
+            (cls(), *_example_matrices(binary=False)),
+        ]

@@ -31,7 +31,7 @@ from kernelkit.utils.validation import check_int, check_positive
 class Linear(DotProductKernel):
     """Linear kernel ``k(x, y) = <x, y>``; its RKHS is ``{x -> w^T x}`` with norm ``||w||``.
 
-    Course part 1, section 1 (L449-480).
+    Course part 1, slide "The linear kernel".
     """
 
     def __init__(self) -> None:

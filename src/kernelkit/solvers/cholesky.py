@@ -1,14 +1,14 @@
 r"""Cholesky factorisations with one per-dtype jitter ladder, and the solves built on them.
 
 A Gram matrix is only positive *semi*-definite (duplicated points, low-rank kernels, round-off
-of order ``n eps lambda_max``, course part 1, section 1, numerical note), so
+of order ``n eps lambda_max``), so
 :func:`cholesky_factor` factorises :math:`A + (\text{shift} + j\,s) I` for the relative jitters
 ``j`` of :func:`kernelkit.utils.numerics.jitter_ladder` in turn (0 first), with the scale
 :math:`s = \mathrm{mean}\,|\mathrm{diag}\,A|` (over the whole batch), and keeps the first that
 succeeds: the factorisation reports no breakdown and its diagonal is finite.  One rule for
 every caller; the jitter used is reported.
 
-Kernel ridge regression (course part 1, section 3.1, "Kernel ridge regression") solves
+Kernel ridge regression (course part 1, slide "Kernel ridge regression (KRR)") solves
 :math:`(K + n\lambda I)\alpha = y`: :func:`cholesky_solve` with ``shift = n * lam``
 (scikit-learn's ``KernelRidge(alpha=n * lam)``).
 """
@@ -199,7 +199,8 @@ def cholesky_solve(
     r"""Solve :math:`(K + \text{shift}\, I) X = B` for a symmetric PSD ``K`` by Cholesky.
 
     For kernel ridge regression use ``shift = n * lam`` (objective
-    ``(1/n) sum (y_i - f(x_i))^2 + lam ||f||^2``, course part 1, section 3.1:
+    ``(1/n) sum (y_i - f(x_i))^2 + lam ||f||^2``, course part 1, slide "Kernel ridge regression
+    (KRR)":
     :math:`\alpha = (K + n\lambda I)^{-1} y`; scikit-learn's ``alpha = n * lam``).
 
     Parameters

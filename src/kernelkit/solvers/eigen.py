@@ -1,6 +1,6 @@
 """Top-k eigenpairs of a symmetric matrix or lazy operator (kernel PCA, spectral methods).
 
-Kernel PCA (course part 1, section 4.2, L2570-2700) needs the top eigenpairs
+Kernel PCA (course part 1, slides "Kernel Principal Component Analysis") needs the top eigenpairs
 ``(Delta_i, u_i)`` of the centred Gram; spectral clustering (section 4.4) the top eigenvectors
 of ``K``.  Several LAPACK / ARPACK routes compute the same pairs at very different costs, and
 :func:`top_eigenpairs` picks the fastest for the problem size (see its notes).
@@ -274,7 +274,7 @@ def top_eigenpairs(
 
     Notes
     -----
-    ``auto`` rule, from timings on this 2-core CPU (OpenBLAS, float64, centred Gaussian Gram of
+    ``auto`` rule, from these timings on a 2-core CPU (OpenBLAS, float64, centred Gaussian Gram of
     16-d normal data, sigma = 4; seconds, shared machine so +-30%):
 
     ======  =====  =======  ========  ========
@@ -356,9 +356,9 @@ def top_eigenpairs(
         rtol = tol if tol > 0 else float(np.finfo(np_dtype).eps) ** (2.0 / 3.0)
         iters = 200 if max_iter is None else check_int(max_iter, name="max_iter", minimum=1)
         # The big products run in torch; NumPy's small QR / eigh / orthogonalisation run on one
-        # BLAS thread.  Two thread pools (OpenBLAS and torch's OpenMP) spinning against each
-        # other on 2 cores made this solve 20x slower (18 s against 0.8 s, measured when
-        # scikit-learn's own libgomp was loaded after torch).
+        # BLAS thread: two thread pools (OpenBLAS and torch's OpenMP) spinning against each
+        # other oversubscribe the cores (a 20x slower solve on 2 cores, 18 s against 0.8 s,
+        # when scikit-learn's own libgomp is loaded after torch).
         with threadpool_limits(limits=1, user_api="blas"):
             w, V, res, n_iter, converged = _block_krylov(
                 matmat, n, k, np_dtype, tol=rtol, max_iter=iters
