@@ -55,8 +55,8 @@ KERNEL_CONSTRAINTS: dict[str, list[Any]] = {"kernel": [Kernel, str, None]}
 """Constraint of the ``kernel`` parameter (strings are checked by the kernel resolver)."""
 
 
-def check_sample_weight(sample_weight: Any, n: int, like: torch.Tensor) -> torch.Tensor | None:
-    """Square roots of non-negative sample weights as a tensor like ``like`` (None: unweighted).
+def check_sample_weight(sample_weight: Any, n: int) -> np.ndarray | None:
+    """Validated non-negative sample weights as a float64 array (None: unweighted).
 
     Raises
     ------
@@ -75,7 +75,7 @@ def check_sample_weight(sample_weight: Any, n: int, like: torch.Tensor) -> torch
             "sample_weight: expected finite non-negative weights, not all zero; got "
             f"min {w.min():.3g}, max {w.max():.3g}"
         )
-    return torch.as_tensor(np.sqrt(w), dtype=like.dtype, device=like.device)
+    return w
 
 
 def _reraise(exc: ValueError, name: str) -> InputError:

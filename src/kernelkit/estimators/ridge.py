@@ -5,6 +5,7 @@ from __future__ import annotations
 from numbers import Integral, Real
 from typing import Any, ClassVar
 
+import numpy as np
 import torch
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.metrics import r2_score
@@ -174,7 +175,8 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         Y = self._validate_y_numeric(y, len(Xb), dtype)
         K = gram(self.kernel_, Xb)
         Y = Y.to(K.device)
-        root_w = check_sample_weight(sample_weight, len(Xb), K)
+        w = check_sample_weight(sample_weight, len(Xb))
+        root_w = None if w is None else torch.as_tensor(np.sqrt(w), dtype=K.dtype, device=K.device)
         Y = _weigh(Y, root_w)
         result = kernel_ridge_coefficients(_weigh_gram_(K, root_w), Y, lam=lam, overwrite_K=True)
         del K

@@ -2,20 +2,28 @@
 
 from __future__ import annotations
 
-from typing import Any
+from numbers import Integral, Real
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.svm import SVC
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
-from kernelkit.estimators._base import KernelEstimatorMixin, take, to_numpy
+from kernelkit.estimators._base import (
+    KERNEL_CONSTRAINTS,
+    KernelEstimatorMixin,
+    check_sample_weight,
+    take,
+    to_numpy,
+)
 from kernelkit.gram import gram
 from kernelkit.kernels import Kernel
 from kernelkit.utils.errors import InputError
-from kernelkit.utils.validation import check_int, check_positive, like_input
+from kernelkit.utils.validation import like_input
 
 
 class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
@@ -35,10 +43,15 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     Prediction needs the kernel only between new points and the support vectors.
 
+    ``fit(X, y, sample_weight=w)`` multiplies the penalty of sample ``i`` by ``w_i`` (its box
+    constraint becomes ``0 <= alpha_i <= C w_i``), as ``SVC.fit(..., sample_weight=w)``.
+
     Parameters
     ----------
-    kernel : Kernel, optional
-        Any kernelkit kernel; ``None`` means ``Gaussian(sigma=1.0)``.
+    kernel : Kernel, str or None, optional
+        A kernelkit kernel, a kernel spec, a scikit-learn name (``"rbf"``, ``"poly"``,
+        ``"precomputed"``...) or ``None``: the default kernel of the input's kind (see
+        :class:`~kernelkit.estimators.KernelRidge` and :mod:`kernelkit.estimators._kernels`).
     C : float, default 1.0
         Penalty of the hinge losses, ``C > 0``.
     class_weight : dict, "balanced" or None
@@ -46,7 +59,11 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
     tol : float, default 1e-3
         Stopping tolerance of libsvm.
     max_iter : int, default -1
-        Iteration limit of libsvm; ``-1`` means none.
+        Most iterations of the optimiser (libsvm's SMO steps); ``-1`` means no limit.
+        Stopping there warns with scikit-learn's ``ConvergenceWarning``.
+    gamma, degree, coef0 : optional
+        scikit-learn's kernel parameters, used only with its kernel names (``gamma=None``:
+        ``1 / n_features``, not ``SVC``'s ``"scale"``; ``degree=None``: 3; ``coef0=None``: 1).
 
     Attributes
     ----------
@@ -68,24 +85,40 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     def __init__(
         self,
-        kernel: Kernel | None = None,
+        kernel: Kernel | str | None = None,
         C: float = 1.0,
         *,
         class_weight: Any = None,
         tol: float = 1e-3,
         max_iter: int = -1,
+        gamma: float | None = None,
+        degree: int | None = None,
+        coef0: float | None = None,
     ):
         self.kernel = kernel
         self.C = C
         self.class_weight = class_weight
         self.tol = tol
         self.max_iter = max_iter
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
 
-    def fit(self, X: Any, y: Any) -> KernelSVC:
-        """Fit the C-SVM on training data ``X`` and class labels ``y``."""
-        C = check_positive(self.C, name="C")
-        tol = check_positive(self.tol, name="tol")
-        max_iter = check_int(self.max_iter, name="max_iter", minimum=-1)
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        **KERNEL_CONSTRAINTS,
+        "C": [Interval(Real, 0, None, closed="neither")],
+        "class_weight": [dict, StrOptions({"balanced"}), None],
+        "tol": [Interval(Real, 0, None, closed="neither")],
+        "max_iter": [Interval(Integral, -1, None, closed="left")],
+        "gamma": [Interval(Real, 0, None, closed="neither"), None],
+        "degree": [Interval(Integral, 1, None, closed="left"), None],
+        "coef0": [Interval(Real, 0, None, closed="left"), None],
+    }
+
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> KernelSVC:
+        """Fit the C-SVM on training data ``X`` and class labels ``y`` (per-sample weights of
+        ``C`` in ``sample_weight``)."""
+        self._validate_params()
         Xb = self._fit_X(X)
         if y is None:
             self._check_y_length(y, len(Xb))
@@ -98,9 +131,13 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
             raise InputError(f"y: {exc}") from exc
         K = to_numpy(gram(self.kernel_, Xb)).astype(np.float64, copy=False)
         self.svc_ = SVC(
-            kernel="precomputed", C=C, class_weight=self.class_weight, tol=tol, max_iter=max_iter
+            kernel="precomputed",
+            C=self.C,
+            class_weight=self.class_weight,
+            tol=self.tol,
+            max_iter=self.max_iter,
         )
-        self.svc_.fit(K, labels)
+        self.svc_.fit(K, labels, sample_weight=check_sample_weight(sample_weight, len(Xb)))
         del K
         self.classes_ = self.svc_.classes_
         self.support_ = self.svc_.support_
