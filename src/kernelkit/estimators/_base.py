@@ -54,6 +54,26 @@ ARRAY_KINDS = (InputKind.VECTOR, InputKind.GRAM)
 KERNEL_CONSTRAINTS: dict[str, list[Any]] = {"kernel": [Kernel, str, None]}
 """Constraint of the ``kernel`` parameter (strings are checked by the kernel resolver)."""
 
+RANDOM_STATE_CONSTRAINT: list[Any] = ["random_state", np.random.Generator]
+"""``random_state``: None, an int, a ``RandomState`` or a ``Generator`` (see
+:mod:`kernelkit.utils.seeding`)."""
+
+VERBOSE_CONSTRAINT: list[Any] = ["verbose", callable]
+"""``verbose``: a non-negative int, a bool, or a callable progress report."""
+
+
+def warn_max_iter(estimator: Any, detail: str = "") -> None:
+    """Warn with :class:`~kernelkit.utils.errors.ConvergenceWarning` that ``estimator``'s
+    optimiser stopped at ``max_iter`` before its stopping test held."""
+    extra = f" ({detail})" if detail else ""
+    warnings.warn(
+        f"{type(estimator).__name__}: the optimiser stopped at max_iter={estimator.max_iter} "
+        f"iterations{extra} before its stopping test held (tol={estimator.tol}); increase "
+        "max_iter or tol",
+        errors.ConvergenceWarning,
+        stacklevel=3,
+    )
+
 
 def check_sample_weight(sample_weight: Any, n: int) -> np.ndarray | None:
     """Validated non-negative sample weights as a float64 array (None: unweighted).
@@ -169,6 +189,8 @@ class KernelEstimatorMixin:
                         delattr(self, attr)
                 if isinstance(batch, PrecomputedBatch):
                     self.n_features_in_ = batch.rows.shape[1]
+            elif isinstance(batch, PrecomputedBatch):
+                self._check_gram_columns(batch.rows)
             return batch
         if kind == "gram" and not reset:
             self._check_gram_columns(X)
