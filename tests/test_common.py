@@ -16,12 +16,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from sklearn.base import BaseEstimator, clone
 from sklearn.kernel_ridge import KernelRidge as SkKernelRidge
 from sklearn.model_selection import GridSearchCV, KFold
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
-from sklearn.utils.estimator_checks import parametrize_with_checks
+from sklearn.utils.estimator_checks import check_param_validation, parametrize_with_checks
+
+import kernelkit
 
 from kernelkit import (
     ConcatenatedKernelRegressor,
@@ -35,6 +38,7 @@ from kernelkit.invariance import TransformInvariance
 from kernelkit.kernels import Gaussian
 from kernelkit.testing import all_kernel_classes, check_kernel, is_abstract, kernel_examples
 from kernelkit.testing.kernels import EXTRA_EXAMPLES
+from kernelkit.utils.errors import ParameterError
 
 
 def _shift_inputs(X):
@@ -71,9 +75,8 @@ def test_extra_kernel_configurations(index):
 
 
 # ---------------------------------------------------------------------- estimators
-@parametrize_with_checks(
-    [
-        KernelRidge(),
+ESTIMATORS = [
+    KernelRidge(),
         KernelPCA(),
         KernelSVC(),
         KernelAutoencoder(dims=(2,), max_iter=5),
@@ -88,10 +91,74 @@ def test_extra_kernel_configurations(index):
             )
             for reading in ("transforms", "sum_of_max")
         ),
-    ],
-)
+]
+"""Every estimator of kernelkit, in the configurations the common checks run."""
+
+
+@parametrize_with_checks(ESTIMATORS)
 def test_sklearn_compatible_estimator(estimator, check, one_torch_thread):
     check(estimator)
+
+
+def test_every_estimator_is_enrolled():
+    from kernelkit import estimators
+
+    exported = {
+        name for name in dir(kernelkit) if isinstance(getattr(kernelkit, name), type)
+        and issubclass(getattr(kernelkit, name), BaseEstimator)
+    }
+    assert exported <= {type(e).__name__ for e in ESTIMATORS}, exported
+    assert estimators.KernelRidge in {type(e) for e in ESTIMATORS}
+
+
+@pytest.mark.parametrize("estimator", ESTIMATORS, ids=lambda e: type(e).__name__)
+def test_parameters_are_validated_declaratively(estimator, one_torch_thread):
+    """scikit-learn's parameter-validation check: every parameter has a constraint, and a bad
+    type or value raises ``InvalidParameterError`` with ``The 'p' parameter of E must be ...
+    Got ... instead.`` (ours: a ``ParameterError`` prefixed with the parameter's name)."""
+    check_param_validation(type(estimator).__name__, estimator)
+    bad = clone(estimator).set_params(max_iter=-7) if "max_iter" in estimator.get_params() else None
+    if bad is not None:
+        X = np.random.default_rng(0).standard_normal((12, 3))
+        with pytest.raises(ParameterError, match=r"^max_iter: The 'max_iter' parameter of .* -7"):
+            bad.fit(X, (X[:, 0] > 0).astype(int))
+
+
+def _random_estimators():
+    X = np.random.default_rng(3).standard_normal((40, 3))
+    y = np.sin(X[:, 0]) + X[:, 1]
+    return X, y, [
+        (KernelPCA(Gaussian(2.0), n_components=3, eigen_solver="arpack"), "transform"),
+        (KernelAutoencoder(dims=(2,), init="random", landmarks=15, max_iter=5), "transform"),
+        (ConcatenatedKernelRegressor(n_restarts=3, max_iter=5), "predict"),
+        (InvariantEmbedding(Gaussian(2.0), n_landmarks=10), "transform"),
+    ]
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("index", range(4))
+def test_random_state_accepts_every_form_and_reproduces(index, one_torch_thread):
+    """``random_state`` takes None, an int, a RandomState or a Generator in every estimator
+    that has one; generators in the same state (two fresh ``default_rng(0)``, or an estimator
+    and its clone) give identical fits, and a generator is consumed by use."""
+    X, y, cases = _random_estimators()
+    estimator, method = cases[index]
+
+    def run(state):
+        est = clone(estimator).set_params(random_state=state).fit(X, y)
+        return np.asarray(getattr(est, method)(X))
+
+    first = run(np.random.default_rng(0))
+    np.testing.assert_array_equal(first, run(np.random.default_rng(0)))
+    np.testing.assert_array_equal(run(np.random.RandomState(1)), run(np.random.RandomState(1)))
+    np.testing.assert_array_equal(run(5), run(5))
+    run(None)
+    template = clone(estimator).set_params(random_state=np.random.default_rng(0))
+    np.testing.assert_array_equal(first, np.asarray(getattr(clone(template).fit(X, y), method)(X)))
+    shared = np.random.default_rng(0)
+    est = clone(estimator).set_params(random_state=shared)
+    np.testing.assert_array_equal(first, np.asarray(getattr(est.fit(X, y), method)(X)))
+    assert shared.bit_generator.state != np.random.default_rng(0).bit_generator.state
 
 
 def _regression_data():
