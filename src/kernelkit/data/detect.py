@@ -17,8 +17,8 @@ from kernelkit.data.molecules import MoleculeBatch, _is_mol, _quiet_rdkit
 from kernelkit.data.strings import ALPHABETS, StringBatch
 from kernelkit.utils.kinds import InputKind
 
-SEQUENCE_CHARACTERS = frozenset("".join(ALPHABETS.values()) + "NUXBZO*-")
-"""Characters of DNA/RNA and protein sequences (upper case, with ambiguity codes, stop, gap)."""
+SEQUENCE_CHARACTERS = frozenset("".join(ALPHABETS.values()))
+"""Letters of the DNA and protein alphabets (:data:`kernelkit.data.strings.ALPHABETS`)."""
 
 
 def _items(X: Any) -> list[Any] | None:
@@ -61,7 +61,7 @@ def detect_input_kind(X: Any) -> InputKind:
       - networkx graphs: ``graph``;
       - RDKit ``Mol`` objects: ``molecule``;
       - strings: ``molecule`` when some string has a character outside the sequence
-        alphabets (:data:`SEQUENCE_CHARACTERS`: DNA, RNA and protein letters) *and* RDKit
+        alphabets (:data:`SEQUENCE_CHARACTERS`: the DNA and protein letters) *and* RDKit
         parses every string as a SMILES; ``string`` (sequences) otherwise, so a list of DNA
         or protein sequences is never read as molecules, and SMILES are read as sequences
         when RDKit is not installed.
