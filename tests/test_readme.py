@@ -15,3 +15,13 @@ def test_readme_quickstart_runs():
     exec(compile(blocks[0], str(README), "exec"), namespace)
     assert namespace["codes"].shape == (200, 2)
     assert tuple(namespace["k"](namespace["X"][:3], namespace["X"][:4]).shape) == (3, 4)
+
+
+def test_estimators_page_example_runs():
+    """docs/estimators.md: its example asserts the kernel-name mapping, the precomputed
+    equality and the default kernel of each kind."""
+    page = README.parent / "docs" / "estimators.md"
+    blocks = re.findall(r"```python\n(.*?)```", page.read_text(), re.S)
+    namespace: dict = {}
+    exec(compile(blocks[0], str(page), "exec"), namespace)
+    assert namespace["graph_model"].kernel_.n_iter == 3
