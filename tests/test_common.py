@@ -25,7 +25,6 @@ from sklearn.svm import SVC
 from sklearn.utils.estimator_checks import check_param_validation, parametrize_with_checks
 
 import kernelkit
-
 from kernelkit import (
     ConcatenatedKernelRegressor,
     InvariantEmbedding,
@@ -77,20 +76,20 @@ def test_extra_kernel_configurations(index):
 # ---------------------------------------------------------------------- estimators
 ESTIMATORS = [
     KernelRidge(),
-        KernelPCA(),
-        KernelSVC(),
-        KernelAutoencoder(dims=(2,), max_iter=5),
-        ConcatenatedKernelRegressor(n_restarts=2, max_iter=5),
-        InvariantEmbedding(),
-        InvariantEmbedding(invariances=[TransformInvariance([_shift_inputs])], aggregate="max"),
-        *(
-            InvariantEmbedding(
-                invariances=[TransformInvariance([_shift_inputs, _scale_inputs])],
-                aggregate="max",
-                reading=reading,
-            )
-            for reading in ("transforms", "sum_of_max")
-        ),
+    KernelPCA(),
+    KernelSVC(),
+    KernelAutoencoder(dims=(2,), max_iter=5),
+    ConcatenatedKernelRegressor(n_restarts=2, max_iter=5),
+    InvariantEmbedding(),
+    InvariantEmbedding(invariances=[TransformInvariance([_shift_inputs])], aggregate="max"),
+    *(
+        InvariantEmbedding(
+            invariances=[TransformInvariance([_shift_inputs, _scale_inputs])],
+            aggregate="max",
+            reading=reading,
+        )
+        for reading in ("transforms", "sum_of_max")
+    ),
 ]
 """Every estimator of kernelkit, in the configurations the common checks run."""
 
@@ -104,7 +103,9 @@ def test_every_estimator_is_enrolled():
     from kernelkit import estimators
 
     exported = {
-        name for name in dir(kernelkit) if isinstance(getattr(kernelkit, name), type)
+        name
+        for name in dir(kernelkit)
+        if isinstance(getattr(kernelkit, name), type)
         and issubclass(getattr(kernelkit, name), BaseEstimator)
     }
     assert exported <= {type(e).__name__ for e in ESTIMATORS}, exported
@@ -127,12 +128,16 @@ def test_parameters_are_validated_declaratively(estimator, one_torch_thread):
 def _random_estimators():
     X = np.random.default_rng(3).standard_normal((40, 3))
     y = np.sin(X[:, 0]) + X[:, 1]
-    return X, y, [
-        (KernelPCA(Gaussian(2.0), n_components=3, eigen_solver="arpack"), "transform"),
-        (KernelAutoencoder(dims=(2,), init="random", landmarks=15, max_iter=5), "transform"),
-        (ConcatenatedKernelRegressor(n_restarts=3, max_iter=5), "predict"),
-        (InvariantEmbedding(Gaussian(2.0), n_landmarks=10), "transform"),
-    ]
+    return (
+        X,
+        y,
+        [
+            (KernelPCA(Gaussian(2.0), n_components=3, eigen_solver="arpack"), "transform"),
+            (KernelAutoencoder(dims=(2,), init="random", landmarks=15, max_iter=5), "transform"),
+            (ConcatenatedKernelRegressor(n_restarts=3, max_iter=5), "predict"),
+            (InvariantEmbedding(Gaussian(2.0), n_landmarks=10), "transform"),
+        ],
+    )
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")

@@ -112,9 +112,9 @@ def test_negative_sigma_and_bad_kernel(cls, data):
     X, y = data
     with pytest.raises(InputError, match="sigma"):
         cls(kernel=Gaussian(1.0)).set_params(kernel__sigma=-1.0)
-    with pytest.raises(ParameterError, match="^kernel: The 'kernel' parameter"):
+    with pytest.raises(ParameterError, match=r"^kernel: The 'kernel' parameter"):
         _fit(cls, X, y, kernel=3.0)
-    with pytest.raises(KernelSpecError, match="^kernel: unknown kernel 'gausian'"):
+    with pytest.raises(KernelSpecError, match=r"^kernel: unknown kernel 'gausian'"):
         _fit(cls, X, y, kernel="gausian")
 
 

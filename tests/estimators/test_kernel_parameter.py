@@ -195,7 +195,9 @@ def test_svc_on_graphs_uses_weisfeiler_lehman():
     model = KernelSVC().fit(graphs, labels)
     assert isinstance(model.kernel_, WeisfeilerLehman)
     explicit = KernelSVC(WeisfeilerLehman()).fit(graphs, labels)
-    np.testing.assert_array_equal(model.decision_function(graphs), explicit.decision_function(graphs))
+    np.testing.assert_array_equal(
+        model.decision_function(graphs), explicit.decision_function(graphs)
+    )
 
 
 def test_structured_input_with_a_vector_kernel_is_named():
@@ -221,7 +223,7 @@ def _gram_models():
 @pytest.mark.parametrize("index", range(5))
 @pytest.mark.parametrize("extra", [3, -2])
 def test_cross_gram_width_is_checked(index, extra):
-    K, models = _gram_models()
+    _, models = _gram_models()
     model = models[index]
     rows = rbf_kernel(X[20:25], X[: 20 + extra] if extra > 0 else X[:18], gamma=0.2)
     method = model.predict if hasattr(model, "predict") else model.transform

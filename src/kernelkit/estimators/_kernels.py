@@ -101,9 +101,7 @@ def _sklearn_kernel(name: str, gamma: Any, degree: Any, coef0: Any) -> Kernel | 
         return VectorKernelRecipe(lambda X: TensorMatern(s=1.0, sigma=1.0 / _gamma(gamma, X)))
     deg = 3 if degree is None else degree
     off = 1.0 if coef0 is None else coef0
-    return VectorKernelRecipe(
-        lambda X: Polynomial(degree=deg, scale=_gamma(gamma, X), offset=off)
-    )
+    return VectorKernelRecipe(lambda X: Polynomial(degree=deg, scale=_gamma(gamma, X), offset=off))
 
 
 def _check_unused(kernel: Any, reads: tuple[str, ...], extras: dict[str, Any]) -> None:

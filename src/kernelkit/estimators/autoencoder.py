@@ -409,7 +409,9 @@ class KernelAutoencoder(
 
         def report(evaluation: int, objective: float) -> None:
             if evaluation == 1 or evaluation % step == 0:
-                print(f"{name}: evaluation {evaluation}, objective {objective:.6g}", file=sys.stderr)
+                print(
+                    f"{name}: evaluation {evaluation}, objective {objective:.6g}", file=sys.stderr
+                )
 
         return report
 

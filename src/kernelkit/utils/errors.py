@@ -45,7 +45,6 @@ class DataFileError(InputError):
         super().__init__(f"{where}: {problem}")
 
 
-
 def _sklearn_classes() -> dict[str, type]:
     """:class:`ParameterError` and :class:`ConvergenceWarning`, built on first use.
 
