@@ -124,16 +124,38 @@ def test_weighted_kernel_ridge_equals_sklearn(multi):
     np.testing.assert_allclose(unit.dual_coef_, plain.dual_coef_, rtol=1e-12)
 
 
-def test_weighted_svc_equals_sklearn():
+@pytest.mark.parametrize("zeros", [False, True])
+def test_weighted_svc_equals_sklearn(zeros):
     labels = (X[:, 0] + 0.4 * RNG.standard_normal(N) > 0).astype(int)
     w = RNG.uniform(0.1, 3.0, N)
+    if zeros:  # scikit-learn's precomputed SVC mixes up rows after dropping these
+        w[[1, 5, 6, 30]] = 0.0
     ours = KernelSVC(kernel="rbf", gamma=0.2, C=2.0).fit(X, labels, sample_weight=w)
     ref = SVC(kernel="rbf", gamma=0.2, C=2.0).fit(X, labels, sample_weight=w)
-    np.testing.assert_array_equal(ours.support_, ref.support_)
+    # scikit-learn numbers the support vectors among the rows of positive weight
+    np.testing.assert_array_equal(ours.support_, np.flatnonzero(w > 0)[ref.support_])
     np.testing.assert_allclose(ours.dual_coef_, ref.dual_coef_, atol=1e-6)
     np.testing.assert_array_equal(ours.predict(X), ref.predict(X))
     unweighted = KernelSVC(kernel="rbf", gamma=0.2, C=2.0).fit(X, labels)
     assert not np.array_equal(unweighted.support_, ours.support_)  # the weights matter here
+
+
+def test_integer_weights_are_repetitions_with_a_fixed_kernel():
+    """SVC: weight ``w_i`` equals ``w_i`` copies of row ``i``.  Ridge: the same once ``lam`` is
+    rescaled by ``n / sum(w)``, the ``(1/n)`` of the data term counting rows."""
+    w = RNG.integers(0, 4, N)
+    w[0] = 2
+    Xr, Yr = np.repeat(X, w, axis=0), np.repeat(Y, w)
+    labels, labels_r = (Y > 0).astype(int), (Yr > 0).astype(int)
+    weighted = KernelSVC(Gaussian(1.5), tol=1e-10).fit(X, labels, sample_weight=w)
+    repeated = KernelSVC(Gaussian(1.5), tol=1e-10).fit(Xr, labels_r)
+    np.testing.assert_allclose(
+        weighted.decision_function(X), repeated.decision_function(X), atol=1e-6
+    )
+    lam_r = LAM * N / w.sum()  # n * lam = n_r * lam_r: the same alpha of scikit-learn
+    ridge_w = KernelRidge(Gaussian(1.5), lam=LAM).fit(X, Y, sample_weight=w)
+    ridge_r = KernelRidge(Gaussian(1.5), lam=lam_r).fit(Xr, Yr)
+    np.testing.assert_allclose(ridge_w.predict(X), ridge_r.predict(X), rtol=1e-8, atol=1e-10)
 
 
 @pytest.mark.parametrize(

@@ -44,7 +44,8 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
     Prediction needs the kernel only between new points and the support vectors.
 
     ``fit(X, y, sample_weight=w)`` multiplies the penalty of sample ``i`` by ``w_i`` (its box
-    constraint becomes ``0 <= alpha_i <= C w_i``), as ``SVC.fit(..., sample_weight=w)``.
+    constraint becomes ``0 <= alpha_i <= C w_i``), as ``SVC.fit(..., sample_weight=w)``;
+    samples of weight 0 are left out.
 
     Parameters
     ----------
@@ -137,10 +138,17 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
             tol=self.tol,
             max_iter=self.max_iter,
         )
-        self.svc_.fit(K, labels, sample_weight=check_sample_weight(sample_weight, len(Xb)))
+        w = check_sample_weight(sample_weight, len(Xb))
+        # libsvm drops zero-weight rows, after which the row numbers of a precomputed Gram no
+        # longer match its columns: those rows are removed here, and svc_ sees the rest
+        self._fit_rows = np.arange(len(Xb)) if w is None else np.flatnonzero(w > 0)
+        if w is not None and len(self._fit_rows) < len(Xb):
+            K = K[np.ix_(self._fit_rows, self._fit_rows)]
+            labels, w = labels[self._fit_rows], w[self._fit_rows]
+        self.svc_.fit(K, labels, sample_weight=w)
         del K
         self.classes_ = self.svc_.classes_
-        self.support_ = self.svc_.support_
+        self.support_ = self._fit_rows[self.svc_.support_]
         self.n_support_ = self.svc_.n_support_
         self.dual_coef_ = self.svc_.dual_coef_
         self.intercept_ = self.svc_.intercept_
@@ -148,15 +156,14 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         return self
 
     def _test_gram(self, X: Any) -> np.ndarray:
-        """Rows ``k(x, x_j)`` of new points against all training points, filled only at the
-        support vectors (libsvm reads no other column)."""
+        """Rows ``k(x, x_j)`` of new points against the training points libsvm was given,
+        filled only at the support vectors (libsvm reads no other column)."""
         check_is_fitted(self, "svc_")
         Xb = self._predict_X(X)
-        n_train = len(self.X_fit_)
-        Kt = np.zeros((len(Xb), n_train), dtype=np.float64)
+        Kt = np.zeros((len(Xb), len(self._fit_rows)), dtype=np.float64)
         if len(self.support_):
             Ksv = gram(self.kernel_, Xb, take(self.X_fit_, self.support_))
-            Kt[:, self.support_] = to_numpy(Ksv)
+            Kt[:, self.svc_.support_] = to_numpy(Ksv)
         return Kt
 
     def decision_function(self, X: Any) -> Any:
