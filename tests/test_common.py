@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 from sklearn.base import BaseEstimator, clone
 from sklearn.kernel_ridge import KernelRidge as SkKernelRidge
 from sklearn.model_selection import GridSearchCV, KFold
@@ -37,7 +38,7 @@ from kernelkit.invariance import TransformInvariance
 from kernelkit.kernels import Gaussian
 from kernelkit.testing import all_kernel_classes, check_kernel, is_abstract, kernel_examples
 from kernelkit.testing.kernels import EXTRA_EXAMPLES
-from kernelkit.utils.errors import ParameterError
+from kernelkit.utils.errors import ConvergenceWarning, ParameterError
 
 
 def _shift_inputs(X):
@@ -250,3 +251,43 @@ def test_pipeline_kpca_then_svc_matches_sklearn():
         ours, {"kernelsvc__C": [0.1, 10.0], "kernelpca__kernel__sigma": [1.0, 2.0]}, cv=3
     )
     assert search.fit(X, y).best_score_ > 0.5
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("estimator", ESTIMATORS, ids=lambda e: type(e).__name__)
+def test_outputs_and_fitted_arrays_follow_the_input_container(estimator, one_torch_thread):
+    """NumPy in, NumPy out; torch in, torch out: predictions, 2-D transforms and the fitted
+    array attributes ending in ``_``."""
+    X = np.random.default_rng(4).standard_normal((25, 3))
+    y = (X[:, 0] > 0).astype(int)
+    for data, container in ((X, np.ndarray), (torch.as_tensor(X), torch.Tensor)):
+        est = clone(estimator).fit(data, y)
+        if hasattr(est, "transform"):
+            Z = est.transform(data)
+            assert isinstance(Z, container) and Z.ndim == 2 and Z.shape[0] == 25
+        if hasattr(est, "predict"):
+            assert isinstance(est.predict(data), container)
+        for name in ("dual_coef_", "eigenvalues_", "codes_", "certificates_"):
+            if hasattr(est, name) and not isinstance(est, KernelSVC):  # libsvm's are NumPy
+                assert isinstance(getattr(est, name), container), name
+
+
+def test_optimisers_stopped_by_max_iter_warn(one_torch_thread):
+    X = np.random.default_rng(5).standard_normal((30, 2))
+    y = np.sin(X[:, 0])
+    with pytest.warns(ConvergenceWarning, match=r"ConcatenatedKernelRegressor: .*max_iter=2 "):
+        ConcatenatedKernelRegressor(n_restarts=2, max_iter=2, tol=0.0).fit(X, y)
+    with pytest.warns(ConvergenceWarning, match=r"KernelAutoencoder: .*max_iter=3 iterations"):
+        KernelAutoencoder(dims=(2,), max_iter=3, tol=0.0).fit(X)
+
+
+def test_verbose_reports_on_stderr_only_when_asked(capsys, one_torch_thread):
+    X = np.random.default_rng(6).standard_normal((20, 2))
+    KernelAutoencoder(dims=(2,), max_iter=40, tol=1e-3).fit(X)
+    assert capsys.readouterr() == ("", "")
+    KernelAutoencoder(dims=(2,), max_iter=40, tol=1e-3, verbose=1).fit(X)
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith("KernelAutoencoder: evaluation 1, objective ")
+    seen = []
+    KernelAutoencoder(dims=(2,), max_iter=5, verbose=lambda i, v: seen.append((i, v))).fit(X)
+    assert [i for i, _ in seen] == list(range(1, len(seen) + 1)) and len(seen) >= 5
