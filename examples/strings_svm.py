@@ -58,7 +58,7 @@ def run_strings(data: SequenceDataset, kernel, grid, outer_folds: int):
 
 
 def run_precomputed(data: SequenceDataset, kernel, outer_folds: int):
-    K = gram(kernel, data.sequences).numpy()
+    K = gram(kernel, data.sequences)
     scores = cross_val_score(
         GridSearchCV(
             KernelSVC(kernel=Precomputed()),

@@ -16,13 +16,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
+from sklearn.base import BaseEstimator, clone
 from sklearn.kernel_ridge import KernelRidge as SkKernelRidge
 from sklearn.model_selection import GridSearchCV, KFold
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
-from sklearn.utils.estimator_checks import parametrize_with_checks
+from sklearn.utils.estimator_checks import check_param_validation, parametrize_with_checks
 
+import kernelkit
 from kernelkit import (
     ConcatenatedKernelRegressor,
     InvariantEmbedding,
@@ -37,6 +40,7 @@ from kernelkit.invariance import TransformInvariance
 from kernelkit.kernels import Gaussian
 from kernelkit.testing import all_kernel_classes, check_kernel, is_abstract, kernel_examples
 from kernelkit.testing.kernels import EXTRA_EXAMPLES
+from kernelkit.utils.errors import ConvergenceWarning, ParameterError
 
 
 def _shift_inputs(X):
@@ -73,30 +77,114 @@ def test_extra_kernel_configurations(index):
 
 
 # ---------------------------------------------------------------------- estimators
-@parametrize_with_checks(
-    [
-        KernelRidge(),
-        KernelPCA(),
-        KernelSVC(),
-        KernelAutoencoder(dims=(2,), max_iter=5),
-        ConcatenatedKernelRegressor(n_restarts=2, max_iter=5),
-        *(NystromFeatures(method=method) for method in ("uniform", "kmeans++", "greedy")),
-        NystromFeatures(method="kpca", rank=3),
-        RandomFourierFeatures(),
-        InvariantEmbedding(),
-        InvariantEmbedding(invariances=[TransformInvariance([_shift_inputs])], aggregate="max"),
-        *(
-            InvariantEmbedding(
-                invariances=[TransformInvariance([_shift_inputs, _scale_inputs])],
-                aggregate="max",
-                reading=reading,
-            )
-            for reading in ("transforms", "sum_of_max")
-        ),
-    ],
-)
+ESTIMATORS = [
+    KernelRidge(),
+    KernelPCA(),
+    KernelSVC(),
+    KernelAutoencoder(dims=(2,), max_iter=5),
+    ConcatenatedKernelRegressor(n_restarts=2, max_iter=5),
+    *(NystromFeatures(method=method) for method in ("uniform", "kmeans++", "greedy")),
+    NystromFeatures(method="kpca", rank=3),
+    RandomFourierFeatures(),
+    InvariantEmbedding(),
+    InvariantEmbedding(invariances=[TransformInvariance([_shift_inputs])], aggregate="max"),
+    *(
+        InvariantEmbedding(
+            invariances=[TransformInvariance([_shift_inputs, _scale_inputs])],
+            aggregate="max",
+            reading=reading,
+        )
+        for reading in ("transforms", "sum_of_max")
+    ),
+]
+"""Every estimator of kernelkit, in the configurations the common checks run."""
+
+
+def _expected_failures(estimator):
+    """Checks whose premise kernelkit's documented conventions contradict (docs/estimators.md).
+
+    ``check_sample_weight_equivalence_*`` fits integer weights against repeated rows with the
+    default kernel, whose Gaussian width is the median pairwise distance of the training rows
+    (repeating rows moves it), and for KernelRidge the ``(1/n) sum_i w_i loss_i`` convention
+    counts rows (course part 1, section 3.2), not the weight total.  With a fixed kernel both
+    equivalences are tested in ``tests/estimators/test_kernel_parameter.py``.
+    """
+    if isinstance(estimator, KernelRidge | KernelSVC):
+        reason = "median-heuristic default width; (1/n) weighted-KRR convention"
+        return {f"check_sample_weight_equivalence_on_{d}_data": reason for d in ("dense", "sparse")}
+    return {}
+
+
+@parametrize_with_checks(ESTIMATORS, expected_failed_checks=_expected_failures)
 def test_sklearn_compatible_estimator(estimator, check, one_torch_thread):
     check(estimator)
+
+
+def test_every_estimator_is_enrolled():
+    from kernelkit import estimators
+
+    exported = {
+        name
+        for name in dir(kernelkit)
+        if isinstance(getattr(kernelkit, name), type)
+        and issubclass(getattr(kernelkit, name), BaseEstimator)
+    }
+    assert exported <= {type(e).__name__ for e in ESTIMATORS}, exported
+    assert estimators.KernelRidge in {type(e) for e in ESTIMATORS}
+
+
+@pytest.mark.parametrize("estimator", ESTIMATORS, ids=lambda e: type(e).__name__)
+def test_parameters_are_validated_declaratively(estimator, one_torch_thread):
+    """scikit-learn's parameter-validation check: every parameter has a constraint, and a bad
+    type or value raises ``InvalidParameterError`` with ``The 'p' parameter of E must be ...
+    Got ... instead.`` (ours: a ``ParameterError`` prefixed with the parameter's name)."""
+    check_param_validation(type(estimator).__name__, estimator)
+    bad = clone(estimator).set_params(max_iter=-7) if "max_iter" in estimator.get_params() else None
+    if bad is not None:
+        X = np.random.default_rng(0).standard_normal((12, 3))
+        with pytest.raises(ParameterError, match=r"^max_iter: The 'max_iter' parameter of .* -7"):
+            bad.fit(X, (X[:, 0] > 0).astype(int))
+
+
+def _random_estimators():
+    X = np.random.default_rng(3).standard_normal((40, 3))
+    y = np.sin(X[:, 0]) + X[:, 1]
+    return (
+        X,
+        y,
+        [
+            (KernelPCA(Gaussian(2.0), n_components=3, eigen_solver="arpack"), "transform"),
+            (KernelAutoencoder(dims=(2,), init="random", landmarks=15, max_iter=5), "transform"),
+            (ConcatenatedKernelRegressor(n_restarts=3, max_iter=5), "predict"),
+            (InvariantEmbedding(Gaussian(2.0), n_landmarks=10), "transform"),
+        ],
+    )
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("index", range(4))
+def test_random_state_accepts_every_form_and_reproduces(index, one_torch_thread):
+    """``random_state`` takes None, an int, a RandomState or a Generator in every estimator
+    that has one; generators in the same state (two fresh ``default_rng(0)``, or an estimator
+    and its clone) give identical fits, and a generator is consumed by use."""
+    X, y, cases = _random_estimators()
+    estimator, method = cases[index]
+
+    def run(state):
+        est = clone(estimator).set_params(random_state=state).fit(X, y)
+        return np.asarray(getattr(est, method)(X))
+
+    first = run(np.random.default_rng(0))
+    np.testing.assert_array_equal(first, run(np.random.default_rng(0)))
+    np.testing.assert_array_equal(run(np.random.RandomState(1)), run(np.random.RandomState(1)))
+    np.testing.assert_array_equal(run(5), run(5))
+    run(None)
+    template = clone(estimator).set_params(random_state=np.random.default_rng(0))
+    np.testing.assert_array_equal(first, np.asarray(getattr(clone(template).fit(X, y), method)(X)))
+    shared = np.random.default_rng(0)
+    est = clone(estimator).set_params(random_state=shared)
+    np.testing.assert_array_equal(first, np.asarray(getattr(est.fit(X, y), method)(X)))
+    assert shared.bit_generator.state != np.random.default_rng(0).bit_generator.state
 
 
 def _regression_data():
@@ -176,3 +264,43 @@ def test_pipeline_kpca_then_svc_matches_sklearn():
         search.cv_results_["mean_test_score"], ref_search.cv_results_["mean_test_score"]
     )
     assert search.best_score_ == ref_search.best_score_
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("estimator", ESTIMATORS, ids=lambda e: type(e).__name__)
+def test_outputs_and_fitted_arrays_follow_the_input_container(estimator, one_torch_thread):
+    """NumPy in, NumPy out; torch in, torch out: predictions, 2-D transforms and the fitted
+    array attributes ending in ``_``."""
+    X = np.random.default_rng(4).standard_normal((25, 3))
+    y = (X[:, 0] > 0).astype(int)
+    for data, container in ((X, np.ndarray), (torch.as_tensor(X), torch.Tensor)):
+        est = clone(estimator).fit(data, y)
+        if hasattr(est, "transform"):
+            Z = est.transform(data)
+            assert isinstance(Z, container) and Z.ndim == 2 and Z.shape[0] == 25
+        if hasattr(est, "predict"):
+            assert isinstance(est.predict(data), container)
+        for name in ("dual_coef_", "eigenvalues_", "codes_", "certificates_"):
+            if hasattr(est, name) and not isinstance(est, KernelSVC):  # libsvm's are NumPy
+                assert isinstance(getattr(est, name), container), name
+
+
+def test_optimisers_stopped_by_max_iter_warn(one_torch_thread):
+    X = np.random.default_rng(5).standard_normal((30, 2))
+    y = np.sin(X[:, 0])
+    with pytest.warns(ConvergenceWarning, match=r"ConcatenatedKernelRegressor: .*max_iter=2 "):
+        ConcatenatedKernelRegressor(n_restarts=2, max_iter=2, tol=0.0).fit(X, y)
+    with pytest.warns(ConvergenceWarning, match=r"KernelAutoencoder: .*max_iter=3 iterations"):
+        KernelAutoencoder(dims=(2,), max_iter=3, tol=0.0).fit(X)
+
+
+def test_verbose_reports_on_stderr_only_when_asked(capsys, one_torch_thread):
+    X = np.random.default_rng(6).standard_normal((20, 2))
+    KernelAutoencoder(dims=(2,), max_iter=40, tol=1e-3).fit(X)
+    assert capsys.readouterr() == ("", "")
+    KernelAutoencoder(dims=(2,), max_iter=40, tol=1e-3, verbose=1).fit(X)
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith("KernelAutoencoder: evaluation 1, objective ")
+    seen = []
+    KernelAutoencoder(dims=(2,), max_iter=5, verbose=lambda i, v: seen.append((i, v))).fit(X)
+    assert [i for i, _ in seen] == list(range(1, len(seen) + 1)) and len(seen) >= 5

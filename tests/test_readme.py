@@ -84,3 +84,13 @@ def test_readme_table_generator_on_synthetic_results(tmp_path):
     assert lines == [
         ["KRR float32", "alternative", "2 s", "sk float32: 1 s", "0.50x (kernelkit slower)"]
     ]
+
+
+def test_estimators_page_example_runs():
+    """docs/estimators.md: its example asserts the kernel-name mapping, the precomputed
+    equality and the default kernel of each kind."""
+    page = README.parent / "docs" / "estimators.md"
+    blocks = re.findall(r"```python\n(.*?)```", page.read_text(), re.S)
+    namespace: dict = {}
+    exec(compile(blocks[0], str(page), "exec"), namespace)
+    assert namespace["graph_model"].kernel_.n_iter == 3

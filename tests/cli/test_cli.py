@@ -153,7 +153,7 @@ def test_training_progress_bar_and_the_saved_model(cli, tmp_path, monkeypatch):
     )
     assert res.code == 0, res.err
     assert "K2AE 2-D" in sink.getvalue() and "objective=" in sink.getvalue()
-    assert load(out / "model_2d.zip").progress is False
+    assert load(out / "model_2d.zip").verbose == 0
 
 
 @pytest.mark.parametrize(

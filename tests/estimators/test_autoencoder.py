@@ -10,7 +10,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from kernelkit.estimators.autoencoder import KernelAutoencoder
 from kernelkit.kernels import Gaussian, Linear, Precomputed, PrecomputedBatch
-from kernelkit.utils.errors import InputError, NotPSDError
+from kernelkit.utils.errors import ConvergenceWarning, InputError, NotPSDError
 
 
 @pytest.fixture(autouse=True)
@@ -43,11 +43,14 @@ def test_transform_on_training_set_returns_training_codes():
 
 def test_finite_reconstruction_error_and_inverse_transform_agree():
     X = _X()
-    ae = KernelAutoencoder(dims=(2,), max_iter=30).fit(X)
+    with pytest.warns(ConvergenceWarning, match="max_iter=30 iterations"):
+        ae = KernelAutoencoder(dims=(2,), max_iter=30).fit(X)
     rec = ae.inverse_transform(ae.transform(X))
     np.testing.assert_allclose(ae.reconstruction_error(X), ((X - rec) ** 2).sum(1), rtol=1e-10)
     assert ae.score(X) == pytest.approx(-((X - rec) ** 2).sum(1).mean())
-    assert len(ae.history_) == ae.n_iter_
+    # max_iter counts L-BFGS iterations; the history has one entry per objective evaluation
+    assert ae.history_[-1] <= ae.history_[0] and len(ae.history_) == ae.n_eval_
+    assert ae.n_iter_ == 30 and 30 <= ae.n_eval_ <= int(1.25 * 30) + 1
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])

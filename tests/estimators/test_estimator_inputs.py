@@ -6,11 +6,13 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from scipy.spatial.distance import pdist
 from sklearn.metrics.pairwise import rbf_kernel
 
 from kernelkit import KernelPCA, KernelRidge, KernelSVC
 from kernelkit.kernels import Gaussian, Precomputed
-from kernelkit.utils.errors import InputError, NotPSDError
+from kernelkit.kernels.specs import KernelSpecError
+from kernelkit.utils.errors import InputError, NotPSDError, ParameterError
 
 ESTIMATORS = [KernelRidge, KernelPCA, KernelSVC]
 
@@ -99,7 +101,8 @@ def test_precomputed_gram_checks(cls, data):
 def test_bad_hyperparameters_raise_in_fit(cls, data, param, value):
     X, y = data
     est = cls(**{param: value})  # __init__ only stores
-    with pytest.raises(InputError, match=param if param != "eigen_solver" else "method"):
+    message = rf"^{param}: The '{param}' parameter of {cls.__name__} must be .* Got .* instead"
+    with pytest.raises(ParameterError, match=message):
         _fit(cls, X, y, **{param: value})
     assert getattr(est, param) == value
 
@@ -109,8 +112,10 @@ def test_negative_sigma_and_bad_kernel(cls, data):
     X, y = data
     with pytest.raises(InputError, match="sigma"):
         cls(kernel=Gaussian(1.0)).set_params(kernel__sigma=-1.0)
-    with pytest.raises(InputError, match="kernel"):
-        _fit(cls, X, y, kernel="rbf")
+    with pytest.raises(ParameterError, match=r"^kernel: The 'kernel' parameter"):
+        _fit(cls, X, y, kernel=3.0)
+    with pytest.raises(KernelSpecError, match=r"^kernel: unknown kernel 'gausian'"):
+        _fit(cls, X, y, kernel="gausian")
 
 
 def test_n_components_larger_than_samples(data):
@@ -141,7 +146,7 @@ def test_y_nan_and_one_d_X(data):
 
 
 @pytest.mark.parametrize("cls", ESTIMATORS)
-def test_kernel_is_cloned_and_default_is_gaussian(cls, data):
+def test_kernel_is_cloned_and_default_is_median_gaussian(cls, data):
     X, y = data
     kernel = Gaussian(0.7)
     est = _fit(cls, X, y, kernel=kernel)
@@ -150,7 +155,10 @@ def test_kernel_is_cloned_and_default_is_gaussian(cls, data):
     kernel.set_params(sigma=5.0)  # later changes do not leak into the fitted model
     assert np.array_equal(_predict(est, X), before)
     default = _fit(cls, X, y)
-    assert isinstance(default.kernel_, Gaussian) and default.kernel_.sigma == 1.0
+    # the median heuristic: the median of the 190 pairwise distances (the lower middle one)
+    dists = np.sort(pdist(X))
+    assert isinstance(default.kernel_, Gaussian)
+    assert default.kernel_.sigma == pytest.approx(dists[(len(dists) - 1) // 2], rel=1e-12)
     assert default.kernel is None
     assert torch.equal(default.X_fit_, torch.as_tensor(X))
     assert default.n_features_in_ == 3

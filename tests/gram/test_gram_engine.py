@@ -18,6 +18,7 @@ from kernelkit.kernels import (
     Polynomial,
     Precomputed,
     PrecomputedBatch,
+    Spectrum,
     TensorMatern,
 )
 from kernelkit.kernels.features import SparseFeatures
@@ -75,14 +76,27 @@ def test_gaussian_matches_sklearn_rbf_float32():
     X = RNG.normal(size=(300, 16)).astype(np.float32)
     K = gram(Gaussian(sigma=2.0), X, block_size=64)
     ref = rbf_kernel(X.astype(np.float64), gamma=1.0 / 8.0)
-    assert K.dtype == torch.float32
-    assert np.abs(K.numpy() - ref).max() < 1e-5
+    assert isinstance(K, np.ndarray) and K.dtype == np.float32  # NumPy in, NumPy out
+    assert np.abs(K - ref).max() < 1e-5
 
 
 def test_dtype_argument_casts_numpy_input():
     K = gram(Gaussian(1.0), XN, dtype="float32", block_size=10)
-    assert K.dtype == torch.float32
-    assert rel_err(K.double(), Gaussian(1.0)(XN)) < 1e-5
+    assert isinstance(K, np.ndarray) and K.dtype == np.float32
+    assert rel_err(torch.as_tensor(K).double(), Gaussian(1.0)(XN)) < 1e-5
+
+
+def test_output_follows_the_input_container():
+    Xt = torch.as_tensor(XN)
+    K_np, K_t = gram(Gaussian(1.0), XN), gram(Gaussian(1.0), Xt)
+    assert isinstance(K_np, np.ndarray) and isinstance(K_t, torch.Tensor)
+    np.testing.assert_array_equal(K_np, K_t.numpy())
+    assert isinstance(gram(Gaussian(1.0), XN.tolist()), np.ndarray)
+    assert isinstance(gram(CharCount(sparse=False), WORDS), np.ndarray)  # raw structured input
+    spectrum = Spectrum(k=1)
+    K_raw, K_batch = gram(spectrum, WORDS), gram(spectrum, spectrum.prepare(WORDS))
+    assert isinstance(K_raw, np.ndarray) and isinstance(K_batch, torch.Tensor)  # prepared batch
+    np.testing.assert_array_equal(K_raw, K_batch.numpy())
 
 
 def test_diagonal_is_exact_for_nonsmooth_kernel():
@@ -134,7 +148,7 @@ class RecordingGaussian(Gaussian):
 def test_memory_budget_bounds_tiles():
     k = RecordingGaussian(1.0)
     budget = 4 * 8 * 100  # SCRATCH_FACTOR tiles of 100 float64 entries
-    K = gram(k, XN, memory_budget=budget)
+    K = gram(k, torch.as_tensor(XN), memory_budget=budget)
     assert max(k.tile_sizes) * 8 * 4 <= budget
     assert len(k.tile_sizes) > 1
     assert rel_err(K, Gaussian(1.0)(XN)) < 1e-12
@@ -147,7 +161,7 @@ def test_symmetric_case_computes_one_triangle():
 
 
 def test_progress_bar_runs(capsys):
-    K = gram(Gaussian(1.0), XN, block_size=20, progress=True)
+    K = gram(Gaussian(1.0), torch.as_tensor(XN), block_size=20, progress=True)
     assert rel_err(K, Gaussian(1.0)(XN)) < 1e-12
     assert "gram" in capsys.readouterr().err
 
@@ -209,9 +223,9 @@ def test_structured_batches(sparse):
     k = CharCount(sparse=sparse)
     brute = np.array([[sum(s.count(c) * t.count(c) for c in set(s)) for t in WORDS] for s in WORDS])
     K = gram(k, WORDS, block_size=4)
-    np.testing.assert_allclose(K.numpy(), brute)
+    np.testing.assert_allclose(K, brute)
     R = gram(k, WORDS[:5], WORDS[3:], block_size=2)
-    np.testing.assert_allclose(R.numpy(), brute[:5, 3:])
+    np.testing.assert_allclose(R, brute[:5, 3:])
 
 
 class Unsliceable:
@@ -235,4 +249,4 @@ class UnsliceableKernel(CharCount):
 
 def test_unsliceable_batch_falls_back_to_block():
     K = gram(UnsliceableKernel(), WORDS, block_size=3)
-    np.testing.assert_allclose(K.numpy(), CharCount(sparse=False).block(WORDS, WORDS).numpy())
+    np.testing.assert_allclose(K, CharCount(sparse=False).block(WORDS, WORDS).numpy())

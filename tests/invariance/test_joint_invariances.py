@@ -74,10 +74,14 @@ def test_label_logic_embedding_is_certified_and_predicts(setting, one_torch_thre
     inv = LabelLogicInvariance(implications=[(0, 2)], exclusions=[(0, 1)])
     emb = InvariantEmbedding(Gaussian(sigma=1.3), [inv], tol=1e-9)
     F = emb.fit_transform(X.numpy(), Y.numpy())
-    assert F.shape == (7, 3, emb.n_components_ * 3)
+    assert F.shape == (7, 3 * emb.n_components_ * 3) == (7, emb.get_feature_names_out().size)
     assert emb.certificates_.max() <= 1e-9
     model = LogisticRegression().fit(F.reshape(21, -1), Y.numpy().reshape(-1))
-    assert joint_scores(F, model).shape == (7, 3)
+    scores = joint_scores(F, model)
+    F3 = emb.embed(X.numpy()).features.numpy()
+    np.testing.assert_array_equal(F3.reshape(7, -1), emb.transform(X.numpy()))
+    np.testing.assert_allclose(scores, joint_scores(F3, model), rtol=1e-12)
+    assert scores.shape == (7, 3)
 
 
 def test_mixup_embedding_is_certified(setting, one_torch_thread):

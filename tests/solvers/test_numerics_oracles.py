@@ -301,7 +301,7 @@ def test_train_module_reaches_the_closed_form(optimizer):
     tol = 1e-8 if optimizer == "lbfgs" else 1e-4
     np.testing.assert_allclose(m.x.detach().numpy(), ref, atol=tol)
     assert res.best == pytest.approx(-0.5 * float(b.numpy() @ ref), abs=1e-8)
-    assert res.history[-1] >= res.best and len(res.history) == res.n_iter
+    assert res.history[-1] >= res.best and len(res.history) == res.n_eval >= res.n_iter
 
 
 def test_train_module_stops_on_a_non_finite_objective_at_the_best_state():
@@ -315,6 +315,6 @@ def test_train_module_stops_on_a_non_finite_objective_at_the_best_state():
 
     with pytest.warns(NonFiniteObjectiveWarning, match="non-finite"):
         res = train_module(m, objective, optimizer="adam", max_iter=50, lr=0.1)
-    assert res.stopped == "non_finite" and res.n_iter == 4 and np.isnan(res.history[-1])
+    assert res.stopped == "non_finite" and res.n_eval == 4 and np.isnan(res.history[-1])
     assert res.best == min(res.history[:3]) < res.history[0]
     assert float(m.objective().detach()) == pytest.approx(res.best, rel=1e-14)

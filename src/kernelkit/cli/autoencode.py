@@ -106,7 +106,7 @@ def _fit_autoencoder(
         lam=settings.lam,
         max_iter=settings.max_iter,
         random_state=settings.seed,
-        progress=report if bar is not None else False,
+        verbose=report if bar is not None else 0,
     )
     try:
         model.fit(X)
@@ -114,7 +114,7 @@ def _fit_autoencoder(
         if bar is not None:
             bar.close()
     # the progress callback is display state, not part of the model that is saved
-    return model.set_params(progress=False)
+    return model.set_params(verbose=0)
 
 
 def _downstream(

@@ -1,6 +1,7 @@
 """Typed batches of structured objects (strings, graphs, molecules) and dataset loaders."""
 
 from kernelkit.data.datasets import SequenceDataset, load_amp, load_promoter
+from kernelkit.data.detect import detect_input_kind
 from kernelkit.data.graphs import GraphBatch, as_graph_batch
 from kernelkit.data.molecule_datasets import MoleculeDataset, load_esol, load_solubility
 from kernelkit.data.molecules import MoleculeBatch, as_molecule_batch
@@ -16,6 +17,7 @@ __all__ = [
     "as_graph_batch",
     "as_molecule_batch",
     "as_string_batch",
+    "detect_input_kind",
     "load_amp",
     "load_esol",
     "load_promoter",

@@ -1,10 +1,16 @@
-"""Input handling shared by the kernel estimators: kernel, training batch, dtype, tags.
+"""Input handling shared by the kernel estimators: kernel, parameters, training batch, tags.
 
 Every estimator of :mod:`kernelkit.estimators` reads its data *through its kernel*:
 
-* ``kernel=None`` means ``Gaussian(sigma=1.0)``; the fitted kernel is ``kernel_ =
-  sklearn.base.clone(kernel)``, so later changes to the ``kernel`` parameter never leak into a
-  fitted model.
+* ``kernel`` is a kernelkit kernel, a kernel spec (``"gaussian:sigma=2"``), a scikit-learn
+  name (``"rbf"`` with ``gamma``, ``"precomputed"``...) or ``None``, the default kernel of the
+  kind of ``X`` (vectors: ``Gaussian`` with the median heuristic); see
+  :mod:`kernelkit.estimators._kernels`.  The fitted kernel is ``kernel_`` (a clone of a
+  given kernel), so later changes to the ``kernel`` parameter never leak into a fitted model.
+* Constructor parameters are validated declaratively, from the class's
+  ``_parameter_constraints`` (scikit-learn's ``sklearn.utils._param_validation``), at the
+  start of ``fit``; a bad value raises :class:`~kernelkit.utils.errors.ParameterError`
+  naming the parameter, what was expected and what came in.
 * The training data are stored as ``X_fit_ = kernel_.prepare(X, reference=True)``: a float
   tensor for vector kernels, a :class:`~kernelkit.kernels.PrecomputedBatch` for
   ``Precomputed()``, and the kernel's own batch type for structured kernels (strings,
@@ -12,11 +18,12 @@ Every estimator of :mod:`kernelkit.estimators` reads its data *through its kerne
 * Array input (vector kernels and precomputed Grams) is validated as scikit-learn does
   (``validate_data``: NaN/inf, complex, sparse, 1-D, empty input, ``n_features_in_`` and
   ``feature_names_in_``); the errors are re-raised as :class:`~kernelkit.utils.InputError`.
-  Torch tensors skip NumPy entirely and stay on their device.
+  Torch tensors skip NumPy entirely and stay on their device.  A precomputed cross-Gram must
+  have one column per training point.
 * dtype: float64 by default; float32 input (tensor or NumPy array) stays float32, so the Gram
-  matrix and the solves run in float32.  Outputs follow the container of the input
-  (:func:`kernelkit.utils.validation.like_input`): NumPy in, NumPy out; torch in, torch out on
-  the same device.
+  matrix and the solves run in float32.  Outputs and fitted array attributes follow the
+  container of the training input (:func:`kernelkit.utils.validation.like_input`): NumPy in,
+  NumPy out; torch in, torch out on the same device.
 """
 
 from __future__ import annotations
@@ -29,30 +36,66 @@ from typing import Any
 import numpy as np
 import torch
 from sklearn.base import clone
-from sklearn.utils.validation import check_array, validate_data
+from sklearn.utils._param_validation import InvalidParameterError, validate_parameter_constraints
+from sklearn.utils.validation import _check_sample_weight, check_array, validate_data
 
-from kernelkit.kernels import Gaussian, Kernel, PrecomputedBatch
+from kernelkit.estimators._kernels import VectorKernelRecipe, parameter_kind, resolve_kernel
+from kernelkit.kernels import Kernel, Linear, PrecomputedBatch
 from kernelkit.kernels.base import Batch, batch_dtype
+from kernelkit.utils import errors
 from kernelkit.utils.errors import InputError
+from kernelkit.utils.kinds import InputKind
 from kernelkit.utils.validation import to_tensor
 
-ARRAY_KINDS = ("vector", "gram")
+ARRAY_KINDS = (InputKind.VECTOR, InputKind.GRAM)
 """Input kinds given as numeric arrays (validated like scikit-learn input)."""
 
 
-def default_kernel() -> Kernel:
-    """The kernel used when ``kernel=None``: ``Gaussian(sigma=1.0)``."""
-    return Gaussian(sigma=1.0)
+KERNEL_CONSTRAINTS: dict[str, list[Any]] = {"kernel": [Kernel, str, None]}
+"""Constraint of the ``kernel`` parameter (strings are checked by the kernel resolver)."""
+
+RANDOM_STATE_CONSTRAINT: list[Any] = ["random_state", np.random.Generator]
+"""``random_state``: None, an int, a ``RandomState`` or a ``Generator`` (see
+:mod:`kernelkit.utils.seeding`)."""
+
+VERBOSE_CONSTRAINT: list[Any] = ["verbose", callable]
+"""``verbose``: a non-negative int, a bool, or a callable progress report."""
 
 
-def kernel_kind(kernel: Any) -> str:
-    """Input kind of a kernel parameter (``"vector"`` for ``None`` or a non-kernel)."""
-    if kernel is None:
-        return "vector"
+def warn_max_iter(estimator: Any, detail: str = "") -> None:
+    """Warn with :class:`~kernelkit.utils.errors.ConvergenceWarning` that ``estimator``'s
+    optimiser stopped at ``max_iter`` before its stopping test held."""
+    extra = f" ({detail})" if detail else ""
+    warnings.warn(
+        f"{type(estimator).__name__}: the optimiser stopped at max_iter={estimator.max_iter} "
+        f"iterations{extra} before its stopping test held (tol={estimator.tol}); increase "
+        "max_iter or tol",
+        errors.ConvergenceWarning,
+        stacklevel=3,
+    )
+
+
+def check_sample_weight(sample_weight: Any, n: int) -> np.ndarray | None:
+    """Validated non-negative sample weights as a float64 array (None: unweighted).
+
+    Raises
+    ------
+    InputError
+        For weights of the wrong length or shape, negative, NaN or infinite weights, or all
+        weights zero.
+    """
+    if sample_weight is None:
+        return None
     try:
-        return str(kernel.input_kind)
-    except Exception:  # an invalid kernel parameter is reported by fit, not by the tags
-        return "vector"
+        w = _check_sample_weight(to_numpy(sample_weight), np.empty((n, 0)), dtype=np.float64)
+    except ValueError as exc:
+        raise _reraise(exc, "sample_weight") from exc
+    if not np.isfinite(w).all() or (w < 0).any() or not (w > 0).any():
+        raise InputError(
+            "sample_weight: expected finite non-negative weights, not all zero; got "
+            f"min {w.min():.3g}, max {w.max():.3g}"
+        )
+    return w
 
 
 def _reraise(exc: ValueError, name: str) -> InputError:
@@ -84,27 +127,47 @@ class KernelEstimatorMixin:
     :meth:`_predict_X` in prediction methods.
     """
 
-    kernel: Kernel | None
+    kernel: Any
+    _parameter_constraints: dict[str, list[Any]]
 
-    # ------------------------------------------------------------------ kernel
-    def _fit_kernel(self) -> Kernel:
-        """Validate the ``kernel`` parameter and store its clone as ``kernel_``."""
-        kernel = self.kernel
-        if kernel is None:
-            kernel = default_kernel()
-        elif not isinstance(kernel, Kernel):
-            raise InputError(
-                f"kernel: expected a kernelkit Kernel (e.g. Gaussian(sigma=1.0)) or None, "
-                f"got {type(kernel).__name__} {kernel!r}"
-            )
-        self.kernel_ = clone(kernel)
-        return self.kernel_
+    # ------------------------------------------------------------------ parameters
+    def _validate_params(self) -> None:
+        """Check every constructor parameter against ``_parameter_constraints``.
+
+        Raises
+        ------
+        ParameterError
+            ``"NAME: The 'NAME' parameter of CLASS must be EXPECTED. Got VALUE instead."``
+        """
+        params = self.get_params(deep=False)
+        for name, constraints in self._parameter_constraints.items():
+            try:
+                validate_parameter_constraints(
+                    {name: constraints}, {name: params[name]}, caller_name=type(self).__name__
+                )
+            except InvalidParameterError as exc:
+                raise errors.ParameterError(f"{name}: {exc}") from None
+
+    def _kernel_extras(self) -> dict[str, Any]:
+        """scikit-learn's kernel parameters (``gamma``, ``degree``, ``coef0``) of the estimator."""
+        return {p: getattr(self, p, None) for p in ("gamma", "degree", "coef0")}
 
     # ------------------------------------------------------------------ X
     def _fit_X(self, X: Any) -> Batch:
-        """Validate the training input and store ``X_fit_`` (and ``n_features_in_``)."""
-        kernel = self._fit_kernel()
-        self.X_fit_ = self._prepare(kernel, X, reset=True)
+        """Resolve ``kernel_``, validate the training input and store ``X_fit_``.
+
+        A vector kernel whose hyperparameters come from the data (the median heuristic, a
+        default ``gamma``) is built on the validated training tensor.
+        """
+        if X is None:
+            raise InputError("X: expected data, got None")
+        kernel = resolve_kernel(self.kernel, X, **self._kernel_extras())
+        if isinstance(kernel, VectorKernelRecipe):
+            self.X_fit_ = self._prepare(Linear(), X, reset=True)
+            self.kernel_ = kernel.build(self.X_fit_)
+        else:
+            self.kernel_ = clone(kernel)
+            self.X_fit_ = self._prepare(self.kernel_, X, reset=True)
         return self.X_fit_
 
     def _predict_X(self, X: Any) -> Batch:
@@ -126,6 +189,8 @@ class KernelEstimatorMixin:
                         delattr(self, attr)
                 if isinstance(batch, PrecomputedBatch):
                     self.n_features_in_ = batch.rows.shape[1]
+            elif isinstance(batch, PrecomputedBatch):
+                self._check_gram_columns(batch.rows)
             return batch
         if kind == "gram" and not reset:
             self._check_gram_columns(X)
@@ -212,8 +277,8 @@ class KernelEstimatorMixin:
     # ------------------------------------------------------------------ tags
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()  # type: ignore[misc]
-        kind = kernel_kind(self.kernel)
-        tags.input_tags.pairwise = kind == "gram"
+        kind = parameter_kind(self.kernel)
+        tags.input_tags.pairwise = kind == InputKind.GRAM
         if kind not in ARRAY_KINDS:
             tags.input_tags.two_d_array = False
             tags.input_tags.string = kind in ("string", "molecule", "any")

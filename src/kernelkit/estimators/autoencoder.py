@@ -7,15 +7,25 @@ graphs, molecules, ... or ``Precomputed()``), with the engine of :mod:`kernelkit
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+import sys
+from collections.abc import Callable, Sequence
+from numbers import Integral, Real
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from kernelkit.estimators._base import KernelEstimatorMixin, result_dtype
+from kernelkit.data import detect_input_kind
+from kernelkit.estimators._base import (
+    RANDOM_STATE_CONSTRAINT,
+    VERBOSE_CONSTRAINT,
+    KernelEstimatorMixin,
+    result_dtype,
+    warn_max_iter,
+)
 from kernelkit.gram.nystrom import cholesky_basis, kmeanspp_centres, take, uniform_centres
 from kernelkit.kernels import FeatureSpaceGaussian, Gaussian, Kernel, Linear
 from kernelkit.kernels.base import Batch
@@ -27,6 +37,8 @@ from kernelkit.models import (
     train_alternating,
 )
 from kernelkit.utils.errors import InputError
+from kernelkit.utils.kinds import InputKind
+from kernelkit.utils.seeding import RandomStateLike, as_seed
 from kernelkit.utils.validation import check_int, check_positive, like_input, to_tensor
 
 __all__ = ["KernelAutoencoder"]
@@ -62,8 +74,12 @@ class KernelAutoencoder(
         directly, or for a K2AE on the feature space of ``input_kernel`` through ``K_in``
         (``Linear()``: the first layer's Gram is ``K_in``; ``Gaussian(sigma)``:
         ``exp(-d_in(x, y)^2 / (2 sigma^2))`` with the RKHS distance ``d_in``).
-    input_kernel : Kernel, optional
-        ``None`` for vectors (finite KAE); a kernel or ``Precomputed()`` for the K2AE.
+    input_kernel : Kernel, str or None, optional
+        A kernel, kernel spec or scikit-learn name (``"precomputed"``: ``X`` is the Gram
+        matrix) for the K2AE.  ``None``: a finite KAE on vectors, and on any other kind of
+        input (sequences, molecules, graphs, detected by
+        :func:`kernelkit.data.detect_input_kind`) the K2AE with that kind's default kernel
+        (``Spectrum(k=3)``, ``Tanimoto()``, ``WeisfeilerLehman()``).
     lam : float or sequence of L floats
         ``lam_l >= 0``; the last one must be ``> 0`` unless the last kernel is ``Linear()``.
     operators : sequence of L-1 PSD matrices, optional
@@ -80,7 +96,10 @@ class KernelAutoencoder(
     optimizer : {"lbfgs", "adam"}
         Full-batch L-BFGS (default) or Adam (rate ``lr``).
     max_iter : int
-        Objective evaluations (L-BFGS) or steps (Adam, alternating).
+        Most iterations of the optimiser: L-BFGS iterations (each takes one or more objective
+        evaluations in its line search; at most ``1.25 max_iter + 1`` evaluations in all),
+        Adam steps or alternating epochs.  Stopping there warns with
+        :class:`kernelkit.utils.errors.ConvergenceWarning`.
     tol : float
         Relative tolerance on the change of the objective.
     lr : float
@@ -96,10 +115,14 @@ class KernelAutoencoder(
     landmark_method : {"random", "kmeans"}
         Uniform sample, or k-means++ seeding (D^2 sampling) in the first layer's input
         feature space (landmarks stay data points, so Gram-only input works).
-    random_state : int, optional
-        Seed of random initialisation and landmark choice.
-    progress : bool
-        Print a progress bar.
+    random_state : int, RandomState, Generator or None
+        Seed of the random initialisation and of the landmark choice (``None``: seed 0 for
+        the initialisation, fresh entropy for landmarks).  A generator is consumed; fits from
+        generators in the same state are identical (see :mod:`kernelkit.utils.seeding`).
+    verbose : int, bool or callable
+        ``0``: silent.  ``>= 1``: one line per 5% of ``max_iter`` on stderr (objective
+        evaluation count and value).  A callable ``report(evaluation, objective)`` is called
+        at every evaluation instead (the command line's progress bar).
 
     Attributes
     ----------
@@ -114,7 +137,9 @@ class KernelAutoencoder(
     objective_ : float
         Final (best) objective.
     n_iter_ : int
-        Evaluations or steps used.
+        Iterations used (``<= max_iter``; see ``max_iter``).
+    n_eval_ : int
+        Objective evaluations used.
     landmark_indices_ : ndarray or None
         Indices of the landmarks among the training points.
     """
@@ -137,8 +162,8 @@ class KernelAutoencoder(
         init: str = "kpca",
         landmarks: int | None = None,
         landmark_method: str = "random",
-        random_state: int | None = None,
-        progress: bool = False,
+        random_state: RandomStateLike = None,
+        verbose: int | bool | Callable[[int, float], None] = 0,
     ):
         self.dims = dims
         self.kernels = kernels
@@ -156,7 +181,27 @@ class KernelAutoencoder(
         self.landmarks = landmarks
         self.landmark_method = landmark_method
         self.random_state = random_state
-        self.progress = progress
+        self.verbose = verbose
+
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        "dims": [Interval(Integral, 1, None, closed="left"), list, tuple],
+        "kernels": [Kernel, list, tuple, None],
+        "input_kernel": [Kernel, str, None],
+        "lam": [Interval(Real, 0, None, closed="left"), list, tuple],
+        "operators": [list, tuple, None],
+        "code_layer": [Interval(Integral, 0, None, closed="left"), None],
+        "closed_form": ["boolean"],
+        "algorithm": [StrOptions({"joint", "alternating"})],
+        "optimizer": [StrOptions({"lbfgs", "adam"})],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "lr": [Interval(Real, 0, None, closed="neither")],
+        "init": [StrOptions({"kpca", "random"})],
+        "landmarks": [Interval(Integral, 1, None, closed="left"), None],
+        "landmark_method": [StrOptions({"random", "kmeans"})],
+        "random_state": RANDOM_STATE_CONSTRAINT,
+        "verbose": VERBOSE_CONSTRAINT,
+    }
 
     # the input handling of KernelEstimatorMixin reads ``kernel``
     @property
@@ -197,24 +242,7 @@ class KernelAutoencoder(
                 f"non-linear kernel ({type(last).__name__ if last else 'default Gaussian'}); "
                 "lam = 0 is allowed with a Linear() last kernel (ridgeless projection)"
             )
-        for name, value, options in (
-            ("algorithm", self.algorithm, ("joint", "alternating")),
-            ("optimizer", self.optimizer, ("lbfgs", "adam")),
-            ("init", self.init, ("kpca", "random")),
-            ("landmark_method", self.landmark_method, ("random", "kmeans")),
-        ):
-            if value not in options:
-                raise InputError(f"{name}: expected one of {options}, got {value!r}")
-        check_int(self.max_iter, name="max_iter", minimum=1)
-        check_positive(self.tol, name="tol", strict=False)
-        check_positive(self.lr, name="lr")
-        if self.input_kernel is not None and not self.closed_form:
-            raise InputError(
-                "closed_form: a K2AE (input_kernel set) has an infinite-dimensional last layer, "
-                "which exists only in closed form; got closed_form=False"
-            )
         if self.code_layer is not None:
-            check_int(self.code_layer, name="code_layer", minimum=0)
             if self.code_layer >= len(dims):
                 raise InputError(
                     f"code_layer: expected an index in dims (< {len(dims)}), got {self.code_layer}"
@@ -224,7 +252,7 @@ class KernelAutoencoder(
     # ------------------------------------------------------------------ first layer
     def _first_kernel(self, spec: Kernel | None, Xb: Batch, ref: Batch) -> Kernel:
         """The first layer's kernel on the raw input (vectors or the input kernel's space)."""
-        if self.input_kernel is None:
+        if self.input_kernel_ is None:
             if spec is None:
                 return Gaussian(sigma=median_sigma(ref))
             return spec
@@ -263,11 +291,14 @@ class KernelAutoencoder(
     # ------------------------------------------------------------------ fit
     def fit(self, X: Any, y: Any = None) -> KernelAutoencoder:
         """Fit the autoencoder on ``X`` (vectors, or anything ``input_kernel`` takes)."""
+        self._validate_params()
         dims, lams, kerns = self._check_params()
-        if self.input_kernel is not None:
-            if not isinstance(self.input_kernel, Kernel):
+        if self.input_kernel is not None or detect_input_kind(X) is not InputKind.VECTOR:
+            if not self.closed_form:
                 raise InputError(
-                    f"input_kernel: expected a kernelkit Kernel or None, got {self.input_kernel!r}"
+                    "closed_form: a K2AE (input_kernel set, or input that is not vectors) has "
+                    "an infinite-dimensional last layer, which exists only in closed form; got "
+                    "closed_form=False"
                 )
             Xb = self._fit_X(X)
             self.input_kernel_ = self.kernel_
@@ -285,7 +316,7 @@ class KernelAutoencoder(
             K1 = first.block(Xb, ref).to(dtype)
             K1_support = None if idx is None else first.block(ref, ref).to(dtype)
             targets = None
-            if self.input_kernel is None:
+            if self.input_kernel_ is None:
                 targets = Xb.to(dtype)
                 B, trace = targets, float((targets * targets).sum())
                 self.ref_basis_ = None
@@ -306,7 +337,7 @@ class KernelAutoencoder(
             operators=self.operators,
             init=self.init,
             closed_form=self.closed_form,
-            random_state=self.random_state,
+            random_state=as_seed(self.random_state),
         )
         if self.algorithm == "alternating":
             res = train_alternating(
@@ -315,7 +346,7 @@ class KernelAutoencoder(
                 max_iter=self.max_iter,
                 lr=self.lr,
                 tol=self.tol,
-                progress=self.progress,
+                progress=self._reporter(),
             )
         else:
             res = train(
@@ -325,10 +356,10 @@ class KernelAutoencoder(
                 max_iter=self.max_iter,
                 tol=self.tol,
                 lr=self.lr,
-                progress=self.progress,
+                progress=self._reporter(),
             )
-        if self.progress:
-            print()
+        if res.stopped == "max_iter":
+            warn_max_iter(self, f"{res.n_eval} objective evaluations")
         self.model_ = model
         self.kernels_ = [
             first,
@@ -337,6 +368,7 @@ class KernelAutoencoder(
         ]
         self.history_ = res.history
         self.n_iter_ = res.n_iter
+        self.n_eval_ = res.n_eval
         self.stopped_ = res.stopped
         self.head_coef_, self.supports_ = model.head_coefficients(data)
         with torch.no_grad():
@@ -351,8 +383,23 @@ class KernelAutoencoder(
         return self
 
     # ------------------------------------------------------------------ inference
+    def _reporter(self) -> Callable[[int, float], None] | bool:
+        """The progress callback of the training loop for ``verbose`` (see the class docs)."""
+        if callable(self.verbose) or not self.verbose:
+            return self.verbose if callable(self.verbose) else False
+        step = max(1, int(self.max_iter) // 20)
+        name = type(self).__name__
+
+        def report(evaluation: int, objective: float) -> None:
+            if evaluation == 1 or evaluation % step == 0:
+                print(
+                    f"{name}: evaluation {evaluation}, objective {objective:.6g}", file=sys.stderr
+                )
+
+        return report
+
     def _first_rows(self, X: Any) -> tuple[Batch, torch.Tensor]:
-        if self.input_kernel is None:
+        if self.input_kernel_ is None:
             Xb = self._prepare(Linear(), X, reset=False).to(result_dtype(self.X_fit_))
         else:
             Xb = self._predict_X(X)
@@ -379,7 +426,7 @@ class KernelAutoencoder(
     def inverse_transform(self, X: Any) -> Any:
         """Reconstructions in the input space from codes (finite KAE only)."""
         check_is_fitted(self, "model_")
-        if self.input_kernel is not None:
+        if self.input_kernel_ is not None:
             raise InputError(
                 "inverse_transform: a K2AE reconstructs in the RKHS of input_kernel, where no "
                 "pre-image is computed; use reconstruction_error(X) instead"
@@ -410,7 +457,7 @@ class KernelAutoencoder(
             Z = self._encode(K1, len(self.model_.chain))
             rows = self.model_.head_rows(Z, self.supports_[-1], self.landmark_indices_ is None)
             fit = rows @ self.head_coef_
-            if self.input_kernel is None:
+            if self.input_kernel_ is None:
                 err = ((Xb - fit) ** 2).sum(1)
             else:
                 base = self.input_kernel_

@@ -5,16 +5,24 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from typing import Any
+from numbers import Integral, Real
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.exceptions import DataConversionWarning
 from sklearn.metrics import r2_score
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
-from kernelkit.estimators._base import KernelEstimatorMixin, result_dtype, to_numpy
+from kernelkit.estimators._base import (
+    RANDOM_STATE_CONSTRAINT,
+    KernelEstimatorMixin,
+    result_dtype,
+    to_numpy,
+    warn_max_iter,
+)
 from kernelkit.kernels import Gaussian, Kernel, Polynomial
 from kernelkit.models.concatenated import (
     Mixture,
@@ -22,6 +30,7 @@ from kernelkit.models.concatenated import (
     fit_concatenated,
 )
 from kernelkit.utils.errors import InputError
+from kernelkit.utils.seeding import RandomStateLike, as_seed
 from kernelkit.utils.validation import check_int, check_positive, like_input
 
 __all__ = ["ConcatenatedKernelRegressor", "Mixture"]
@@ -116,20 +125,23 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
     n_restarts : int, default 64
         Random initialisations, optimised together as one batch.
     max_iter : int, default 200
-        L-BFGS iterations per restart.
+        Most L-BFGS iterations of the batched restarts (each iteration one step of every
+        restart still running, with its line search).  Reaching it warns with
+        :class:`kernelkit.utils.errors.ConvergenceWarning`.
     tol : float, default 1e-9
         Stopping tolerance (gradient max-norm and relative decrease).
     polish_iter : int, default 0
         Further strong-Wolfe L-BFGS iterations on the best restart (the KAE training loop).
     init_scale : float, default 1.0
         Root-mean-square of the initial inner images.
-    random_state : int, optional
-        Seed of the initialisations (``None``: 0, so that fits are reproducible).
+    random_state : int, RandomState, Generator or None
+        Seed of the initialisations (``None``: 0, so that fits are reproducible).  A
+        generator is consumed (one draw); see :mod:`kernelkit.utils.seeding`.
 
     Attributes
     ----------
-    dual_coef_ : torch.Tensor
-        Outer coefficients ``alpha`` (shape ``(n,)``).
+    dual_coef_ : ndarray or torch.Tensor
+        Outer coefficients ``alpha`` (shape ``(n,)``), in the container of the training input.
     objective_ : float
         Objective of the kept restart; ``restart_objectives_`` has every restart's.
     model_ : ConcatenatedModel
@@ -151,7 +163,7 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
         tol: float = 1e-9,
         polish_iter: int = 0,
         init_scale: float = 1.0,
-        random_state: int | None = None,
+        random_state: RandomStateLike = None,
     ):
         self.inner_kernel = inner_kernel
         self.outer_kernel = outer_kernel
@@ -168,6 +180,23 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
         self.init_scale = init_scale
         self.random_state = random_state
 
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        "inner_kernel": [Kernel, Mixture, list, tuple, None],
+        "outer_kernel": [Kernel, None],
+        "inner_dim": [Interval(Integral, 1, None, closed="left"), list, tuple, None],
+        "lam": [Interval(Real, 0, None, closed="left")],
+        "mu": [Interval(Real, 0, None, closed="left"), list, tuple],
+        "interpolate": ["boolean"],
+        "gamma": [Interval(Real, 0, None, closed="left")],
+        "weights": ["array-like", None],
+        "n_restarts": [Interval(Integral, 1, None, closed="left")],
+        "max_iter": [Interval(Integral, 0, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "polish_iter": [Interval(Integral, 0, None, closed="left")],
+        "init_scale": [Interval(Real, 0, None, closed="neither")],
+        "random_state": RANDOM_STATE_CONSTRAINT,
+    }
+
     @property
     def kernel(self) -> Kernel | None:  # the kernel that reads the input (input tags)
         specs = self.inner_kernel
@@ -176,6 +205,7 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
 
     def fit(self, X: Any, y: Any) -> ConcatenatedKernelRegressor:
         """Fit the inner coefficients (batched restarts) and the closed-form outer layer."""
+        self._validate_params()
         specs = [
             Mixture([clone(k) for k in s.kernels]) if isinstance(s, Mixture) else clone(s)
             for s in _layer_specs(self.inner_kernel)
@@ -190,12 +220,8 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
             check_positive(m, name="mu", strict=False)
             for m in _per_layer(self.mu, len(specs), "mu")
         ]
-        gamma = check_positive(self.gamma, name="gamma", strict=False)
-        n_restarts = check_int(self.n_restarts, name="n_restarts", minimum=1)
-        max_iter = check_int(self.max_iter, name="max_iter", minimum=0)
-        polish = check_int(self.polish_iter, name="polish_iter", minimum=0)
-        tol = check_positive(self.tol, name="tol", strict=False)
-        init_scale = check_positive(self.init_scale, name="init_scale")
+        gamma, n_restarts, max_iter = float(self.gamma), int(self.n_restarts), int(self.max_iter)
+        polish, tol, init_scale = int(self.polish_iter), float(self.tol), float(self.init_scale)
         first = specs[0].kernels[0] if isinstance(specs[0], Mixture) else specs[0]
         self.kernel_ = first
         Xb = self._prepare(first, X, reset=True)
@@ -243,13 +269,16 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
             weights=weights,
             n_restarts=n_restarts,
             init_scale=init_scale,
-            random_state=self.random_state,
+            random_state=as_seed(self.random_state),
         )
         best, res = fit_concatenated(model, data, max_iter=max_iter, tol=tol, polish_iter=polish)
+        if max_iter > 0 and res.n_iter >= max_iter:
+            warn_max_iter(self, f"{res.n_eval} batched objective evaluations")
         alpha, supports = model.outer_fit(data)
         self.model_ = model
         self.supports_ = supports
-        self.dual_coef_ = alpha
+        self._alpha = alpha
+        self.dual_coef_ = like_input(alpha, X)
         self.best_restart_ = best
         self.restart_objectives_ = to_numpy(res.values)
         with torch.no_grad():
@@ -271,7 +300,7 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
         """``f(g(x)) = sum_i alpha_i k(g(x_i), g(x))``."""
         Z = self._inner(X)
         with torch.no_grad():
-            pred = self.model_.outer_kernel.block(Z, self.supports_[-1]) @ self.dual_coef_
+            pred = self.model_.outer_kernel.block(Z, self.supports_[-1]) @ self._alpha
         return like_input(pred, X)
 
     def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:

@@ -9,17 +9,23 @@ kernel learning").  The maps are :mod:`kernelkit.gram.nystrom` and
 
 from __future__ import annotations
 
-from typing import Any
+from numbers import Integral, Real
+from typing import Any, ClassVar
 
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from kernelkit.estimators._base import KernelEstimatorMixin, default_kernel, result_dtype
+from kernelkit.estimators._base import (
+    KERNEL_CONSTRAINTS,
+    RANDOM_STATE_CONSTRAINT,
+    KernelEstimatorMixin,
+    result_dtype,
+)
 from kernelkit.gram.nystrom import METHODS, nystrom_map
 from kernelkit.gram.random_features import check_spectral_kernel, random_fourier_map
 from kernelkit.kernels import Kernel
-from kernelkit.utils.errors import InputError
-from kernelkit.utils.validation import check_int, like_input
+from kernelkit.utils.validation import like_input
 
 __all__ = ["NystromFeatures", "RandomFourierFeatures"]
 
@@ -56,7 +62,8 @@ class NystromFeatures(_FeatureMapMixin, KernelEstimatorMixin, BaseEstimator):
     Parameters
     ----------
     kernel : Kernel, optional
-        Any kernelkit kernel; ``None`` means ``Gaussian(sigma=1.0)``.
+        Any kernelkit kernel or kernel name (see :mod:`kernelkit.estimators`); ``None`` means
+        the default kernel of the input kind (median-heuristic Gaussian for vectors).
     n_components : int, default 100
         Number of centres ``m`` (capped at the number of training samples).
     method : {"uniform", "kmeans++", "greedy", "kpca"}
@@ -101,11 +108,18 @@ class NystromFeatures(_FeatureMapMixin, KernelEstimatorMixin, BaseEstimator):
         self.jitter = jitter
         self.random_state = random_state
 
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        **KERNEL_CONSTRAINTS,
+        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "method": [StrOptions(set(METHODS))],
+        "rank": [Interval(Integral, 1, None, closed="left"), None],
+        "jitter": [Interval(Real, 0, None, closed="left"), None],
+        "random_state": RANDOM_STATE_CONSTRAINT,
+    }
+
     def fit(self, X: Any, y: Any = None) -> NystromFeatures:
         """Choose the centres among the rows of ``X`` and factor their Gram (``y`` ignored)."""
-        check_int(self.n_components, name="n_components", minimum=1)
-        if self.method not in METHODS:
-            raise InputError(f"method: expected one of {METHODS}, got {self.method!r}")
+        self._validate_params()
         Xb = self._fit_X(X)
         self.map_ = nystrom_map(
             self.kernel_,
@@ -133,7 +147,8 @@ class RandomFourierFeatures(_FeatureMapMixin, KernelEstimatorMixin, BaseEstimato
     Parameters
     ----------
     kernel : Gaussian, Laplacian or Matern, optional
-        ``None`` means ``Gaussian(sigma=1.0)``; any other kernel is refused.
+        ``None`` means a Gaussian with the median-heuristic width (as every estimator);
+        any other kernel is refused.
     n_components : int, default 100
         Number of features ``p``.
     random_state : None, int, RandomState or Generator
@@ -147,6 +162,12 @@ class RandomFourierFeatures(_FeatureMapMixin, KernelEstimatorMixin, BaseEstimato
         ``p``.
     """
 
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        **KERNEL_CONSTRAINTS,
+        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "random_state": RANDOM_STATE_CONSTRAINT,
+    }
+
     def __init__(
         self, kernel: Kernel | None = None, n_components: int = 100, *, random_state: Any = None
     ):
@@ -156,11 +177,12 @@ class RandomFourierFeatures(_FeatureMapMixin, KernelEstimatorMixin, BaseEstimato
 
     def fit(self, X: Any, y: Any = None) -> RandomFourierFeatures:
         """Draw the frequencies for the dimension of ``X`` (``y`` is ignored)."""
-        p = check_int(self.n_components, name="n_components", minimum=1)
-        kernel = default_kernel() if self.kernel is None else self.kernel
-        if isinstance(kernel, Kernel):
-            check_spectral_kernel(kernel)
+        self._validate_params()
+        p = int(self.n_components)
+        if isinstance(self.kernel, Kernel):
+            check_spectral_kernel(self.kernel)
         Xb = self._fit_X(X)
+        check_spectral_kernel(self.kernel_)
         self.map_ = random_fourier_map(
             self.kernel_,
             Xb.shape[1],

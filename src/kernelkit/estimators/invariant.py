@@ -8,14 +8,21 @@ per point; the maths is in :mod:`kernelkit.invariance` and :mod:`kernelkit.model
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from numbers import Integral, Real
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from kernelkit.estimators._base import KernelEstimatorMixin, to_numpy
+from kernelkit.estimators._base import (
+    KERNEL_CONSTRAINTS,
+    RANDOM_STATE_CONSTRAINT,
+    KernelEstimatorMixin,
+    to_numpy,
+)
 from kernelkit.gram.nystrom import nystrom_basis, uniform_centres
 from kernelkit.invariance import (
     AGGREGATES,
@@ -27,7 +34,8 @@ from kernelkit.invariance import (
 )
 from kernelkit.kernels import Kernel
 from kernelkit.utils.errors import InputError
-from kernelkit.utils.validation import check_int, check_positive, like_input
+from kernelkit.utils.seeding import RandomStateLike
+from kernelkit.utils.validation import like_input
 
 
 class InvariantEmbedding(
@@ -51,8 +59,10 @@ class InvariantEmbedding(
 
     Parameters
     ----------
-    kernel : Kernel, optional
-        Base kernel on vector input; ``None`` means ``Gaussian(sigma=1.0)``.
+    kernel : Kernel, str or None, optional
+        Base kernel on vector input: a kernel, a kernel spec or a scikit-learn name
+        (``"rbf"`` is ``Gaussian(sigma=sqrt(n_features / 2))``); ``None`` means
+        ``Gaussian(sigma)`` with the median heuristic on the training vectors.
     invariances : sequence of Invariance
         Builders of :mod:`kernelkit.invariance`; empty means ``R = 0`` (plain Nyström).
     n_landmarks : int, optional
@@ -67,11 +77,15 @@ class InvariantEmbedding(
     tol : float
         Target relative duality gap of each embedded point.
     max_iter : int
-        Iteration limit of the polar solver (a warning is issued when ``tol`` is missed).
+        Most iterations of the polar solver per point (working-set rounds of ``embed_max``,
+        Newton steps of ``embed_block_max``); stopping there with a gap above ``tol`` warns
+        with :class:`~kernelkit.models.sip_polar.EmbeddingConvergenceWarning`, a
+        :class:`kernelkit.utils.errors.ConvergenceWarning`.
     jitter : float, optional
         Relative eigenvalue floor of ``K_z`` (:func:`kernelkit.gram.nystrom.nystrom_basis`).
-    random_state : int, Generator or None
-        Seed of the landmark draw.
+    random_state : int, RandomState, Generator or None
+        Seed of the landmark draw (a generator is consumed; see
+        :mod:`kernelkit.utils.seeding`).
 
     Attributes
     ----------
@@ -93,7 +107,7 @@ class InvariantEmbedding(
 
     def __init__(
         self,
-        kernel: Kernel | None = None,
+        kernel: Kernel | str | None = None,
         invariances: Sequence[Invariance] = (),
         *,
         n_landmarks: int | None = None,
@@ -103,7 +117,7 @@ class InvariantEmbedding(
         tol: float = 1e-8,
         max_iter: int = 100,
         jitter: float | None = None,
-        random_state: Any = None,
+        random_state: RandomStateLike = None,
     ):
         self.kernel = kernel
         self.invariances = invariances
@@ -116,15 +130,22 @@ class InvariantEmbedding(
         self.jitter = jitter
         self.random_state = random_state
 
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        **KERNEL_CONSTRAINTS,
+        "invariances": [list, tuple, None],
+        "n_landmarks": [Interval(Integral, 1, None, closed="left"), None],
+        "aggregate": [StrOptions(set(AGGREGATES))],
+        "reading": [StrOptions(set(READINGS))],
+        "strength": [Interval(Real, 0, None, closed="neither")],
+        "tol": [Interval(Real, 0, None, closed="neither")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "jitter": [Interval(Real, 0, None, closed="left"), None],
+        "random_state": RANDOM_STATE_CONSTRAINT,
+    }
+
     # ------------------------------------------------------------------ fit
     def _check_params(self) -> list[Invariance]:
-        if self.aggregate not in AGGREGATES:
-            raise InputError(f"aggregate: expected one of {AGGREGATES}, got {self.aggregate!r}")
-        if self.reading not in READINGS:
-            raise InputError(f"reading: expected one of {READINGS}, got {self.reading!r}")
-        check_positive(self.strength, name="strength")
-        check_positive(self.tol, name="tol")
-        check_int(self.max_iter, name="max_iter")
+        self._validate_params()
         invariances = list(self.invariances) if self.invariances is not None else []
         for i, inv in enumerate(invariances):
             if not isinstance(inv, Invariance):
@@ -143,8 +164,9 @@ class InvariantEmbedding(
         return self
 
     def fit_transform(self, X: Any, y: Any = None, **fit_params: Any) -> Any:
-        """Fit and return the features of the training points."""
-        return like_input(self._fit(X, y).features, X)
+        """Fit and return the features of the training points (as :meth:`transform`)."""
+        features = self._fit(X, y).features
+        return like_input(features.reshape(features.shape[0], -1), X)
 
     def _fit(self, X: Any, y: Any) -> InvariantFeatures:
         invariances = self._check_params()
@@ -158,7 +180,7 @@ class InvariantEmbedding(
         if self.n_landmarks is None or self.n_landmarks >= n:
             self.landmarks_ = Xb
         else:
-            size = check_int(self.n_landmarks, name="n_landmarks")
+            size = int(self.n_landmarks)
             index = uniform_centres(n, size, self.random_state)
             self.landmarks_ = Xb[torch.as_tensor(index, device=Xb.device)]
         with torch.no_grad():
@@ -218,15 +240,17 @@ class InvariantEmbedding(
         return self._embed(self._predict_X(X))
 
     def transform(self, X: Any) -> Any:
-        """Invariant features ``iota(G_x)`` of the rows of ``X`` (eq. 26).
+        """Invariant features ``iota(G_x)`` of the rows of ``X`` (eq. 26), a 2-D array.
 
-        Shape ``(n, n_components_)``; for joint invariances ``(n, n_labels_, n_components_ *
-        n_labels_)``, one representation per (x, label) (see
-        :func:`kernelkit.invariance.joint_scores`).  The certificates of these points are
-        returned by :meth:`embed`.
+        Shape ``(n, n_components_)``; for joint invariances ``(n, n_labels_ * D)`` with
+        ``D = n_components_ * n_labels_``: row ``i`` holds the ``n_labels_`` representations
+        of ``(x_i, label)`` one after the other (``embed(X).features`` has them as
+        ``(n, n_labels_, D)``; see :func:`kernelkit.invariance.joint_scores`).  The
+        certificates of these points are returned by :meth:`embed`.
         """
         check_is_fitted(self, "basis_")
-        return like_input(self._embed(self._predict_X(X)).features, X)
+        features = self._embed(self._predict_X(X)).features
+        return like_input(features.reshape(features.shape[0], -1), X)
 
     def nystrom_features(self, X: Any) -> Any:
         """The base embedding ``k~_x = K_z^{-1/2} k_z(x)`` (eqs. 20-21) of the rows of ``X``."""
@@ -251,7 +275,7 @@ class InvariantEmbedding(
 
     @property
     def _n_features_out(self) -> int:
-        return self.n_components_ * max(self.n_labels_, 1)
+        return self.n_components_ * max(self.n_labels_, 1) ** 2
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()

@@ -4,19 +4,23 @@ Analysis (PCA)")."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from numbers import Integral, Real
+from typing import Any, ClassVar
 
+import numpy as np
 import torch
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from kernelkit.estimators._base import KernelEstimatorMixin
+from kernelkit.estimators._base import KERNEL_CONSTRAINTS, KernelEstimatorMixin
 from kernelkit.gram import GramCenterer, gram
 from kernelkit.kernels import Kernel
 from kernelkit.solvers import cholesky_solve, top_eigenpairs
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.numerics import eps
-from kernelkit.utils.validation import check_int, check_positive, like_input, to_tensor
+from kernelkit.utils.seeding import RandomStateLike, as_seed
+from kernelkit.utils.validation import like_input, to_tensor
 
 
 @dataclass
@@ -41,7 +45,9 @@ class KernelPCAResult:
     alphas: torch.Tensor
 
 
-def kernel_pca(Kc: torch.Tensor, n_components: int, *, method: str = "auto") -> KernelPCAResult:
+def kernel_pca(
+    Kc: torch.Tensor, n_components: int, *, method: str = "auto", seed: int = 0
+) -> KernelPCAResult:
     r"""Kernel PCA of a *centred* Gram matrix (course part 1, slide "Kernel Principal
     Component Analysis (PCA): Summary").
 
@@ -64,9 +70,11 @@ def kernel_pca(Kc: torch.Tensor, n_components: int, *, method: str = "auto") -> 
         Number of components asked for (``<= n``).
     method : str
         Eigensolver of :func:`kernelkit.solvers.top_eigenpairs`.
+    seed : int
+        Seed of the iterative eigensolvers' random start.
     """
     n = Kc.shape[0]
-    eig = top_eigenpairs(Kc, n_components, method=method, largest=True)
+    eig = top_eigenpairs(Kc, n_components, method=method, largest=True, seed=seed)
     values, vectors = eig.values, eig.vectors
     top = float(values[0]) if values.numel() else 0.0
     keep = values > max(n, 1) * eps(values.dtype) * max(top, 0.0)
@@ -107,10 +115,11 @@ class KernelPCA(
 
     Parameters
     ----------
-    kernel : Kernel, optional
-        Any kernelkit kernel; ``None`` means ``Gaussian(sigma=1.0)``.  ``Precomputed()``
-        takes the training Gram in ``fit`` and Gram rows against the training points in
-        ``transform``.
+    kernel : Kernel, str or None, optional
+        A kernelkit kernel, a kernel spec, a scikit-learn name (``"rbf"``, ``"poly"``,
+        ``"precomputed"``...) or ``None``: the default kernel of the input's kind (see
+        :mod:`kernelkit.estimators._kernels`).  ``Precomputed()`` takes the training Gram in
+        ``fit`` and Gram rows against the training points in ``transform``.
     n_components : int, default 2
         Number of components (at most the number of training samples).  Fewer are kept when
         the centred Gram has fewer positive eigenvalues (at most ``rank(K_c) <= n - 1``).
@@ -125,8 +134,12 @@ class KernelPCA(
     inverse_lam : float, default 1.0
         Ridge ``lam >= 0`` of the pre-image map, in the ``(1/n) sum loss + lam ||g||^2``
         convention: scikit-learn's ``alpha`` is ``n * inverse_lam``.
-    random_state : int, Generator or None
-        Kept for API parity with scikit-learn; the eigensolvers used are deterministic.
+    random_state : int, RandomState, Generator or None
+        Seed of the random start of the iterative eigensolvers (``"arpack"``, ``"block"``;
+        ``"full"`` and ``"subset"`` are deterministic); ``None`` is seed 0, so fits are
+        reproducible.  A generator is consumed (see :mod:`kernelkit.utils.seeding`).
+    gamma, degree, coef0 : optional
+        scikit-learn's kernel parameters, used only with its kernel names.
 
     Attributes
     ----------
@@ -145,13 +158,16 @@ class KernelPCA(
 
     def __init__(
         self,
-        kernel: Kernel | None = None,
+        kernel: Kernel | str | None = None,
         n_components: int = 2,
         *,
         eigen_solver: str = "auto",
         fit_inverse_transform: bool = False,
         inverse_lam: float = 1.0,
-        random_state: Any = None,
+        random_state: RandomStateLike = None,
+        gamma: float | None = None,
+        degree: int | None = None,
+        coef0: float | None = None,
     ):
         self.kernel = kernel
         self.n_components = n_components
@@ -159,15 +175,26 @@ class KernelPCA(
         self.fit_inverse_transform = fit_inverse_transform
         self.inverse_lam = inverse_lam
         self.random_state = random_state
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        **KERNEL_CONSTRAINTS,
+        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "eigen_solver": [StrOptions({"auto", "full", "subset", "arpack", "block"})],
+        "fit_inverse_transform": ["boolean"],
+        "inverse_lam": [Interval(Real, 0, None, closed="left")],
+        "random_state": ["random_state", np.random.Generator],
+        "gamma": [Interval(Real, 0, None, closed="neither"), None],
+        "degree": [Interval(Integral, 1, None, closed="left"), None],
+        "coef0": [Interval(Real, 0, None, closed="left"), None],
+    }
 
     # ------------------------------------------------------------------ fit
     def _fit(self, X: Any) -> torch.Tensor:
-        n_components = check_int(self.n_components, name="n_components", minimum=1)
-        inverse_lam = check_positive(self.inverse_lam, name="inverse_lam", strict=False)
-        if not isinstance(self.eigen_solver, str):
-            raise InputError(
-                f"eigen_solver: expected a method name such as 'auto', got {self.eigen_solver!r}"
-            )
+        self._validate_params()
+        n_components, inverse_lam = int(self.n_components), float(self.inverse_lam)
         Xb = self._fit_X(X)
         n = len(Xb)
         if n_components > n:
@@ -183,7 +210,8 @@ class KernelPCA(
         K = gram(self.kernel_, Xb)
         self.centerer_ = GramCenterer().fit(K)
         Kc = center_train_gram_(K, self.centerer_)
-        result = kernel_pca(Kc, n_components, method=self.eigen_solver)
+        seed = as_seed(self.random_state, default=0)
+        result = kernel_pca(Kc, n_components, method=self.eigen_solver, seed=seed)
         del Kc
         self._alphas = result.alphas
         self.n_components_ = int(result.eigenvalues.shape[0])

@@ -2,18 +2,27 @@
 
 from __future__ import annotations
 
-from typing import Any
+from numbers import Integral, Real
+from typing import Any, ClassVar
 
+import numpy as np
 import torch
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.metrics import r2_score
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
-from kernelkit.estimators._base import KernelEstimatorMixin, result_dtype, to_numpy
+from kernelkit.estimators._base import (
+    KERNEL_CONSTRAINTS,
+    KernelEstimatorMixin,
+    check_sample_weight,
+    result_dtype,
+    to_numpy,
+)
 from kernelkit.gram import gram
 from kernelkit.kernels import Kernel
 from kernelkit.solvers import CholeskyResult, cholesky_factor, cholesky_solve
-from kernelkit.utils.validation import check_positive, like_input
+from kernelkit.utils.validation import like_input
 
 
 def kernel_ridge_coefficients(
@@ -76,16 +85,35 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
     scikit-learn's ``KernelRidge(alpha=n * lam)``: with ``Gaussian(sigma)``, its
     ``kernel="rbf", gamma=1 / (2 sigma^2)``.
 
+    With ``sample_weight`` the data term is ``(1/n) sum_i w_i (y_i - f(x_i))^2`` (weighted
+    KRR, course part 1, section 3.2 "Weighted KRR"), whose solution is
+
+    .. math:: \alpha = W^{1/2} (W^{1/2} K W^{1/2} + n \lambda I)^{-1} W^{1/2} y,
+              \qquad W = \mathrm{diag}(w),
+
+    the stationarity condition ``W (K alpha - y) + n lam alpha = 0`` written with the symmetric
+    matrix ``W^{1/2} K W^{1/2}`` (valid for ``w_i >= 0``; a zero weight gives
+    ``alpha_i = 0``).  ``n`` is the number of samples, so this equals scikit-learn's
+    ``KernelRidge(alpha=n * lam).fit(X, y, sample_weight=w)``.
+
     Parameters
     ----------
-    kernel : Kernel, optional
-        Any kernelkit kernel; ``None`` means ``Gaussian(sigma=1.0)``.  With ``Precomputed()``
-        ``fit`` takes the training Gram and ``predict`` the Gram rows of new points against the
-        training points.  Structured kernels take their own input (strings, graphs, ...).
+    kernel : Kernel, str or None, optional
+        A kernelkit kernel, a kernel spec (``"gaussian:sigma=2"``), a scikit-learn name
+        (``"rbf"``, ``"laplacian"``, ``"poly"``, ``"linear"``, ``"cosine"``,
+        ``"precomputed"``) or ``None``: the default kernel of the input's kind (Gaussian with
+        the median heuristic for vectors, Tanimoto for molecules, ``Spectrum(k=3)`` for
+        sequences, Weisfeiler-Lehman for graphs); see :mod:`kernelkit.estimators._kernels`.
+        With ``Precomputed()`` (or ``"precomputed"``) ``fit`` takes the training Gram and
+        ``predict`` the Gram rows of new points against the training points.
     lam : float, default 1e-3
         Regularisation ``lam >= 0`` of the ``(1/n)``-normalised objective; scikit-learn's
         ``alpha`` is ``n * lam`` (its default ``alpha = 1`` is ``lam = 1/n``: 1e-3 matches it
         at n = 1000).
+    gamma, degree, coef0 : optional
+        scikit-learn's kernel parameters, used only with its kernel names: ``gamma`` of
+        ``"rbf"``, ``"laplacian"``, ``"poly"`` (``None``: ``1 / n_features``), ``degree``
+        (``None``: 3) and ``coef0`` (``None``: 1) of ``"poly"``.
 
     Attributes
     ----------
@@ -113,23 +141,47 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
     (2,)
     """
 
-    def __init__(self, kernel: Kernel | None = None, lam: float = 1e-3):
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        **KERNEL_CONSTRAINTS,
+        "lam": [Interval(Real, 0, None, closed="left")],
+        "gamma": [Interval(Real, 0, None, closed="neither"), None],
+        "degree": [Interval(Integral, 1, None, closed="left"), None],
+        "coef0": [Interval(Real, 0, None, closed="left"), None],
+    }
+
+    def __init__(
+        self,
+        kernel: Kernel | str | None = None,
+        lam: float = 1e-3,
+        *,
+        gamma: float | None = None,
+        degree: int | None = None,
+        coef0: float | None = None,
+    ):
         self.kernel = kernel
         self.lam = lam
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
 
-    def fit(self, X: Any, y: Any) -> KernelRidge:
-        """Fit ``alpha = (K + n lam I)^{-1} y`` on training data ``X`` and targets ``y``."""
-        lam = check_positive(self.lam, name="lam", strict=False)
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> KernelRidge:
+        """Fit ``alpha = (K + n lam I)^{-1} y`` (weighted: see the class docstring)."""
+        self._validate_params()
+        lam = float(self.lam)
         Xb = self._fit_X(X)
         dtype = result_dtype(Xb)
         Y = self._validate_y_numeric(y, len(Xb), dtype)
         K = gram(self.kernel_, Xb)
         Y = Y.to(K.device)
-        result = kernel_ridge_coefficients(K, Y, lam=lam, overwrite_K=True)
+        w = check_sample_weight(sample_weight, len(Xb))
+        root_w = None if w is None else torch.as_tensor(np.sqrt(w), dtype=K.dtype, device=K.device)
+        Y = _weigh(Y, root_w)
+        result = kernel_ridge_coefficients(_weigh_gram_(K, root_w), Y, lam=lam, overwrite_K=True)
         del K
         if result is None:  # not numerically PD: rebuild K and climb the jitter ladder
-            result = kernel_ridge_coefficients(gram(self.kernel_, Xb), Y, lam=lam)
-        self.dual_coef_ = like_input(result.solution, X)
+            K = _weigh_gram_(gram(self.kernel_, Xb), root_w)
+            result = kernel_ridge_coefficients(K, Y, lam=lam)
+        self.dual_coef_ = like_input(_weigh(result.solution, root_w), X)
         self.jitter_ = float(result.jitter)
         return self
 
@@ -151,6 +203,20 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         tags.target_tags.multi_output = True
         tags.target_tags.single_output = True
         return tags
+
+
+def _weigh(Y: torch.Tensor, root_w: torch.Tensor | None) -> torch.Tensor:
+    """``W^{1/2} Y`` (rows scaled by the square roots of the weights); ``Y`` when unweighted."""
+    if root_w is None:
+        return Y
+    return Y * (root_w if Y.ndim == 1 else root_w[:, None])
+
+
+def _weigh_gram_(K: torch.Tensor, root_w: torch.Tensor | None) -> torch.Tensor:
+    """``W^{1/2} K W^{1/2}`` in place; ``K`` when unweighted."""
+    if root_w is None:
+        return K
+    return K.mul_(root_w[:, None]).mul_(root_w[None, :])
 
 
 __all__ = ["KernelRidge", "kernel_ridge_coefficients"]

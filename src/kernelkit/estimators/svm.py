@@ -2,21 +2,28 @@
 
 from __future__ import annotations
 
-from typing import Any
+from numbers import Integral, Real
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.svm import SVC
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
-from kernelkit.estimators._base import KernelEstimatorMixin, to_numpy
+from kernelkit.estimators._base import (
+    KERNEL_CONSTRAINTS,
+    KernelEstimatorMixin,
+    check_sample_weight,
+    to_numpy,
+)
 from kernelkit.gram import gram
 from kernelkit.gram.nystrom import take
 from kernelkit.kernels import Kernel
 from kernelkit.utils.errors import InputError
-from kernelkit.utils.validation import check_int, check_positive, like_input
+from kernelkit.utils.validation import like_input
 
 
 class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
@@ -36,10 +43,16 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     Prediction needs the kernel only between new points and the support vectors.
 
+    ``fit(X, y, sample_weight=w)`` multiplies the penalty of sample ``i`` by ``w_i`` (its box
+    constraint becomes ``0 <= alpha_i <= C w_i``), as ``SVC.fit(..., sample_weight=w)``;
+    samples of weight 0 are left out.
+
     Parameters
     ----------
-    kernel : Kernel, optional
-        Any kernelkit kernel; ``None`` means ``Gaussian(sigma=1.0)``.
+    kernel : Kernel, str or None, optional
+        A kernelkit kernel, a kernel spec, a scikit-learn name (``"rbf"``, ``"poly"``,
+        ``"precomputed"``...) or ``None``: the default kernel of the input's kind (see
+        :class:`~kernelkit.estimators.KernelRidge` and :mod:`kernelkit.estimators._kernels`).
     C : float, default 1.0
         Penalty of the hinge losses, ``C > 0``.
     class_weight : dict, "balanced" or None
@@ -47,7 +60,11 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
     tol : float, default 1e-3
         Stopping tolerance of libsvm.
     max_iter : int, default -1
-        Iteration limit of libsvm; ``-1`` means none.
+        Most iterations of the optimiser (libsvm's SMO steps); ``-1`` means no limit.
+        Stopping there warns with scikit-learn's ``ConvergenceWarning``.
+    gamma, degree, coef0 : optional
+        scikit-learn's kernel parameters, used only with its kernel names (``gamma=None``:
+        ``1 / n_features``, not ``SVC``'s ``"scale"``; ``degree=None``: 3; ``coef0=None``: 1).
 
     Attributes
     ----------
@@ -69,24 +86,40 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     def __init__(
         self,
-        kernel: Kernel | None = None,
+        kernel: Kernel | str | None = None,
         C: float = 1.0,
         *,
         class_weight: Any = None,
         tol: float = 1e-3,
         max_iter: int = -1,
+        gamma: float | None = None,
+        degree: int | None = None,
+        coef0: float | None = None,
     ):
         self.kernel = kernel
         self.C = C
         self.class_weight = class_weight
         self.tol = tol
         self.max_iter = max_iter
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
 
-    def fit(self, X: Any, y: Any) -> KernelSVC:
-        """Fit the C-SVM on training data ``X`` and class labels ``y``."""
-        C = check_positive(self.C, name="C")
-        tol = check_positive(self.tol, name="tol")
-        max_iter = check_int(self.max_iter, name="max_iter", minimum=-1)
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        **KERNEL_CONSTRAINTS,
+        "C": [Interval(Real, 0, None, closed="neither")],
+        "class_weight": [dict, StrOptions({"balanced"}), None],
+        "tol": [Interval(Real, 0, None, closed="neither")],
+        "max_iter": [Interval(Integral, -1, None, closed="left")],
+        "gamma": [Interval(Real, 0, None, closed="neither"), None],
+        "degree": [Interval(Integral, 1, None, closed="left"), None],
+        "coef0": [Interval(Real, 0, None, closed="left"), None],
+    }
+
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> KernelSVC:
+        """Fit the C-SVM on training data ``X`` and class labels ``y`` (per-sample weights of
+        ``C`` in ``sample_weight``)."""
+        self._validate_params()
         Xb = self._fit_X(X)
         if y is None:
             self._check_y_length(y, len(Xb))
@@ -99,12 +132,23 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
             raise InputError(f"y: {exc}") from exc
         K = to_numpy(gram(self.kernel_, Xb)).astype(np.float64, copy=False)
         self.svc_ = SVC(
-            kernel="precomputed", C=C, class_weight=self.class_weight, tol=tol, max_iter=max_iter
+            kernel="precomputed",
+            C=self.C,
+            class_weight=self.class_weight,
+            tol=self.tol,
+            max_iter=self.max_iter,
         )
-        self.svc_.fit(K, labels)
+        w = check_sample_weight(sample_weight, len(Xb))
+        # libsvm drops zero-weight rows, after which the row numbers of a precomputed Gram no
+        # longer match its columns: those rows are removed here, and svc_ sees the rest
+        self._fit_rows = np.arange(len(Xb)) if w is None else np.flatnonzero(w > 0)
+        if w is not None and len(self._fit_rows) < len(Xb):
+            K = K[np.ix_(self._fit_rows, self._fit_rows)]
+            labels, w = labels[self._fit_rows], w[self._fit_rows]
+        self.svc_.fit(K, labels, sample_weight=w)
         del K
         self.classes_ = self.svc_.classes_
-        self.support_ = self.svc_.support_
+        self.support_ = self._fit_rows[self.svc_.support_]
         self.n_support_ = self.svc_.n_support_
         self.dual_coef_ = self.svc_.dual_coef_
         self.intercept_ = self.svc_.intercept_
@@ -112,15 +156,14 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         return self
 
     def _test_gram(self, X: Any) -> np.ndarray:
-        """Rows ``k(x, x_j)`` of new points against all training points, filled only at the
-        support vectors (libsvm reads no other column)."""
+        """Rows ``k(x, x_j)`` of new points against the training points libsvm was given,
+        filled only at the support vectors (libsvm reads no other column)."""
         check_is_fitted(self, "svc_")
         Xb = self._predict_X(X)
-        n_train = len(self.X_fit_)
-        Kt = np.zeros((len(Xb), n_train), dtype=np.float64)
+        Kt = np.zeros((len(Xb), len(self._fit_rows)), dtype=np.float64)
         if len(self.support_):
             Ksv = gram(self.kernel_, Xb, take(self.X_fit_, self.support_))
-            Kt[:, self.support_] = to_numpy(Ksv)
+            Kt[:, self.svc_.support_] = to_numpy(Ksv)
         return Kt
 
     def decision_function(self, X: Any) -> Any:

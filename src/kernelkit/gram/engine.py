@@ -82,6 +82,16 @@ def _progress_bar(total: int, enabled: bool, desc: str) -> Any:
     return tqdm(total=total, desc=desc, unit="tile")
 
 
+def returns_tensor(X: Any, out: Any = None) -> bool:
+    """Whether :func:`gram` returns a torch tensor for input ``X``: a torch tensor, a batch
+    already prepared by a kernelkit kernel (a class of ``kernelkit``) or an ``out`` buffer."""
+    return (
+        out is not None
+        or isinstance(X, torch.Tensor)
+        or type(X).__module__.startswith("kernelkit.")
+    )
+
+
 def gram(
     kernel: Kernel,
     X: Any,
@@ -93,8 +103,43 @@ def gram(
     memory_budget: int | None = None,
     out: torch.Tensor | None = None,
     progress: bool = False,
+) -> Any:
+    """The Gram matrix ``K(X, Y)`` in the container of ``X``.
+
+    A torch tensor when ``X`` is a torch tensor or a prepared kernelkit batch
+    (``StringBatch``, ``GraphBatch``, ``MoleculeBatch``, ``PrecomputedBatch``...) or when
+    ``out`` is given; a NumPy array for every other input (NumPy arrays, lists, pandas
+    objects, raw strings, graphs or molecules).  The arguments and the computation are those
+    of :func:`gram_tensor`.
+    """
+    K = gram_tensor(
+        kernel,
+        X,
+        Y,
+        dtype=dtype,
+        device=device,
+        block_size=block_size,
+        memory_budget=memory_budget,
+        out=out,
+        progress=progress,
+    )
+    return K if returns_tensor(X, out) else K.detach().cpu().numpy()
+
+
+def gram_tensor(
+    kernel: Kernel,
+    X: Any,
+    Y: Any = None,
+    *,
+    dtype: Any = None,
+    device: torch.device | str | None = None,
+    block_size: int | None = None,
+    memory_budget: int | None = None,
+    out: torch.Tensor | None = None,
+    progress: bool = False,
 ) -> torch.Tensor:
-    """The Gram matrix ``K(X, Y)`` (``K(X, X)`` when ``Y`` is None), computed tile by tile.
+    """The Gram matrix ``K(X, Y)`` (``K(X, X)`` when ``Y`` is None) as a torch tensor, computed
+    tile by tile.
 
     Parameters
     ----------

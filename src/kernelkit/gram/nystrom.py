@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from kernelkit.gram.engine import gram, prepare_pair
+from kernelkit.gram.engine import gram_tensor, prepare_pair
 from kernelkit.kernels.base import Batch, Kernel
 from kernelkit.kernels.precomputed import PrecomputedBatch
 from kernelkit.solvers import cholesky_solve, solve_triangular, symmetric_eigh
@@ -343,7 +343,7 @@ class NystromMap:
 
     def features(self, X: Any) -> torch.Tensor:
         """``phi(x)`` of the rows of ``X`` (raw or prepared), shape ``(n, dim)``."""
-        return self.basis.features(gram(self.kernel, X, self.centres))
+        return self.basis.features(gram_tensor(self.kernel, X, self.centres))
 
 
 def nystrom_map(
@@ -401,7 +401,7 @@ def nystrom_map(
     else:
         index = uniform_centres(n, m, random_state)
     centres = take(Xb, index)
-    basis = nystrom_basis(gram(kernel, centres), jitter=jitter, rank=rank)
+    basis = nystrom_basis(gram_tensor(kernel, centres), jitter=jitter, rank=rank)
     return NystromMap(kernel, centres, index, basis)
 
 

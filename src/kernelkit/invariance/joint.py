@@ -199,13 +199,21 @@ def _indicator(y: Any, n: int) -> torch.Tensor:
 def joint_scores(features: Any, model: Any) -> np.ndarray:
     """Per-label scores ``w . iota(x, l)`` of a fitted linear model, shape ``(n, n_labels)``.
 
-    ``features`` is the ``(n, n_labels, D)`` output of a joint ``InvariantEmbedding``;
-    ``model`` a fitted binary linear model (``decision_function``) trained on the rows
-    ``features.reshape(-1, D)`` with targets ``Y.reshape(-1)`` (1 when ``x`` has label
-    ``l``).  Predict a class by ``scores.argmax(1)`` (mixup) or labels by ``scores > 0``.
+    ``features`` is the ``(n, n_labels, D)`` representation of a joint ``InvariantEmbedding``
+    (``embed(X).features``) or its ``transform`` output ``(n, n_labels * D)``, where ``D``
+    is then read from ``model.n_features_in_``; ``model`` a fitted binary linear model
+    (``decision_function``) trained on the rows ``features.reshape(-1, D)`` with targets
+    ``Y.reshape(-1)`` (1 when ``x`` has label ``l``).  Predict a class by
+    ``scores.argmax(1)`` (mixup) or labels by ``scores > 0``.
     """
     F = np.asarray(features.detach().cpu() if isinstance(features, torch.Tensor) else features)
+    D = getattr(model, "n_features_in_", None)
+    if F.ndim == 2 and D and F.shape[1] % D == 0:
+        F = F.reshape(F.shape[0], F.shape[1] // D, D)
     if F.ndim != 3:
-        raise InputError(f"features: expected shape (n, n_labels, D), got {F.shape}")
+        raise InputError(
+            f"features: expected shape (n, n_labels, D), or (n, n_labels * D) with D the "
+            f"model's n_features_in_ ({D}), got {F.shape}"
+        )
     n, L, D = F.shape
     return np.asarray(model.decision_function(F.reshape(n * L, D))).reshape(n, L)

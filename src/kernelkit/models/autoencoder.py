@@ -48,6 +48,7 @@ from kernelkit.solvers.training import (
     train_module,
 )
 from kernelkit.utils.errors import InputError
+from kernelkit.utils.seeding import RandomStateLike, as_seed
 
 __all__ = [
     "AutoencoderData",
@@ -246,7 +247,7 @@ def build_autoencoder(
     operators: Sequence[torch.Tensor | None] | None = None,
     init: str = "kpca",
     closed_form: bool = True,
-    random_state: int | None = None,
+    random_state: RandomStateLike = None,
 ) -> KernelAutoencoderModel:
     """Build and initialise an autoencoder layer by layer.
 
@@ -280,7 +281,7 @@ def build_autoencoder(
     if len(kernels) != L or len(lam) != L:
         raise InputError(f"kernels, lam: expected {L} entries each, got {len(kernels)}, {len(lam)}")
     operators = [None] * (L - 1) if operators is None else list(operators)
-    gen = torch.Generator().manual_seed(0 if random_state is None else int(random_state))
+    gen = torch.Generator().manual_seed(as_seed(random_state, default=0))
     dtype = data.K1.dtype
     exact = data.exact
     layers: list[KernelLayer] = []
@@ -385,6 +386,7 @@ def train_alternating(
         value = data_term + lam_L * pen_L + inner
         v = float(value.detach())
         result.n_iter += 1
+        result.n_eval += 1
         if not math.isfinite(v):
             result.stopped = "non_finite"
             warnings.warn(

@@ -56,6 +56,7 @@ from kernelkit.models.layers import KernelChain, KernelLayer
 from kernelkit.models.ridge import RidgeTrace
 from kernelkit.solvers import BatchedLBFGSResult, cholesky_factor, lbfgs_batched
 from kernelkit.utils.errors import InputError, NotPSDError
+from kernelkit.utils.seeding import RandomStateLike, as_seed
 
 __all__ = [
     "ConcatenatedData",
@@ -316,7 +317,7 @@ def build_concatenated(
     weights: Sequence[Sequence[float] | None] | None = None,
     n_restarts: int = 1,
     init_scale: float = 1.0,
-    random_state: int | None = None,
+    random_state: RandomStateLike = None,
 ) -> tuple[ConcatenatedModel, ConcatenatedData]:
     """Build a model with ``n_restarts`` random initialisations and its training data.
 
@@ -329,7 +330,7 @@ def build_concatenated(
             f"dims: expected one width per inner layer ({len(inner)}), got {list(dims)}"
         )
     weights = [None] * len(inner) if weights is None else list(weights)
-    gen = torch.Generator().manual_seed(0 if random_state is None else int(random_state))
+    gen = torch.Generator().manual_seed(as_seed(random_state, default=0))
     dtype = y.dtype
     n = y.shape[0]
     layers: list[InnerLayer] = []

@@ -49,7 +49,7 @@ import torch
 
 from kernelkit.models.sip import Embedding
 from kernelkit.solvers import cholesky_factor, solve
-from kernelkit.utils.errors import InputError
+from kernelkit.utils.errors import ConvergenceWarning, InputError
 from kernelkit.utils.numerics import eps
 
 #: semi-smooth Newton iterations of the warm start for many groups (:func:`_selection_newton`)
@@ -58,7 +58,7 @@ NEWTON_ITER = 8
 NEAR_TIE = 1e-2
 
 
-class EmbeddingConvergenceWarning(UserWarning):
+class EmbeddingConvergenceWarning(ConvergenceWarning):
     """The polar solver stopped at ``max_iter`` with a duality gap above ``tol``."""
 
 

@@ -151,13 +151,14 @@ def _block_krylov(
     max_iter: int,
     block_size: int | None = None,
     max_basis: int | None = None,
+    seed: int = 0,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, bool]:
     r"""Largest ``k`` eigenpairs of a symmetric ``K`` by block Krylov + Rayleigh-Ritz.
 
     Block Lanczos with full reorthogonalisation (Golub & Van Loan, *Matrix Computations*, 4th
     ed., section 10.3.6; randomized block Krylov of Halko, Martinsson & Tropp 2011, SIAM
     Review 53(2), section 4.5 / Algorithm 4.4 with the whole Krylov space kept; Musco & Musco
-    2015).  From a Gaussian start block ``Q_1`` (``n x b``, seed 0) the orthonormal basis
+    2015).  From a Gaussian start block ``Q_1`` (``n x b``, from ``seed``) the orthonormal basis
     ``Q = [Q_1, ..., Q_j]`` of :math:`\mathcal{K}_j(K, Q_1)` grows by
     ``Q_{j+1} R_j = (I - Q Q^T) K Q_j`` (CGS2 + QR), with ``K Q`` kept, so each step costs one
     BLAS-3 product ``K Q_j``.  Rayleigh-Ritz: ``H = Q^T K Q = S Theta S^T``, Ritz pairs
@@ -181,7 +182,7 @@ def _block_krylov(
     b = min(block_size or int(np.clip(k // 3, 4, 32)), n)
     by_memory = BLOCK_BASIS_BYTES // (2 * n * dtype.itemsize)
     m_max = min(n, max_basis or max(min(max(8 * k, 4 * k + 8 * b), by_memory), k + 2 * b))
-    rng = np.random.default_rng(0)
+    rng = np.random.default_rng(seed)
     Q = np.empty((n, m_max), dtype=dtype, order="F")
     KQ = np.empty_like(Q)
     H = np.zeros((m_max, m_max), dtype=dtype)
@@ -243,6 +244,7 @@ def top_eigenpairs(
     largest: bool = True,
     tol: float = 0.0,
     max_iter: int | None = None,
+    seed: int = 0,
 ) -> EigenResult:
     r"""The ``k`` largest (or smallest) eigenpairs of a symmetric ``K``.
 
@@ -257,7 +259,7 @@ def top_eigenpairs(
         ``full``: ``torch.linalg.eigh`` then selection.  ``subset``:
         ``scipy.linalg.eigh(subset_by_index=..., driver="evr")`` (MRRR, only the wanted
         pairs).  ``arpack``: ``scipy.sparse.linalg.eigsh`` (implicitly restarted Lanczos) with
-        a deterministic start ``v0`` (uniform on [-1, 1], seed 0).  ``auto``: see notes.
+        a deterministic start ``v0`` (uniform on [-1, 1], from ``seed``).  ``auto``: see notes.
     largest : bool
         Largest eigenvalues (sorted descending) or smallest (sorted ascending).
     tol : float
@@ -266,6 +268,8 @@ def top_eigenpairs(
         (0 = ``eps**(2/3)`` of the dtype: 3.7e-11 in float64, 2.4e-5 in float32).
     max_iter : int, optional
         ``block``: most block products ``K Q_j`` before falling back to ARPACK (default 200).
+    seed : int
+        Seed of the random start of ``arpack`` (``v0``) and ``block`` (``Q_1``).
 
     Returns
     -------
@@ -361,11 +365,11 @@ def top_eigenpairs(
         # when scikit-learn's own libgomp is loaded after torch).
         with threadpool_limits(limits=1, user_api="blas"):
             w, V, res, n_iter, converged = _block_krylov(
-                matmat, n, k, np_dtype, tol=rtol, max_iter=iters
+                matmat, n, k, np_dtype, tol=rtol, max_iter=iters, seed=seed
             )
         if not converged:
             fallback = "arpack" if largest or is_operator else "subset"
-            out = top_eigenpairs(K, k, method=fallback, largest=largest, tol=tol)
+            out = top_eigenpairs(K, k, method=fallback, largest=largest, tol=tol, seed=seed)
             return EigenResult(out.values, out.vectors, out.method, None, n_iter)
         values, vectors = sign * w, V
         device = K.device if isinstance(K, torch.Tensor) else None
@@ -378,7 +382,7 @@ def top_eigenpairs(
         np_dtype = torch.empty((), dtype=dtype).numpy().dtype
         # deterministic but generic start: a constant v0 lies in the null space of a centred
         # Gram (K 1 = 0) and would break the Lanczos recursion down at once
-        v0 = np.random.default_rng(0).uniform(-1.0, 1.0, n).astype(np_dtype)
+        v0 = np.random.default_rng(seed).uniform(-1.0, 1.0, n).astype(np_dtype)
         w, V = eigsh(op, k=k, which="LA" if largest else "SA", v0=v0, tol=tol)
         order = np.argsort(w)[::-1] if largest else np.argsort(w)
         values, vectors = w[order], V[:, order]

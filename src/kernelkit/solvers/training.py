@@ -46,14 +46,18 @@ class TrainResult:
     best : float
         Lowest finite objective seen; the model is left at the coefficients that gave it.
     n_iter : int
-        Iterations (L-BFGS: objective evaluations; Adam: steps).
+        Iterations: L-BFGS iterations or Adam steps (at most ``max_iter``).
+    n_eval : int
+        Objective evaluations (L-BFGS: one or more per iteration, in its line search).
     stopped : str
-        ``"converged"``, ``"max_iter"`` or ``"non_finite"``.
+        ``"converged"``, ``"max_iter"`` (the iteration or evaluation limit was reached) or
+        ``"non_finite"``.
     """
 
     history: list[float] = field(default_factory=list)
     best: float = math.inf
     n_iter: int = 0
+    n_eval: int = 0
     stopped: str = "max_iter"
 
 
@@ -80,7 +84,8 @@ def train_module(
 
     ``lbfgs``: full-batch L-BFGS (:func:`~kernelkit.solvers.lbfgs`, strong-Wolfe line search,
     history 20), stopping when the change of the objective falls below ``tol * |J_0|`` or the
-    gradient below ``tol``; ``adam``: ``max_iter`` full-batch Adam steps of rate ``lr``,
+    gradient below ``tol``, or after ``max_iter`` iterations (``1.25 max_iter + 1`` objective
+    evaluations at most); ``adam``: ``max_iter`` full-batch Adam steps of rate ``lr``,
     stopping when the relative decrease over 10 steps is below ``tol``.  The best state is
     kept; if the objective turns NaN or infinite, training stops there, the best state is
     restored and a :class:`NonFiniteObjectiveWarning` says so.
@@ -96,32 +101,36 @@ def train_module(
         value = objective()
         v = float(value.detach())
         result.history.append(v)
-        result.n_iter += 1
+        result.n_eval += 1
         if not math.isfinite(v):
             raise _NonFinite
         if v < result.best:
             result.best = v
             best_state.update(snapshot_state(module))
-        report(result.n_iter, v)
+        report(result.n_eval, v)
         return value
 
     try:
         if optimizer == "lbfgs":
             with torch.no_grad():
                 j0 = abs(float(objective()))
-            lbfgs(
+            max_eval = int(max_iter * 1.25) + 1
+            run = lbfgs(
                 evaluate,
                 params,
                 max_iter=max_iter,
-                max_eval=int(max_iter * 1.25) + 1,
+                max_eval=max_eval,
                 tolerance_grad=tol,
                 tolerance_change=tol * max(j0, 1e-300),
                 history_size=20,
             )
-            result.stopped = "converged" if result.n_iter < max_iter else "max_iter"
+            result.n_iter = run.n_iter
+            limit = run.n_iter >= max_iter or result.n_eval >= max_eval
+            result.stopped = "max_iter" if limit else "converged"
         else:
             opt = torch.optim.Adam(params, lr=lr)
             for it in range(max_iter):
+                result.n_iter += 1
                 opt.zero_grad()
                 value = evaluate()
                 value.backward()
@@ -133,7 +142,7 @@ def train_module(
     except _NonFinite:
         result.stopped = "non_finite"
         warnings.warn(
-            f"the objective became non-finite at evaluation {result.n_iter}; stopped and kept "
+            f"the objective became non-finite at evaluation {result.n_eval}; stopped and kept "
             f"the best state (objective {result.best:.6g}). Try a larger lam, a smaller lr or "
             "float64",
             NonFiniteObjectiveWarning,

@@ -37,7 +37,7 @@ import torch
 from sklearn.base import clone
 
 import kernelkit.kernels
-from kernelkit.gram import gram
+from kernelkit.gram import gram_tensor
 from kernelkit.kernels import (
     FeatureSpaceGaussian,
     Gaussian,
@@ -263,8 +263,8 @@ def check_kernel(kernel: Kernel, X: Any, Y: Any = None, *, rtol: float | None = 
        makes the check relative, never absolute);
     3. ``diag``: ``k.diag(X)`` equals the diagonal of ``K``;
     4. ``block_into``: the fused in-place block equals ``block``;
-    5. ``tiled``: ``kernelkit.gram.gram(k, X, block_size=small)`` equals ``K`` (and the same for
-       ``K(X, Y)`` when ``Y`` is given);
+    5. ``tiled``: ``kernelkit.gram.gram_tensor(k, X, block_size=small)`` equals ``K`` (and the
+       same for ``K(X, Y)`` when ``Y`` is given);
     6. ``cross``: ``k(X, Y)`` has shape ``(len X, len Y)`` and equals ``k(Y, X)^T``
        (not for ``"gram"`` input, whose ``Y`` must be the training Gram);
     7. ``features``: when ``k.features`` gives explicit features, ``Phi Phi^T`` equals ``K``;
@@ -326,7 +326,7 @@ def check_kernel(kernel: Kernel, X: Any, Y: Any = None, *, rtol: float | None = 
     with torch.no_grad():
         _close(kernel, "block_into", kernel.block_into(Xb, Xb, out), kernel.block(Xb, Xb), tol)
     small = max(1, n // 3)
-    _close(kernel, "tiled", gram(kernel, X, block_size=small), K64, tol)
+    _close(kernel, "tiled", gram_tensor(kernel, X, block_size=small), K64, tol)
 
     if Y is not None:
         Kxy = kernel(X, Y)
@@ -335,7 +335,7 @@ def check_kernel(kernel: Kernel, X: Any, Y: Any = None, *, rtol: float | None = 
             raise _fail(
                 kernel, "cross", f"k(X, Y) should have shape {(n, m)}, got {tuple(Kxy.shape)}"
             )
-        _close(kernel, "tiled", gram(kernel, X, Y, block_size=max(1, m // 2)), Kxy, tol)
+        _close(kernel, "tiled", gram_tensor(kernel, X, Y, block_size=max(1, m // 2)), Kxy, tol)
         if kind != "gram":
             _close(kernel, "cross", kernel(Y, X).T, Kxy, tol)
 

@@ -7,6 +7,8 @@ Messages say what was expected, what came in, and how to fix it.
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class KernelkitError(Exception):
     """Base class of all kernelkit errors."""
@@ -41,3 +43,41 @@ class DataFileError(InputError):
         self.problem = problem
         where = self.path if line is None else f"{self.path}:{line}"
         super().__init__(f"{where}: {problem}")
+
+
+def _sklearn_classes() -> dict[str, type]:
+    """:class:`ParameterError` and :class:`ConvergenceWarning`, built on first use.
+
+    They subclass scikit-learn's ``InvalidParameterError`` and ``ConvergenceWarning``; building
+    them on first access (PEP 562 module ``__getattr__``) keeps ``import kernelkit.utils.errors``
+    free of scikit-learn, whose import the command line's start-up does not pay.
+    """
+    from sklearn.exceptions import ConvergenceWarning as SkConvergenceWarning
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    class ParameterError(InputError, InvalidParameterError):
+        """A constructor parameter of an estimator has the wrong type or value.
+
+        Raised by the declarative validation of ``_parameter_constraints`` (scikit-learn's
+        ``sklearn.utils._param_validation``); ``str(error)`` starts with the parameter's name,
+        then scikit-learn's sentence ``The 'lam' parameter of KernelRidge must be ... Got ...
+        instead.``  It is an :class:`InputError` and scikit-learn's ``InvalidParameterError``.
+        """
+
+    class ConvergenceWarning(SkConvergenceWarning):
+        """An iterative optimiser stopped at ``max_iter`` before its stopping test held.
+
+        A subclass of scikit-learn's ``ConvergenceWarning``, so its warning filters apply.
+        """
+
+    for cls in (ParameterError, ConvergenceWarning):
+        cls.__module__ = __name__
+        cls.__qualname__ = cls.__name__
+    return {"ParameterError": ParameterError, "ConvergenceWarning": ConvergenceWarning}
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("ParameterError", "ConvergenceWarning"):
+        globals().update(_sklearn_classes())
+        return globals()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

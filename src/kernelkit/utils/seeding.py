@@ -1,13 +1,31 @@
-"""Random-state handling shared by every stochastic routine."""
+"""Random-state handling shared by every stochastic routine and estimator.
+
+Every ``random_state`` of kernelkit accepts ``None``, an ``int``, a NumPy ``RandomState`` or a
+NumPy ``Generator``:
+
+* an ``int`` (or ``None`` where a routine documents a fixed default seed) gives the same
+  result on every call;
+* a ``RandomState`` or ``Generator`` is *consumed*: each use draws from it, as in
+  scikit-learn.  Two fits give identical results when their generators start in the same
+  state, e.g. two fresh ``np.random.default_rng(0)``, or an estimator and its
+  ``sklearn.base.clone`` (which deep-copies the generator); refitting one estimator with the
+  same generator object continues its stream.
+"""
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 import torch
 
+RandomStateLike = int | np.integer | np.random.Generator | np.random.RandomState | None
+"""What a ``random_state`` parameter accepts."""
 
-def check_random_state(seed: int | np.random.Generator | None) -> np.random.Generator:
-    """Return a NumPy ``Generator`` from ``None``, an int seed or a ``Generator``."""
+
+def check_random_state(seed: RandomStateLike) -> np.random.Generator:
+    """Return a NumPy ``Generator`` from ``None``, an int seed, a ``RandomState`` or a
+    ``Generator`` (returned as is, so drawing from the result consumes it)."""
     if isinstance(seed, np.random.Generator):
         return seed
     if isinstance(seed, np.random.RandomState):
@@ -15,7 +33,23 @@ def check_random_state(seed: int | np.random.Generator | None) -> np.random.Gene
     return np.random.default_rng(seed)
 
 
-def torch_generator(seed: int | np.random.Generator | None) -> torch.Generator:
+def as_seed(random_state: RandomStateLike, default: Any = None) -> Any:
+    """An integer seed from a ``random_state``: ints pass through, ``None`` gives ``default``,
+    a ``Generator`` or ``RandomState`` gives one draw in ``[0, 2**31 - 1)`` (consuming it).
+
+    Routines seeded by an integer (``torch.Generator().manual_seed``) take their seed from
+    here, so an int gives the same stream as before and a generator is accepted as well.
+    """
+    if random_state is None:
+        return default
+    if isinstance(random_state, np.random.Generator):
+        return int(random_state.integers(0, 2**31 - 1))
+    if isinstance(random_state, np.random.RandomState):
+        return int(random_state.randint(0, 2**31 - 1))
+    return int(random_state)
+
+
+def torch_generator(seed: RandomStateLike) -> torch.Generator:
     """A CPU ``torch.Generator`` seeded reproducibly from ``seed``."""
     rng = check_random_state(seed)
     gen = torch.Generator()

@@ -1,0 +1,191 @@
+r"""The ``kernel`` parameter of the estimators: a Kernel, a spec, a scikit-learn name or None.
+
+:func:`resolve_kernel` turns the parameter into a kernel in one of four ways:
+
+* a kernelkit :class:`~kernelkit.kernels.Kernel`: used as given (its clone);
+* ``None``: the default kernel of the kind of ``X`` (:func:`kernelkit.data.detect_input_kind`,
+  :func:`kernelkit.kernels.specs.default_kernel`): Tanimoto for molecules, ``Spectrum(k=3)``
+  for sequences, Weisfeiler-Lehman for graphs and, for vectors, ``Gaussian(sigma)`` with the
+  median heuristic ``sigma = median_{i<j} ||x_i - x_j||`` on the training vectors;
+* a scikit-learn name written alone (the names of ``sklearn.metrics.pairwise_kernels``), with
+  scikit-learn's formula and defaults (``gamma=None`` is ``1 / n_features``):
+
+  =================  ==========================================  ===============================
+  name               scikit-learn's kernel                       kernelkit kernel
+  =================  ==========================================  ===============================
+  ``"rbf"``          ``exp(-gamma ||x - y||_2^2)``               ``Gaussian(1 / sqrt(2 gamma))``
+  ``"laplacian"``    ``exp(-gamma ||x - y||_1)`` (L1 norm)       ``TensorMatern(1, 1 / gamma)``
+  ``"poly"``         ``(gamma <x, y> + coef0)^degree``           ``Polynomial(degree, gamma,
+                                                                 coef0)``
+  ``"linear"``       ``<x, y>``                                  ``Linear()``
+  ``"cosine"``       ``<x, y> / (||x|| ||y||)``                  ``Linear().normalized()``
+  ``"precomputed"``  the Gram matrix is ``X``                    ``Precomputed()``
+  =================  ==========================================  ===============================
+
+  ``"polynomial"`` is ``"poly"``; ``degree=3`` and ``coef0=1`` by default, as scikit-learn.
+  ``"sigmoid"`` (not positive definite) and the chi-squared kernels are refused;
+* a kernel spec ``NAME:param=value,...`` of the command line
+  (:data:`kernelkit.kernels.specs.KERNEL_SPECS`, e.g. ``"gaussian:sigma=2"``,
+  ``"spectrum:k=4"``), a missing Gaussian/Laplacian ``sigma`` set by the median heuristic.
+  A spec name written with parameters keeps kernelkit's meaning: ``"laplacian:sigma=2"`` is
+  the Euclidean ``exp(-||x - y||_2 / sigma)``, while the bare ``"laplacian"`` is
+  scikit-learn's L1 kernel.  A bare ``"gaussian"`` or ``"tanimoto"`` is a spec.
+
+``gamma``, ``degree`` and ``coef0`` apply only to the scikit-learn names that use them;
+given with anything else they are an error.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from kernelkit.data import detect_input_kind
+from kernelkit.kernels import Gaussian, Kernel, Linear, Polynomial, Precomputed, TensorMatern
+from kernelkit.kernels.specs import (
+    KERNEL_SPECS,
+    KernelSpecError,
+    build_kernel,
+    default_kernel,
+    median_sigma,
+    spec_kind,
+)
+from kernelkit.utils.errors import InputError
+from kernelkit.utils.kinds import InputKind
+
+SKLEARN_KERNELS: dict[str, tuple[str, ...]] = {
+    "rbf": ("gamma",),
+    "laplacian": ("gamma",),
+    "poly": ("gamma", "degree", "coef0"),
+    "polynomial": ("gamma", "degree", "coef0"),
+    "linear": (),
+    "cosine": (),
+    "precomputed": (),
+}
+"""scikit-learn's kernel names accepted by ``kernel=``, with the parameters each reads."""
+
+_REFUSED = {
+    "sigmoid": "tanh(gamma <x, y> + coef0) is not positive definite",
+    "chi2": "the chi-squared kernel has no kernelkit counterpart",
+    "additive_chi2": "the chi-squared kernel has no kernelkit counterpart",
+}
+
+
+@dataclass(frozen=True)
+class VectorKernelRecipe:
+    """A vector kernel whose hyperparameters are read from the training vectors."""
+
+    build: Callable[[torch.Tensor], Kernel]
+    input_kind: InputKind = InputKind.VECTOR
+
+
+def _gamma(gamma: float | None, X: torch.Tensor) -> float:
+    """scikit-learn's ``gamma``: ``1 / n_features`` when None."""
+    return 1.0 / X.shape[1] if gamma is None else float(gamma)
+
+
+def _sklearn_kernel(name: str, gamma: Any, degree: Any, coef0: Any) -> Kernel | VectorKernelRecipe:
+    if name == "precomputed":
+        return Precomputed()
+    if name == "linear":
+        return Linear()
+    if name == "cosine":
+        return Linear().normalized()
+    if name == "rbf":
+        return VectorKernelRecipe(lambda X: Gaussian(sigma=1.0 / math.sqrt(2.0 * _gamma(gamma, X))))
+    if name == "laplacian":
+        return VectorKernelRecipe(lambda X: TensorMatern(s=1.0, sigma=1.0 / _gamma(gamma, X)))
+    deg = 3 if degree is None else degree
+    off = 1.0 if coef0 is None else coef0
+    return VectorKernelRecipe(lambda X: Polynomial(degree=deg, scale=_gamma(gamma, X), offset=off))
+
+
+def _check_unused(kernel: Any, reads: tuple[str, ...], extras: dict[str, Any]) -> None:
+    for param, value in extras.items():
+        if value is not None and param not in reads:
+            users = ", ".join(repr(n) for n, ps in SKLEARN_KERNELS.items() if param in ps)
+            raise InputError(
+                f"{param}: only used with scikit-learn's kernel names ({users}); got "
+                f"{param}={value!r} with kernel={kernel!r}. Set the kernel's own "
+                "hyperparameters instead (e.g. Gaussian(sigma=...), 'gaussian:sigma=2')"
+            )
+
+
+def resolve_kernel(
+    kernel: Any,
+    X: Any,
+    *,
+    gamma: Any = None,
+    degree: Any = None,
+    coef0: Any = None,
+    name: str = "kernel",
+) -> Kernel | VectorKernelRecipe:
+    """The kernel named by an estimator's ``kernel`` parameter (see the module docstring).
+
+    Returns a :class:`~kernelkit.kernels.Kernel`, or a :class:`VectorKernelRecipe` when a
+    vector kernel's hyperparameters depend on the training vectors (the median heuristic, a
+    default ``gamma``); the caller builds it on the validated training tensor.
+
+    Raises
+    ------
+    InputError
+        For a value that is neither a Kernel, a string nor None, an unknown or refused name,
+        or ``gamma``/``degree``/``coef0`` given where they are not used.
+    """
+    extras = {"gamma": gamma, "degree": degree, "coef0": coef0}
+    if kernel is None or isinstance(kernel, Kernel):
+        _check_unused(kernel, (), extras)
+        if isinstance(kernel, Kernel):
+            return kernel
+        kind = detect_input_kind(X)
+        if kind is InputKind.VECTOR:
+            return VectorKernelRecipe(lambda Xt: Gaussian(sigma=median_sigma(Xt)))
+        return default_kernel(kind)
+    if not isinstance(kernel, str):
+        raise InputError(
+            f"{name}: expected a kernelkit Kernel (e.g. Gaussian(sigma=1.0)), a kernel spec "
+            f"such as 'gaussian:sigma=2', a scikit-learn name ({', '.join(SKLEARN_KERNELS)}) "
+            f"or None, got {type(kernel).__name__} {kernel!r}"
+        )
+    key = kernel.strip().lower()
+    if key in _REFUSED:
+        raise InputError(f"{name}: scikit-learn's {key!r} kernel is not supported: {_REFUSED[key]}")
+    if key in SKLEARN_KERNELS:
+        _check_unused(kernel, SKLEARN_KERNELS[key], extras)
+        return _sklearn_kernel(key, gamma, degree, coef0)
+    _check_unused(kernel, (), extras)
+    kind = spec_kind(kernel, argument=name)
+    if kind is not InputKind.VECTOR:
+        return build_kernel(kernel, kind, argument=name)
+    return VectorKernelRecipe(lambda Xt: build_kernel(kernel, kind, sigma_from=Xt, argument=name))
+
+
+def parameter_kind(kernel: Any) -> InputKind:
+    """Kind of input a ``kernel`` parameter takes, without data (``vector`` when unknown).
+
+    Used by the estimator tags: ``None`` and unparsable values read as vectors (``fit``
+    reports invalid values).
+    """
+    if isinstance(kernel, Kernel):
+        try:
+            return InputKind.parse(kernel.input_kind)
+        except Exception:  # a kernel whose kind cannot be read is reported by fit
+            return InputKind.VECTOR
+    if isinstance(kernel, str):
+        key = kernel.strip().lower()
+        if key == "precomputed":
+            return InputKind.GRAM
+        if key in SKLEARN_KERNELS or key.partition(":")[0] not in KERNEL_SPECS:
+            return InputKind.VECTOR
+        try:
+            return spec_kind(kernel)
+        except KernelSpecError:
+            return InputKind.VECTOR
+    return InputKind.VECTOR
+
+
+__all__ = ["SKLEARN_KERNELS", "VectorKernelRecipe", "parameter_kind", "resolve_kernel"]
