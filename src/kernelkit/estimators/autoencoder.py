@@ -16,6 +16,8 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.validation import check_is_fitted
 
 from kernelkit.estimators._base import KernelEstimatorMixin, result_dtype, take
+from kernelkit.gram import gram
+from kernelkit.gram.tiling import check_tiling_args
 from kernelkit.kernels import FeatureSpaceGaussian, Gaussian, Kernel, Linear
 from kernelkit.kernels.base import Batch
 from kernelkit.models import (
@@ -100,6 +102,12 @@ class KernelAutoencoder(
         feature space (landmarks stay data points, so Gram-only input works).
     random_state : int, optional
         Seed of random initialisation and landmark choice.
+    memory_budget : int, optional
+        Bytes of scratch memory allowed besides the Gram blocks themselves, with the meaning of
+        :func:`kernelkit.gram.gram`: every Gram block (input kernel, first layer, the layers
+        on the codes, the last layer) is computed by the tiled engine within it, and the
+        blocks on the codes are differentiated tile by tile (:mod:`kernelkit.gram.autodiff`).
+        ``None``: no limit (the blocks on the codes are evaluated whole, fastest).
     progress : bool
         Print a progress bar.
 
@@ -140,6 +148,7 @@ class KernelAutoencoder(
         landmarks: int | None = None,
         landmark_method: str = "random",
         random_state: int | None = None,
+        memory_budget: int | None = None,
         progress: bool = False,
     ):
         self.dims = dims
@@ -158,6 +167,7 @@ class KernelAutoencoder(
         self.landmarks = landmarks
         self.landmark_method = landmark_method
         self.random_state = random_state
+        self.memory_budget = memory_budget
         self.progress = progress
 
     # the input handling of KernelEstimatorMixin reads ``kernel``
@@ -210,6 +220,7 @@ class KernelAutoencoder(
         check_int(self.max_iter, name="max_iter", minimum=1)
         check_positive(self.tol, name="tol", strict=False)
         check_positive(self.lr, name="lr")
+        check_tiling_args(None, self.memory_budget)
         if self.input_kernel is not None and not self.closed_form:
             raise InputError(
                 "closed_form: a K2AE (input_kernel set) has an infinite-dimensional last layer, "
@@ -235,13 +246,7 @@ class KernelAutoencoder(
             return base
         if spec is None or isinstance(spec, Gaussian):
             if spec is None:
-                K = base.block(ref, ref)
-                d = base.block_diag(ref)
-                d2 = (d[:, None] + d[None, :] - 2 * K).clamp_min(0)
-                iu = torch.triu_indices(len(ref), len(ref), 1)
-                vals = d2[iu[0], iu[1]].sqrt()
-                vals = vals[vals > 0]
-                sigma = float(vals.median()) if vals.numel() else 1.0
+                sigma = self._feature_space_median(base, ref)
             else:
                 sigma = spec.sigma
             return FeatureSpaceGaussian(base, sigma=sigma)
@@ -249,6 +254,28 @@ class KernelAutoencoder(
             "kernels[0]: with an input_kernel the first layer acts on its feature space; "
             f"expected Linear(), Gaussian(sigma) or None, got {spec!r}"
         )
+
+    def _feature_space_median(self, base: Kernel, ref: Batch) -> float:
+        """Median of the positive RKHS distances ``d(x_i, x_j)``, ``i < j``, of ``ref``.
+
+        ``d^2 = k(x_i, x_i) + k(x_j, x_j) - 2 k(x_i, x_j)`` (clipped at 0) by row blocks of the
+        Gram, so that only the ``n (n - 1) / 2`` distances and one block are held.
+        """
+        n = len(ref)
+        d = base.block_diag(ref)
+        rows = max(1, (1 << 22) // max(n, 1))
+        if self.memory_budget is not None:  # four float64 row blocks: K, d2 and temporaries
+            rows = max(1, min(rows, self.memory_budget // (4 * 8 * max(n, 1))))
+        parts = []
+        for r0 in range(0, n, rows):
+            r1 = min(r0 + rows, n)
+            K = gram(base, take(ref, np.arange(r0, r1)), ref, memory_budget=self.memory_budget)
+            d2 = (d[r0:r1, None] + d[None, :] - 2 * K).clamp_min(0)
+            upper = torch.arange(n)[None, :] > torch.arange(r0, r1)[:, None]
+            parts.append(d2[upper].sqrt())
+        vals = torch.cat(parts)
+        vals = vals[vals > 0]
+        return float(vals.median()) if vals.numel() else 1.0
 
     def _choose_landmarks(self, Xb: Batch, n: int) -> np.ndarray | None:
         if self.landmarks is None:
@@ -296,8 +323,8 @@ class KernelAutoencoder(
         ref = Xb if idx is None else take(Xb, idx)
         first = self._first_kernel(kerns[0], Xb, ref)
         with torch.no_grad():
-            K1 = first.block(Xb, ref).to(dtype)
-            K1_support = None if idx is None else first.block(ref, ref).to(dtype)
+            K1 = self._gram(first, Xb, None if idx is None else ref, dtype)
+            K1_support = None if idx is None else self._gram(first, ref, None, dtype)
             targets = None
             if self.input_kernel is None:
                 targets = Xb.to(dtype)
@@ -307,11 +334,13 @@ class KernelAutoencoder(
                 base = self.input_kernel_
                 trace = float(base.block_diag(Xb).sum())
                 if idx is None:
-                    B = psd_factor(base.block(Xb, Xb).to(dtype), name="K_in")
+                    B = psd_factor(self._gram(base, Xb, None, dtype), name="K_in")
                     self.ref_factor_ = B
                 else:
-                    R, _ = cholesky_jittered(base.block(ref, ref).to(dtype), name="K_in(landmarks)")
-                    cross = base.block(Xb, ref).to(dtype)
+                    R, _ = cholesky_jittered(
+                        self._gram(base, ref, None, dtype), name="K_in(landmarks)"
+                    )
+                    cross = self._gram(base, Xb, ref, dtype)
                     B = torch.linalg.solve_triangular(R, cross.mT, upper=False).mT
                     self.ref_factor_ = R
         data = AutoencoderData(K1, B, trace, K1_support, targets)
@@ -324,6 +353,7 @@ class KernelAutoencoder(
             init=self.init,
             closed_form=self.closed_form,
             random_state=self.random_state,
+            memory_budget=self.memory_budget,
         )
         if self.algorithm == "alternating":
             res = train_alternating(
@@ -367,13 +397,22 @@ class KernelAutoencoder(
         self.codes_ = like_input(codes.detach(), X)
         return self
 
+    def _gram(self, kernel: Kernel, X: Batch, Y: Batch | None, dtype: torch.dtype) -> torch.Tensor:
+        """``K(X, Y)`` (``Y`` None: ``K(X, X)``) by the Gram engine within ``memory_budget``.
+
+        The differentiable mode keeps vector inputs on the kernel's own ``block`` when no
+        budget is set (the results of the non-convex fit do not move by a last bit).
+        """
+        budget = self.memory_budget
+        return gram(kernel, X, Y, memory_budget=budget, differentiable=True).to(dtype)
+
     # ------------------------------------------------------------------ inference
     def _first_rows(self, X: Any) -> tuple[Batch, torch.Tensor]:
         if self.input_kernel is None:
             Xb = self._prepare(Linear(), X, reset=False).to(result_dtype(self.X_fit_))
         else:
             Xb = self._predict_X(X)
-        return Xb, self.kernels_[0].block(Xb, self.ref_).to(result_dtype(self.X_fit_))
+        return Xb, self._gram(self.kernels_[0], Xb, self.ref_, result_dtype(self.X_fit_))
 
     def _encode(self, K1_new: torch.Tensor, stop: int) -> torch.Tensor:
         return self.model_.chain.encode(K1_new, self.supports_, stop)
@@ -432,7 +471,7 @@ class KernelAutoencoder(
             else:
                 base = self.input_kernel_
                 dtype = fit.dtype
-                cross = base.block(Xb, self.ref_).to(dtype)
+                cross = self._gram(base, Xb, self.ref_, dtype)
                 b = torch.linalg.solve_triangular(self.ref_factor_, cross.mT, upper=False).mT
                 kxx = base.block_diag(Xb).to(dtype)
                 err = (kxx - (b * b).sum(1)).clamp_min(0) + ((b - fit) ** 2).sum(1)

@@ -15,12 +15,14 @@ from sklearn.metrics import r2_score
 from sklearn.utils.validation import check_is_fitted
 
 from kernelkit.estimators._base import KernelEstimatorMixin, result_dtype, to_numpy
+from kernelkit.gram.tiling import check_tiling_args
 from kernelkit.kernels import Gaussian, Kernel, Polynomial
 from kernelkit.models.concatenated import (
     Mixture,
     build_concatenated,
     fit_concatenated,
 )
+from kernelkit.models.layers import layer_gram
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.validation import check_int, check_positive, like_input
 
@@ -125,6 +127,12 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
         Root-mean-square of the initial inner images.
     random_state : int, optional
         Seed of the initialisations (``None``: 0, so that fits are reproducible).
+    memory_budget : int, optional
+        Bytes of scratch memory allowed besides the Gram blocks themselves, with the meaning of
+        :func:`kernelkit.gram.gram`: the first layer's Gram and, for every restart, the Gram
+        blocks on the inner images (differentiated tile by tile, :mod:`kernelkit.gram.autodiff`)
+        are computed by the tiled engine within it.  ``None``: no limit (the blocks on the
+        inner images are evaluated whole, fastest).
 
     Attributes
     ----------
@@ -152,6 +160,7 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
         polish_iter: int = 0,
         init_scale: float = 1.0,
         random_state: int | None = None,
+        memory_budget: int | None = None,
     ):
         self.inner_kernel = inner_kernel
         self.outer_kernel = outer_kernel
@@ -167,6 +176,7 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
         self.polish_iter = polish_iter
         self.init_scale = init_scale
         self.random_state = random_state
+        self.memory_budget = memory_budget
 
     @property
     def kernel(self) -> Kernel | None:  # the kernel that reads the input (input tags)
@@ -196,6 +206,7 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
         polish = check_int(self.polish_iter, name="polish_iter", minimum=0)
         tol = check_positive(self.tol, name="tol", strict=False)
         init_scale = check_positive(self.init_scale, name="init_scale")
+        check_tiling_args(None, self.memory_budget)
         first = specs[0].kernels[0] if isinstance(specs[0], Mixture) else specs[0]
         self.kernel_ = first
         Xb = self._prepare(first, X, reset=True)
@@ -244,6 +255,7 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
             n_restarts=n_restarts,
             init_scale=init_scale,
             random_state=self.random_state,
+            memory_budget=self.memory_budget,
         )
         best, res = fit_concatenated(model, data, max_iter=max_iter, tol=tol, polish_iter=polish)
         alpha, supports = model.outer_fit(data)
@@ -271,7 +283,8 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
         """``f(g(x)) = sum_i alpha_i k(g(x_i), g(x))``."""
         Z = self._inner(X)
         with torch.no_grad():
-            pred = self.model_.outer_kernel.block(Z, self.supports_[-1]) @ self.dual_coef_
+            Q = layer_gram(self.model_.outer_kernel, Z, self.supports_[-1], self.memory_budget)
+            pred = Q @ self.dual_coef_
         return like_input(pred, X)
 
     def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:

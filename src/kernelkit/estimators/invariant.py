@@ -16,6 +16,8 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.validation import check_is_fitted
 
 from kernelkit.estimators._base import KernelEstimatorMixin, to_numpy
+from kernelkit.gram import GramOperator, gram
+from kernelkit.gram.tiling import check_tiling_args
 from kernelkit.invariance import (
     AGGREGATES,
     READINGS,
@@ -73,6 +75,12 @@ class InvariantEmbedding(
         Relative eigenvalue floor of ``K_z`` (:func:`kernelkit.models.sip.nystrom_basis`).
     random_state : int, Generator or None
         Seed of the landmark draw.
+    memory_budget : int, optional
+        Bytes of scratch memory allowed, with the meaning of :func:`kernelkit.gram.gram`.  Set,
+        the base embedding ``K_xz U Lambda^{-1/2}`` of the points and of their transformed
+        copies is a product with a :class:`~kernelkit.gram.GramOperator`, so the ``n x m`` block
+        ``K_xz`` is never held, and the landmark Gram is computed by the tiled engine within
+        the budget.  ``None``: no limit (``K_xz`` is formed, one GEMM).
 
     Attributes
     ----------
@@ -105,6 +113,7 @@ class InvariantEmbedding(
         max_iter: int = 100,
         jitter: float | None = None,
         random_state: Any = None,
+        memory_budget: int | None = None,
     ):
         self.kernel = kernel
         self.invariances = invariances
@@ -116,6 +125,7 @@ class InvariantEmbedding(
         self.max_iter = max_iter
         self.jitter = jitter
         self.random_state = random_state
+        self.memory_budget = memory_budget
 
     # ------------------------------------------------------------------ fit
     def _check_params(self) -> list[Invariance]:
@@ -126,6 +136,7 @@ class InvariantEmbedding(
         check_positive(self.strength, name="strength")
         check_positive(self.tol, name="tol")
         check_int(self.max_iter, name="max_iter")
+        check_tiling_args(None, self.memory_budget)
         invariances = list(self.invariances) if self.invariances is not None else []
         for i, inv in enumerate(invariances):
             if not isinstance(inv, Invariance):
@@ -136,7 +147,13 @@ class InvariantEmbedding(
         return invariances
 
     def _embed_base(self, X: torch.Tensor) -> torch.Tensor:
-        return self.basis_.features(self.kernel_(X, self.landmarks_))
+        """``k~_x`` of the rows of ``X``; differentiable in ``X`` (the mixup ``jvp``)."""
+        Z = None if X is self.landmarks_ else self.landmarks_
+        budget = self.memory_budget
+        if budget is None or (torch.is_grad_enabled() and X.requires_grad):
+            K_xz = gram(self.kernel_, X, Z, memory_budget=budget, differentiable=True)
+            return self.basis_.features(K_xz)
+        return self.basis_.features(GramOperator(self.kernel_, X, Z, memory_budget=budget))
 
     def fit(self, X: Any, y: Any = None) -> InvariantEmbedding:
         """Build the Nyström basis and the invariance representers, and embed ``X``."""
@@ -164,7 +181,7 @@ class InvariantEmbedding(
             index = np.sort(rng.choice(n, size=size, replace=False))
             self.landmarks_ = Xb[torch.as_tensor(index, device=Xb.device)]
         with torch.no_grad():
-            K_zz = self.kernel_(self.landmarks_, self.landmarks_)
+            K_zz = gram(self.kernel_, self.landmarks_, memory_budget=self.memory_budget)
         self.basis_ = nystrom_basis(K_zz, jitter=self.jitter)
         self.n_components_ = self.basis_.dim
         joint = [inv for inv in invariances if inv.joint]

@@ -13,6 +13,7 @@ from typing import Any
 
 import torch
 
+from kernelkit.gram.autodiff import differentiable_gram
 from kernelkit.gram.tiling import (
     batch_itemsize,
     check_tiling_args,
@@ -20,6 +21,7 @@ from kernelkit.gram.tiling import (
     kernel_features,
     run_parallel,
     tile_size,
+    tiles,
 )
 from kernelkit.kernels.base import Batch, Kernel, batch_dtype, check_same_width
 from kernelkit.kernels.features import SparseFeatures, sparse_feature_gram
@@ -56,16 +58,6 @@ def prepare_pair(
     return Xb, Yb
 
 
-def tiles(n_rows: int, n_cols: int, rows: int, cols: int, *, symmetric: bool) -> list[tuple]:
-    """``(r0, r1, c0, c1)`` of every tile; only ``c0 <= r0`` tiles when ``symmetric``."""
-    out = []
-    for r0 in range(0, n_rows, rows):
-        r1 = min(r0 + rows, n_rows)
-        for c0 in range(0, r0 + 1 if symmetric else n_cols, cols):
-            out.append((r0, r1, c0, min(c0 + cols, n_cols)))
-    return out
-
-
 def _symmetrize_(tile: torch.Tensor) -> None:
     """Copy the strict lower triangle of a square tile onto its upper one (exact symmetry)."""
     if tile.shape[0] > 1:
@@ -93,6 +85,7 @@ def gram(
     memory_budget: int | None = None,
     out: torch.Tensor | None = None,
     progress: bool = False,
+    differentiable: bool = False,
 ) -> torch.Tensor:
     """The Gram matrix ``K(X, Y)`` (``K(X, X)`` when ``Y`` is None), computed tile by tile.
 
@@ -114,6 +107,14 @@ def gram(
         Preallocated output of shape ``(len(X), len(Y))`` and the Gram's dtype.
     progress : bool
         Show a tqdm progress bar over the tiles.
+    differentiable : bool
+        Keep the result in the autograd graph of tensor inputs ``X`` and ``Y``, which may also
+        be ``(batch, n, d)`` stacks (one Gram per slice); other inputs take the usual path.
+        Without ``block_size`` and ``memory_budget`` the block is ``kernel.block`` in one
+        piece, bitwise the direct call, in or out of the graph; with them, the tiled
+        engine computes it and the backward pass recomputes it tile by tile within the budget
+        (:mod:`kernelkit.gram.autodiff`).  ``dtype``, ``device``, ``out`` and ``progress`` are
+        not used: the inputs' dtype and device are kept.
 
     Returns
     -------
@@ -134,6 +135,8 @@ def gram(
     ``kernel.block`` call.
     """
     check_tiling_args(block_size, memory_budget)
+    if differentiable and all(isinstance(T, torch.Tensor) for T in (X, Y) if T is not None):
+        return _differentiable(kernel, X, Y, block_size=block_size, memory_budget=memory_budget)
     Xb, Yb = prepare_pair(kernel, X, Y, dtype=dtype, device=device)
     symmetric = Yb is None
     Yb_ = Xb if symmetric else Yb
@@ -185,3 +188,16 @@ def gram(
     if bar is not None:
         bar.close()
     return out
+
+
+def _differentiable(
+    kernel: Kernel, X: Any, Y: Any, *, block_size: int | None, memory_budget: int | None
+) -> torch.Tensor:
+    """``gram(..., differentiable=True)`` on tensors (see :mod:`kernelkit.gram.autodiff`)."""
+
+    def fill(A: torch.Tensor, B: torch.Tensor | None, out: torch.Tensor) -> torch.Tensor:
+        return gram(kernel, A, B, block_size=block_size, memory_budget=memory_budget, out=out)
+
+    return differentiable_gram(
+        kernel, X, Y, fill, block_size=block_size, memory_budget=memory_budget
+    )
