@@ -17,7 +17,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from kernelkit.estimators._base import KernelEstimatorMixin, to_numpy
 from kernelkit.gram import GramOperator, gram
-from kernelkit.gram.tiling import check_tiling_args
+from kernelkit.gram.tiling import check_tiling_args, tile_size
 from kernelkit.invariance import (
     AGGREGATES,
     READINGS,
@@ -153,7 +153,10 @@ class InvariantEmbedding(
         if budget is None or (torch.is_grad_enabled() and X.requires_grad):
             K_xz = gram(self.kernel_, X, Z, memory_budget=budget, differentiable=True)
             return self.basis_.features(K_xz)
-        return self.basis_.features(GramOperator(self.kernel_, X, Z, memory_budget=budget))
+        # the budget bounds the tiles; the product (n x d, the features) is the output
+        side = max(X.shape[0], self.landmarks_.shape[0])
+        b = tile_size(side, X.element_size(), memory_budget=budget)
+        return self.basis_.features(GramOperator(self.kernel_, X, Z, block_size=b))
 
     def fit(self, X: Any, y: Any = None) -> InvariantEmbedding:
         """Build the Nyström basis and the invariance representers, and embed ``X``."""
