@@ -7,6 +7,7 @@ import torch
 
 from kernelkit.gram import gram
 from kernelkit.kernels import Gaussian, Laplacian, Matern, Polynomial
+from kernelkit.kernels.strings import Spectrum
 from kernelkit.utils.errors import InputError
 
 KERNELS = [Gaussian(1.3), Laplacian(2.0), Matern(nu=1.5, sigma=1.0), Polynomial(degree=2)]
@@ -77,6 +78,14 @@ def test_without_budget_is_bitwise_the_direct_block():
         assert torch.equal(gram(k, Z, differentiable=True), k.block(Z, Z))
     Z3 = torch.randn(2, 30, 4, dtype=torch.float64)
     assert torch.equal(gram(k, Z3, differentiable=True), torch.vmap(k.block)(Z3, Z3))
+
+
+def test_structured_input_without_budget_is_the_direct_block():
+    k = Spectrum(2)
+    seqs = ["ACGTAC", "GGTA", "ACGGA", "TTAC"]
+    Xb = k.prepare(seqs, reference=True)
+    assert torch.equal(gram(k, Xb, differentiable=True), k.block(Xb, Xb))
+    assert torch.equal(gram(k, Xb, memory_budget=1 << 16, differentiable=True), gram(k, Xb))
 
 
 def test_no_gradient_needed_uses_the_tiled_engine():

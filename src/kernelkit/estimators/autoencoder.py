@@ -258,18 +258,20 @@ class KernelAutoencoder(
     def _feature_space_median(self, base: Kernel, ref: Batch) -> float:
         """Median of the positive RKHS distances ``d(x_i, x_j)``, ``i < j``, of ``ref``.
 
-        ``d^2 = k(x_i, x_i) + k(x_j, x_j) - 2 k(x_i, x_j)`` (clipped at 0) by row blocks of the
-        Gram, so that only the ``n (n - 1) / 2`` distances and one block are held.
+        ``d^2 = k(x_i, x_i) + k(x_j, x_j) - 2 k(x_i, x_j)`` (clipped at 0); under a memory
+        budget by row blocks of the Gram, so that only the ``n (n - 1) / 2`` distances and one
+        block are held.
         """
         n = len(ref)
         d = base.block_diag(ref)
-        rows = max(1, (1 << 22) // max(n, 1))
+        rows = n
         if self.memory_budget is not None:  # four float64 row blocks: K, d2 and temporaries
-            rows = max(1, min(rows, self.memory_budget // (4 * 8 * max(n, 1))))
+            rows = max(1, min(n, self.memory_budget // (4 * 8 * max(n, 1))))
         parts = []
         for r0 in range(0, n, rows):
             r1 = min(r0 + rows, n)
-            K = gram(base, take(ref, np.arange(r0, r1)), ref, memory_budget=self.memory_budget)
+            block = ref if rows == n else take(ref, np.arange(r0, r1))
+            K = self._gram(base, block, None if rows == n else ref, d.dtype)
             d2 = (d[r0:r1, None] + d[None, :] - 2 * K).clamp_min(0)
             upper = torch.arange(n)[None, :] > torch.arange(r0, r1)[:, None]
             parts.append(d2[upper].sqrt())

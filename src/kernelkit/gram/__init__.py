@@ -1,21 +1,24 @@
 """How a Gram matrix is computed and stored: tiled evaluation, a lazy operator, centering.
 
-Every estimator gets its Gram blocks here: :func:`gram` (tiled, in place, within
+The estimators get their Gram blocks here: :func:`gram` (tiled, in place, within
 ``memory_budget``; explicit sparse features as one product; dtype and device of the input)
 and :class:`GramOperator` (products ``K V`` one tile at a time, ``K`` never held).
-KernelRidge, KernelPCA, KernelSVC, the kernel autoencoders (KAE, K2AE), the concatenated
-regression and :class:`~kernelkit.InvariantEmbedding` take a ``memory_budget`` with the
-meaning of :func:`gram`: bytes of scratch allowed besides the blocks the method must hold.
+The kernel autoencoders (KAE, K2AE), the concatenated regression and
+:class:`~kernelkit.InvariantEmbedding` take a ``memory_budget`` with the meaning of
+:func:`gram`: bytes of scratch allowed besides the blocks the method must hold (default
+``None``, no limit).
 
 Blocks inside an autograd graph (kernels on the latent codes of the KAE and concatenated
 objectives, the features that :class:`~kernelkit.invariance.MixupInvariance` differentiates)
 use ``gram(..., differentiable=True)`` (:mod:`kernelkit.gram.autodiff`).  Those ``n x n``
 blocks are needed whole by the Cholesky factorisation that follows, so the budget bounds the
-scratch around them, not the blocks: without a budget the block is ``kernel.block`` in one
-piece (bitwise the direct call, so fits do not move: their L-BFGS runs are non-convex);
-with one, the forward pass is the tiled engine with no intermediate kept, and the backward
-pass recomputes tile by tile (gradient checkpointing), its gradients equal to those of the
-direct call to 1e-10 (``tests/gram/test_gram_autodiff.py``).
+scratch around them, not the blocks.  Without a budget the block is ``kernel.block`` in one
+piece, bitwise the direct call; the KAE and concatenated fits compute all their blocks in
+this mode, so that without a budget they do not move by a last bit (their L-BFGS runs are
+non-convex: a last-bit change of a Gram can end in another local minimum).  With a budget,
+the forward pass is the tiled engine with no intermediate kept, and the backward pass
+recomputes tile by tile (gradient checkpointing); its gradients equal those of the direct
+call to 1e-10 (``tests/gram/test_gram_autodiff.py``).
 
 Measured peaks (growth of the resident set during the call; ``tests/gram/test_gram_memory.py``
 and ``tests/estimators/test_memory_budget.py``, one thread, glibc ``mmap`` threshold 64 KiB,

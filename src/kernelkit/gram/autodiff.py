@@ -191,9 +191,7 @@ def differentiable_gram(
     block_size: int | None,
     memory_budget: int | None,
 ) -> torch.Tensor:
-    """``K(X, Y)`` (stack) kept in the autograd graph; see the module docstring for the paths."""
-    if block_size is None and memory_budget is None:
-        return block_whole(kernel, X, Y)
+    """``K(X, Y)`` (stack) within a budget, kept in the autograd graph (module docstring)."""
     if not (torch.is_grad_enabled() and any(T is not None and T.requires_grad for T in (X, Y))):
         return fill_stack(fill, X, Y)
     _, n, m = _stack_shapes(X, Y)

@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 
-from kernelkit.gram.autodiff import differentiable_gram
+from kernelkit.gram.autodiff import block_whole, differentiable_gram
 from kernelkit.gram.tiling import (
     batch_itemsize,
     check_tiling_args,
@@ -109,12 +109,13 @@ def gram(
         Show a tqdm progress bar over the tiles.
     differentiable : bool
         Keep the result in the autograd graph of tensor inputs ``X`` and ``Y``, which may also
-        be ``(batch, n, d)`` stacks (one Gram per slice); other inputs take the usual path.
-        Without ``block_size`` and ``memory_budget`` the block is ``kernel.block`` in one
-        piece, bitwise the direct call, in or out of the graph; with them, the tiled
-        engine computes it and the backward pass recomputes it tile by tile within the budget
-        (:mod:`kernelkit.gram.autodiff`).  ``dtype``, ``device``, ``out`` and ``progress`` are
-        not used: the inputs' dtype and device are kept.
+        be ``(batch, n, d)`` stacks (one Gram per slice).  Without ``block_size`` and
+        ``memory_budget`` the block is ``kernel.block`` of the prepared inputs in one piece,
+        bitwise the direct call, in or out of the graph, for any input; with them, inputs that
+        are not tensors take the usual path, and for tensors the tiled engine computes it and
+        the backward pass recomputes it tile by tile within the budget
+        (:mod:`kernelkit.gram.autodiff`).  ``out`` and ``progress`` are not used, nor are
+        ``dtype`` and ``device`` for tensors (their own are kept).
 
     Returns
     -------
@@ -135,7 +136,13 @@ def gram(
     ``kernel.block`` call.
     """
     check_tiling_args(block_size, memory_budget)
-    if differentiable and all(isinstance(T, torch.Tensor) for T in (X, Y) if T is not None):
+    tensors = all(isinstance(T, torch.Tensor) for T in (X, Y) if T is not None)
+    if differentiable and block_size is None and memory_budget is None:
+        if tensors:
+            return block_whole(kernel, X, Y)
+        Xb, Yb = prepare_pair(kernel, X, Y, dtype=dtype, device=device)
+        return kernel.block(Xb, Xb if Yb is None else Yb)
+    if differentiable and tensors:
         return _differentiable(kernel, X, Y, block_size=block_size, memory_budget=memory_budget)
     Xb, Yb = prepare_pair(kernel, X, Y, dtype=dtype, device=device)
     symmetric = Yb is None
