@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
 import pytest
 import torch
 
@@ -13,3 +19,57 @@ def one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(n)
+
+
+PEAK_PRELUDE = '''
+import gc
+import json
+
+
+def _status_bytes(key):
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1]) * 1024
+    raise KeyError(key)
+
+
+def peak_growth(fn):
+    """Run ``fn()``; return (peak RSS during the call minus RSS before it, in bytes, result)."""
+    gc.collect()
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")  # resets VmHWM to the current RSS
+    base = _status_bytes("VmRSS")
+    out = fn()
+    return _status_bytes("VmHWM") - base, out
+'''
+
+
+@pytest.fixture(scope="session")
+def measure_peaks():
+    """Run a script in a fresh interpreter that can call ``peak_growth(fn)``; return its JSON.
+
+    Peak memory is *measured*: the kernel's resident-set high-water mark (``VmHWM``), reset
+    with ``/proc/self/clear_refs`` before the measured call.  The child runs with one thread
+    and ``MALLOC_MMAP_THRESHOLD_=65536``, so that every buffer of 64 KiB or more is its own
+    mapping, given back when freed: the resident set then follows the live tensors instead of
+    glibc's cached heap.  The script prints one JSON line last.
+    """
+    if not os.path.exists("/proc/self/clear_refs"):
+        pytest.skip("peak-memory measurement needs Linux /proc/self/clear_refs")
+
+    def run(body: str, timeout: float = 300) -> dict:
+        env = {
+            **os.environ,
+            "OMP_NUM_THREADS": "1",
+            "MALLOC_MMAP_THRESHOLD_": "65536",
+            "PYTHONPATH": os.pathsep.join(p for p in sys.path if p),
+        }
+        code = PEAK_PRELUDE + textwrap.dedent(body)
+        res = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=timeout
+        )
+        assert res.returncode == 0, res.stderr[-3000:]
+        return json.loads(res.stdout.strip().splitlines()[-1])
+
+    return run

@@ -31,12 +31,17 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
+from numbers import Integral
 from typing import Any
 
 import numpy as np
 import torch
 from sklearn.base import clone
-from sklearn.utils._param_validation import InvalidParameterError, validate_parameter_constraints
+from sklearn.utils._param_validation import (
+    Interval,
+    InvalidParameterError,
+    validate_parameter_constraints,
+)
 from sklearn.utils.validation import _check_sample_weight, check_array, validate_data
 
 from kernelkit.estimators._kernels import VectorKernelRecipe, parameter_kind, resolve_kernel
@@ -57,6 +62,9 @@ KERNEL_CONSTRAINTS: dict[str, list[Any]] = {"kernel": [Kernel, str, None]}
 RANDOM_STATE_CONSTRAINT: list[Any] = ["random_state", np.random.Generator]
 """``random_state``: None, an int, a ``RandomState`` or a ``Generator`` (see
 :mod:`kernelkit.utils.seeding`)."""
+
+MEMORY_BUDGET_CONSTRAINT: list[Any] = [Interval(Integral, 1, None, closed="left"), None]
+"""``memory_budget``: bytes of scratch memory for the tiled Gram engine, or None (no limit)."""
 
 VERBOSE_CONSTRAINT: list[Any] = ["verbose", callable]
 """``verbose``: a non-negative int, a bool, or a callable progress report."""

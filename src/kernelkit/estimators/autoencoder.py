@@ -20,12 +20,14 @@ from sklearn.utils.validation import check_is_fitted
 
 from kernelkit.data import detect_input_kind
 from kernelkit.estimators._base import (
+    MEMORY_BUDGET_CONSTRAINT,
     RANDOM_STATE_CONSTRAINT,
     VERBOSE_CONSTRAINT,
     KernelEstimatorMixin,
     result_dtype,
     warn_max_iter,
 )
+from kernelkit.gram import gram
 from kernelkit.gram.nystrom import cholesky_basis, kmeanspp_centres, take, uniform_centres
 from kernelkit.kernels import FeatureSpaceGaussian, Gaussian, Kernel, Linear
 from kernelkit.kernels.base import Batch
@@ -123,6 +125,12 @@ class KernelAutoencoder(
         ``0``: silent.  ``>= 1``: one line per 5% of ``max_iter`` on stderr (objective
         evaluation count and value).  A callable ``report(evaluation, objective)`` is called
         at every evaluation instead (the command line's progress bar).
+    memory_budget : int, optional
+        Bytes of scratch memory allowed besides the Gram blocks themselves, with the meaning of
+        :func:`kernelkit.gram.gram`: every Gram block (input kernel, first layer, the layers
+        on the codes, the last layer) is computed by the tiled engine within it, and the
+        blocks on the codes are differentiated tile by tile (:mod:`kernelkit.gram.autodiff`).
+        ``None``: no limit (the blocks on the codes are evaluated whole, fastest).
 
     Attributes
     ----------
@@ -164,6 +172,7 @@ class KernelAutoencoder(
         landmark_method: str = "random",
         random_state: RandomStateLike = None,
         verbose: int | bool | Callable[[int, float], None] = 0,
+        memory_budget: int | None = None,
     ):
         self.dims = dims
         self.kernels = kernels
@@ -182,6 +191,7 @@ class KernelAutoencoder(
         self.landmark_method = landmark_method
         self.random_state = random_state
         self.verbose = verbose
+        self.memory_budget = memory_budget
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         "dims": [Interval(Integral, 1, None, closed="left"), list, tuple],
@@ -201,6 +211,7 @@ class KernelAutoencoder(
         "landmark_method": [StrOptions({"random", "kmeans"})],
         "random_state": RANDOM_STATE_CONSTRAINT,
         "verbose": VERBOSE_CONSTRAINT,
+        "memory_budget": MEMORY_BUDGET_CONSTRAINT,
     }
 
     # the input handling of KernelEstimatorMixin reads ``kernel``
@@ -261,13 +272,7 @@ class KernelAutoencoder(
             return base
         if spec is None or isinstance(spec, Gaussian):
             if spec is None:
-                K = base.block(ref, ref)
-                d = base.block_diag(ref)
-                d2 = (d[:, None] + d[None, :] - 2 * K).clamp_min(0)
-                iu = torch.triu_indices(len(ref), len(ref), 1)
-                vals = d2[iu[0], iu[1]].sqrt()
-                vals = vals[vals > 0]
-                sigma = float(vals.median()) if vals.numel() else 1.0
+                sigma = self._feature_space_median(base, ref)
             else:
                 sigma = spec.sigma
             return FeatureSpaceGaussian(base, sigma=sigma)
@@ -275,6 +280,30 @@ class KernelAutoencoder(
             "kernels[0]: with an input_kernel the first layer acts on its feature space; "
             f"expected Linear(), Gaussian(sigma) or None, got {spec!r}"
         )
+
+    def _feature_space_median(self, base: Kernel, ref: Batch) -> float:
+        """Median of the positive RKHS distances ``d(x_i, x_j)``, ``i < j``, of ``ref``.
+
+        ``d^2 = k(x_i, x_i) + k(x_j, x_j) - 2 k(x_i, x_j)`` (clipped at 0); under a memory
+        budget by row blocks of the Gram, so that only the ``n (n - 1) / 2`` distances and one
+        block are held.
+        """
+        n = len(ref)
+        d = base.block_diag(ref)
+        rows = n
+        if self.memory_budget is not None:  # four float64 row blocks: K, d2 and temporaries
+            rows = max(1, min(n, self.memory_budget // (4 * 8 * max(n, 1))))
+        parts = []
+        for r0 in range(0, n, rows):
+            r1 = min(r0 + rows, n)
+            block = ref if rows == n else take(ref, np.arange(r0, r1))
+            K = self._gram(base, block, None if rows == n else ref, d.dtype)
+            d2 = (d[r0:r1, None] + d[None, :] - 2 * K).clamp_min(0)
+            upper = torch.arange(n)[None, :] > torch.arange(r0, r1)[:, None]
+            parts.append(d2[upper].sqrt())
+        vals = torch.cat(parts)
+        vals = vals[vals > 0]
+        return float(vals.median()) if vals.numel() else 1.0
 
     def _choose_landmarks(self, Xb: Batch, n: int) -> np.ndarray | None:
         """Landmark indices (uniform, or k-means++ in the first layer's input feature space)."""
@@ -313,8 +342,8 @@ class KernelAutoencoder(
         ref = Xb if idx is None else take(Xb, idx)
         first = self._first_kernel(kerns[0], Xb, ref)
         with torch.no_grad():
-            K1 = first.block(Xb, ref).to(dtype)
-            K1_support = None if idx is None else first.block(ref, ref).to(dtype)
+            K1 = self._gram(first, Xb, None if idx is None else ref, dtype)
+            K1_support = None if idx is None else self._gram(first, ref, None, dtype)
             targets = None
             if self.input_kernel_ is None:
                 targets = Xb.to(dtype)
@@ -323,11 +352,11 @@ class KernelAutoencoder(
             else:
                 base = self.input_kernel_
                 trace = float(base.block_diag(Xb).sum())
-                self.ref_basis_ = cholesky_basis(base.block(ref, ref).to(dtype))
+                self.ref_basis_ = cholesky_basis(self._gram(base, ref, None, dtype))
                 if idx is None:
                     B = self.ref_basis_.factor
                 else:
-                    B = self.ref_basis_.features(base.block(Xb, ref).to(dtype))
+                    B = self.ref_basis_.features(self._gram(base, Xb, ref, dtype))
         data = AutoencoderData(K1, B, trace, K1_support, targets)
         model = build_autoencoder(
             data,
@@ -338,6 +367,7 @@ class KernelAutoencoder(
             init=self.init,
             closed_form=self.closed_form,
             random_state=as_seed(self.random_state),
+            memory_budget=self.memory_budget,
         )
         if self.algorithm == "alternating":
             res = train_alternating(
@@ -382,6 +412,15 @@ class KernelAutoencoder(
         self.codes_ = like_input(codes.detach(), X)
         return self
 
+    def _gram(self, kernel: Kernel, X: Batch, Y: Batch | None, dtype: torch.dtype) -> torch.Tensor:
+        """``K(X, Y)`` (``Y`` None: ``K(X, X)``) by the Gram engine within ``memory_budget``.
+
+        The differentiable mode keeps vector inputs on the kernel's own ``block`` when no
+        budget is set (the results of the non-convex fit do not move by a last bit).
+        """
+        budget = self.memory_budget
+        return gram(kernel, X, Y, memory_budget=budget, differentiable=True).to(dtype)
+
     # ------------------------------------------------------------------ inference
     def _reporter(self) -> Callable[[int, float], None] | bool:
         """The progress callback of the training loop for ``verbose`` (see the class docs)."""
@@ -403,7 +442,7 @@ class KernelAutoencoder(
             Xb = self._prepare(Linear(), X, reset=False).to(result_dtype(self.X_fit_))
         else:
             Xb = self._predict_X(X)
-        return Xb, self.kernels_[0].block(Xb, self.ref_).to(result_dtype(self.X_fit_))
+        return Xb, self._gram(self.kernels_[0], Xb, self.ref_, result_dtype(self.X_fit_))
 
     def _encode(self, K1_new: torch.Tensor, stop: int) -> torch.Tensor:
         return self.model_.chain.encode(K1_new, self.supports_, stop)
@@ -462,7 +501,7 @@ class KernelAutoencoder(
             else:
                 base = self.input_kernel_
                 dtype = fit.dtype
-                cross = base.block(Xb, self.ref_).to(dtype)
+                cross = self._gram(base, Xb, self.ref_, dtype)
                 b = self.ref_basis_.features(cross)
                 kxx = base.block_diag(Xb).to(dtype)
                 err = (kxx - (b * b).sum(1)).clamp_min(0) + ((b - fit) ** 2).sum(1)

@@ -17,6 +17,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
 from kernelkit.estimators._base import (
+    MEMORY_BUDGET_CONSTRAINT,
     RANDOM_STATE_CONSTRAINT,
     KernelEstimatorMixin,
     result_dtype,
@@ -29,6 +30,7 @@ from kernelkit.models.concatenated import (
     build_concatenated,
     fit_concatenated,
 )
+from kernelkit.models.layers import layer_gram
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.seeding import RandomStateLike, as_seed
 from kernelkit.utils.validation import check_int, check_positive, like_input
@@ -137,6 +139,12 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
     random_state : int, RandomState, Generator or None
         Seed of the initialisations (``None``: 0, so that fits are reproducible).  A
         generator is consumed (one draw); see :mod:`kernelkit.utils.seeding`.
+    memory_budget : int, optional
+        Bytes of scratch memory allowed besides the Gram blocks themselves, with the meaning of
+        :func:`kernelkit.gram.gram`: the first layer's Gram and, for every restart, the Gram
+        blocks on the inner images (differentiated tile by tile, :mod:`kernelkit.gram.autodiff`)
+        are computed by the tiled engine within it.  ``None``: no limit (the blocks on the
+        inner images are evaluated whole, fastest).
 
     Attributes
     ----------
@@ -164,6 +172,7 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
         polish_iter: int = 0,
         init_scale: float = 1.0,
         random_state: RandomStateLike = None,
+        memory_budget: int | None = None,
     ):
         self.inner_kernel = inner_kernel
         self.outer_kernel = outer_kernel
@@ -179,6 +188,7 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
         self.polish_iter = polish_iter
         self.init_scale = init_scale
         self.random_state = random_state
+        self.memory_budget = memory_budget
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         "inner_kernel": [Kernel, Mixture, list, tuple, None],
@@ -195,6 +205,7 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
         "polish_iter": [Interval(Integral, 0, None, closed="left")],
         "init_scale": [Interval(Real, 0, None, closed="neither")],
         "random_state": RANDOM_STATE_CONSTRAINT,
+        "memory_budget": MEMORY_BUDGET_CONSTRAINT,
     }
 
     @property
@@ -270,6 +281,7 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
             n_restarts=n_restarts,
             init_scale=init_scale,
             random_state=as_seed(self.random_state),
+            memory_budget=self.memory_budget,
         )
         best, res = fit_concatenated(model, data, max_iter=max_iter, tol=tol, polish_iter=polish)
         if max_iter > 0 and res.n_iter >= max_iter:
@@ -300,7 +312,8 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
         """``f(g(x)) = sum_i alpha_i k(g(x_i), g(x))``."""
         Z = self._inner(X)
         with torch.no_grad():
-            pred = self.model_.outer_kernel.block(Z, self.supports_[-1]) @ self._alpha
+            Q = layer_gram(self.model_.outer_kernel, Z, self.supports_[-1], self.memory_budget)
+            pred = Q @ self._alpha
         return like_input(pred, X)
 
     def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:

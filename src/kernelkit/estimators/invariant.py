@@ -19,11 +19,14 @@ from sklearn.utils.validation import check_is_fitted
 
 from kernelkit.estimators._base import (
     KERNEL_CONSTRAINTS,
+    MEMORY_BUDGET_CONSTRAINT,
     RANDOM_STATE_CONSTRAINT,
     KernelEstimatorMixin,
     to_numpy,
 )
+from kernelkit.gram import GramOperator, gram
 from kernelkit.gram.nystrom import nystrom_basis, uniform_centres
+from kernelkit.gram.tiling import tile_size
 from kernelkit.invariance import (
     AGGREGATES,
     READINGS,
@@ -86,6 +89,12 @@ class InvariantEmbedding(
     random_state : int, RandomState, Generator or None
         Seed of the landmark draw (a generator is consumed; see
         :mod:`kernelkit.utils.seeding`).
+    memory_budget : int, optional
+        Bytes of scratch memory allowed, with the meaning of :func:`kernelkit.gram.gram`.  Set,
+        the base embedding ``K_xz U Lambda^{-1/2}`` of the points and of their transformed
+        copies is a product with a :class:`~kernelkit.gram.GramOperator`, so the ``n x m`` block
+        ``K_xz`` is never held, and the landmark Gram is computed by the tiled engine within
+        the budget.  ``None``: no limit (``K_xz`` is formed, one GEMM).
 
     Attributes
     ----------
@@ -118,6 +127,7 @@ class InvariantEmbedding(
         max_iter: int = 100,
         jitter: float | None = None,
         random_state: RandomStateLike = None,
+        memory_budget: int | None = None,
     ):
         self.kernel = kernel
         self.invariances = invariances
@@ -129,6 +139,7 @@ class InvariantEmbedding(
         self.max_iter = max_iter
         self.jitter = jitter
         self.random_state = random_state
+        self.memory_budget = memory_budget
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **KERNEL_CONSTRAINTS,
@@ -141,6 +152,7 @@ class InvariantEmbedding(
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "jitter": [Interval(Real, 0, None, closed="left"), None],
         "random_state": RANDOM_STATE_CONSTRAINT,
+        "memory_budget": MEMORY_BUDGET_CONSTRAINT,
     }
 
     # ------------------------------------------------------------------ fit
@@ -156,7 +168,16 @@ class InvariantEmbedding(
         return invariances
 
     def _embed_base(self, X: torch.Tensor) -> torch.Tensor:
-        return self.basis_.features(self.kernel_(X, self.landmarks_))
+        """``k~_x`` of the rows of ``X``; differentiable in ``X`` (the mixup ``jvp``)."""
+        Z = None if X is self.landmarks_ else self.landmarks_
+        budget = self.memory_budget
+        if budget is None or (torch.is_grad_enabled() and X.requires_grad):
+            K_xz = gram(self.kernel_, X, Z, memory_budget=budget, differentiable=True)
+            return self.basis_.features(K_xz)
+        # the budget bounds the tiles; the product (n x d, the features) is the output
+        side = max(X.shape[0], self.landmarks_.shape[0])
+        b = tile_size(side, X.element_size(), memory_budget=budget)
+        return self.basis_.features(GramOperator(self.kernel_, X, Z, block_size=b))
 
     def fit(self, X: Any, y: Any = None) -> InvariantEmbedding:
         """Build the Nyström basis and the invariance representers, and embed ``X``."""
@@ -184,7 +205,7 @@ class InvariantEmbedding(
             index = uniform_centres(n, size, self.random_state)
             self.landmarks_ = Xb[torch.as_tensor(index, device=Xb.device)]
         with torch.no_grad():
-            K_zz = self.kernel_(self.landmarks_, self.landmarks_)
+            K_zz = gram(self.kernel_, self.landmarks_, memory_budget=self.memory_budget)
         self.basis_ = nystrom_basis(K_zz, jitter=self.jitter)
         self.n_components_ = self.basis_.dim
         joint = [inv for inv in invariances if inv.joint]

@@ -13,6 +13,7 @@ from typing import Any
 
 import torch
 
+from kernelkit.gram.autodiff import block_whole, differentiable_gram
 from kernelkit.gram.tiling import (
     batch_itemsize,
     check_tiling_args,
@@ -20,6 +21,7 @@ from kernelkit.gram.tiling import (
     kernel_features,
     run_parallel,
     tile_size,
+    tiles,
 )
 from kernelkit.kernels.base import Batch, Kernel, batch_dtype, check_same_width
 from kernelkit.kernels.features import SparseFeatures, sparse_feature_gram
@@ -54,16 +56,6 @@ def prepare_pair(
         Yb = Yb.to(device)
     check_same_width(Xb, Yb)
     return Xb, Yb
-
-
-def tiles(n_rows: int, n_cols: int, rows: int, cols: int, *, symmetric: bool) -> list[tuple]:
-    """``(r0, r1, c0, c1)`` of every tile; only ``c0 <= r0`` tiles when ``symmetric``."""
-    out = []
-    for r0 in range(0, n_rows, rows):
-        r1 = min(r0 + rows, n_rows)
-        for c0 in range(0, r0 + 1 if symmetric else n_cols, cols):
-            out.append((r0, r1, c0, min(c0 + cols, n_cols)))
-    return out
 
 
 def _symmetrize_(tile: torch.Tensor) -> None:
@@ -103,6 +95,7 @@ def gram(
     memory_budget: int | None = None,
     out: torch.Tensor | None = None,
     progress: bool = False,
+    differentiable: bool = False,
 ) -> Any:
     """The Gram matrix ``K(X, Y)`` in the container of ``X``.
 
@@ -122,6 +115,7 @@ def gram(
         memory_budget=memory_budget,
         out=out,
         progress=progress,
+        differentiable=differentiable,
     )
     return K if returns_tensor(X, out) else K.detach().cpu().numpy()
 
@@ -137,6 +131,7 @@ def gram_tensor(
     memory_budget: int | None = None,
     out: torch.Tensor | None = None,
     progress: bool = False,
+    differentiable: bool = False,
 ) -> torch.Tensor:
     """The Gram matrix ``K(X, Y)`` (``K(X, X)`` when ``Y`` is None) as a torch tensor, computed
     tile by tile.
@@ -159,6 +154,15 @@ def gram_tensor(
         Preallocated output of shape ``(len(X), len(Y))`` and the Gram's dtype.
     progress : bool
         Show a tqdm progress bar over the tiles.
+    differentiable : bool
+        Keep the result in the autograd graph of tensor inputs ``X`` and ``Y``, which may also
+        be ``(batch, n, d)`` stacks (one Gram per slice).  Without ``block_size`` and
+        ``memory_budget`` the block is ``kernel.block`` of the prepared inputs in one piece,
+        bitwise the direct call, in or out of the graph, for any input; with them, inputs that
+        are not tensors take the usual path, and for tensors the tiled engine computes it and
+        the backward pass recomputes it tile by tile within the budget
+        (:mod:`kernelkit.gram.autodiff`).  ``out`` and ``progress`` are not used, nor are
+        ``dtype`` and ``device`` for tensors (their own are kept).
 
     Returns
     -------
@@ -179,6 +183,14 @@ def gram_tensor(
     ``kernel.block`` call.
     """
     check_tiling_args(block_size, memory_budget)
+    tensors = all(isinstance(T, torch.Tensor) for T in (X, Y) if T is not None)
+    if differentiable and block_size is None and memory_budget is None:
+        if tensors:
+            return block_whole(kernel, X, Y)
+        Xb, Yb = prepare_pair(kernel, X, Y, dtype=dtype, device=device)
+        return kernel.block(Xb, Xb if Yb is None else Yb)
+    if differentiable and tensors:
+        return _differentiable(kernel, X, Y, block_size=block_size, memory_budget=memory_budget)
     Xb, Yb = prepare_pair(kernel, X, Y, dtype=dtype, device=device)
     symmetric = Yb is None
     Yb_ = Xb if symmetric else Yb
@@ -230,3 +242,16 @@ def gram_tensor(
     if bar is not None:
         bar.close()
     return out
+
+
+def _differentiable(
+    kernel: Kernel, X: Any, Y: Any, *, block_size: int | None, memory_budget: int | None
+) -> torch.Tensor:
+    """``gram(..., differentiable=True)`` on tensors (see :mod:`kernelkit.gram.autodiff`)."""
+
+    def fill(A: torch.Tensor, B: torch.Tensor | None, out: torch.Tensor) -> torch.Tensor:
+        return gram(kernel, A, B, block_size=block_size, memory_budget=memory_budget, out=out)
+
+    return differentiable_gram(
+        kernel, X, Y, fill, block_size=block_size, memory_budget=memory_budget
+    )

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from kernelkit.gram.engine import gram, prepare_pair, tiles
+from kernelkit.gram.engine import gram, prepare_pair
 from kernelkit.gram.tiling import (
     batch_itemsize,
     check_tiling_args,
@@ -16,6 +16,7 @@ from kernelkit.gram.tiling import (
     n_workers,
     run_parallel,
     tile_size,
+    tiles,
 )
 from kernelkit.kernels.base import Kernel
 from kernelkit.kernels.features import SparseFeatures

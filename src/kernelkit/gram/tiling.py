@@ -79,6 +79,16 @@ def tile_size(
     return min(b, n)
 
 
+def tiles(n_rows: int, n_cols: int, rows: int, cols: int, *, symmetric: bool) -> list[tuple]:
+    """``(r0, r1, c0, c1)`` of every tile; only ``c0 <= r0`` tiles when ``symmetric``."""
+    out = []
+    for r0 in range(0, n_rows, rows):
+        r1 = min(r0 + rows, n_rows)
+        for c0 in range(0, r0 + 1 if symmetric else n_cols, cols):
+            out.append((r0, r1, c0, min(c0 + cols, n_cols)))
+    return out
+
+
 def batch_itemsize(batch: Batch, dtype: torch.dtype | None) -> torch.dtype:
     """Floating dtype of the Gram computed from ``batch`` (default float64)."""
     return dtype or batch_dtype(batch) or torch.float64

@@ -32,7 +32,7 @@ from torch import nn
 
 from kernelkit.kernels import Gaussian, Kernel, Linear
 from kernelkit.kernels.specs import median_sigma
-from kernelkit.models.layers import KernelChain, KernelLayer
+from kernelkit.models.layers import KernelChain, KernelLayer, layer_gram
 from kernelkit.models.ridge import (
     ridge_coefficients,
     ridge_coefficients_projected,
@@ -110,6 +110,9 @@ class KernelAutoencoderModel(nn.Module):
         ``KernelRidge(alpha=n * lam_L)`` for the last layer).
     head : KernelLayer, optional
         A trainable last layer (finite KAE trained jointly); ``None``: closed form.
+    memory_budget : int, optional
+        Bytes of scratch memory allowed besides the last layer's Gram blocks, which are
+        computed by :func:`kernelkit.gram.gram` (differentiable mode); ``None``: no limit.
     """
 
     def __init__(
@@ -119,9 +122,11 @@ class KernelAutoencoderModel(nn.Module):
         lam: Sequence[float],
         *,
         head: KernelLayer | None = None,
+        memory_budget: int | None = None,
     ):
         super().__init__()
         self.chain = chain
+        self.memory_budget = memory_budget
         self.head_kernel = head_kernel
         self.lam = tuple(float(v) for v in lam)
         self.head = head
@@ -131,6 +136,10 @@ class KernelAutoencoderModel(nn.Module):
     @property
     def closed_form(self) -> bool:
         return self.head is None
+
+    def head_gram(self, Z: torch.Tensor, S: torch.Tensor) -> torch.Tensor:
+        """``k_L(Z, S)`` in the autograd graph (``S is Z``: the symmetric Gram)."""
+        return layer_gram(self.head_kernel, Z, S, self.memory_budget)
 
     def forward(self, data: AutoencoderData) -> torch.Tensor:
         """The objective value (see :meth:`objective`), differentiable."""
@@ -173,9 +182,9 @@ class KernelAutoencoderModel(nn.Module):
                     f"non-linear kernel ({type(self.head_kernel).__name__}); lam = 0 is allowed "
                     "with a Linear last-layer kernel (ridgeless projection)"
                 )
-            return ridge_trace_loss(self.head_kernel.block(Z, Z), B, lam_L)
-        C = self.head_kernel.block(Z, S)
-        return ridge_loss_projected(C, self.head_kernel.block(S, S), B, lam_L, data.out_trace)
+            return ridge_trace_loss(self.head_gram(Z, Z), B, lam_L)
+        C = self.head_gram(Z, S)
+        return ridge_loss_projected(C, self.head_gram(S, S), B, lam_L, data.out_trace)
 
     @torch.no_grad()
     def head_coefficients(self, data: AutoencoderData) -> tuple[torch.Tensor, list[torch.Tensor]]:
@@ -193,19 +202,17 @@ class KernelAutoencoderModel(nn.Module):
         if data.exact and isinstance(self.head_kernel, Linear):
             coef = ridge_coefficients_projected(Z, None, data.out_factor, lam_L)
         elif data.exact:
-            coef = ridge_coefficients(self.head_kernel.block(Z, Z), data.out_factor, lam_L)
+            coef = ridge_coefficients(self.head_gram(Z, Z), data.out_factor, lam_L)
         else:
-            C = self.head_kernel.block(Z, S)
-            coef = ridge_coefficients_projected(
-                C, self.head_kernel.block(S, S), data.out_factor, lam_L
-            )
+            C = self.head_gram(Z, S)
+            coef = ridge_coefficients_projected(C, self.head_gram(S, S), data.out_factor, lam_L)
         return coef, [s.detach() for s in passed.supports]
 
     def head_rows(self, Z: torch.Tensor, S: torch.Tensor, exact: bool) -> torch.Tensor:
         """Rows ``c(z)`` with ``f_L(z) = c(z) Phi_L`` (see :meth:`head_coefficients`)."""
         if self.head is None and exact and isinstance(self.head_kernel, Linear):
             return Z
-        return self.head_kernel.block(Z, S)
+        return self.head_gram(Z, S)
 
 
 # ---------------------------------------------------------------------- construction
@@ -248,6 +255,7 @@ def build_autoencoder(
     init: str = "kpca",
     closed_form: bool = True,
     random_state: RandomStateLike = None,
+    memory_budget: int | None = None,
 ) -> KernelAutoencoderModel:
     """Build and initialise an autoencoder layer by layer.
 
@@ -274,6 +282,8 @@ def build_autoencoder(
         the others (needs ``data.targets``; initialised at its ridge solution).
     random_state : int, optional
         Seed of the random initialisation.
+    memory_budget : int, optional
+        Scratch bytes allowed besides the Gram blocks of every layer (``None``: no limit).
     """
     if init not in ("kpca", "random"):
         raise InputError(f"init: expected 'kpca' or 'random', got {init!r}")
@@ -294,6 +304,7 @@ def build_autoencoder(
             d,
             operator=operators[li],
             dtype=dtype,
+            memory_budget=memory_budget,
         )
         with torch.no_grad():
             coef = (
@@ -309,22 +320,30 @@ def build_autoencoder(
             kern = Gaussian(sigma=median_sigma(S))
         resolved.append(kern)
         with torch.no_grad():
-            K = kern.block(Z, S)
-            K_ss = K if exact else kern.block(S, S)
+            K = layer_gram(kern, Z, S, memory_budget)
+            K_ss = K if exact else layer_gram(kern, S, S, memory_budget)
     head_kernel = resolved[-1]
     assert head_kernel is not None
     head = None
     if not closed_form:
         if data.targets is None:
             raise InputError("closed_form=False needs explicit outputs (a finite KAE)")
-        head = KernelLayer(head_kernel, K_ss.shape[0], data.targets.shape[1], dtype=dtype)
+        head = KernelLayer(
+            head_kernel,
+            K_ss.shape[0],
+            data.targets.shape[1],
+            dtype=dtype,
+            memory_budget=memory_budget,
+        )
         with torch.no_grad():
             if exact:
                 lam_L = max(lam[-1], float(torch.finfo(dtype).eps))
                 head.coef.copy_(ridge_coefficients(K, data.targets, lam_L))
             else:
                 head.coef.copy_(ridge_coefficients_projected(K, K_ss, data.targets, lam[-1]))
-    return KernelAutoencoderModel(KernelChain(layers), head_kernel, lam, head=head)
+    return KernelAutoencoderModel(
+        KernelChain(layers), head_kernel, lam, head=head, memory_budget=memory_budget
+    )
 
 
 # ---------------------------------------------------------------------- training
@@ -378,7 +397,7 @@ def train_alternating(
         if model.head_kernel is not None and isinstance(model.head_kernel, Linear) and data.exact:
             K_ss = None
         else:
-            K_ss = C if data.exact else model.head_kernel.block(S, S)
+            K_ss = C if data.exact else model.head_gram(S, S)
         fit = C @ coef
         data_term = (data.out_trace - 2 * (fit * B).sum() + (fit * fit).sum()) / data.n
         pen_L = (coef * coef).sum() if K_ss is None else ((K_ss @ coef) * coef).sum()

@@ -52,7 +52,7 @@ from torch import nn
 
 from kernelkit.kernels import Kernel
 from kernelkit.models.autoencoder import train
-from kernelkit.models.layers import KernelChain, KernelLayer
+from kernelkit.models.layers import KernelChain, KernelLayer, layer_gram
 from kernelkit.models.ridge import RidgeTrace
 from kernelkit.solvers import BatchedLBFGSResult, cholesky_factor, lbfgs_batched
 from kernelkit.utils.errors import InputError, NotPSDError
@@ -63,7 +63,6 @@ __all__ = [
     "ConcatenatedModel",
     "InnerLayer",
     "Mixture",
-    "batched_block",
     "build_concatenated",
     "coth_penalty",
     "fit_concatenated",
@@ -102,23 +101,6 @@ class Mixture:
         return {"kernels": self.kernels}
 
 
-def batched_block(kernel: Kernel, Z: torch.Tensor, S: torch.Tensor) -> torch.Tensor:
-    """``kernel.block`` over a leading restart dimension: ``(b, n, d), (b, m, d) -> (b, n, m)``.
-
-    2-D inputs are passed through; 3-D ones go through ``torch.vmap`` (falling back to a loop
-    for kernels whose ``block`` is not vmappable).
-    """
-    if Z.dim() == 2 and S.dim() == 2:
-        return kernel.block(Z, S)
-    b = Z.shape[0] if Z.dim() == 3 else S.shape[0]
-    Z = Z.expand(b, *Z.shape[-2:]) if Z.dim() == 2 else Z
-    S = S.expand(b, *S.shape[-2:]) if S.dim() == 2 else S
-    try:
-        return torch.vmap(kernel.block)(Z, S)
-    except Exception:  # pragma: no cover - kernels with data-dependent control flow
-        return torch.stack([kernel.block(z, s) for z, s in zip(Z, S, strict=True)])
-
-
 class InnerLayer(KernelLayer):
     r"""An inner layer ``g(z) = sum_j K(z, s_j) c_j`` with ``n_restarts`` coefficient sets.
 
@@ -137,6 +119,7 @@ class InnerLayer(KernelLayer):
         weights: Sequence[float] | None = None,
         n_restarts: int = 1,
         dtype: torch.dtype = torch.float64,
+        memory_budget: int | None = None,
     ):
         kernels = list(kernel.kernels) if isinstance(kernel, Mixture) else [kernel]
         if isinstance(kernel, Mixture) and len(kernels) != d_out:
@@ -148,7 +131,12 @@ class InnerLayer(KernelLayer):
         if w.shape != (d_out,) or not bool((w > 0).all()):
             raise InputError(f"weights: expected {d_out} positive weights, got {weights!r}")
         super().__init__(
-            kernels[0], n_support, d_out, operator=torch.diag(w.to(dtype)), dtype=dtype
+            kernels[0],
+            n_support,
+            d_out,
+            operator=torch.diag(w.to(dtype)),
+            dtype=dtype,
+            memory_budget=memory_budget,
         )
         self.kernels = kernels
         self.mixture = isinstance(kernel, Mixture)
@@ -160,10 +148,12 @@ class InnerLayer(KernelLayer):
         return self.coef.shape[-1]
 
     def gram(self, Z: Any, S: Any) -> torch.Tensor:
-        """``[k(z_a, s_j)]`` (``(..., n, m)``), or the stack ``(..., D, n, m)`` of a mixture."""
-        grams = [
-            batched_block(k, Z, S) if torch.is_tensor(Z) else k.block(Z, S) for k in self.kernels
-        ]
+        """``[k(z_a, s_j)]`` (``(..., n, m)``), or the stack ``(..., D, n, m)`` of a mixture.
+
+        Computed by :func:`kernelkit.gram.gram` (differentiable mode for the codes of later
+        layers, a leading restart dimension giving one Gram per restart).
+        """
+        grams = [layer_gram(k, Z, S, self.memory_budget) for k in self.kernels]
         return torch.stack(grams, dim=-3) if self.mixture else grams[0]
 
     def apply(self, K: torch.Tensor) -> torch.Tensor:
@@ -220,6 +210,9 @@ class ConcatenatedModel(nn.Module):
         Weight of the coth separation penalty of eq. 15 (0: none).
     interpolate : bool
         Problem (Int) instead of (uR-X).
+    memory_budget : int, optional
+        Bytes of scratch memory allowed besides the outer Gram blocks ``Q`` (one per restart),
+        computed by :func:`kernelkit.gram.gram` (differentiable mode); ``None``: no limit.
     """
 
     def __init__(
@@ -231,9 +224,11 @@ class ConcatenatedModel(nn.Module):
         mu: Sequence[float],
         gamma: float = 0.0,
         interpolate: bool = False,
+        memory_budget: int | None = None,
     ):
         super().__init__()
         self.chain = chain
+        self.memory_budget = memory_budget
         self.outer_kernel = outer_kernel
         self.lam, self.gamma, self.interpolate = float(lam), float(gamma), bool(interpolate)
         self.mu = tuple(float(m) for m in mu)
@@ -252,7 +247,7 @@ class ConcatenatedModel(nn.Module):
         """Objective of every restart, shape ``(n_restarts,)``, and its parts."""
         passed = self.chain.forward_train(data.K1)
         Z = passed.outputs[-1]
-        Q = batched_block(self.outer_kernel, Z, Z)
+        Q = layer_gram(self.outer_kernel, Z, Z, self.memory_budget)
         y = data.y[:, None]
         n = data.n
         # a diverged restart (non-finite images) must not poison the batched Cholesky
@@ -292,7 +287,7 @@ class ConcatenatedModel(nn.Module):
         and the support images of every layer, for a single restart."""
         passed = self.chain.forward_train(data.K1)
         supports = [s[0] for s in passed.supports]
-        Q = self.outer_kernel.block(supports[-1], supports[-1])
+        Q = layer_gram(self.outer_kernel, supports[-1], supports[-1], self.memory_budget)
         shift = 0.0 if self.interpolate else data.n * self.lam
         alpha = cholesky_factor(Q, shift=shift, name="Q (outer Gram)").solve(data.y)
         return alpha, supports
@@ -318,12 +313,15 @@ def build_concatenated(
     n_restarts: int = 1,
     init_scale: float = 1.0,
     random_state: RandomStateLike = None,
+    memory_budget: int | None = None,
 ) -> tuple[ConcatenatedModel, ConcatenatedData]:
     """Build a model with ``n_restarts`` random initialisations and its training data.
 
     The coefficients of each restart are standard normal, rescaled so that the layer's outputs
     on the training points have root-mean-square ``init_scale`` (the paper's random
     initialisation of ``c``, section 4.2, with a scale that does not depend on the kernel).
+    ``memory_budget`` (bytes of scratch besides the Gram blocks, ``None``: no limit) goes to
+    every layer and to the outer Gram.
     """
     if len(inner) != len(dims) or not inner:
         raise InputError(
@@ -337,7 +335,15 @@ def build_concatenated(
     K1 = None
     Z: Any = data_X
     for li, (kern, d) in enumerate(zip(inner, dims, strict=True)):
-        layer = InnerLayer(kern, n, int(d), weights=weights[li], n_restarts=n_restarts, dtype=dtype)
+        layer = InnerLayer(
+            kern,
+            n,
+            int(d),
+            weights=weights[li],
+            n_restarts=n_restarts,
+            dtype=dtype,
+            memory_budget=memory_budget,
+        )
         with torch.no_grad():
             K = layer.gram(Z, Z)
             if li == 0:
@@ -351,7 +357,13 @@ def build_concatenated(
         layers.append(layer)
     assert K1 is not None
     model = ConcatenatedModel(
-        KernelChain(layers), outer_kernel, lam=lam, mu=mu, gamma=gamma, interpolate=interpolate
+        KernelChain(layers),
+        outer_kernel,
+        lam=lam,
+        mu=mu,
+        gamma=gamma,
+        interpolate=interpolate,
+        memory_budget=memory_budget,
     )
     return model, ConcatenatedData(data_X, y, K1)
 

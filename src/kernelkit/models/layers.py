@@ -15,22 +15,25 @@ landmarks (their images under the previous layers), which makes every layer ``O(
 
 The first layer takes its Gram matrix as given (``K_1 = k_1(X, S)`` with ``X`` any data:
 vectors, molecules, a precomputed Gram), so the input never has to be a vector; the later
-layers act on vectors and evaluate their kernel with :meth:`Kernel.block` (differentiable).
+layers act on vectors and evaluate their kernel with ``kernelkit.gram.gram(...,
+differentiable=True)`` (in the autograd graph, tiled within the layer's ``memory_budget``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 from torch import nn
 
+from kernelkit.gram import gram
 from kernelkit.kernels import Kernel
 from kernelkit.solvers import check_psd
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.numerics import symmetry_tolerance
 
-__all__ = ["ChainPass", "KernelChain", "KernelLayer", "check_operator"]
+__all__ = ["ChainPass", "KernelChain", "KernelLayer", "check_operator", "layer_gram"]
 
 
 def check_operator(
@@ -69,6 +72,9 @@ class KernelLayer(nn.Module):
         The PSD matrix ``A`` (``d_out x d_out``); ``None`` is the identity.
     dtype : torch.dtype
         Dtype of the coefficients.
+    memory_budget : int, optional
+        Bytes of scratch memory allowed besides the Gram blocks of the layer kernel
+        (:func:`kernelkit.gram.gram`); ``None``: no limit.
 
     Attributes
     ----------
@@ -84,11 +90,13 @@ class KernelLayer(nn.Module):
         *,
         operator: torch.Tensor | None = None,
         dtype: torch.dtype = torch.float64,
+        memory_budget: int | None = None,
     ):
         super().__init__()
         if kernel is not None and not isinstance(kernel, Kernel):
             raise InputError(f"kernel: expected a kernelkit Kernel or None, got {kernel!r}")
         self.kernel = kernel
+        self.memory_budget = memory_budget
         self.coef = nn.Parameter(torch.zeros(n_support, d_out, dtype=dtype))
         A = check_operator(operator, d_out)
         self.register_buffer("operator", None if A is None else A.to(dtype))
@@ -98,10 +106,14 @@ class KernelLayer(nn.Module):
         return self.coef.shape[1]
 
     def gram(self, Z: torch.Tensor, S: torch.Tensor) -> torch.Tensor:
-        """``[k(z_a, s_i)]``: the layer kernel between inputs ``Z`` and support points ``S``."""
+        """``[k(z_a, s_i)]``: the layer kernel between inputs ``Z`` and support points ``S``.
+
+        Differentiable in ``Z`` and ``S``; ``S is Z`` is the symmetric case (exact symmetry,
+        half the tiles).
+        """
         if self.kernel is None:
             raise InputError("this layer has no kernel: its Gram matrix must be given")
-        return self.kernel.block(Z, S)
+        return layer_gram(self.kernel, Z, S, self.memory_budget)
 
     def apply(self, K: torch.Tensor) -> torch.Tensor:
         """Outputs ``K Phi A`` (rows ``f(z_a)^T``) from the Gram ``K = [k(z_a, s_i)]``."""
@@ -116,6 +128,11 @@ class KernelLayer(nn.Module):
         """``||f||^2 = tr(Phi^T K_ss Phi A)`` with ``K_ss`` the support Gram (eq. 10)."""
         PA = self.coef if self.operator is None else self.coef @ self.operator
         return ((K_ss @ self.coef) * PA).sum()
+
+
+def layer_gram(kernel: Kernel, Z: Any, S: Any, memory_budget: int | None) -> torch.Tensor:
+    """``k(Z, S)`` by :func:`kernelkit.gram.gram` in differentiable mode (``S is Z``: symmetric)."""
+    return gram(kernel, Z, None if S is Z else S, memory_budget=memory_budget, differentiable=True)
 
 
 @dataclass
