@@ -21,7 +21,7 @@ from kernelkit.cli.output import check_output, staged
 from kernelkit.cli.progress import progress_bar, stage, warn
 from kernelkit.data.readers import DataFile, read_data, read_labels
 from kernelkit.kernels import Kernel
-from kernelkit.utils.errors import DataFileError
+from kernelkit.utils.errors import DataFileError, InputError
 from kernelkit.utils.kinds import InputKind
 
 
@@ -41,15 +41,20 @@ def read_input(
     if columns is None and getattr(args, "columns", None):
         columns = args.columns.split(",")
     stage(args, f"reading {args.input}")
-    return read_data(
-        args.input,
-        kind=kind,
-        column=args.column,
-        columns=columns,
-        target=getattr(args, "target", None),
-        alphabet=args.alphabet,
-        node_label=None if args.node_label.lower() == "none" else args.node_label,
-    )
+    try:
+        return read_data(
+            args.input,
+            kind=kind,
+            column=args.column,
+            columns=columns,
+            target=getattr(args, "target", None),
+            alphabet=args.alphabet,
+            node_label=None if args.node_label.lower() == "none" else args.node_label,
+        )
+    except DataFileError:
+        raise
+    except InputError as exc:  # an option that does not fit the file (--kind, --column)
+        raise UsageError(str(exc)) from None
 
 
 def input_kernel(spec: str | None, data: DataFile) -> Kernel:

@@ -193,6 +193,7 @@ def run_predict_command(args: argparse.Namespace) -> int:
     data = read_input(args, kind=kind, columns=columns)
     X: Any = data.items
     if kind is InputKind.GRAM:
+        _check_cross_gram(model, data)
         diag = None if args.diag is None else read_gram_diag(args.diag, len(data))
         X = PrecomputedBatch(torch.as_tensor(X), diag=diag)
     stage(args, f"predicting {len(data)} records")
@@ -208,6 +209,18 @@ def run_predict_command(args: argparse.Namespace) -> int:
     if not args.quiet:
         print(f"wrote {len(data)} rows to {out}")
     return 0
+
+
+def _check_cross_gram(model: Any, data: DataFile) -> None:
+    """A cross-Gram has one column per training record of the model."""
+    n_train = len(model.X_fit_) if hasattr(model, "X_fit_") else None
+    width = data.items.shape[1]
+    if n_train is not None and width != n_train:
+        raise DataFileError(
+            data.path,
+            f"expected a cross-Gram with {n_train} columns (one per training record of the "
+            f"model), got shape {data.items.shape}",
+        )
 
 
 def read_gram_diag(path: str, n: int) -> torch.Tensor:
