@@ -9,8 +9,9 @@
   set's promoters and non-promoters (``class=+`` / ``class=-`` in the FASTA header), seeded;
   the size of the UCI splice set (3186 sequences of 60 nucleotides).
 
-``python benchmarks/cli_data.py OUT_FOLDER [--data ../shared/data]`` writes ``molecules_4200.smi`` and
-``dna_3186.fasta``; the shared data are read, never copied into the repository.
+``python benchmarks/cli_data.py OUT_FOLDER [--data ../shared/data]`` writes
+``molecules_4200.smi`` and ``dna_3186.fasta``; the shared data are read, never copied into
+the repository.
 """
 
 from __future__ import annotations

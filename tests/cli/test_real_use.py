@@ -282,7 +282,7 @@ def test_debug_is_accepted_after_the_subcommand(cli, tmp_path):
     bad = _write(tmp_path / "bad.csv", "a,b\n1,x\n")
     assert cli("autoencode", bad, "--out", tmp_path / "o").code == 1
     for argv in (["autoencode", bad, "--debug"], ["--debug", "autoencode", bad]):
-        with pytest.raises(ValueError, match="bad.csv:2"):
+        with pytest.raises(ValueError, match=r"bad\.csv:2"):
             main([str(a) for a in argv] + ["--out", str(tmp_path / "o")])
 
 

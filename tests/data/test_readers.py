@@ -136,7 +136,7 @@ def test_text_target_holds_classes(tmp_path):
 def test_column_without_kind_points_to_kind_option(tmp_path):
     path = tmp_path / "m.csv"
     path.write_text("smiles,y\nCCO,1\n")
-    with pytest.raises(InputError, match="--column 'smiles'.*--kind molecules"):
+    with pytest.raises(InputError, match=r"--column 'smiles'.*--kind molecules"):
         read_data(path, column="smiles")
     assert read_data(path, column="smiles", kind="molecules").items == ["CCO"]
     assert read_data(path, kind=InputKind.MOLECULE).kind is InputKind.MOLECULE
