@@ -3,6 +3,9 @@
 Every case: the documented exit code, one line on stderr naming the file (and the line or
 record where one applies) and the problem, and nothing left at ``--out`` (nor a temporary
 sibling of it).
+
+The suite grows: a new reader, command or option adds its hostile cases here or in
+``test_real_use.py`` (issue 13's cases: outputs, signals, mismatched inputs, degenerate data).
 """
 
 from __future__ import annotations
