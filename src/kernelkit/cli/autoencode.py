@@ -32,8 +32,8 @@ from kernelkit.report.document import Report
 from kernelkit.utils.errors import DataFileError, InputError
 from kernelkit.utils.kinds import InputKind
 
-AUTO_LANDMARKS = (1500, 600)
-"""``--landmarks auto``: exact K2AE up to 1500 training records, else 600 random landmarks
+AUTO_LANDMARKS = (1500, 500)
+"""``--landmarks auto``: exact K2AE up to 1500 training records, else 500 random landmarks
 (measured in ``benchmarks/cli_autoencode_sizes.py``: within a few percent of the exact
 held-out reconstruction error at n = 1500, and 4200 molecules in under 2 minutes)."""
 

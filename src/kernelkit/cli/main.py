@@ -34,6 +34,7 @@ DEFAULT_THREADS = {"demo": 1, "autoencode": 1, "fit": 1, "gram": 1}
 """Torch threads of each command when ``--threads`` is not given (measured on a 2-core
 machine, see ``benchmarks/cli_threads.py``)."""
 
+
 class _Formatter(argparse.ArgumentDefaultsHelpFormatter):
     """Shows ``(default: X)`` after an option's help, unless the default is ``None`` or
     ``False`` (nothing to show) or the help already says what the default is."""
@@ -170,7 +171,7 @@ def _build_parser(command: str | None = None) -> argparse.ArgumentParser:
         "--landmarks",
         default="auto",
         help="landmark points of the K2AE (Nystroem): a number, 'none' (exact), or 'auto' "
-        "(exact up to 1500 training records, else 600 landmarks)",
+        "(exact up to 1500 training records, else 500 landmarks)",
     )
     auto.add_argument("--seed", type=int, default=0, help="random seed")
     auto.add_argument("--test-size", type=float, default=0.2, help="held-out fraction")
