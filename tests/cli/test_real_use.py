@@ -161,9 +161,7 @@ def test_predict_matches_columns_by_name(cli, tmp_path):
     rows = [(i, (i * 7) % 5) for i in range(5)]
     ab = _write(tmp_path / "ab.csv", "a,b\n" + "".join(f"{a},{b}\n" for a, b in rows))
     ba = _write(tmp_path / "ba.csv", "b,a\n" + "".join(f"{b},{a}\n" for a, b in rows))
-    with_target = _write(
-        tmp_path / "cab.csv", "c,a,b\n" + "".join(f"9,{a},{b}\n" for a, b in rows)
-    )
+    with_target = _write(tmp_path / "cab.csv", "c,a,b\n" + "".join(f"9,{a},{b}\n" for a, b in rows))
     outs = []
     for i, src in enumerate((ab, ba, with_target)):
         out = tmp_path / f"p{i}.csv"
