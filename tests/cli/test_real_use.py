@@ -91,6 +91,21 @@ def test_predict_never_replaces_a_folder_with_a_csv(cli, tmp_path):
     assert (folder / "keep.txt").read_text() == "keep"
 
 
+def test_fit_never_replaces_a_folder_that_is_not_a_model(cli, tmp_path):
+    data = _write(tmp_path / "data.csv", VECTORS)
+    mine = _write(tmp_path / "work" / "notes.txt", "mine")
+    for out in (tmp_path / "work", tmp_path / "work.zip"):
+        if out.suffix:
+            out.mkdir()
+        res = cli("fit", data, "--model", "ridge", "--target", "c", "--out", out, "--overwrite")
+        _one_line_error(res, 2, "--out", "folder")
+    assert mine.read_text() == "mine"
+    model = tmp_path / "model"
+    for _ in range(2):
+        res = cli("fit", data, "--model", "ridge", "--target", "c", "--out", model, "--overwrite")
+        assert res.code == 0, res.err
+
+
 def test_out_dot_is_a_clean_usage_error(cli, tmp_path, monkeypatch):
     data = _write(tmp_path / "data.csv", VECTORS)
     monkeypatch.chdir(tmp_path)

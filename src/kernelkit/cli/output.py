@@ -112,11 +112,19 @@ def _check_replaceable(path: Path, kind: str, option: str) -> None:
             f"{option}: {str(path)!r} is {what} that kernelkit did not write (no {MARKER} "
             "marker); --overwrite replaces only kernelkit's own output folders"
         )
-    if kind == "file" and not path.is_file():
+    if (kind == "file" or path.suffix.lower() == ".zip") and not path.is_file():
         raise UsageError(
             f"{option}: {str(path)!r} is a folder; --overwrite replaces a file with a file, "
             "never a folder"
         )
+    if kind == "model" and path.is_dir():
+        from kernelkit.io.storage import MANIFEST
+
+        if not (path / MANIFEST).is_file():
+            raise UsageError(
+                f"{option}: {str(path)!r} is a folder that holds no kernelkit model (no "
+                f"{MANIFEST}); --overwrite replaces only a saved model"
+            )
 
 
 def default_mode(full: int) -> int:
