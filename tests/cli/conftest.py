@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -9,7 +10,11 @@ import pytest
 
 from kernelkit.cli.main import main
 
-SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+SHARED_DATA = Path(
+    os.environ.get(
+        "KERNELKIT_SHARED_DATA", Path(__file__).resolve().parents[2].parent / "shared" / "data"
+    )
+)
 
 
 @dataclass
@@ -27,7 +32,8 @@ def _one_thread(one_torch_thread):
 
 @pytest.fixture
 def data_dir() -> Path:
-    """``../shared/data`` next to the repository (the tests skip without it)."""
+    """``../shared/data`` next to the repository, or ``$KERNELKIT_SHARED_DATA`` (the tests
+    skip without it)."""
     if not SHARED_DATA.is_dir():
         pytest.skip(f"real datasets not found at {SHARED_DATA} (../shared/data)")
     return SHARED_DATA

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -63,6 +65,29 @@ def test_full_demo(cli, tmp_path):
         best["K2AE", 10]["test_reconstruction_error"]
         < best["KPCA", 10]["test_reconstruction_error"]
     )
+    # the README shows the numbers this run wrote
+    assert (tmp_path / "demo" / "readme_numbers.md").read_text() == _readme_demo_table()
+
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+DEMO_RESULTS = Path(__file__).resolve().parents[2] / "docs" / "demo_results.json"
+
+
+def _readme_demo_table() -> str:
+    text = README.read_text(encoding="utf-8")
+    match = re.search(r"<!-- demo-numbers -->\n(.*?)<!-- /demo-numbers -->", text, re.S)
+    assert match, "README.md has no <!-- demo-numbers --> block"
+    return match.group(1)
+
+
+def test_readme_demo_numbers_are_the_demo_output():
+    """The README's table is ``readme_table`` of the committed ``results.json`` of
+    ``make demo`` (``docs/demo_results.json``; ``test_full_demo`` re-runs the demo)."""
+    from kernelkit.cli.demo import readme_table
+
+    summary = json.loads(DEMO_RESULTS.read_text(encoding="utf-8"))
+    assert summary["command"] == "demo" and summary["n_records"] == 1128
+    assert readme_table(summary) == _readme_demo_table()
 
 
 def test_info_lists_versions(cli):

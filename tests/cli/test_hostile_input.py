@@ -3,6 +3,9 @@
 Every case: the documented exit code, one line on stderr naming the file (and the line or
 record where one applies) and the problem, and nothing left at ``--out`` (nor a temporary
 sibling of it).
+
+The suite grows: a new reader, command or option adds its hostile cases here or in
+``test_real_use.py`` (issue 13's cases: outputs, signals, mismatched inputs, degenerate data).
 """
 
 from __future__ import annotations
@@ -281,10 +284,15 @@ def test_predict_with_the_intact_model_works(cli, tmp_path, models):
 
 
 def test_vectors_of_the_wrong_width_for_the_model(cli, tmp_path, models):
-    src = _write(tmp_path, "wide.csv", "a,b,c\n1,2,3\n")
+    src = _write(tmp_path, "wide.csv", "a,b,d\n1,2,3\n")
     out = tmp_path / "preds.csv"
     res = cli("predict", models / "ridge.zip", src, "--out", out, "--quiet")
     _assert_rejected(res, tmp_path, out, 1, "wide.csv:")
+    assert "['d']" in res.err
+    narrow = _write(tmp_path, "narrow.csv", "a\n1\n")
+    res = cli("predict", models / "ridge.zip", narrow, "--out", out, "--quiet")
+    _assert_rejected(res, tmp_path, out, 1, "narrow.csv:")
+    assert "no column(s) ['b']" in res.err
 
 
 @pytest.mark.parametrize("command", ["autoencode", "fit", "gram", "predict"])

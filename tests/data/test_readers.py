@@ -10,17 +10,18 @@ import pytest
 
 from kernelkit.data.readers import detect_kind, read_data, read_labels
 from kernelkit.utils.errors import DataFileError, InputError
+from kernelkit.utils.kinds import InputKind
 
 
 def test_tsv_vectors_with_header_id_column_and_target(tmp_path):
     path = tmp_path / "v.tsv"
     path.write_text("name\tx\ty\tlabel\nA\t1\t2.5\tpos\nB\t-3\t4e-1\tneg\n\nC\t0\t0\tpos\n")
     data = read_data(path, target="label")
-    assert data.kind == "vectors" and data.ids == ["A", "B", "C"]
+    assert data.kind is InputKind.VECTOR and data.ids == ["A", "B", "C"]
     np.testing.assert_array_equal(data.items, [[1, 2.5], [-3, 0.4], [0, 0]])
     assert data.lines == [2, 3, 5] and data.feature_names == ["x", "y"]
-    values, classes = data.target("label")
-    assert classes == ["neg", "pos"] and values.tolist() == [1, 0, 1]
+    targets = data.target("label")
+    assert targets.classes == ["neg", "pos"] and targets.values.tolist() == [1, 0, 1]
 
 
 def test_headerless_gzipped_csv(tmp_path):
@@ -62,7 +63,7 @@ def test_folder_of_edge_lists_with_node_labels(tmp_path):
     (tmp_path / "b.edges").write_text("x y\n")
     (tmp_path / "b.nodes").write_text("x N\ny C\n")
     data = read_data(tmp_path)
-    assert data.kind == "graphs" and data.ids == ["a", "b"]
+    assert data.kind is InputKind.GRAPH and data.ids == ["a", "b"]
     assert data.items.n_nodes.tolist() == [3, 2] and data.items.n_edges.tolist() == [3, 1]
     # same label names give the same codes across graphs
     labels = data.items.node_labels
@@ -85,10 +86,10 @@ def test_partly_labelled_graphs_name_the_node(tmp_path):
 def test_labels_file_and_kind_detection(tmp_path):
     path = tmp_path / "y.txt"
     path.write_text("1.5\n\n-2\n")
-    values, classes = read_labels(path)
-    assert values.tolist() == [1.5, -2.0] and classes is None
-    assert detect_kind(tmp_path / "m.smi") == "molecules"
-    assert detect_kind(tmp_path / "K.npy") == "gram"
+    targets = read_labels(path)
+    assert targets.values.tolist() == [1.5, -2.0] and targets.classes is None
+    assert detect_kind(tmp_path / "m.smi") is InputKind.MOLECULE
+    assert detect_kind(tmp_path / "K.npy") is InputKind.GRAM
     with pytest.raises(InputError, match="--kind: cannot tell the kind"):
         detect_kind(tmp_path / "data.xyz")
     with pytest.raises(
@@ -96,3 +97,46 @@ def test_labels_file_and_kind_detection(tmp_path):
     ):
         (tmp_path / "m.smi").write_text("CCO\n")
         read_data(tmp_path / "m.smi", kind="sequences")
+
+
+def _column(tmp_path, cells):
+    path = tmp_path / "t.csv"
+    path.write_text("x,y\n" + "".join(f"{i},{c}\n" for i, c in enumerate(cells)))
+    return read_data(path, target="y")
+
+
+def test_one_text_cell_in_a_numeric_target_is_an_error_with_its_line(tmp_path):
+    data = _column(tmp_path, [f"{0.5 * i}" for i in range(20)] + ["2.O"] + ["1.25"] * 3)
+    with pytest.raises(DataFileError, match=r"t.csv:22: y: expected a number, got '2.O'"):
+        data.target("y")
+    targets = data.target("y", task="classification")
+    assert "2.O" in targets.classes and len(targets.values) == 24
+    with pytest.raises(DataFileError, match=r"t.csv:22:"):
+        data.target("y", task="regression")
+    with pytest.raises(InputError, match="--task: expected one of regression, classification"):
+        data.target("y", task="ranking")
+
+
+def test_few_integer_values_are_classes_named_as_written_sorted_by_value(tmp_path):
+    data = _column(tmp_path, ["10", "9", "2", "9", "10.0", "2"] * 3)
+    targets = data.target("y")
+    assert targets.classes == ["2", "9", "10"] and "taken as classes" in targets.note
+    assert targets.values.tolist()[:6] == [2, 1, 0, 1, 2, 0]
+    regression = data.target("y", task="regression")
+    assert regression.classes is None and regression.values[:3].tolist() == [10.0, 9.0, 2.0]
+    many = _column(tmp_path, [str(i) for i in range(30)]).target("y")
+    assert many.classes is None and many.values[-1] == 29.0
+
+
+def test_text_target_holds_classes(tmp_path):
+    targets = _column(tmp_path, ["a", "b", "3", "a"]).target("y")
+    assert targets.classes == ["3", "a", "b"] and targets.values.tolist() == [1, 2, 0, 1]
+
+
+def test_column_without_kind_points_to_kind_option(tmp_path):
+    path = tmp_path / "m.csv"
+    path.write_text("smiles,y\nCCO,1\n")
+    with pytest.raises(InputError, match=r"--column 'smiles'.*--kind molecules"):
+        read_data(path, column="smiles")
+    assert read_data(path, column="smiles", kind="molecules").items == ["CCO"]
+    assert read_data(path, kind=InputKind.MOLECULE).kind is InputKind.MOLECULE

@@ -42,3 +42,39 @@ def test_plots_are_written(tmp_path):
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     path = training_curves([("run", [3.0, 2.0, 1.5])], tmp_path / "c.png")
     assert path.stat().st_size > 1000
+
+
+def test_latent_panels_with_classes_and_with_one_column_codes(tmp_path):
+    """Classes are drawn with a legend; codes with fewer than two columns (kernel PCA of
+    nearly identical records) are padded with zeros instead of raising IndexError."""
+    pytest.importorskip("matplotlib")
+    import matplotlib.pyplot as plt
+
+    from kernelkit.report import plots
+
+    rng = np.random.default_rng(0)
+    codes = rng.normal(size=(30, 2))
+    labels = np.arange(30) % 3
+    figures = []
+    real_close = plt.close
+
+    def keep(fig):
+        figures.append(fig)
+        real_close(fig)
+
+    plt.close = keep
+    try:
+        plots.latent_panels(
+            [("a", codes), ("b", codes[:, :1])],
+            labels,
+            tmp_path / "l.png",
+            colour_label="kind",
+            classes=["x", "y", "z"],
+        )
+    finally:
+        plt.close = real_close
+    legend = figures[0].axes[-1].get_legend()
+    assert [t.get_text() for t in legend.get_texts()] == ["x", "y", "z"]
+    assert legend.get_title().get_text() == "kind"
+    assert len(figures[0].axes) == 2  # no colour bar
+    np.testing.assert_array_equal(plots._two_columns(codes[:, :1])[:, 1], 0.0)

@@ -23,6 +23,28 @@ from kernelkit.kernels import Tanimoto
 
 TARGET = "measured log solubility in mols per litre"
 
+README_NUMBERS = "readme_numbers.md"
+"""File of the demo's output folder holding the README's results table, written by the demo
+(``tests/cli/test_demo_readme.py`` checks that the README shows it)."""
+
+_METHODS = {"K2AE": "K2AE", "KPCA": "kernel PCA"}
+
+
+def readme_table(summary: dict[str, Any]) -> str:
+    """The README's Markdown table of the demo's results (``results.json`` of the demo)."""
+    lines = [
+        "| method | code | held-out reconstruction error | RF R² | RF NMSE |",
+        "|---|---|---|---|---|",
+    ]
+    for d in summary["settings"]["dims"]:
+        for method in _METHODS:
+            r = next(r for r in summary["results"] if r["method"] == method and r["dims"] == d)
+            lines.append(
+                f"| {_METHODS[method]} | {d}-D | {r['test_reconstruction_error']:.3f} | "
+                f"{r['rf_r2']:.3f} | {r['rf_nmse']:.3f} |"
+            )
+    return "\n".join(lines) + "\n"
+
 
 def run_demo(
     *,
@@ -38,7 +60,7 @@ def run_demo(
 
     ``subset``: use only this many molecules, drawn at random (a quick look; default all).
     """
-    out = check_output(out, overwrite=overwrite)
+    out = check_output(out, overwrite=overwrite, kind="folder")
     require_plotting()
     data = read_data(bundled_esol_path(), kind="molecules", target=TARGET)
     if subset is not None:
@@ -46,9 +68,15 @@ def run_demo(
             raise UsageError(f"--subset: expected at least 10 molecules, got {subset}")
         rows = np.sort(np.random.default_rng(seed).permutation(len(data))[:subset])
         data = data.take(rows)
-    values, _ = data.target(TARGET)
+    values = data.target(TARGET, task="regression").values
     settings = AutoencodeSettings(
-        dims=[2, 10], max_iter=max_iter, seed=seed, trees=trees, quiet=quiet
+        dims=[2, 10],
+        max_iter=max_iter,
+        seed=seed,
+        trees=trees,
+        landmarks=None,
+        quiet=quiet,
+        command="demo",
     )
     with staged(out, folder=True) as folder:
         summary = run_autoencode(
@@ -58,8 +86,8 @@ def run_demo(
             settings,
             folder,
             title="kernelkit demo: a K2AE of the ESOL molecules",
-            command="demo",
         )
+        (folder / README_NUMBERS).write_text(readme_table(summary), encoding="utf-8")
     if not quiet:
         print((out / "report.md").read_text(encoding="utf-8"))
         print(f"wrote {out}/ in {summary['wall_seconds']:.1f} s")

@@ -7,6 +7,7 @@ naming ``--kernel`` and writes the option's help.
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 from kernelkit.cli.errors import UsageError
@@ -24,6 +25,19 @@ KERNEL_HELP = (
     + ", ".join(f"{spec} for {kind.plural}" for kind, spec in DEFAULT_KERNEL_SPECS.items())
     + " (gaussian/laplacian without sigma: median heuristic)"
 )
+
+
+def kernel_parameters() -> str:
+    """Every kernel of ``--kernel`` with its parameters and their defaults, for ``--help``."""
+    entries = []
+    for name, (kind, cls) in KERNELS.items():
+        params = [
+            f"{p.name}={p.default!r}" if p.default is not p.empty else p.name
+            for p in inspect.signature(cls.__init__).parameters.values()
+            if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        ]
+        entries.append(f"{name} ({kind.plural}): {', '.join(params) or 'no parameters'}")
+    return "; ".join(entries)
 
 
 def parse_kernel(spec: str) -> tuple[str, dict[str, Any]]:

@@ -3,8 +3,13 @@
 Exit codes: 0 success; 1 a data error (one line on stderr, ``FILE:LINE: problem`` when the
 problem is in an input file), an output path that cannot be written, a refused model file or
 a missing optional package; 2 a usage error (unknown option or kernel, bad value, an output
-that exists without ``--overwrite``).  ``--debug`` shows the full traceback instead.  Nothing
-is written to ``--out`` when the input is rejected.
+that exists without ``--overwrite`` or that ``--overwrite`` may not replace); 130 Ctrl-C;
+143 SIGTERM.  ``--debug`` (anywhere on the line) shows the full traceback instead.  Nothing
+is written to ``--out`` when the input is rejected or the command is interrupted.
+
+This module imports only the standard library and kernelkit's light modules: torch,
+scikit-learn, RDKit and matplotlib are imported by the command that needs them, so
+``kernelkit --help`` and ``--version`` start at once.
 """
 
 from __future__ import annotations
@@ -15,42 +20,111 @@ from collections.abc import Callable, Sequence
 
 from kernelkit import __version__
 from kernelkit.utils.errors import DataFileError, KernelkitError
+from kernelkit.utils.kinds import InputKind
 
-_EPILOG = "exit codes: 0 ok, 1 data error (FILE:LINE: problem), 2 usage error"
+_EPILOG = (
+    "exit codes: 0 ok, 1 data error (FILE:LINE: problem), 2 usage error, 130 interrupted, "
+    "143 terminated"
+)
+_KINDS = tuple(k.plural for k in InputKind if k not in (InputKind.NODE, InputKind.ANY))
+"""``--kind``: the plural names of the kinds of :class:`~kernelkit.utils.kinds.InputKind` that
+files hold (:data:`kernelkit.data.readers.KINDS`)."""
+
+DEFAULT_THREADS = {"demo": 1, "autoencode": 1, "fit": 1, "gram": 1}
+"""Torch threads of each command when ``--threads`` is not given: the faster count of
+``benchmarks/cli_threads.py`` on the project's 2-core machine (load 4 to 7; 1000 molecules,
+1 vs 2 threads): gram 8.6 vs 9.7 s, fit (2-D K2AE) 30.6 vs 81.5 s, autoencode 34.9 vs
+34.6 s (equal); demo (README) 44 vs 88 s."""
 
 
-def _add_reader_options(p: argparse.ArgumentParser) -> None:
-    from kernelkit.cli.kernels import KERNEL_HELP
-    from kernelkit.data.readers import KINDS
+class _Formatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows ``(default: X)`` after an option's help, unless the default is ``None`` or
+    ``False`` (nothing to show) or the help already says what the default is."""
 
-    p.add_argument("--kind", choices=KINDS, help="kind of input (default: from the extension)")
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if action.default in (None, False, argparse.SUPPRESS) or "default" in text:
+            return text
+        return super()._get_help_string(action)
+
+
+def _add_reader_options(p: argparse.ArgumentParser, kernel_help: str | None) -> None:
+    p.add_argument("--kind", choices=_KINDS, help="kind of input (default: from the extension)")
     p.add_argument("--gram", action="store_true", help="the input is a precomputed Gram (.npy)")
-    p.add_argument("--column", help="CSV column holding SMILES or sequences")
+    p.add_argument("--column", help="CSV column holding SMILES or sequences (with --kind)")
     p.add_argument("--columns", help="comma-separated CSV feature columns of vectors")
     p.add_argument("--alphabet", choices=("dna", "protein"), help="alphabet of sequences")
     p.add_argument(
         "--node-label", default="label", help="node attribute of graph labels ('none': ignore)"
     )
-    p.add_argument("--kernel", help=KERNEL_HELP)
+    if kernel_help is not None:
+        p.add_argument("--kernel", help=kernel_help)
 
 
-def _add_output_options(p: argparse.ArgumentParser, default: str | None) -> None:
+def _kernel_help(detailed: bool) -> str:
+    """``--kernel``'s help; with every kernel's parameters for the subcommand being run
+    (that needs the kernels module, hence torch: not imported for ``kernelkit --help``)."""
+    if not detailed:
+        return "kernel NAME[:param=value,...]; default: the input kind's (see COMMAND --help)"
+    from kernelkit.cli.kernels import KERNEL_HELP, kernel_parameters
+
+    return f"{KERNEL_HELP}. Kernels and their parameters: {kernel_parameters()}"
+
+
+def _add_output_options(p: argparse.ArgumentParser, default: str | None, what: str) -> None:
+    p.add_argument("--out", default=default, required=default is None, help=what)
     p.add_argument(
-        "--out",
-        default=default,
-        required=default is None,
-        help="output path" + (" (default: %(default)s)" if default else ""),
+        "--overwrite",
+        action="store_true",
+        help="replace an existing output (only one kernelkit wrote; never an input)",
     )
-    p.add_argument("--overwrite", action="store_true", help="replace an existing output")
-    p.add_argument("--quiet", action="store_true", help="no progress bars, print only errors")
+    p.add_argument("--quiet", action="store_true", help="no progress, print only errors")
 
 
-def _add_target_options(p: argparse.ArgumentParser) -> None:
+def _add_common(p: argparse.ArgumentParser, command: str) -> None:
+    # SUPPRESS keeps the value given before the subcommand when this one is absent
+    p.add_argument(
+        "--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks"
+    )
+    if command in DEFAULT_THREADS:
+        p.add_argument(
+            "--threads",
+            type=int,
+            default=DEFAULT_THREADS[command],
+            help="torch threads (default %(default)s: the faster count for this command on a "
+            "2-core machine, benchmarks/cli_threads.py)",
+        )
+
+
+def _add_target_options(p: argparse.ArgumentParser, *, task_default: str) -> None:
     p.add_argument("--target", help="column (CSV), FASTA key=value or graph attribute to predict")
     p.add_argument("--labels", help="file with one target value per line")
+    p.add_argument(
+        "--task",
+        choices=("regression", "classification"),
+        help="force the target's type; default: " + task_default,
+    )
 
 
-def _build_parser() -> argparse.ArgumentParser:
+_AUTO_TASK = (
+    "numbers are regression, except integers with at most 10 distinct values (classes); "
+    "text is classes; a numeric column with a text cell is an error"
+)
+
+
+def _subcommand(
+    sub: argparse._SubParsersAction, name: str, helptext: str, description: str
+) -> argparse.ArgumentParser:
+    p = sub.add_parser(
+        name, help=helptext, description=description, epilog=_EPILOG, formatter_class=_Formatter
+    )
+    _add_common(p, name)
+    return p
+
+
+def _build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser; ``command``: the subcommand on the line, whose ``--kernel`` help lists
+    every kernel's parameters."""
     parser = argparse.ArgumentParser(
         prog="kernelkit",
         description="Kernel methods and kernel-based representation learning for any data.",
@@ -60,82 +134,111 @@ def _build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    demo = sub.add_parser(
+    def kernel(name: str) -> str:
+        return _kernel_help(name == command)
+
+    demo = _subcommand(
+        sub,
         "demo",
-        help="K2AE of the molecules of ESOL (shipped): codes, plots, comparison, report",
-        description="A 2-layer K2AE with a Tanimoto kernel on ESOL (1128 molecules, shipped "
-        "inside kernelkit), 2-D and 10-D codes, compared with kernel PCA; writes codes, a "
-        "latent-space plot, the training curve and a report.",
-        epilog=_EPILOG,
+        "K2AE of the molecules of ESOL (shipped): codes, plots, comparison, report",
+        "A 2-layer K2AE with a Tanimoto kernel on ESOL (1128 molecules, shipped inside "
+        "kernelkit), 2-D and 10-D codes, compared with kernel PCA; writes codes, a latent-space "
+        "plot, the training curve, a report and readme_numbers.md (the README's table).",
     )
-    _add_output_options(demo, "demo_output")
-    demo.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")
+    _add_output_options(demo, "demo_output", "output folder")
+    demo.add_argument("--seed", type=int, default=0, help="random seed")
     demo.add_argument("--max-iter", type=int, default=50, help="L-BFGS evaluations per K2AE")
     demo.add_argument("--trees", type=int, default=100, help="random-forest trees")
-    demo.add_argument(
-        "--threads",
-        type=int,
-        default=1,
-        help="torch threads (default 1: faster than 2 for this size on a loaded 2-core machine)",
-    )
     demo.add_argument("--subset", type=int, help="use N random molecules only (a quick look)")
     demo.set_defaults(handler=_run_demo)
 
-    auto = sub.add_parser(
+    auto = _subcommand(
+        sub,
         "autoencode",
-        help="K2AE codes of any data file, compared with kernel PCA, with a report",
-        description="Autoencode a file of vectors (CSV/TSV), molecules (.smi or a CSV "
-        "column), sequences (FASTA or a CSV column), graphs (GraphML/GML or a folder of edge "
-        "lists) or a precomputed Gram (.npy, --gram) with a K2AE.",
-        epilog=_EPILOG,
+        "K2AE codes of any data file, compared with kernel PCA, with a report",
+        "Autoencode a file of vectors (CSV/TSV), molecules (.smi or a CSV column), sequences "
+        "(FASTA or a CSV column), graphs (GraphML/GML or a folder of edge lists) or a "
+        "precomputed Gram (.npy, --gram) with a 2-layer K2AE, compared with kernel PCA on a "
+        "held-out split; with a target, a random forest on the codes.",
     )
     auto.add_argument("input", help="data file or folder")
-    _add_reader_options(auto)
-    _add_target_options(auto)
+    _add_reader_options(auto, kernel("autoencode"))
+    _add_target_options(auto, task_default=_AUTO_TASK)
     auto.add_argument("--dims", type=int, nargs="+", default=[2, 10], help="code widths")
     auto.add_argument("--lam", type=float, default=1e-3, help="K2AE ridge lam of every layer")
-    auto.add_argument("--max-iter", type=int, default=50, help="L-BFGS objective evaluations")
+    auto.add_argument(
+        "--max-iter", type=int, default=50, help="L-BFGS objective evaluations (at most)"
+    )
+    auto.add_argument(
+        "--landmarks",
+        default="auto",
+        help="landmark points of the K2AE (Nystroem): a number, 'none' (exact), or 'auto' "
+        "(exact up to 1500 training records, else 500 landmarks)",
+    )
     auto.add_argument("--seed", type=int, default=0, help="random seed")
     auto.add_argument("--test-size", type=float, default=0.2, help="held-out fraction")
     auto.add_argument("--trees", type=int, default=100, help="random-forest trees")
-    auto.add_argument("--threads", type=int, help="torch threads (default: torch's)")
-    _add_output_options(auto, "autoencode_output")
+    _add_output_options(auto, "autoencode_output", "output folder")
     auto.set_defaults(handler=_run_autoencode)
 
-    fit = sub.add_parser("fit", help="fit a kernel model and save it", epilog=_EPILOG)
+    fit = _subcommand(
+        sub,
+        "fit",
+        "fit a kernel model and save it",
+        "Fit kernel ridge regression, a kernel SVC or a K2AE on a data file and save the "
+        "model (a .zip file or a folder) for kernelkit predict and kernelkit.io.load.",
+    )
     fit.add_argument("input", help="data file or folder")
     fit.add_argument("--model", choices=("ridge", "svc", "autoencoder"), required=True)
-    _add_reader_options(fit)
-    _add_target_options(fit)
+    _add_reader_options(fit, kernel("fit"))
+    _add_target_options(
+        fit, task_default="regression for ridge, classification for svc (class names as written)"
+    )
     fit.add_argument("--lam", type=float, default=1e-3, help="ridge / K2AE lam")
     fit.add_argument("--C", type=float, default=1.0, help="SVC box constraint")
     fit.add_argument("--dims", type=int, nargs="+", default=[10], help="K2AE code width")
     fit.add_argument("--max-iter", type=int, default=50, help="K2AE L-BFGS evaluations")
     fit.add_argument("--seed", type=int, default=0, help="random seed")
-    _add_output_options(fit, None)
+    _add_output_options(fit, None, "model path (.zip, or a folder)")
     fit.set_defaults(handler=_run_fit)
 
-    predict = sub.add_parser(
-        "predict", help="predictions (or codes) of a saved model, as CSV", epilog=_EPILOG
+    predict = _subcommand(
+        sub,
+        "predict",
+        "predictions (or codes) of a saved model, as CSV",
+        "Predictions of a model saved by kernelkit fit or autoencode (codes for an "
+        "autoencoder), one CSV row per record; class predictions as the class names. Vector "
+        "CSV columns are matched to the training columns by name. The model carries its "
+        "kernel (no --kernel).",
     )
     predict.add_argument("model", help="model saved by kernelkit fit / autoencode")
     predict.add_argument("input", help="data file or folder (a cross-Gram for Gram models)")
-    _add_reader_options(predict)
+    _add_reader_options(predict, None)
+    predict.add_argument("--kernel", help=argparse.SUPPRESS)
     predict.add_argument("--diag", help=".npy of k(x, x) of a cross-Gram's records")
-    _add_output_options(predict, None)
+    _add_output_options(predict, None, "CSV file of predictions")
     predict.set_defaults(handler=_run_predict)
 
-    gram = sub.add_parser(
-        "gram", help="Gram matrix of a file, computed in blocks, to .npy", epilog=_EPILOG
+    gram = _subcommand(
+        sub,
+        "gram",
+        "Gram matrix of a file, computed in blocks, to .npy",
+        "The Gram matrix K(INPUT, INPUT), or K(INPUT, AGAINST), of a kernel, computed in "
+        "blocks of rows into a .npy file (memory-mapped).",
     )
     gram.add_argument("input", help="data file or folder")
     gram.add_argument("--against", help="second file: the cross-Gram K(INPUT, AGAINST)")
     gram.add_argument("--block-size", type=int, default=1024, help="rows per block")
-    _add_reader_options(gram)
-    _add_output_options(gram, None)
+    _add_reader_options(gram, kernel("gram"))
+    _add_output_options(gram, None, ".npy file")
     gram.set_defaults(handler=_run_gram)
 
-    info = sub.add_parser("info", help="versions, threads, BLAS and devices")
+    info = _subcommand(
+        sub,
+        "info",
+        "versions, threads, BLAS and devices",
+        "Versions of kernelkit and its dependencies, thread counts, BLAS and devices.",
+    )
     info.set_defaults(handler=_run_info)
     return parser
 
@@ -162,13 +265,13 @@ def _run_autoencode(args: argparse.Namespace) -> int:
 
 
 def _run_fit(args: argparse.Namespace) -> int:
-    from kernelkit.cli.commands import run_fit_command
+    from kernelkit.cli.models import run_fit_command
 
     return run_fit_command(args)
 
 
 def _run_predict(args: argparse.Namespace) -> int:
-    from kernelkit.cli.commands import run_predict_command
+    from kernelkit.cli.models import run_predict_command
 
     return run_predict_command(args)
 
@@ -191,29 +294,42 @@ def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``kernelkit`` command; returns the exit code."""
+def _command_on_line(argv: Sequence[str]) -> str | None:
+    """The first argument naming a subcommand (options come before it or after it)."""
+    return next(
+        (a for a in argv if a in ("demo", "autoencode", "fit", "predict", "gram", "info")), None
+    )
+
+
+def _set_threads(args: argparse.Namespace) -> None:
+    threads = getattr(args, "threads", None)
+    if threads is None:
+        return
     from kernelkit.cli.errors import UsageError
 
-    parser = _build_parser()
+    if threads < 1:
+        raise UsageError(f"--threads: expected >= 1, got {threads}")
+    import torch
+
+    torch.set_num_threads(threads)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``kernelkit`` command; returns the exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = _build_parser(_command_on_line(argv))
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()
         return 2
-    handler: Callable[[argparse.Namespace], int] = args.handler
-    threads = getattr(args, "threads", None)
-    if threads is not None:
-        if threads < 1:
-            print(
-                f"kernelkit {args.command}: error: --threads: expected >= 1, got {threads}",
-                file=sys.stderr,
-            )
-            return 2
-        import torch
+    from kernelkit.cli.errors import UsageError
+    from kernelkit.cli.output import Terminated, terminate_as_interrupt
 
-        torch.set_num_threads(threads)
+    handler: Callable[[argparse.Namespace], int] = args.handler
     try:
-        return handler(args)
+        with terminate_as_interrupt():
+            _set_threads(args)
+            return handler(args)
     except UsageError as exc:
         if args.debug:
             raise
@@ -229,6 +345,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"kernelkit {args.command}: error: {_one_line(exc)}", file=sys.stderr)
         return 1
+    except Terminated:
+        print("kernelkit: terminated", file=sys.stderr)
+        return 143
     except KeyboardInterrupt:
         print("kernelkit: interrupted", file=sys.stderr)
         return 130

@@ -16,30 +16,13 @@ def _pyplot() -> Any:
     return require("matplotlib.pyplot", purpose="Writing plots")
 
 
-def scatter_2d(
-    codes: np.ndarray,
-    colours: np.ndarray,
-    path: str | Path,
-    *,
-    title: str,
-    colour_label: str,
-    categorical: bool = False,
-) -> Path:
-    """Scatter plot of 2-D codes coloured by a label or a measured property; returns the path."""
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(6.4, 5.2), dpi=110)
-    cmap = "tab10" if categorical else "viridis"
-    points = ax.scatter(codes[:, 0], codes[:, 1], c=colours, s=9, cmap=cmap, alpha=0.85)
-    bar = fig.colorbar(points, ax=ax)
-    bar.set_label(colour_label)
-    ax.set_xlabel("component 1")
-    ax.set_ylabel("component 2")
-    ax.set_title(title)
-    fig.tight_layout()
-    path = Path(path)
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+def _two_columns(codes: np.ndarray) -> np.ndarray:
+    """The first two columns of ``codes``; zeros stand in for missing ones (a kernel PCA of
+    data with fewer than two directions of variance)."""
+    codes = np.asarray(codes, dtype=float).reshape(len(codes), -1)[:, :2]
+    if codes.shape[1] < 2:
+        codes = np.hstack([codes, np.zeros((len(codes), 2 - codes.shape[1]))])
+    return codes
 
 
 def latent_panels(
@@ -48,29 +31,43 @@ def latent_panels(
     path: str | Path,
     *,
     colour_label: str,
-    categorical: bool = False,
+    classes: list[str] | None = None,
 ) -> Path:
-    """Side-by-side scatter plots of 2-D codes (one panel per method), shared colouring."""
+    """Side-by-side scatter plots of 2-D codes (one panel per method), shared colouring.
+
+    ``classes``: ``colours`` are indices into these class names; each class gets its own
+    colour and a legend entry (otherwise ``colours`` are numbers shown with a colour bar).
+    """
     plt = _pyplot()
     fig, axes = plt.subplots(
         1, len(panels), figsize=(5.6 * len(panels), 4.6), dpi=110, layout="constrained"
     )
     axes = np.atleast_1d(axes)
-    cmap = "tab10" if categorical else "viridis"
     points = None
     for ax, (title, codes) in zip(axes, panels, strict=False):
-        points = ax.scatter(
-            codes[:, 0],
-            codes[:, 1],
-            c=colours,
-            s=8,
-            cmap=cmap if colours is not None else None,
-            alpha=0.85,
-        )
+        xy = _two_columns(codes)
+        if colours is not None and classes is not None:
+            cmap = plt.get_cmap("tab10" if len(classes) <= 10 else "tab20")
+            for k, name in enumerate(classes):
+                mask = np.asarray(colours) == k
+                ax.scatter(
+                    xy[mask, 0], xy[mask, 1], s=8, alpha=0.85, color=cmap(k % cmap.N), label=name
+                )
+        else:
+            points = ax.scatter(
+                xy[:, 0],
+                xy[:, 1],
+                c=colours,
+                s=8,
+                cmap="viridis" if colours is not None else None,
+                alpha=0.85,
+            )
         ax.set_xlabel("code 1")
         ax.set_ylabel("code 2")
         ax.set_title(title)
-    if colours is not None and points is not None:
+    if colours is not None and classes is not None:
+        axes[-1].legend(title=colour_label, fontsize="small", markerscale=2)
+    elif colours is not None and points is not None:
         bar = fig.colorbar(points, ax=list(axes))
         bar.set_label(colour_label)
     path = Path(path)

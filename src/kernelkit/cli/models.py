@@ -1,0 +1,234 @@
+"""Handlers of ``kernelkit fit`` and ``kernelkit predict``.
+
+``fit`` stores, on the saved estimator, the names of the vector columns it was trained on
+(``training_columns_``) and the target's name (``target_name_``);
+``predict`` matches a CSV's columns to them by name (reordered columns give the same
+predictions; the target column is dropped when present; a missing or unknown column is an
+error naming it) and writes class predictions as the class names.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from kernelkit.cli.autoencode import distinct_records
+from kernelkit.cli.commands import check_dims, input_kernel, read_input, read_target
+from kernelkit.cli.errors import UsageError
+from kernelkit.cli.kernels import describe_kernel
+from kernelkit.cli.output import check_output, staged
+from kernelkit.cli.progress import stage, warn
+from kernelkit.data.readers import DataFile
+from kernelkit.data.strings import ALPHABETS
+from kernelkit.kernels import Kernel, PrecomputedBatch
+from kernelkit.utils.errors import DataFileError, InputError
+from kernelkit.utils.kinds import InputKind
+
+
+# ---------------------------------------------------------------------- fit
+def _estimator(args: argparse.Namespace, kernel: Kernel) -> Any:
+    from kernelkit import KernelAutoencoder, KernelRidge, KernelSVC
+
+    if args.model == "ridge":
+        return KernelRidge(kernel, lam=args.lam)
+    if args.model == "svc":
+        return KernelSVC(kernel, C=args.C)
+    dims = check_dims(args.dims)
+    if len(dims) != 1:
+        raise UsageError(f"--dims: a fitted autoencoder has one code width, got {args.dims}")
+    return KernelAutoencoder(
+        dims=(dims[0],),
+        input_kernel=kernel,
+        lam=args.lam,
+        max_iter=args.max_iter,
+        random_state=args.seed,
+    )
+
+
+def _check_fit_target(args: argparse.Namespace, data: DataFile, target: Any) -> None:
+    if args.model != "autoencoder" and target is None:
+        raise UsageError(f"--target or --labels: a {args.model} model needs targets")
+    if target is None:
+        return
+    if args.model == "ridge" and target.classes is not None:
+        raise UsageError(
+            f"--task classification: ridge regression needs a numeric target ({target.name!r} "
+            "taken as classes); use --model svc"
+        )
+    if args.model == "svc" and target.classes is None:
+        raise UsageError("--task regression: an SVC needs classes; use --model ridge")
+    distinct = len(np.unique(target.values))
+    if args.model != "autoencoder" and distinct < 2:
+        value = target.classes[0] if target.classes else f"{target.values[0]:g}"
+        raise DataFileError(
+            data.path,
+            f"target {target.name!r} is constant (every record {value}); a {args.model} model "
+            "needs at least two distinct values",
+        )
+
+
+def run_fit_command(args: argparse.Namespace) -> int:
+    """``kernelkit fit INPUT --model ridge|svc|autoencoder --out MODEL``."""
+    from kernelkit.io import save
+
+    out = check_output(
+        args.out, overwrite=args.overwrite, kind="model", inputs=[args.input, args.labels]
+    )
+    data = read_input(args)
+    kernel = input_kernel(args.kernel, data)
+    default_task = {"ridge": "regression", "svc": "classification"}.get(args.model)
+    target = read_target(args, data, task=default_task)
+    _check_fit_target(args, data, target)
+    if distinct_records(data) < 2:
+        warn(args, f"all {len(data)} records are equal; the model can only predict one value")
+    X = data.items
+    estimator = _estimator(args, kernel)
+    stage(args, f"fitting {type(estimator).__name__} on {len(data)} records")
+    start = time.perf_counter()
+    if args.model == "autoencoder":
+        estimator.fit(X)
+        score = f"training objective {estimator.objective_:.4g}"
+    else:
+        y = target.values
+        if args.model == "svc":
+            y = np.asarray(target.classes, dtype=object)[y]
+        estimator.fit(X, y)
+        name = "R²" if args.model == "ridge" else "accuracy"
+        score = f"training {name} {estimator.score(X, y):.4g}"
+    seconds = time.perf_counter() - start
+    if data.kind is InputKind.VECTOR:
+        estimator.training_columns_ = list(data.feature_names)
+    estimator.target_name_ = None if target is None else target.name
+    save(estimator, out, overwrite=args.overwrite)
+    if not args.quiet:
+        print(
+            f"{type(estimator).__name__} with {describe_kernel(kernel)} on {len(data)} "
+            f"records: {score} ({seconds:.2f} s); saved to {out}"
+        )
+    return 0
+
+
+# ---------------------------------------------------------------------- predict
+def _model_kind(model: Any) -> InputKind:
+    kernel = getattr(model, "kernel", None)
+    if kernel is None:
+        return InputKind.VECTOR
+    kind = InputKind.parse(kernel.input_kind)
+    return kind if kind is not InputKind.ANY else InputKind.VECTOR
+
+
+def _vector_columns(args: argparse.Namespace, model: Any) -> list[str] | None:
+    """The model's training columns, checked against the CSV's header (``None`` when the
+    model does not know its columns).  ``--columns`` may name them in any order (other
+    columns are then ignored); without it every column but the id and the target must be
+    one of them."""
+    names = getattr(model, "training_columns_", None)
+    if names is None:
+        return None
+    names = [str(n) for n in names]
+    if args.columns:
+        chosen = args.columns.split(",")
+        if sorted(chosen) != sorted(names):
+            raise UsageError(
+                f"--columns: expected the model's training columns {names} (in any order), "
+                f"got {chosen}"
+            )
+        return names
+    header = read_input(args, kind=InputKind.VECTOR)
+    present = set(header.columns)
+    missing = [n for n in names if n not in present]
+    if missing:
+        raise DataFileError(
+            header.path,
+            f"no column(s) {missing} of the model's training columns {names}; columns of the "
+            f"file: {list(header.columns)}",
+        )
+    target = getattr(model, "target_name_", None)
+    extra = [n for n in header.feature_names if n not in names and n != target]
+    if extra:
+        raise DataFileError(
+            header.path,
+            f"column(s) {extra} are not among the model's training columns {names}; remove "
+            "them (or name the id column 'id')",
+        )
+    return names
+
+
+def _values(model: Any, X: Any, n: int) -> tuple[list[str], np.ndarray]:
+    if hasattr(model, "transform") and not hasattr(model, "predict"):
+        values = np.asarray(model.transform(X))
+        return [f"code_{j + 1}" for j in range(values.shape[1])], values
+    values = np.asarray(model.predict(X)).reshape(n, -1)
+    if values.shape[1] == 1:
+        return ["prediction"], values
+    return [f"prediction_{j + 1}" for j in range(values.shape[1])], values
+
+
+def run_predict_command(args: argparse.Namespace) -> int:
+    """``kernelkit predict MODEL INPUT --out FILE.csv``."""
+    from kernelkit.io import load
+
+    if args.kernel is not None:
+        raise UsageError(
+            f"--kernel {args.kernel}: the model carries its kernel; predict takes no --kernel"
+        )
+    out = check_output(
+        args.out, overwrite=args.overwrite, kind="file", inputs=[args.model, args.input, args.diag]
+    )
+    model = load(args.model)
+    kind = _model_kind(model)
+    if args.kind is not None and InputKind.parse(args.kind) is not kind:
+        raise UsageError(f"--kind: the model takes {kind.plural}, got --kind {args.kind}")
+    alphabet = getattr(getattr(model, "kernel_", None), "alphabet", None)
+    names = {chars: name for name, chars in ALPHABETS.items()}
+    if args.alphabet is None and alphabet is not None:
+        args.alphabet = alphabet if alphabet in ALPHABETS else names.get(alphabet)
+    columns = _vector_columns(args, model) if kind is InputKind.VECTOR else None
+    data = read_input(args, kind=kind, columns=columns)
+    X: Any = data.items
+    if kind is InputKind.GRAM:
+        _check_cross_gram(model, data)
+        diag = None if args.diag is None else read_gram_diag(args.diag, len(data))
+        X = PrecomputedBatch(torch.as_tensor(X), diag=diag)
+    stage(args, f"predicting {len(data)} records")
+    try:
+        header, values = _values(model, X, len(data))
+    except InputError as exc:
+        raise DataFileError(data.path, str(exc)) from exc
+    with staged(out, folder=False) as tmp, tmp.open("w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["id", *header])
+        for record, row in zip(data.ids, values, strict=False):
+            writer.writerow([record, *(v if isinstance(v, str) else repr(float(v)) for v in row)])
+    if not args.quiet:
+        print(f"wrote {len(data)} rows to {out}")
+    return 0
+
+
+def _check_cross_gram(model: Any, data: DataFile) -> None:
+    """A cross-Gram has one column per training record of the model."""
+    n_train = len(model.X_fit_) if hasattr(model, "X_fit_") else None
+    width = data.items.shape[1]
+    if n_train is not None and width != n_train:
+        raise DataFileError(
+            data.path,
+            f"expected a cross-Gram with {n_train} columns (one per training record of the "
+            f"model), got shape {data.items.shape}",
+        )
+
+
+def read_gram_diag(path: str, n: int) -> torch.Tensor:
+    """``k(x, x)`` of the records of a cross-Gram, from a ``.npy`` vector of length ``n``."""
+    d = np.load(path, allow_pickle=False) if Path(path).exists() else None
+    if d is None:
+        raise DataFileError(path, "no such file")
+    d = np.asarray(d, dtype=np.float64).ravel()
+    if len(d) != n or not np.isfinite(d).all():
+        raise DataFileError(path, f"expected {n} finite values k(x, x), got {len(d)}")
+    return torch.as_tensor(d)

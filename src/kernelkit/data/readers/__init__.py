@@ -1,0 +1,196 @@
+"""Readers of data files for the command line, with record-precise errors.
+
+One module per format (:mod:`.tables`, :mod:`.smiles`, :mod:`.fasta`, :mod:`.graphs`,
+:mod:`.gram`); :func:`read_data` picks the reader from the kind and the extension.
+
+Every reader returns a :class:`DataFile`: the records in the form kernelkit's kernels take
+(vectors, SMILES strings, sequences, a :class:`~kernelkit.data.graphs.GraphBatch`, a Gram
+matrix), an id per record, the other columns (for a ``--target``) and the line of each
+record.  A problem in the file raises :class:`~kernelkit.utils.errors.DataFileError`, whose
+text is the one line ``FILE:LINE: problem`` (``FILE: problem`` where no line applies, e.g. a
+``.npy`` array or a GraphML graph, where the record is named instead).
+
+Formats (``kind``, an :class:`~kernelkit.utils.kinds.InputKind` or its plural name, detected
+from the extension unless given):
+
+* ``vectors``: CSV (``,``) or TSV (``.tsv``, tab); a header row when the first row is not all
+  numbers; ``columns`` picks the feature columns (default: all but ``target``).
+* ``molecules``: ``.smi`` / ``.smiles`` (one ``SMILES [name]`` per line, ``#`` comments), or
+  a CSV column (``column``, default the column named ``smiles`` in any case).  Parsed with
+  RDKit (the ``chem`` extra); an invalid SMILES is named with its line.
+* ``sequences``: FASTA (``.fa``, ``.fasta``, ``.fna``, ``.faa``; ``>id key=value ...``
+  headers, the ``key=value`` pairs become columns), or a CSV column (``column``); letters are
+  upper-cased and checked against the alphabet (``"dna"`` = ACGT, ``"protein"`` = the 20
+  standard amino acids, ``None`` = DNA if only ACGT occur, else protein).
+* ``graphs``: GraphML / GML (one graph per file; graph attributes become columns), or a
+  folder of such files and of edge lists ``NAME.edges`` (``u v`` per line) with optional
+  ``NAME.nodes`` (``node label`` per line).  Needs networkx (the ``graphs`` extra).
+* ``gram``: ``.npy`` array of Gram values (no pickles), checked 2-D and finite.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kernelkit.data.readers.common import (
+    MAX_INTEGER_CLASSES,
+    TASKS,
+    DataFile,
+    Targets,
+    as_targets,
+    is_number,
+    read_text,
+    text_lines,
+)
+from kernelkit.data.readers.fasta import read_fasta
+from kernelkit.data.readers.gram import read_gram
+from kernelkit.data.readers.graphs import read_graphs
+from kernelkit.data.readers.smiles import read_smi
+from kernelkit.data.readers.tables import read_table
+from kernelkit.utils.errors import DataFileError, InputError
+from kernelkit.utils.kinds import InputKind
+
+__all__ = [
+    "EXTENSIONS",
+    "KINDS",
+    "MAX_INTEGER_CLASSES",
+    "TASKS",
+    "DataFile",
+    "Targets",
+    "detect_kind",
+    "is_number",
+    "read_data",
+    "read_gram",
+    "read_graphs",
+    "read_labels",
+]
+
+KINDS = (InputKind.VECTOR, InputKind.MOLECULE, InputKind.STRING, InputKind.GRAPH, InputKind.GRAM)
+"""Kinds of input the readers know (``--kind`` takes their plural names)."""
+
+EXTENSIONS: dict[str, InputKind] = {
+    ".csv": InputKind.VECTOR,
+    ".tsv": InputKind.VECTOR,
+    ".txt": InputKind.VECTOR,
+    ".smi": InputKind.MOLECULE,
+    ".smiles": InputKind.MOLECULE,
+    ".fa": InputKind.STRING,
+    ".fasta": InputKind.STRING,
+    ".fna": InputKind.STRING,
+    ".faa": InputKind.STRING,
+    ".graphml": InputKind.GRAPH,
+    ".gml": InputKind.GRAPH,
+    ".npy": InputKind.GRAM,
+}
+"""The kind of input each file extension holds (a table may hold any kind in a column)."""
+
+
+def detect_kind(path: str | Path) -> InputKind:
+    """The input kind of ``path`` from its extension (a folder holds graphs)."""
+    path = Path(path)
+    if path.is_dir():
+        return InputKind.GRAPH
+    suffixes = [s.lower() for s in path.suffixes]
+    if suffixes and suffixes[-1] == ".gz":
+        suffixes = suffixes[:-1]
+    kind = EXTENSIONS.get(suffixes[-1] if suffixes else "")
+    if kind is None:
+        raise InputError(
+            f"--kind: cannot tell the kind of {str(path)!r} from its extension; pass --kind "
+            f"(one of {_kind_names()}); known extensions: {', '.join(sorted(EXTENSIONS))}"
+        )
+    return kind
+
+
+def _kind_names() -> str:
+    return ", ".join(k.plural for k in KINDS)
+
+
+def _check_kind(kind: InputKind | str) -> InputKind:
+    try:
+        parsed = InputKind.parse(kind)
+    except InputError:
+        parsed = None
+    if parsed not in KINDS:
+        raise InputError(f"--kind: expected one of {_kind_names()}, got {str(kind)!r}")
+    return parsed
+
+
+def read_data(
+    path: str | Path,
+    *,
+    kind: InputKind | str | None = None,
+    column: str | None = None,
+    columns: list[str] | None = None,
+    target: str | None = None,
+    alphabet: str | None = None,
+    node_label: str | None = "label",
+) -> DataFile:
+    """Read ``path`` as ``kind`` (detected from the extension when ``None``).
+
+    Parameters
+    ----------
+    kind : InputKind or str, optional
+        A kind of :data:`KINDS`, or its plural name (``"sequences"``).
+    column : str, optional
+        CSV column holding SMILES or sequences.
+    columns : list of str, optional
+        CSV feature columns of vectors (default: all but ``target``).
+    target : str, optional
+        Column kept apart from the features (vectors); checked to exist.
+    alphabet : {"dna", "protein"} or None
+        Alphabet of sequences (``None``: infer).
+    node_label : str or None
+        Node attribute holding graph labels.
+
+    Raises
+    ------
+    DataFileError
+        ``FILE:LINE: problem`` for anything wrong in the file.
+    InputError
+        An unknown ``kind``, or ``column`` given for vectors.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise DataFileError(path, "no such file or folder")
+    kind = detect_kind(path) if kind is None else _check_kind(kind)
+    if column is not None and kind is InputKind.VECTOR:
+        raise InputError(
+            f"--column {column!r}: names the column of SMILES or sequences; pass --kind "
+            "molecules or --kind sequences with it (feature columns of vectors: --columns)"
+        )
+    holds = InputKind.GRAPH if path.is_dir() else EXTENSIONS.get(path.suffix.lower())
+    if holds is not None and holds is not kind and holds is not InputKind.VECTOR:
+        raise DataFileError(
+            path,
+            f"a {path.suffix or 'folder'} input holds {holds.plural}, but {kind.plural} are "
+            "expected here",
+        )
+    if kind is InputKind.GRAPH:
+        data = read_graphs(path, node_label=node_label)
+    elif kind is InputKind.GRAM:
+        data = read_gram(path)
+    else:
+        text = read_text(path)
+        if holds is InputKind.MOLECULE:
+            data = read_smi(path, text)
+        elif holds is InputKind.STRING:
+            data = read_fasta(path, text, alphabet)
+        else:
+            data = read_table(path, text, kind, column, columns, target, alphabet)
+    if target is not None and target not in data.columns:
+        data.target(target)
+    return data
+
+
+def read_labels(path: str | Path, *, task: str | None = None) -> Targets:
+    """One label per non-blank line, as :func:`~.common.as_targets` reads a column."""
+    path = Path(path)
+    values, lines = [], []
+    for number, line in text_lines(read_text(path)):
+        if line.strip():
+            values.append(line.strip())
+            lines.append(number)
+    if not values:
+        raise DataFileError(path, "no labels (the file has no non-blank line)")
+    return as_targets(values, path, lines, task=task, name="labels")

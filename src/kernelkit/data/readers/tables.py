@@ -1,0 +1,119 @@
+"""CSV / TSV tables: vectors, or a column of SMILES or sequences.
+
+Comma-separated, or tab-separated (``.tsv`` or a tab in the first line); a header row when the
+first row is not all numbers; an ``id`` / ``name`` / ``compound id`` column names the records.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+
+import numpy as np
+
+from kernelkit.data.readers.common import DataFile, is_number
+from kernelkit.data.readers.fasta import check_sequences
+from kernelkit.data.readers.smiles import check_smiles
+from kernelkit.utils.errors import DataFileError
+from kernelkit.utils.kinds import InputKind
+
+_ID_COLUMNS = ("id", "name", "compound id")
+
+
+def read_table(
+    path: Path,
+    text: str,
+    kind: InputKind,
+    column: str | None,
+    columns: list[str] | None,
+    target: str | None,
+    alphabet: str | None,
+) -> DataFile:
+    """A CSV / TSV file: vectors, or a column of SMILES or sequences."""
+    delimiter = "\t" if path.suffix.lower() == ".tsv" or "\t" in text.split("\n", 1)[0] else ","
+    reader = csv.reader(text.splitlines(), delimiter=delimiter)
+    rows: list[tuple[int, list[str]]] = []
+    for fields in reader:
+        if any(f.strip() for f in fields):
+            rows.append((reader.line_num, [f.strip() for f in fields]))
+    header_line, first = rows[0]
+    header = not all(is_number(f) for f in first)
+    if header:
+        names = first
+        rows = rows[1:]
+        if len(set(names)) != len(names):
+            dup = sorted({n for n in names if names.count(n) > 1})
+            raise DataFileError(path, f"repeated column names {dup} in the header", line=1)
+    else:
+        names = [str(j) for j in range(len(first))]
+    if not rows:
+        raise DataFileError(path, "a header row but no records", line=header_line)
+    width = len(names)
+    for number, fields in rows:
+        if len(fields) != width:
+            raise DataFileError(
+                path,
+                f"expected {width} fields (as in the {'header' if header else 'first row'}), "
+                f"got {len(fields)}",
+                line=number,
+            )
+    table = {name: [fields[j] for _, fields in rows] for j, name in enumerate(names)}
+    lines = [number for number, _ in rows]
+    id_column = next((n for n in names if n.lower() in _ID_COLUMNS and n != target), None)
+    ids = table[id_column] if id_column else [str(number) for number in lines]
+    if kind is InputKind.VECTOR:
+        return _vectors(path, table, names, lines, ids, columns, target)
+    if column is None and kind is InputKind.MOLECULE:
+        column = next((n for n in names if n.lower() == "smiles"), None)
+    if column is None or column not in table:
+        raise DataFileError(
+            path,
+            f"no column {column!r} holding {kind.plural}; pass --column (one of {names})"
+            if column is not None
+            else f"which column holds the {kind.plural}? pass --column (one of {names})",
+        )
+    values = table[column]
+    if kind is InputKind.MOLECULE:
+        check_smiles(path, values, lines)
+        return DataFile(kind, values, ids, path, lines, table)
+    seqs, alpha = check_sequences(path, [v.upper() for v in values], lines, alphabet)
+    return DataFile(kind, seqs, ids, path, lines, table, alphabet=alpha)
+
+
+def _vectors(
+    path: Path,
+    table: dict[str, list[str]],
+    names: list[str],
+    lines: list[int],
+    ids: list[str],
+    columns: list[str] | None,
+    target: str | None,
+) -> DataFile:
+    if columns is None:
+        columns = [n for n in names if n != target and n.lower() not in _ID_COLUMNS]
+    missing = [c for c in columns if c not in table]
+    if missing:
+        raise DataFileError(path, f"no column(s) {missing}; columns: {names}")
+    if not columns:
+        raise DataFileError(path, "no feature columns left (all columns are the target)")
+    X = np.empty((len(lines), len(columns)))
+    for j, name in enumerate(columns):
+        for i, value in enumerate(table[name]):
+            try:
+                number = float(value)
+            except ValueError:
+                raise DataFileError(
+                    path,
+                    f"column {name!r}: expected a number, got {value!r}; pick the numeric "
+                    "columns with --columns",
+                    line=lines[i],
+                ) from None
+            if not math.isfinite(number):
+                raise DataFileError(
+                    path,
+                    f"column {name!r}: expected a finite number, got {value!r}",
+                    line=lines[i],
+                )
+            X[i, j] = number
+    return DataFile(InputKind.VECTOR, X, ids, path, lines, table, feature_names=list(columns))
