@@ -26,6 +26,9 @@ from kernelkit.utils.validation import check_int, check_positive, like_input
 
 __all__ = ["ConcatenatedKernelRegressor", "Mixture"]
 
+AUTO_MAX_RESTARTS = 64  # the paper's number of restarts (section 4.2): the cap of "auto"
+AUTO_BATCH = 8
+
 
 def _layer_specs(inner_kernel: Any) -> list[Kernel | Mixture]:
     if inner_kernel is None:
@@ -86,8 +89,9 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
     ``diag(k_1, ..., k_D)`` (section 4.2.3); a list of such specifications is a deeper chain
     ``f o g_L o ... o g_1``.  The coefficients ``c`` are found by L-BFGS with autograd
     gradients from ``n_restarts`` random initialisations run as one batch (the paper uses 64),
-    the restart with the lowest objective is kept.  The outer function is the closed-form
-    ridge (interpolant) on ``Z``: ``alpha = (Q + n lam I)^{-1} y``.
+    the restart with the lowest objective is kept (``n_restarts="auto"``: batches of 8 until
+    ``patience`` consecutive restarts find no better optimum).  The outer function is the
+    closed-form ridge (interpolant) on ``Z``: ``alpha = (Q + n lam I)^{-1} y``.
 
     Conventions: ``(1/n)`` data term; the paper's unnormalised ``lambda, mu, gamma`` are
     ``n lam, n mu, n gamma`` (its interpolation problem (Int) is ``mu = 1/n``); the outer layer
@@ -113,8 +117,14 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
         Weight of the coth separation penalty (eq. 15).
     weights : sequence of float or list of them, optional
         The diagonal ``w`` of eq. 20 (or of the Mixture) per layer; ``None``: ones.
-    n_restarts : int, default 64
-        Random initialisations, optimised together as one batch.
+    n_restarts : int or "auto", default 64
+        Random initialisations, optimised together as one batch.  ``"auto"``: the first
+        initialisations of ``n_restarts=64`` (same ``random_state``), 8 at a time, until
+        ``patience`` consecutive restarts improve the best objective by no more than
+        ``1e-6`` relative; restarts that reach an optimum already found (objective within
+        ``1e-6``, Gram ``Z Z^T`` of the inner images within ``1e-3``, relative) stop there.
+    patience : int, default 8
+        Consecutive restarts without a better optimum that end ``n_restarts="auto"``.
     max_iter : int, default 200
         L-BFGS iterations per restart.
     tol : float, default 1e-9
@@ -132,6 +142,12 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
         Outer coefficients ``alpha`` (shape ``(n,)``).
     objective_ : float
         Objective of the kept restart; ``restart_objectives_`` has every restart's.
+    n_restarts_run_ : int
+        Restarts run (``n_restarts`` unless ``"auto"`` stopped early).
+    optima_ : dict
+        The distinct optima found, by increasing objective: ``{"objective": array,
+        "count": array}`` (restarts that reached each; see
+        :func:`~kernelkit.models.concatenated.fit_concatenated` for "same optimum").
     model_ : ConcatenatedModel
         The fitted torch model (inner coefficients in ``model_.inner_layers[l].coef``).
     """
@@ -146,7 +162,8 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
         interpolate: bool = False,
         gamma: float = 0.0,
         weights: Any = None,
-        n_restarts: int = 64,
+        n_restarts: int | str = 64,
+        patience: int = 8,
         max_iter: int = 200,
         tol: float = 1e-9,
         polish_iter: int = 0,
@@ -162,6 +179,7 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
         self.gamma = gamma
         self.weights = weights
         self.n_restarts = n_restarts
+        self.patience = patience
         self.max_iter = max_iter
         self.tol = tol
         self.polish_iter = polish_iter
@@ -191,7 +209,13 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
             for m in _per_layer(self.mu, len(specs), "mu")
         ]
         gamma = check_positive(self.gamma, name="gamma", strict=False)
-        n_restarts = check_int(self.n_restarts, name="n_restarts", minimum=1)
+        auto = isinstance(self.n_restarts, str)
+        if auto and self.n_restarts != "auto":
+            raise InputError(f"n_restarts: expected an int >= 1 or 'auto', got {self.n_restarts!r}")
+        n_restarts = (
+            AUTO_MAX_RESTARTS if auto else check_int(self.n_restarts, name="n_restarts", minimum=1)
+        )
+        patience = check_int(self.patience, name="patience", minimum=1) if auto else None
         max_iter = check_int(self.max_iter, name="max_iter", minimum=0)
         polish = check_int(self.polish_iter, name="polish_iter", minimum=0)
         tol = check_positive(self.tol, name="tol", strict=False)
@@ -245,13 +269,27 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
             init_scale=init_scale,
             random_state=self.random_state,
         )
-        best, res = fit_concatenated(model, data, max_iter=max_iter, tol=tol, polish_iter=polish)
+        best, res = fit_concatenated(
+            model,
+            data,
+            max_iter=max_iter,
+            tol=tol,
+            polish_iter=polish,
+            patience=patience,
+            batch_size=AUTO_BATCH,
+        )
         alpha, supports = model.outer_fit(data)
         self.model_ = model
         self.supports_ = supports
         self.dual_coef_ = alpha
         self.best_restart_ = best
         self.restart_objectives_ = to_numpy(res.values)
+        self.n_restarts_run_ = len(self.restart_objectives_)
+        order = sorted(res.optima, key=lambda o: o.value)
+        self.optima_ = {
+            "objective": np.array([o.value for o in order]),
+            "count": np.array([o.count for o in order], dtype=np.int64),
+        }
         with torch.no_grad():
             self.objective_ = float(model.objective(data)[0])
         self.n_iter_ = res.n_iter
