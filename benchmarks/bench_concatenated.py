@@ -9,11 +9,20 @@ leading restart dimension (batched Cholesky, ``torch.vmap`` kernels).  The loop 
 restarts) against N.
 
 Run: ``python benchmarks/bench_concatenated.py``.
+
+``--auto`` (issue 14): ``n_restarts="auto"`` against ``n_restarts=64`` on the same four
+settings (h1 and h2) and on a real regression set (ESOL's six descriptors, standardised,
+``N = 150``), run alternately in this process (auto first in odd rounds, 64 first in even
+ones, ``--rounds``); the best objectives, the restarts run, the distinct optima and the
+median time ratio go to ``results/concatenated_auto.json``.
 """
 
 from __future__ import annotations
 
+import argparse
+import csv
 import json
+import statistics
 import time
 
 import numpy as np
@@ -21,6 +30,7 @@ import torch
 from _common import RESULTS_DIR, report
 
 from kernelkit import ConcatenatedKernelRegressor
+from kernelkit.data.molecule_datasets import bundled_esol_path
 from kernelkit.kernels import Gaussian, Polynomial, TensorMatern
 
 
@@ -31,7 +41,7 @@ def _data(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     return X, 1.0 / (0.1 + np.abs(X[:, 0] - X[:, 1])) + 0.01 * rng.standard_normal(n)
 
 
-def _model(setting: str, p: int, n: int, restarts: int, max_iter: int, seed: int = 0):
+def _model(setting: str, p: int, n: int, restarts: int | str, max_iter: int, seed: int = 0):
     if setting == "interpolation":
         return ConcatenatedKernelRegressor(
             Polynomial(degree=p),
@@ -61,7 +71,78 @@ def _fit_seconds(models: list, X: np.ndarray, y: np.ndarray) -> float:
     return time.perf_counter() - start
 
 
+def _esol(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """ESOL's six descriptor columns (standardised) and measured log solubility, first n."""
+    with open(bundled_esol_path(), newline="") as fh:
+        rows = list(csv.reader(fh))
+    X = np.array([[float(v) for v in r[2:8]] for r in rows[1 : n + 1]])
+    y = np.array([float(r[8]) for r in rows[1 : n + 1]])
+    return (X - X.mean(0)) / X.std(0), y - y.mean()
+
+
+def auto_vs_64(rounds: int) -> None:
+    """``n_restarts="auto"`` against 64 restarts, alternately in one process."""
+    torch.set_num_threads(1)
+    n, max_iter = 100, 300
+    cases = [
+        (f"{h}, {setting}, inner Poly p={p}", _model(setting, p, n, 64, max_iter), data)
+        for h, data in [("h1", _data(n)), ("h2", _h2_data(n))]
+        for setting, p in [
+            ("least squares", 1),
+            ("least squares", 2),
+            ("interpolation", 1),
+            ("interpolation", 2),
+        ]
+    ]
+    esol = ConcatenatedKernelRegressor(
+        Polynomial(1), Gaussian(1.0), lam=1e-3, mu=1e-3, n_restarts=64, max_iter=200
+    )
+    cases.append(("ESOL descriptors (d = 6), least squares, N=150", esol, _esol(150)))
+    rows = []
+    for case, model, (X, y) in cases:
+        times: dict[str, list[float]] = {"auto": [], "64": []}
+        fitted = {}
+        for r in range(rounds):
+            for kind in ("auto", "64") if r % 2 == 0 else ("64", "auto"):
+                m = model.set_params(n_restarts="auto" if kind == "auto" else 64)
+                times[kind].append(_fit_seconds([m], X, y))
+                fitted[kind] = (m.objective_, m.n_restarts_run_, len(m.optima_["count"]))
+        (best_a, run_a, opt_a), (best_64, _, opt_64) = fitted["auto"], fitted["64"]
+        t_a, t_64 = statistics.median(times["auto"]), statistics.median(times["64"])
+        rows.append(
+            {
+                "case": case,
+                "auto_best": best_a,
+                "best_64": best_64,
+                "relative_gap": (best_a - best_64) / abs(best_64),
+                "auto_restarts_run": run_a,
+                "auto_distinct_optima": opt_a,
+                "distinct_optima_64": opt_64,
+                "auto_s": round(t_a, 2),
+                "s_64": round(t_64, 2),
+                "time_ratio": round(t_a / t_64, 3),
+            }
+        )
+        print(rows[-1], flush=True)
+    RESULTS_DIR.mkdir(exist_ok=True)
+    (RESULTS_DIR / "concatenated_auto.json").write_text(json.dumps({"rows": rows}, indent=2))
+
+
+def _h2_data(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """h2(x, y) = 1 if x y > 3/20 else 0 on [-1, 1]^2 with noise sd 0.01 (§4.2)."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1.0, 1.0, size=(n, 2))
+    return X, (X[:, 0] * X[:, 1] > 0.15).astype(float) + 0.01 * rng.standard_normal(n)
+
+
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--auto", action="store_true", help='n_restarts="auto" vs 64')
+    parser.add_argument("--rounds", type=int, default=2)
+    args = parser.parse_args()
+    if args.auto:
+        auto_vs_64(args.rounds)
+        return
     torch.set_num_threads(1)  # tiny batched solves: one thread beats two (OpenMP spin-waits)
     n, max_iter = 100, 300
     X, y = _data(n)

@@ -1,8 +1,12 @@
 """ConcatenatedKernelRegressor: scikit-learn API checks, the closed-form outer layer against
 kernel ridge regression on the learned representation (kernelkit and scikit-learn), named
-errors, and the two-layer advantage on the kinked test function of Bohn et al. (section 4.2)."""
+errors, the two-layer advantage on the kinked test function of Bohn et al. (section 4.2), and
+``n_restarts="auto"`` against the same initialisations run as one batch, with the stopping
+rule and the grouping of the restart objectives recomputed by hand."""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pytest
@@ -11,7 +15,7 @@ from sklearn.kernel_ridge import KernelRidge as SkKernelRidge
 from sklearn.model_selection import GridSearchCV
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from kernelkit.estimators.concatenated import ConcatenatedKernelRegressor, Mixture
+from kernelkit.estimators.concatenated import AUTO_BATCH, ConcatenatedKernelRegressor, Mixture
 from kernelkit.estimators.ridge import KernelRidge
 from kernelkit.kernels import Gaussian, Polynomial, TensorMatern
 from kernelkit.utils.errors import InputError
@@ -124,3 +128,65 @@ def test_torch_input_gives_torch_output() -> None:
     model = ConcatenatedKernelRegressor(n_restarts=2, max_iter=5).fit(Xt, torch.as_tensor(y))
     out = model.predict(Xt)
     assert isinstance(out, torch.Tensor) and out.shape == (12,)
+
+
+# ----------------------------------------------- n_restarts="auto" (issue 14, item 3)
+def _stops_at(values: np.ndarray, patience: int, rtol: float = 1e-6) -> int:
+    """The stopping rule by hand: restarts in order, batch ends, ``patience`` without gain."""
+    best, since = math.inf, 0
+    for start in range(0, len(values), AUTO_BATCH):
+        for v in values[start : start + AUTO_BATCH]:
+            if np.isfinite(v) and (best == math.inf or v < best - rtol * abs(best)):
+                best, since = v, 0
+            else:
+                since += 1
+        if since >= patience:
+            return start + AUTO_BATCH
+    return len(values)
+
+
+@pytest.mark.parametrize("patience", [3, 8])
+def test_auto_reaches_the_best_of_the_same_initialisations_run_as_one_batch(patience):
+    X, y = _data(30)
+    kw = {"lam": 1e-3, "mu": 1e-3, "max_iter": 60, "random_state": 2}
+    auto = ConcatenatedKernelRegressor(
+        Polynomial(1), Gaussian(0.3), n_restarts="auto", patience=patience, **kw
+    ).fit(X, y)
+    n_run = auto.n_restarts_run_
+    assert auto.restart_objectives_.shape == (n_run,)
+    assert n_run % AUTO_BATCH == 0 and AUTO_BATCH * math.ceil((1 + patience) / 8) <= n_run <= 64
+    assert _stops_at(auto.restart_objectives_, patience) == n_run
+    # the restarts run are the first n_run initialisations of the int fit
+    full = ConcatenatedKernelRegressor(Polynomial(1), Gaussian(0.3), n_restarts=n_run, **kw)
+    full.fit(X, y)
+    assert auto.objective_ == pytest.approx(full.objective_, rel=1e-6)
+    assert auto.objective_ == pytest.approx(auto.restart_objectives_.min(), rel=1e-12)
+    np.testing.assert_allclose(auto.predict(X), full.predict(X), rtol=1e-3, atol=1e-3)
+
+
+@pytest.mark.parametrize("n_restarts", ["auto", 12])
+def test_optima_group_the_restart_objectives(n_restarts):
+    X, y = _data(30, seed=1)
+    model = ConcatenatedKernelRegressor(
+        Polynomial(2), Gaussian(0.3), n_restarts=n_restarts, max_iter=60, random_state=0
+    ).fit(X, y)
+    objective, count = model.optima_["objective"], model.optima_["count"]
+    values = model.restart_objectives_
+    assert count.sum() == np.isfinite(values).sum() == model.n_restarts_run_
+    assert np.all(np.diff(objective) >= 0) and objective[0] == model.objective_
+    # brute force: restarts whose objectives differ by more than the tolerance are different
+    # optima, so the optima are at least as many as the groups of equal objectives
+    order = np.sort(values)
+    groups = 1 + int(np.sum(np.diff(order) > 1e-6 * np.abs(order[1:])))
+    assert len(objective) >= groups
+    for v in objective:  # every optimum is the lowest value of some restart
+        assert np.any(values == v)
+
+
+def test_auto_and_patience_are_validated():
+    X, y = _data(30)
+    with pytest.raises(InputError, match="n_restarts"):
+        ConcatenatedKernelRegressor(n_restarts="many").fit(X, y)
+    with pytest.raises(InputError, match="patience"):
+        ConcatenatedKernelRegressor(n_restarts="auto", patience=0).fit(X, y)
+    assert ConcatenatedKernelRegressor(n_restarts="auto").get_params()["patience"] == 8

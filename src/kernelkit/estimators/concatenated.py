@@ -13,7 +13,7 @@ import torch
 from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.exceptions import DataConversionWarning
 from sklearn.metrics import r2_score
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from kernelkit.estimators._base import (
@@ -36,6 +36,9 @@ from kernelkit.utils.seeding import RandomStateLike, as_seed
 from kernelkit.utils.validation import check_int, check_positive, like_input
 
 __all__ = ["ConcatenatedKernelRegressor", "Mixture"]
+
+AUTO_MAX_RESTARTS = 64  # the paper's number of restarts (section 4.2): the cap of "auto"
+AUTO_BATCH = 8
 
 
 def _layer_specs(inner_kernel: Any) -> list[Kernel | Mixture]:
@@ -97,8 +100,9 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
     ``diag(k_1, ..., k_D)`` (section 4.2.3); a list of such specifications is a deeper chain
     ``f o g_L o ... o g_1``.  The coefficients ``c`` are found by L-BFGS with autograd
     gradients from ``n_restarts`` random initialisations run as one batch (the paper uses 64),
-    the restart with the lowest objective is kept.  The outer function is the closed-form
-    ridge (interpolant) on ``Z``: ``alpha = (Q + n lam I)^{-1} y``.
+    the restart with the lowest objective is kept (``n_restarts="auto"``: batches of 8 until
+    ``patience`` consecutive restarts find no better optimum).  The outer function is the
+    closed-form ridge (interpolant) on ``Z``: ``alpha = (Q + n lam I)^{-1} y``.
 
     Conventions: ``(1/n)`` data term; the paper's unnormalised ``lambda, mu, gamma`` are
     ``n lam, n mu, n gamma`` (its interpolation problem (Int) is ``mu = 1/n``); the outer layer
@@ -124,8 +128,14 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
         Weight of the coth separation penalty (eq. 15).
     weights : sequence of float or list of them, optional
         The diagonal ``w`` of eq. 20 (or of the Mixture) per layer; ``None``: ones.
-    n_restarts : int, default 64
-        Random initialisations, optimised together as one batch.
+    n_restarts : int or "auto", default 64
+        Random initialisations, optimised together as one batch.  ``"auto"``: the first
+        initialisations of ``n_restarts=64`` (same ``random_state``), 8 at a time, until
+        ``patience`` consecutive restarts improve the best objective by no more than
+        ``1e-6`` relative; restarts that reach an optimum already found (objective within
+        ``1e-6``, Gram ``Z Z^T`` of the inner images within ``1e-3``, relative) stop there.
+    patience : int, default 8
+        Consecutive restarts without a better optimum that end ``n_restarts="auto"``.
     max_iter : int, default 200
         Most L-BFGS iterations of the batched restarts (each iteration one step of every
         restart still running, with its line search).  Reaching it warns with
@@ -152,6 +162,12 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
         Outer coefficients ``alpha`` (shape ``(n,)``), in the container of the training input.
     objective_ : float
         Objective of the kept restart; ``restart_objectives_`` has every restart's.
+    n_restarts_run_ : int
+        Restarts run (``n_restarts`` unless ``"auto"`` stopped early).
+    optima_ : dict
+        The distinct optima found, by increasing objective: ``{"objective": array,
+        "count": array}`` (restarts that reached each; see
+        :func:`~kernelkit.models.concatenated.fit_concatenated` for "same optimum").
     model_ : ConcatenatedModel
         The fitted torch model (inner coefficients in ``model_.inner_layers[l].coef``).
     """
@@ -166,7 +182,8 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
         interpolate: bool = False,
         gamma: float = 0.0,
         weights: Any = None,
-        n_restarts: int = 64,
+        n_restarts: int | str = 64,
+        patience: int = 8,
         max_iter: int = 200,
         tol: float = 1e-9,
         polish_iter: int = 0,
@@ -183,6 +200,7 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
         self.gamma = gamma
         self.weights = weights
         self.n_restarts = n_restarts
+        self.patience = patience
         self.max_iter = max_iter
         self.tol = tol
         self.polish_iter = polish_iter
@@ -199,7 +217,8 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
         "interpolate": ["boolean"],
         "gamma": [Interval(Real, 0, None, closed="left")],
         "weights": ["array-like", None],
-        "n_restarts": [Interval(Integral, 1, None, closed="left")],
+        "n_restarts": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
+        "patience": [Interval(Integral, 1, None, closed="left")],
         "max_iter": [Interval(Integral, 0, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
         "polish_iter": [Interval(Integral, 0, None, closed="left")],
@@ -231,8 +250,11 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
             check_positive(m, name="mu", strict=False)
             for m in _per_layer(self.mu, len(specs), "mu")
         ]
-        gamma, n_restarts, max_iter = float(self.gamma), int(self.n_restarts), int(self.max_iter)
+        gamma, max_iter = float(self.gamma), int(self.max_iter)
         polish, tol, init_scale = int(self.polish_iter), float(self.tol), float(self.init_scale)
+        auto = self.n_restarts == "auto"
+        n_restarts = AUTO_MAX_RESTARTS if auto else int(self.n_restarts)
+        patience = int(self.patience) if auto else None
         first = specs[0].kernels[0] if isinstance(specs[0], Mixture) else specs[0]
         self.kernel_ = first
         Xb = self._prepare(first, X, reset=True)
@@ -283,7 +305,15 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
             random_state=as_seed(self.random_state),
             memory_budget=self.memory_budget,
         )
-        best, res = fit_concatenated(model, data, max_iter=max_iter, tol=tol, polish_iter=polish)
+        best, res = fit_concatenated(
+            model,
+            data,
+            max_iter=max_iter,
+            tol=tol,
+            polish_iter=polish,
+            patience=patience,
+            batch_size=AUTO_BATCH,
+        )
         if max_iter > 0 and res.n_iter >= max_iter:
             warn_max_iter(self, f"{res.n_eval} batched objective evaluations")
         alpha, supports = model.outer_fit(data)
@@ -293,6 +323,12 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
         self.dual_coef_ = like_input(alpha, X)
         self.best_restart_ = best
         self.restart_objectives_ = to_numpy(res.values)
+        self.n_restarts_run_ = len(self.restart_objectives_)
+        order = sorted(res.optima, key=lambda o: o.value)
+        self.optima_ = {
+            "objective": np.array([o.value for o in order]),
+            "count": np.array([o.count for o in order], dtype=np.int64),
+        }
         with torch.no_grad():
             self.objective_ = float(model.objective(data)[0])
         self.n_iter_ = res.n_iter

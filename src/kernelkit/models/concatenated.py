@@ -54,7 +54,13 @@ from kernelkit.kernels import Kernel
 from kernelkit.models.autoencoder import train
 from kernelkit.models.layers import KernelChain, KernelLayer, layer_gram
 from kernelkit.models.ridge import RidgeTrace
-from kernelkit.solvers import BatchedLBFGSResult, cholesky_factor, lbfgs_batched
+from kernelkit.solvers import (
+    BatchedLBFGSResult,
+    DistinctOptima,
+    cholesky_factor,
+    lbfgs_batched,
+    lbfgs_restarts,
+)
 from kernelkit.utils.errors import InputError, NotPSDError
 from kernelkit.utils.seeding import RandomStateLike, as_seed
 
@@ -376,12 +382,28 @@ def fit_concatenated(
     max_iter: int = 200,
     tol: float = 1e-9,
     polish_iter: int = 0,
+    patience: int | None = None,
+    batch_size: int = 8,
+    rtol: float = 1e-6,
 ) -> tuple[int, BatchedLBFGSResult]:
-    """Minimise every restart with :func:`lbfgs_batched`, keep the best one and optionally
-    polish it with the KAE training loop :func:`kernelkit.models.train` (L-BFGS, strong Wolfe).
+    r"""Minimise the restarts with L-BFGS, keep the best one and optionally polish it with the
+    KAE training loop :func:`kernelkit.models.train` (L-BFGS, strong Wolfe).
 
-    Returns the index of the kept restart and the batched result (``values``: final objective of
-    every restart).  Raises :class:`NotPSDError` when no restart has a finite objective.
+    ``patience=None``: every restart in one :func:`lbfgs_batched` run.  Otherwise
+    :func:`lbfgs_restarts`: the restarts in order, ``batch_size`` at a time, until
+    ``patience`` consecutive ones improve the best objective by no more than ``rtol``
+    (relative), stopping the restarts that reach an optimum already found.  Restarts reach
+    the same optimum when their objectives agree to ``rtol`` and the linear Gram ``Z Z^T`` of
+    the last layer's training images agrees to ``sqrt(rtol)`` (relative Frobenius): the
+    objective depends on the inner coefficients only through ``N(c)`` and
+    ``Q = [k(z_i, z_j)]``, both unchanged by the model's symmetries ``c -> c R`` (``R``
+    orthogonal with ``K R = R K`` and ``k(z R, z' R) = k(z, z')``: rotations and reflections
+    of the images for a Gaussian outer kernel, signed permutations for a tensor-product
+    one), which leave ``Z Z^T`` unchanged too.  The distinct optima (objective and count)
+    are reported in the result's ``optima`` either way.
+
+    Returns the index of the kept restart and the batched result (``values``: final objective
+    of every restart run).  Raises :class:`NotPSDError` when no restart has a finite objective.
     """
     layers = model.inner_layers
     b = layers[0].coef.shape[0]
@@ -407,8 +429,22 @@ def fit_concatenated(
         grad[~finite] = 0.0
         return value.detach().masked_fill(~finite, math.inf), grad
 
+    def gram_of_images(x: torch.Tensor) -> torch.Tensor:
+        set_coefficients(x)
+        Z = model.chain.forward_train(data.K1).outputs[-1]
+        return Z @ Z.transpose(-1, -2)
+
     x0 = torch.cat([layer.coef.detach().reshape(b, -1) for layer in layers], dim=1)
-    x, res = lbfgs_batched(fun, x0, max_iter=max_iter, tol=tol)
+    if patience is None:
+        x, res = lbfgs_batched(fun, x0, max_iter=max_iter, tol=tol)
+        distinct = DistinctOptima(rtol, gram_of_images)
+        res.labels, res.optima = distinct.assign(x, res.values), distinct.optima
+    else:
+        options = {"max_iter": max_iter, "tol": tol}
+        x, res = lbfgs_restarts(
+            fun, x0, batch_size=batch_size, patience=patience, rtol=rtol,
+            invariant=gram_of_images, **options,
+        )  # fmt: skip
     values = res.values
     if not bool(torch.isfinite(values).any()):
         raise NotPSDError(

@@ -22,7 +22,14 @@ from kernelkit.solvers.cholesky import (
     solve_triangular,
 )
 from kernelkit.solvers.eigen import EigenResult, fix_signs, symmetric_eigh, top_eigenpairs
-from kernelkit.solvers.lbfgs import BatchedLBFGSResult, LBFGSResult, lbfgs, lbfgs_batched
+from kernelkit.solvers.lbfgs import (
+    BatchedLBFGSResult,
+    LBFGSResult,
+    lbfgs,
+    lbfgs_batched,
+    lbfgs_restarts,
+)
+from kernelkit.solvers.optima import DistinctOptima, Optimum
 from kernelkit.solvers.psd import PSDCheck, check_psd
 from kernelkit.solvers.training import NonFiniteObjectiveWarning, TrainResult, train_module
 
@@ -31,9 +38,11 @@ __all__ = [
     "CGResult",
     "CholeskyFactor",
     "CholeskyResult",
+    "DistinctOptima",
     "EigenResult",
     "LBFGSResult",
     "NonFiniteObjectiveWarning",
+    "Optimum",
     "PSDCheck",
     "TrainResult",
     "check_psd",
@@ -44,6 +53,7 @@ __all__ = [
     "fix_signs",
     "lbfgs",
     "lbfgs_batched",
+    "lbfgs_restarts",
     "solve",
     "solve_triangular",
     "symmetric_eigh",

@@ -4,17 +4,22 @@ r"""L-BFGS: one problem on torch parameters, or many independent problems in a b
 ``torch.optim.LBFGS`` (Nocedal and Wright, *Numerical Optimization*, 2nd ed., 2006,
 Algorithm 7.5 with the line search of Algorithm 3.5); it is the one place where that
 optimiser is driven.  :func:`lbfgs_batched` runs independent L-BFGS problems stacked in the
-rows of one tensor (random restarts of a non-convex fit), sharing only the evaluations.
+rows of one tensor (random restarts of a non-convex fit), sharing only the evaluations, and
+can stop the rows that reach an optimum already found; :func:`lbfgs_restarts` runs such
+restarts in batches until ``patience`` consecutive ones find no better optimum.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import torch
 
-__all__ = ["BatchedLBFGSResult", "LBFGSResult", "lbfgs", "lbfgs_batched"]
+from kernelkit.solvers.optima import DistinctOptima, Optimum
+
+__all__ = ["BatchedLBFGSResult", "LBFGSResult", "lbfgs", "lbfgs_batched", "lbfgs_restarts"]
 
 
 @dataclass(frozen=True)
@@ -98,7 +103,8 @@ def lbfgs(
 
 @dataclass
 class BatchedLBFGSResult:
-    """Outcome of :func:`lbfgs_batched`: final values per restart and counters."""
+    """Outcome of :func:`lbfgs_batched` / :func:`lbfgs_restarts`: final values per restart,
+    counters and, when distinct optima are tracked, the optimum each restart reached."""
 
     values: torch.Tensor
     n_iter: int = 0
@@ -106,6 +112,12 @@ class BatchedLBFGSResult:
     n_rows: int = 0
     """Row evaluations: the sum over evaluations of the number of rows evaluated."""
     history: list[float] = field(default_factory=list)
+    labels: torch.Tensor | None = None
+    """Index into ``optima`` of the optimum each row reached (``-1``: non-finite)."""
+    optima: list[Optimum] = field(default_factory=list)
+    """The distinct optima, in the order they were found."""
+    n_merged: int = 0
+    """Rows stopped before convergence because they had reached an optimum already found."""
 
 
 def lbfgs_batched(
@@ -116,6 +128,7 @@ def lbfgs_batched(
     tol: float = 1e-9,
     history_size: int = 10,
     max_ls: int = 30,
+    distinct: DistinctOptima | None = None,
 ) -> tuple[torch.Tensor, BatchedLBFGSResult]:
     r"""Independent L-BFGS runs (Nocedal and Wright 2006, Algorithm 7.4/7.5) on the rows of ``x0``.
 
@@ -129,6 +142,13 @@ def lbfgs_batched(
     and a line-search trial re-evaluates only the rows whose step was rejected.
     A row stops when its largest gradient entry is below ``tol``, when its relative decrease
     falls below ``tol`` or when the line search fails; non-finite trial values are rejected.
+
+    With a registry ``distinct`` (:class:`~kernelkit.solvers.optima.DistinctOptima`), every
+    row that stops is labelled with the optimum it reached (a new one if it matches none),
+    and after every iteration a running row whose value and invariant summary match an
+    optimum already registered (found by this call or an earlier one on the same registry)
+    stops there: it would converge to a copy of it.  ``distinct=None`` runs every row to
+    its own stopping rule, bit for bit as without the option.
     """
     x = x0.detach().clone()
     b, p = x.shape
@@ -139,6 +159,7 @@ def lbfgs_batched(
     rho = x.new_zeros(history_size, b)
     k = 0
     active = torch.isfinite(f) & (g.abs().amax(1) > tol)
+    labels = torch.full((b,), -1, dtype=torch.long)
     for _ in range(max_iter):
         rows = active.nonzero()[:, 0]
         if rows.numel() == 0:
@@ -205,5 +226,77 @@ def lbfgs_batched(
         still[pending] = False  # the line search failed for these rows
         active[rows] = still
         res.history.append(float(f.min()))
+        if distinct is not None:
+            stopped = rows[~still]
+            labels[stopped] = distinct.assign(x[stopped], f[stopped])
+            running = active.nonzero()[:, 0]
+            if len(distinct) and running.numel():
+                found = distinct.assign(x[running], f[running], add=False)
+                hit = found >= 0
+                labels[running[hit]] = found[hit]
+                active[running[hit]] = False
+                res.n_merged += int(hit.sum())
     res.values = f
+    if distinct is not None:
+        left = (labels < 0).nonzero()[:, 0]  # never active, or still running at max_iter
+        labels[left] = distinct.assign(x[left], f[left])
+        res.labels, res.optima = labels, distinct.optima
     return x, res
+
+
+def lbfgs_restarts(
+    fun: Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor]],
+    x0: torch.Tensor,
+    *,
+    batch_size: int = 8,
+    patience: int = 8,
+    rtol: float = 1e-6,
+    invariant: Callable[[torch.Tensor], torch.Tensor] | None = None,
+    invariant_rtol: float | None = None,
+    **options: int | float,
+) -> tuple[torch.Tensor, BatchedLBFGSResult]:
+    r"""Restarts from the rows of ``x0``, ``batch_size`` at a time, until they stop improving.
+
+    Each batch is one :func:`lbfgs_batched` call (``options``: its ``max_iter``, ``tol``,
+    ``history_size``, ``max_ls``) sharing one
+    :class:`~kernelkit.solvers.optima.DistinctOptima` registry (``rtol``, ``invariant``,
+    ``invariant_rtol``), so a restart heading to an optimum found by an earlier batch stops
+    there.  Taking the restarts in row order, restart ``i`` *improves* when its final value
+    ``f_i`` is finite and ``f_i < f_best - rtol |f_best|`` (``f_best``: the lowest value of
+    the restarts before it; the first finite one always improves).  After every batch the run
+    stops once the last ``patience`` restarts have not improved, or when the rows of ``x0``
+    are used up.  The rows run are a prefix of ``x0``, so the best value is at most that of
+    ``lbfgs_batched`` on all of ``x0`` plus ``rtol`` relative when the best optimum is
+    reached within the prefix.
+
+    Returns
+    -------
+    x : torch.Tensor
+        Final rows of the restarts run, ``(n_run, p)``.
+    result : BatchedLBFGSResult
+        Values, labels and merged counts of the restarts run; iterations, evaluations and
+        row evaluations summed over the batches; the distinct optima found.
+    """
+    distinct = DistinctOptima(rtol, invariant, invariant_rtol)
+    xs, results = [], []
+    best, since = math.inf, 0
+    for start in range(0, x0.shape[0], batch_size):
+        x, res = lbfgs_batched(fun, x0[start : start + batch_size], distinct=distinct, **options)
+        xs.append(x)
+        results.append(res)
+        for v in res.values.tolist():
+            improves = math.isfinite(v) and (best == math.inf or v < best - rtol * abs(best))
+            best, since = (v, 0) if improves else (best, since + 1)
+        if since >= patience:
+            break
+    out = BatchedLBFGSResult(
+        torch.cat([r.values for r in results]),
+        n_iter=sum(r.n_iter for r in results),
+        n_eval=sum(r.n_eval for r in results),
+        n_rows=sum(r.n_rows for r in results),
+        history=[h for r in results for h in r.history],
+        labels=torch.cat([r.labels for r in results if r.labels is not None]),
+        optima=distinct.optima,
+        n_merged=sum(r.n_merged for r in results),
+    )
+    return torch.cat(xs), out
