@@ -110,7 +110,7 @@ def main() -> None:
         print(f"| {name} | {err:.4f} | {'-' if np.isnan(sep) else f'{sep:.3f}'} |")
     print(
         f"(variance of the data: {X.var(0).sum():.4f}; KAE objective {kae.objective_:.4f}, "
-        f"{kae.n_iter_} evaluations)"
+        f"{kae.n_eval_} evaluations)"
     )
 
     if args.plot:

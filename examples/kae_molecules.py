@@ -106,7 +106,7 @@ def one_run(
         extra[f"k2ae{p}_test_distortion"] = float(
             np.mean(np.asarray(ae.reconstruction_error(K_te)))
         )
-        extra[f"k2ae{p}_evaluations"] = ae.n_iter_
+        extra[f"k2ae{p}_evaluations"] = ae.n_eval_
     return scores, extra
 
 

@@ -94,7 +94,7 @@ def summary(ae: KernelAutoencoder, X: np.ndarray, label: np.ndarray) -> dict[str
         "reconstruction_error": float(np.mean(ae.reconstruction_error(X))),
         "data_variance": float(X.var(0).sum()),
         "between_cluster_share": separation(codes, label),
-        "evaluations": ae.n_iter_,
+        "evaluations": ae.n_eval_,
     }
     if codes.shape[1] == 1 and len(np.unique(label)) == 2:
         out["threshold_accuracy"] = threshold_accuracy(codes[:, 0], label)
@@ -112,7 +112,7 @@ def figure5(plt: Any, args: argparse.Namespace, stats: dict[str, Any]) -> None:
     colours = plt.cm.viridis_r(np.linspace(0.1, 1.0, len(steps)))
     for steps_i, colour in zip(steps, colours, strict=True):
         ae = fit_kae(X, 1, sig, steps_i, args.seed)
-        name = f"{ae.n_iter_} eval." if steps_i < args.max_iter else f"final ({ae.n_iter_} eval.)"
+        name = f"{ae.n_eval_} eval." if steps_i < args.max_iter else f"final ({ae.n_eval_} eval.)"
         ax[0].plot(grid[:, 0], np.asarray(ae.transform(grid))[:, 0], color=colour, label=name)
         code = np.asarray(ae.codes_)[:, 0]
         zgrid = np.linspace(code.min(), code.max(), 300)[:, None]

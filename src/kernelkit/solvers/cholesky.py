@@ -166,7 +166,9 @@ def cholesky_factor(
         ladder = ladder[:1]
         buffer = A
     else:
-        buffer = torch.empty_like(A) if in_place else None
+        # column-major, the layout LAPACK and ``torch.linalg.cholesky`` return: the triangular
+        # solves that use the factor round as they do on that layout
+        buffer = torch.empty_like(A).mT if in_place else None
     eye = None if in_place else torch.eye(n, dtype=A.dtype, device=A.device)
     for rel in ladder:
         added = rel * scale
