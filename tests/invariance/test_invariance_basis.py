@@ -48,11 +48,8 @@ def _differences(X):
 
 
 def _fit(X, **params):
-    defaults = {"aggregate": "sum", "basis": "augmented", "tol": 1e-12}
-    return InvariantEmbedding(Polynomial(2), [TransformInvariance(TRANSFORMS)], **{
-        **defaults,
-        **params,
-    }).fit(X)
+    params = {"aggregate": "sum", "basis": "augmented", "tol": 1e-12, **params}
+    return InvariantEmbedding(Polynomial(2), [TransformInvariance(TRANSFORMS)], **params).fit(X)
 
 
 @pytest.mark.parametrize("strength", [0.7, 3.0])
@@ -107,9 +104,7 @@ def test_max_metric_features_have_the_sip_norm(reading, one_torch_thread):
     single = {"basis": "augmented", "features": "metric", "strength": 1.5, "tol": 1e-13}
     by_max = InvariantEmbedding(Polynomial(2), [one], aggregate="max", reading=reading, **single)
     by_sum = InvariantEmbedding(Polynomial(2), [one], aggregate="sum", **single)
-    np.testing.assert_allclose(
-        by_max.fit(X).transform(Xt), by_sum.fit(X).transform(Xt), atol=1e-8
-    )
+    np.testing.assert_allclose(by_max.fit(X).transform(Xt), by_sum.fit(X).transform(Xt), atol=1e-8)
 
 
 def test_spectral_strength_scale(one_torch_thread):
