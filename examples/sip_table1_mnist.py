@@ -20,6 +20,10 @@ Usage::
 
     PYTHONPATH=src python examples/sip_table1_mnist.py            # 5 seeds, both pairs
     PYTHONPATH=src python examples/sip_table1_mnist.py --quick    # seconds: smoke run
+    # issue 14: augmented basis, metric features, strengths in spectral units, and
+    # "Embed (default)" = reading (a) at strength 1
+    PYTHONPATH=src python examples/sip_table1_mnist.py --readings sum,default \
+        --basis augmented --features metric --strength-unit spectral
 """
 
 from __future__ import annotations

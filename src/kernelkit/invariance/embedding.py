@@ -45,7 +45,8 @@ class InvariantFeatures:
     Attributes
     ----------
     features : torch.Tensor
-        ``iota(G_x)``, shape ``(n, d)``, or ``(n, n_labels, d * n_labels)`` for joint
+        ``iota(G_x)`` (or ``M_{p(x)}^{-1/2} k~_x`` for ``feature_map="metric"``), shape
+        ``(n, d)``, or ``(n, n_labels, d * n_labels)`` for joint
         invariances (one representation per (x, label), row-major ``d x n_labels``).
     gap : torch.Tensor
         Relative duality gap ``(J(v) - D) / J(v)`` of problem (28) at each point (the
