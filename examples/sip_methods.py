@@ -112,7 +112,7 @@ STRENGTHS = {
 }
 #: with ``strength_unit="spectral"`` strength 1 weighs the semi-norm like the RKHS norm
 #: (``sup_{||v||=1} R(v)^2 = 1``) for every reading, so one grid serves all of them
-SPECTRAL_STRENGTHS = (0.03, 0.1, 0.3, 1.0, 3.0)
+SPECTRAL_STRENGTHS = (10.0, 100.0, 1000.0)
 
 
 def strength_grids(scale: float = 1.0, spectral: bool = False) -> dict[str, list[float]]:
