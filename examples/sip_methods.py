@@ -110,8 +110,9 @@ STRENGTHS = {
     "sum": (0.1, 1.0, 10.0),
     "default": (1.0,),
 }
-#: with ``strength_unit="spectral"`` strength 1 weighs the semi-norm like the RKHS norm
-#: (``sup_{||v||=1} R(v)^2 = 1``) for every reading, so one grid serves all of them
+#: with ``strength_unit="spectral"`` strength 1 weighs the semi-norm like the RKHS norm in
+#: its top direction (``sup_{||v||=1} R(v)^2 = 1``) for every reading; on the MNIST pairs
+#: warping pays off at 10-1000 (the absolute 0.1 / 1 / 10 are about 8 / 85 / 850 there)
 SPECTRAL_STRENGTHS = (10.0, 100.0, 1000.0)
 
 
