@@ -105,15 +105,17 @@ class InvariantEmbedding(
     kernel_, X_fit_ :
         Fitted kernel and training data.
     landmarks_ : torch.Tensor
-        The landmark points ``z``.
+        The centres ``z``: the landmarks, followed with ``basis="augmented"`` by the inputs
+        the invariances embed.
     basis_ : NystromBasis
         ``K_z^{-1/2}`` (eigenbasis form); ``n_components_`` its dimension ``d``.
     seminorm_ : SemiNorm or None
         The assembled representers (None without invariances).
     n_labels_ : int
         Labels of the joint invariances (0 otherwise).
-    seminorm_scale_ : float
-        ``sup_{||v||=1} R(v)^2`` of the fitted representers (1.0 without invariances).
+    seminorm_scale_ : float or None
+        ``sup_{||v||=1} R(v)^2`` of the fitted representers (1.0 without invariances) with
+        ``strength_unit="spectral"``; None with ``"absolute"`` (not computed).
     strength_ : float
         The strength ``s`` used: ``strength`` or ``strength / seminorm_scale_``.
     certificates_ : ndarray or tensor
@@ -223,9 +225,10 @@ class InvariantEmbedding(
                 self.seminorm_ = assemble(
                     reps, aggregate=self.aggregate, reading=self.reading, n_labels=self.n_labels_
                 )
-        self.seminorm_scale_ = 1.0 if self.seminorm_ is None else seminorm_scale(self.seminorm_)
+        self.seminorm_scale_ = None
         self.strength_ = float(self.strength)
         if self.strength_unit == "spectral":
+            self.seminorm_scale_ = 1.0 if self.seminorm_ is None else seminorm_scale(self.seminorm_)
             self.strength_ /= self.seminorm_scale_
         result = self._embed(Xb)
         self.certificates_ = like_input(result.gap, X)
