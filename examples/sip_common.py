@@ -32,7 +32,12 @@ import torch
 torch.set_num_threads(1)
 
 RESULTS = Path(__file__).resolve().parent / "results"
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+#: ``../shared/data`` next to the checkout; ``KERNELKIT_SHARED_DATA`` overrides it (worktrees)
+DATA = Path(
+    os.environ.get(
+        "KERNELKIT_SHARED_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"
+    )
+)
 
 
 def data_path(*parts: str) -> Path:
@@ -238,6 +243,8 @@ def warped_gaussian_grams(
     Y: np.ndarray,
     sigma: float,
     strengths: Sequence[float],
+    *,
+    spectral: bool = False,
 ) -> dict[float, tuple[np.ndarray, np.ndarray]]:
     r"""Exact warped Gaussian kernel of Ma et al. (AISTATS 2019, eq. 1), independent of the core.
 
@@ -252,6 +259,9 @@ def warped_gaussian_grams(
 
     (Sherman-Morrison-Woodbury on the representer span), evaluated for every strength ``s``
     from one eigendecomposition of ``Gamma``.  Returns ``{s: (K°(X, X), K°(Y, X))}``.
+    With ``spectral=True`` each ``s`` is in units of ``1 / lambda_max(Gamma)`` (the
+    ``strength_unit="spectral"`` of ``InvariantEmbedding``: ``Gamma`` and ``G^T G`` share
+    their nonzero eigenvalues), so ``s = 1`` weighs the semi-norm like the RKHS norm.
     """
     n_t = len(transformed)
     moved = np.vstack(transformed)
@@ -268,8 +278,9 @@ def warped_gaussian_grams(
     gx, gy = g(X) @ evecs, g(Y) @ evecs
     K_yx = gaussian_gram(Y, X, sigma)
     out = {}
+    unit = 1.0 / evals.max() if spectral else 1.0
     for s in strengths:
-        w = 1.0 / (evals + 1.0 / s)
+        w = 1.0 / (evals + 1.0 / (s * unit))
         warped = K_xx - (gx * w) @ gx.T
         out[s] = (0.5 * (warped + warped.T), K_yx - (gy * w) @ gx.T)
     return out

@@ -128,3 +128,21 @@ def test_mixup_sum_in_feature_space_is_the_metric_inverse(setting):
     expected = np.linalg.solve(M, points.T).T.reshape(len(X), L, -1)
     np.testing.assert_allclose(result.features.numpy(), expected, atol=1e-12)
     assert float(result.gap.max()) < 1e-12
+
+
+@pytest.mark.parametrize("kind", ["mixup", "label_logic"])
+def test_joint_metric_features_on_the_augmented_basis(setting, kind, one_torch_thread):
+    """``||phi(x, l)||^2 = 1 / J`` (the s.i.p. norm of ``G_(x, l)``) on the augmented basis."""
+    X, Y = setting[0].numpy(), setting[1].numpy()
+    if kind == "mixup":
+        inv = MixupInvariance(n_pairs=5, n_grid=4, random_state=1)
+    else:
+        inv = LabelLogicInvariance(implications=[(0, 2)], exclusions=[(0, 1)])
+    emb = InvariantEmbedding(
+        Gaussian(sigma=1.3), [inv], basis="augmented", features="metric", tol=1e-11
+    ).fit(X, Y)
+    # mixup embeds its 5 x 4 mixed points; label logic only the training points
+    assert emb.landmarks_.shape[0] == (7 + 20 if kind == "mixup" else 7)
+    result = emb.embed(X)
+    norms = (result.features**2).sum(-1)
+    np.testing.assert_allclose(norms.numpy(), 1.0 / result.primal.numpy(), rtol=1e-7)

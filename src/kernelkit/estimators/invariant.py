@@ -29,16 +29,21 @@ from kernelkit.gram.nystrom import nystrom_basis, uniform_centres
 from kernelkit.gram.tiling import tile_size
 from kernelkit.invariance import (
     AGGREGATES,
+    FEATURE_MAPS,
     READINGS,
     Invariance,
     InvariantFeatures,
     assemble,
     embed_points,
+    seminorm_scale,
 )
 from kernelkit.kernels import Kernel
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.seeding import RandomStateLike
 from kernelkit.utils.validation import like_input
+
+BASES = ("nystrom", "augmented")
+STRENGTH_UNITS = ("absolute", "spectral")
 
 
 class InvariantEmbedding(
@@ -84,6 +89,28 @@ class InvariantEmbedding(
         Newton steps of ``embed_block_max``); stopping there with a gap above ``tol`` warns
         with :class:`~kernelkit.models.sip_polar.EmbeddingConvergenceWarning`, a
         :class:`kernelkit.utils.errors.ConvergenceWarning`.
+    basis : {"nystrom", "augmented"}
+        ``"nystrom"``: the centres of the base embedding are the landmarks (eqs. 20-21), whose
+        span does not contain the representers ``k(., T x_j) - k(., x_j)``, so their
+        components outside it are projected away.  ``"augmented"``: the centres are the
+        landmarks and every input at which the invariances evaluate the kernel (the
+        transformed images ``T_t x_j``, the mixed points of mixup), so the span contains the
+        finite-difference representers exactly and, with ``aggregate="sum"``,
+        :meth:`sip_kernel` equals exact kernel warping on the full RKHS up to the Nyström
+        error of ``k`` itself (zero on the centres).  Cost: ``c = n_landmarks + n_T n``
+        centres for ``n_T`` transformations of ``n`` points: one ``c x c`` eigendecomposition
+        (``O(c^3)``) and features of dimension up to ``c`` instead of ``n_landmarks``.
+    features : {"iota", "metric"}
+        ``"iota"``: ``iota(G_x) = M_{p(x)}^{-1} k~_x`` (eq. 26); its pairing with ``k~_y`` is
+        the s.i.p. kernel, but a linear model on it penalises ``v^T M^2 v``.  ``"metric"``:
+        ``M_{p(x)}^{-1/2} k~_x`` (:mod:`kernelkit.models.sip_metric`), whose ridge penalty
+        is the s.i.p. norm and whose inner products are the warped kernel in the quadratic
+        case.  Not offered for ``reading="transforms"``.
+    strength_unit : {"absolute", "spectral"}
+        ``"absolute"``: ``s = strength``.  ``"spectral"``: ``s = strength /
+        seminorm_scale_`` with ``seminorm_scale_ = sup_{||v||=1} R(v)^2`` from the spectrum
+        of ``G^T G`` (:func:`kernelkit.invariance.seminorm_scale`), so ``strength=1`` weighs
+        the semi-norm like the RKHS norm.
     jitter : float, optional
         Relative eigenvalue floor of ``K_z`` (:func:`kernelkit.gram.nystrom.nystrom_basis`).
     random_state : int, RandomState, Generator or None
@@ -101,13 +128,19 @@ class InvariantEmbedding(
     kernel_, X_fit_ :
         Fitted kernel and training data.
     landmarks_ : torch.Tensor
-        The landmark points ``z``.
+        The centres ``z``: the landmarks, followed with ``basis="augmented"`` by the inputs
+        the invariances embed.
     basis_ : NystromBasis
         ``K_z^{-1/2}`` (eigenbasis form); ``n_components_`` its dimension ``d``.
     seminorm_ : SemiNorm or None
         The assembled representers (None without invariances).
     n_labels_ : int
         Labels of the joint invariances (0 otherwise).
+    seminorm_scale_ : float or None
+        ``sup_{||v||=1} R(v)^2`` of the fitted representers (1.0 without invariances) with
+        ``strength_unit="spectral"``; None with ``"absolute"`` (not computed).
+    strength_ : float
+        The strength ``s`` used: ``strength`` or ``strength / seminorm_scale_``.
     certificates_ : ndarray or tensor
         Relative duality gaps of the embedded training points.
     n_iter_ : int
@@ -125,6 +158,9 @@ class InvariantEmbedding(
         strength: float = 1.0,
         tol: float = 1e-8,
         max_iter: int = 100,
+        basis: str = "nystrom",
+        features: str = "iota",
+        strength_unit: str = "absolute",
         jitter: float | None = None,
         random_state: RandomStateLike = None,
         memory_budget: int | None = None,
@@ -137,6 +173,9 @@ class InvariantEmbedding(
         self.strength = strength
         self.tol = tol
         self.max_iter = max_iter
+        self.basis = basis
+        self.features = features
+        self.strength_unit = strength_unit
         self.jitter = jitter
         self.random_state = random_state
         self.memory_budget = memory_budget
@@ -153,6 +192,9 @@ class InvariantEmbedding(
         "jitter": [Interval(Real, 0, None, closed="left"), None],
         "random_state": RANDOM_STATE_CONSTRAINT,
         "memory_budget": MEMORY_BUDGET_CONSTRAINT,
+        "basis": [StrOptions(set(BASES))],
+        "features": [StrOptions(set(FEATURE_MAPS))],
+        "strength_unit": [StrOptions(set(STRENGTH_UNITS))],
     }
 
     # ------------------------------------------------------------------ fit
@@ -204,15 +246,17 @@ class InvariantEmbedding(
             size = int(self.n_landmarks)
             index = uniform_centres(n, size, self.random_state)
             self.landmarks_ = Xb[torch.as_tensor(index, device=Xb.device)]
-        with torch.no_grad():
-            K_zz = gram(self.kernel_, self.landmarks_, memory_budget=self.memory_budget)
-        self.basis_ = nystrom_basis(K_zz, jitter=self.jitter)
-        self.n_components_ = self.basis_.dim
         joint = [inv for inv in invariances if inv.joint]
         self.n_labels_ = 0
         labels = None
         if joint:
             labels = self._joint_labels(y, n)
+        if self.basis == "augmented" and invariances:
+            self.landmarks_ = self._augmented_centres(invariances, Xb, labels)
+        with torch.no_grad():
+            K_zz = gram(self.kernel_, self.landmarks_, memory_budget=self.memory_budget)
+        self.basis_ = nystrom_basis(K_zz, jitter=self.jitter)
+        self.n_components_ = self.basis_.dim
         reps = [inv.representers(self._embed_base, Xb, labels) for inv in invariances]
         self.seminorm_ = None
         if reps:
@@ -220,10 +264,36 @@ class InvariantEmbedding(
                 self.seminorm_ = assemble(
                     reps, aggregate=self.aggregate, reading=self.reading, n_labels=self.n_labels_
                 )
+        self.seminorm_scale_ = None
+        self.strength_ = float(self.strength)
+        if self.strength_unit == "spectral":
+            self.seminorm_scale_ = 1.0 if self.seminorm_ is None else seminorm_scale(self.seminorm_)
+            self.strength_ /= self.seminorm_scale_
         result = self._embed(Xb)
         self.certificates_ = like_input(result.gap, X)
         self.n_iter_ = result.iterations
         return result
+
+    def _augmented_centres(
+        self, invariances: list[Invariance], Xb: torch.Tensor, labels: torch.Tensor | None
+    ) -> torch.Tensor:
+        """The landmarks and every input the invariances embed (``basis="augmented"``).
+
+        The builders are run once with a recording feature map (it returns a zero column,
+        differentiable for the builders that take derivatives); batches equal to the training
+        data are not repeated.
+        """
+        seen: list[torch.Tensor] = []
+
+        def record(Z: torch.Tensor) -> torch.Tensor:
+            Z0 = Z.detach()
+            if not (Z0.shape == Xb.shape and torch.equal(Z0, Xb)):
+                seen.append(Z0)
+            return Z[:, :1] * 0.0
+
+        for inv in invariances:
+            inv.representers(record, Xb, labels)
+        return torch.cat([self.landmarks_, *seen])
 
     def _joint_labels(self, y: Any, n: int) -> torch.Tensor:
         """Labels of joint invariances as an ``(n, n_labels)`` float indicator tensor."""
@@ -245,14 +315,15 @@ class InvariantEmbedding(
         return torch.as_tensor(Y, dtype=self.X_fit_.dtype, device=self.X_fit_.device)
 
     # ------------------------------------------------------------------ transform
-    def _embed(self, Xb: torch.Tensor) -> InvariantFeatures:
+    def _embed(self, Xb: torch.Tensor, feature_map: str | None = None) -> InvariantFeatures:
         with torch.no_grad():
             return embed_points(
                 self._embed_base(Xb),
                 self.seminorm_,
-                strength=float(self.strength),
+                strength=self.strength_,
                 tol=float(self.tol),
                 max_iter=int(self.max_iter),
+                feature_map=feature_map or self.features,
             )
 
     def embed(self, X: Any) -> InvariantFeatures:
@@ -291,7 +362,7 @@ class InvariantEmbedding(
         Xb = self._predict_X(X)
         Yb = Xb if Y is None else self._predict_X(Y)
         with torch.no_grad():
-            value = self._embed(Xb).features @ self._embed_base(Yb).T
+            value = self._embed(Xb, "iota").features @ self._embed_base(Yb).T
         return like_input(value, X)
 
     @property

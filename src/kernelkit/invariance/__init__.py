@@ -43,11 +43,13 @@ from kernelkit.invariance.base import Invariance, Representers
 from kernelkit.invariance.dual import fit_dual_rrm
 from kernelkit.invariance.embedding import (
     AGGREGATES,
+    FEATURE_MAPS,
     READINGS,
     InvariantFeatures,
     SemiNorm,
     assemble,
     embed_points,
+    seminorm_scale,
 )
 from kernelkit.invariance.joint import LabelLogicInvariance, MixupInvariance, joint_scores
 from kernelkit.invariance.transforms import (
@@ -58,6 +60,7 @@ from kernelkit.invariance.transforms import (
 
 __all__ = [
     "AGGREGATES",
+    "FEATURE_MAPS",
     "READINGS",
     "ImageTransformInvariance",
     "Invariance",
@@ -72,4 +75,5 @@ __all__ = [
     "embed_points",
     "fit_dual_rrm",
     "joint_scores",
+    "seminorm_scale",
 ]

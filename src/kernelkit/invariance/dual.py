@@ -49,7 +49,7 @@ def fit_dual_rrm(
         norm.dense,
         groups=groups,
         one_sided=one_sided,
-        strength=float(embedding.strength),
+        strength=float(embedding.strength_),
         lam=lam,
         loss=loss,
         max_iter=max_iter,

@@ -28,12 +28,14 @@ import torch
 from kernelkit.invariance.base import Representers
 from kernelkit.models.sip import Embedding, embed_quadratic, embed_quadratic_primal
 from kernelkit.models.sip_blocks import embed_block_max
+from kernelkit.models.sip_metric import local_metric_features, quadratic_metric_features
 from kernelkit.models.sip_polar import embed_max
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.numerics import eps
 
 AGGREGATES = ("max", "sum")
 READINGS = ("pairs", "transforms", "sum_of_max")
+FEATURE_MAPS = ("iota", "metric")
 
 
 @dataclass
@@ -43,7 +45,8 @@ class InvariantFeatures:
     Attributes
     ----------
     features : torch.Tensor
-        ``iota(G_x)``, shape ``(n, d)``, or ``(n, n_labels, d * n_labels)`` for joint
+        ``iota(G_x)`` (or ``M_{p(x)}^{-1/2} k~_x`` for ``feature_map="metric"``), shape
+        ``(n, d)``, or ``(n, n_labels, d * n_labels)`` for joint
         invariances (one representation per (x, label), row-major ``d x n_labels``).
     gap : torch.Tensor
         Relative duality gap ``(J(v) - D) / J(v)`` of problem (28) at each point (the
@@ -139,6 +142,31 @@ def assemble(
     )
 
 
+def seminorm_scale(norm: SemiNorm) -> float:
+    r"""``sup_{||v|| = 1} R(v)^2`` (strength 1): the scale of the semi-norm against ``||v||^2``.
+
+    From the spectrum of ``G^T G``: the quadratic case ``lambda_max(G^T G)``; the reading
+    ``"pairs"`` ``max_j ||g_j||^2``; ``"transforms"`` ``max_t lambda_max(G_t^T G_t)``;
+    ``"sum_of_max"`` and the prescribed groupings (mixup, label logic) the upper bound
+    ``lambda_max(G^T G)``.  Eigenvalues of the smaller of ``G G^T`` and ``G^T G``.
+    """
+    G = norm.dense
+    if G.shape[0] == 0:
+        return 1.0
+
+    def top(A: torch.Tensor) -> float:
+        small = A @ A.T if A.shape[0] <= A.shape[1] else A.T @ A
+        return float(torch.linalg.eigvalsh((small + small.T) / 2)[-1])
+
+    if norm.aggregate == "max" and norm.blocks:
+        value = max(top(G[idx]) for idx in norm.blocks)
+    elif norm.aggregate == "max" and norm.reading == "pairs" and not norm.joint:
+        value = float((G * G).sum(1).max())
+    else:
+        value = top(G)
+    return value if value > 0 else 1.0
+
+
 def _joint_points(k_tilde: torch.Tensor, n_labels: int) -> torch.Tensor:
     """``vec(k~_x e_l^T)`` for every (x, l), shape ``(n * L, d * L)`` (row-major ``d x L``)."""
     eye = torch.eye(n_labels, dtype=k_tilde.dtype, device=k_tilde.device)
@@ -152,13 +180,19 @@ def embed_points(
     strength: float,
     tol: float,
     max_iter: int,
+    feature_map: str = "iota",
 ) -> InvariantFeatures:
     """``iota(G_x)`` of eq. (26) for every row of ``k_tilde`` under the semi-norm ``norm``.
 
     ``norm=None`` (no invariance, ``R = 0``) returns ``k~_x`` itself with zero gaps.  The
     target gap is at least ``50 eps`` of the dtype (``6e-6`` in float32), the resolution of a
-    difference of two values of order ``J``.
+    difference of two values of order ``J``.  ``feature_map="metric"`` returns
+    ``M_{p(x)}^{-1/2} k~_x`` instead of ``iota = M_{p(x)}^{-1} k~_x``
+    (:mod:`kernelkit.models.sip_metric`: the features on which a linear model's ridge penalty
+    is the s.i.p. norm; not offered for the ``"transforms"`` reading, whose per-point metric
+    is a sum of ``d x d`` blocks); the certificates are those of ``iota``.
     """
+    _check_choice(feature_map, FEATURE_MAPS, "features")
     tol = max(tol, 50 * eps(k_tilde.dtype))
     if norm is None or norm.dense.shape[0] == 0:
         zero = torch.zeros(k_tilde.shape[0], dtype=k_tilde.dtype, device=k_tilde.device)
@@ -170,6 +204,11 @@ def embed_points(
     if norm.gram is None and norm.aggregate == "sum":
         result, features = embed_quadratic_primal(G, points, strength=strength)
     elif norm.aggregate == "max" and norm.blocks:
+        if feature_map == "metric":
+            raise InputError(
+                "features: 'metric' is offered for aggregate='sum' and the 'pairs' / "
+                "'sum_of_max' readings, got reading='transforms'"
+            )
         result, features = embed_block_max(
             [G[idx] for idx in norm.blocks],
             points,
@@ -195,6 +234,10 @@ def embed_points(
                 max_iter=max_iter,
             )
         features = result.vectors(points, G)
+        if feature_map == "metric" and norm.aggregate == "max":
+            features = local_metric_features(points, features, result.coef_rep, G)
+    if feature_map == "metric" and norm.aggregate == "sum":
+        features = quadratic_metric_features(points, G, strength=strength)
     if norm.joint:
         L = norm.n_labels
         return InvariantFeatures(
