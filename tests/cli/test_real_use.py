@@ -36,7 +36,8 @@ def _write(path: Path, text: str) -> Path:
 
 
 def _auto(path, out, *extra):
-    return ["autoencode", path, "--out", out, "--max-iter", "2", "--dims", "2", "--trees", "5"]
+    options = ["--max-iter", "2", "--dims", "2", "--trees", "5", *extra]
+    return ["autoencode", path, "--out", out, *options]
 
 
 def _files(folder: Path) -> list[str]:
@@ -340,3 +341,16 @@ def test_report_states_error_scale_evaluations_and_codes_carry_smiles(cli, tmp_p
     assert rows[0][:3] == ["id", "smiles", "split"] and rows[4][1] == "c1ccccc1"
     res = cli(*_auto(data, tmp_path / "o2"), "--landmarks", "many")
     _one_line_error(res, 2, "--landmarks")
+
+
+def test_python_warnings_print_as_one_line(cli, tmp_path):
+    """An optimiser stopped by --max-iter warns in the command's own one-line format."""
+    data = _write(tmp_path / "m.smi", "".join(f"{s}\n" for s in ["CCO", "CCC", "CCN", "CO"] * 3))
+    res = cli(*_auto(data, tmp_path / "out"))
+    assert res.code == 0, res.err
+    lines = [line for line in res.err.splitlines() if "max_iter" in line]
+    assert lines and all(
+        line.startswith("kernelkit autoencode: warning: KernelAutoencoder: the optimiser stopped")
+        for line in lines
+    )
+    assert "ConvergenceWarning" not in res.err and ".py:" not in res.err

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from collections.abc import Callable, Sequence
 
 from kernelkit import __version__
@@ -147,7 +148,9 @@ def _build_parser(command: str | None = None) -> argparse.ArgumentParser:
     )
     _add_output_options(demo, "demo_output", "output folder")
     demo.add_argument("--seed", type=int, default=0, help="random seed")
-    demo.add_argument("--max-iter", type=int, default=50, help="L-BFGS evaluations per K2AE")
+    demo.add_argument(
+        "--max-iter", type=int, default=50, help="L-BFGS iterations per K2AE (at most)"
+    )
     demo.add_argument("--trees", type=int, default=100, help="random-forest trees")
     demo.add_argument("--subset", type=int, help="use N random molecules only (a quick look)")
     demo.set_defaults(handler=_run_demo)
@@ -167,7 +170,10 @@ def _build_parser(command: str | None = None) -> argparse.ArgumentParser:
     auto.add_argument("--dims", type=int, nargs="+", default=[2, 10], help="code widths")
     auto.add_argument("--lam", type=float, default=1e-3, help="K2AE ridge lam of every layer")
     auto.add_argument(
-        "--max-iter", type=int, default=50, help="L-BFGS objective evaluations (at most)"
+        "--max-iter",
+        type=int,
+        default=50,
+        help="L-BFGS iterations (at most; each takes one or more objective evaluations)",
     )
     auto.add_argument(
         "--landmarks",
@@ -197,7 +203,7 @@ def _build_parser(command: str | None = None) -> argparse.ArgumentParser:
     fit.add_argument("--lam", type=float, default=1e-3, help="ridge / K2AE lam")
     fit.add_argument("--C", type=float, default=1.0, help="SVC box constraint")
     fit.add_argument("--dims", type=int, nargs="+", default=[10], help="K2AE code width")
-    fit.add_argument("--max-iter", type=int, default=50, help="K2AE L-BFGS evaluations")
+    fit.add_argument("--max-iter", type=int, default=50, help="K2AE L-BFGS iterations (at most)")
     fit.add_argument("--seed", type=int, default=0, help="random seed")
     _add_output_options(fit, None, "model path (.zip, or a folder)")
     fit.set_defaults(handler=_run_fit)
@@ -294,6 +300,20 @@ def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
 
 
+def _warnings_as_lines(args: argparse.Namespace) -> None:
+    """Python warnings raised inside a command print as ``kernelkit CMD: warning: MESSAGE``
+    on stderr, one line each (none with ``--quiet``; ``--debug`` keeps Python's format)."""
+    if args.debug:
+        return
+
+    def show(message: Warning | str, *_: object, **__: object) -> None:
+        if not getattr(args, "quiet", False):
+            line = " ".join(str(message).split())
+            print(f"kernelkit {args.command}: warning: {line}", file=sys.stderr)
+
+    warnings.showwarning = show
+
+
 def _command_on_line(argv: Sequence[str]) -> str | None:
     """The first argument naming a subcommand (options come before it or after it)."""
     return next(
@@ -326,6 +346,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from kernelkit.cli.output import Terminated, terminate_as_interrupt
 
     handler: Callable[[argparse.Namespace], int] = args.handler
+    _warnings_as_lines(args)
     try:
         with terminate_as_interrupt():
             _set_threads(args)
