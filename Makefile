@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 # The CPU build of torch that these machines serve locally; a bare `torch` may pull a CUDA build.
 TORCH_PIN ?= torch==2.13.0
 
-.PHONY: setup test test-slow lint demo bench clean
+.PHONY: setup test test-fast test-slow lint demo bench clean
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -22,8 +22,11 @@ lint: $(STAMP)
 	$(VENV)/bin/lint-imports
 
 test: lint
-	$(PY) -m pytest -m "not slow" -q -p no:cacheprovider; rc=$$?; \
+	$(PY) -m pytest -q -p no:cacheprovider; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests"; exit 1; fi; exit $$rc
+
+test-fast: lint
+	$(PY) -m pytest -m "not slow" -q -p no:cacheprovider
 
 test-slow: $(STAMP)
 	$(PY) -m pytest -m slow -q -p no:cacheprovider
