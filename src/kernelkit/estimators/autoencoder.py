@@ -19,6 +19,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from kernelkit.data import detect_input_kind
+from kernelkit.estimators._autoencoder_lam import lam_curve
 from kernelkit.estimators._base import (
     MEMORY_BUDGET_CONSTRAINT,
     RANDOM_STATE_CONSTRAINT,
@@ -82,8 +83,11 @@ class KernelAutoencoder(
         input (sequences, molecules, graphs, detected by
         :func:`kernelkit.data.detect_input_kind`) the K2AE with that kind's default kernel
         (``Spectrum(k=3)``, ``Tanimoto()``, ``WeisfeilerLehman()``).
-    lam : float or sequence of L floats
+    lam : float, sequence of L floats or "auto"
         ``lam_l >= 0``; the last one must be ``> 0`` unless the last kernel is ``Linear()``.
+        ``"auto"``: the value of ``LAM_GRID = (1e-5, 1e-4, 1e-3, 1e-2, 1e-1)`` (one for all
+        layers) with the lowest mean held-out reconstruction error on a split of
+        ``validation_fraction`` of the training data, then refitted on all of it (six fits).
     operators : sequence of L-1 PSD matrices, optional
         Operators ``A_l`` of the inner layers (``None``: identities).
     code_layer : int, optional
@@ -103,7 +107,12 @@ class KernelAutoencoder(
         Adam steps or alternating epochs.  Stopping there warns with
         :class:`kernelkit.utils.errors.ConvergenceWarning`.
     tol : float
-        Relative tolerance on the change of the objective.
+        Relative tolerance on the change of the objective: L-BFGS stops when two successive
+        objectives differ by less than ``tol * |J_0|`` (``J_0`` the initial objective) or the
+        gradient's largest entry is below ``tol``.  The defaults (``max_iter=300``,
+        ``tol=1e-5``) were measured on 800 ESOL molecules (Tanimoto K2AE, codes 2, 10 and 50,
+        ``lam=1e-3``): the relative-change test holds after 117, 133 and 130 iterations, at
+        objectives within 0.2% of those reached with ``tol=1e-7`` (368-452 iterations).
     lr : float
         Step size of Adam and of the alternating algorithm.
     init : {"kpca", "random"}
@@ -131,6 +140,10 @@ class KernelAutoencoder(
         on the codes, the last layer) is computed by the tiled engine within it, and the
         blocks on the codes are differentiated tile by tile (:mod:`kernelkit.gram.autodiff`).
         ``None``: no limit (the blocks on the codes are evaluated whole, fastest).
+    validation_fraction : float
+        Fraction of the training data held out to choose ``lam`` when ``lam="auto"``
+        (drawn with ``as_seed(random_state, 0)``, as scikit-learn's ``MLPRegressor`` holds
+        out ``validation_fraction`` for early stopping); unused otherwise.
 
     Attributes
     ----------
@@ -150,6 +163,11 @@ class KernelAutoencoder(
         Objective evaluations used.
     landmark_indices_ : ndarray or None
         Indices of the landmarks among the training points.
+    lam_ : float or sequence of float
+        The ``lam`` of the fit (``lam``, or the one ``"auto"`` chose).
+    lam_curve_ : list of (float, float) or None
+        With ``lam="auto"``: ``(lam, mean held-out reconstruction error)`` for every grid
+        value; ``None`` otherwise.
     """
 
     def __init__(
@@ -164,8 +182,8 @@ class KernelAutoencoder(
         closed_form: bool = True,
         algorithm: str = "joint",
         optimizer: str = "lbfgs",
-        max_iter: int = 100,
-        tol: float = 1e-7,
+        max_iter: int = 300,
+        tol: float = 1e-5,
         lr: float = 1e-2,
         init: str = "kpca",
         landmarks: int | None = None,
@@ -173,6 +191,7 @@ class KernelAutoencoder(
         random_state: RandomStateLike = None,
         verbose: int | bool | Callable[[int, float], None] = 0,
         memory_budget: int | None = None,
+        validation_fraction: float = 0.1,
     ):
         self.dims = dims
         self.kernels = kernels
@@ -192,12 +211,14 @@ class KernelAutoencoder(
         self.random_state = random_state
         self.verbose = verbose
         self.memory_budget = memory_budget
+        self.validation_fraction = validation_fraction
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         "dims": [Interval(Integral, 1, None, closed="left"), list, tuple],
         "kernels": [Kernel, list, tuple, None],
         "input_kernel": [Kernel, str, None],
-        "lam": [Interval(Real, 0, None, closed="left"), list, tuple],
+        "lam": [Interval(Real, 0, None, closed="left"), list, tuple, StrOptions({"auto"})],
+        "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
         "operators": [list, tuple, None],
         "code_layer": [Interval(Integral, 0, None, closed="left"), None],
         "closed_form": ["boolean"],
@@ -220,7 +241,9 @@ class KernelAutoencoder(
         return self.input_kernel
 
     # ------------------------------------------------------------------ validation
-    def _check_params(self) -> tuple[list[int], list[float], list[Kernel | None]]:
+    def _check_params(
+        self, lam: float | Sequence[float]
+    ) -> tuple[list[int], list[float], list[Kernel | None]]:
         dims = self.dims
         if isinstance(dims, (int, np.integer)):
             dims = (dims,)
@@ -228,7 +251,6 @@ class KernelAutoencoder(
             raise InputError(f"dims: expected a non-empty sequence of positive ints, got {dims!r}")
         dims = [check_int(d, name="dims", minimum=1) for d in dims]
         L = len(dims) + 1
-        lam = self.lam
         lams = [lam] * L if not isinstance(lam, Sequence) else list(lam)
         if len(lams) != L:
             raise InputError(f"lam: expected a float or {L} values (one per layer), got {lam!r}")
@@ -305,7 +327,9 @@ class KernelAutoencoder(
         vals = vals[vals > 0]
         return float(vals.median()) if vals.numel() else 1.0
 
-    def _choose_landmarks(self, Xb: Batch, n: int) -> np.ndarray | None:
+    def _choose_landmarks(
+        self, Xb: Batch, n: int, random_state: RandomStateLike
+    ) -> np.ndarray | None:
         """Landmark indices (uniform, or k-means++ in the first layer's input feature space)."""
         if self.landmarks is None:
             return None
@@ -313,15 +337,27 @@ class KernelAutoencoder(
         if m >= n:
             return None
         if self.landmark_method == "random":
-            return uniform_centres(n, m, self.random_state)
+            return uniform_centres(n, m, random_state)
         kern = self.input_kernel_ if self.input_kernel is not None else Linear()
-        return kmeanspp_centres(kern, Xb, m, self.random_state)
+        return kmeanspp_centres(kern, Xb, m, random_state)
 
     # ------------------------------------------------------------------ fit
     def fit(self, X: Any, y: Any = None) -> KernelAutoencoder:
-        """Fit the autoencoder on ``X`` (vectors, or anything ``input_kernel`` takes)."""
+        """Fit the autoencoder on ``X`` (vectors, or anything ``input_kernel`` takes).
+
+        With ``lam="auto"``, first one autoencoder per ``lam`` of ``LAM_GRID`` on the
+        ``1 - validation_fraction`` part of ``X`` (all with the seed ``as_seed(random_state,
+        0)``), then the refit on all of ``X`` with the ``lam`` of the lowest held-out error.
+        """
         self._validate_params()
-        dims, lams, kerns = self._check_params()
+        lam, random_state = self.lam, self.random_state
+        self.lam_curve_ = None
+        if isinstance(lam, str):
+            random_state = as_seed(random_state, default=0)
+            self.lam_curve_ = lam_curve(self, X, random_state)
+            lam = min(self.lam_curve_, key=lambda point: point[1])[0]
+        self.lam_ = lam
+        dims, lams, kerns = self._check_params(lam)
         if self.input_kernel is not None or detect_input_kind(X) is not InputKind.VECTOR:
             if not self.closed_form:
                 raise InputError(
@@ -337,7 +373,7 @@ class KernelAutoencoder(
             self.X_fit_ = Xb
         n = len(Xb)
         dtype = result_dtype(Xb)
-        idx = self._choose_landmarks(Xb, n)
+        idx = self._choose_landmarks(Xb, n, random_state)
         self.landmark_indices_ = idx
         ref = Xb if idx is None else take(Xb, idx)
         first = self._first_kernel(kerns[0], Xb, ref)
@@ -366,7 +402,7 @@ class KernelAutoencoder(
             operators=self.operators,
             init=self.init,
             closed_form=self.closed_form,
-            random_state=as_seed(self.random_state),
+            random_state=as_seed(random_state),
             memory_budget=self.memory_budget,
         )
         if self.algorithm == "alternating":
