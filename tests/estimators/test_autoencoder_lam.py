@@ -15,15 +15,10 @@ from kernelkit.kernels import Gaussian, Precomputed
 from kernelkit.kernels.molecules import Tanimoto
 from kernelkit.utils.errors import ConvergenceWarning, InputError
 
-pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
-
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning"),
+    pytest.mark.usefixtures("one_torch_thread"),
+]
 
 
 def _X(n=40, d=4, seed=0):

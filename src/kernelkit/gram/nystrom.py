@@ -180,7 +180,7 @@ def cholesky_basis(K_cc: torch.Tensor) -> CholeskyBasis:
 
     The factor is that of :func:`kernelkit.solvers.cholesky_solve` (relative jitters
     ``jitter_ladder(dtype)`` times ``mean(diag K_CC)``, tried from 0 upwards), stored
-    column-major as ``torch.linalg.cholesky`` returns it (the layout decides the rounding of
+    column-major as LAPACK's ``potrf`` returns it (the layout decides the rounding of
     the products and solves that use it).
     """
     m = K_cc.shape[0]
