@@ -18,6 +18,7 @@ from typing import Any
 
 import torch
 
+from kernelkit.data.readers.common import is_number
 from kernelkit.kernels.base import Kernel
 from kernelkit.kernels.graphs import ShortestPath, WeisfeilerLehman
 from kernelkit.kernels.molecules import MinMax, Tanimoto
@@ -94,14 +95,6 @@ def _parameters(cls: type[Kernel]) -> dict[str, inspect.Parameter]:
     return {k: p for k, p in params.items() if k != "self" and p.kind != p.VAR_KEYWORD}
 
 
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
-
-
 def _convert(argument: str, name: str, param: str, text: str, default: Any) -> Any:
     """The text of a parameter as the type of its default (None written ``none``)."""
     if text.lower() == "none":
@@ -113,7 +106,7 @@ def _convert(argument: str, name: str, param: str, text: str, default: Any) -> A
             return text.lower() in ("true", "1")
         if isinstance(default, int):
             return int(text)
-        if isinstance(default, float) or (default is None and _is_number(text)):
+        if isinstance(default, float) or (default is None and is_number(text)):
             return float(text) if not text.lstrip("-").isdigit() else int(text)
     except ValueError:
         kind = type(default).__name__

@@ -72,7 +72,6 @@ __all__ = [
     "build_concatenated",
     "coth_penalty",
     "fit_concatenated",
-    "lbfgs_batched",
 ]
 
 
