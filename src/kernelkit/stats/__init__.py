@@ -1,0 +1,1 @@
+"""Kernel mean embeddings, maximum mean discrepancy estimators and two-sample tests."""
