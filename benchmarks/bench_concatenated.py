@@ -80,8 +80,9 @@ def _esol(n: int) -> tuple[np.ndarray, np.ndarray]:
     return (X - X.mean(0)) / X.std(0), y - y.mean()
 
 
-def auto_vs_64(rounds: int, only: list[int] | None = None) -> None:
-    """``n_restarts="auto"`` against 64 restarts, alternately in one process (cases ``only``)."""
+def auto_vs_64(rounds: int, only: list[int] | None = None, name: str = "concatenated_auto") -> None:
+    """``n_restarts="auto"`` against 64 restarts, alternately in one process (cases ``only``;
+    rows to ``results/<name>.json``)."""
     torch.set_num_threads(1)
     n, max_iter = 100, 300
     cases = [
@@ -140,7 +141,7 @@ def auto_vs_64(rounds: int, only: list[int] | None = None) -> None:
         )
         print(rows[-1], flush=True)
     RESULTS_DIR.mkdir(exist_ok=True)
-    (RESULTS_DIR / "concatenated_auto.json").write_text(json.dumps({"rows": rows}, indent=2))
+    (RESULTS_DIR / f"{name}.json").write_text(json.dumps({"rows": rows}, indent=2))
 
 
 def _h2_data(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -155,9 +156,10 @@ def main() -> None:
     parser.add_argument("--auto", action="store_true", help='n_restarts="auto" vs 64')
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--cases", type=int, nargs="*", help="--auto: indices of the cases")
+    parser.add_argument("--name", default="concatenated_auto", help="--auto: results file")
     args = parser.parse_args()
     if args.auto:
-        auto_vs_64(args.rounds, args.cases)
+        auto_vs_64(args.rounds, args.cases, args.name)
         return
     torch.set_num_threads(1)  # tiny batched solves: one thread beats two (OpenMP spin-waits)
     n, max_iter = 100, 300
