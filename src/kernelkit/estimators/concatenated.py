@@ -102,8 +102,7 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
     gradients from ``n_restarts`` random initialisations run as one batch (the paper uses 64),
     the restart with the lowest objective is kept (``n_restarts="auto"``: ``patience``
     restarts first, the rest raced by successive halving unless those agree).  The outer
-    function is the
-    closed-form ridge (interpolant) on ``Z``: ``alpha = (Q + n lam I)^{-1} y``.
+    function is the closed-form ridge (interpolant) on ``Z``: ``alpha = (Q + n lam I)^{-1} y``.
 
     Conventions: ``(1/n)`` data term; the paper's unnormalised ``lambda, mu, gamma`` are
     ``n lam, n mu, n gamma`` (its interpolation problem (Int) is ``mu = 1/n``); the outer layer

@@ -273,9 +273,7 @@ def lbfgs_batched(
     return x, res
 
 
-def halving(
-    first_round: int,
-) -> Callable[[int, torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]:
+def halving(first_round: int) -> StopRule:
     r"""Successive-halving rule for the ``stop`` of :func:`lbfgs_batched`.
 
     After iterations ``first_round``, ``2 first_round``, ``4 first_round``, ... the ``m``
