@@ -13,8 +13,8 @@ Run: ``python benchmarks/bench_concatenated.py``.
 ``--auto`` (issue 14): ``n_restarts="auto"`` against ``n_restarts=64`` on the same four
 settings (h1 and h2) and on a real regression set (ESOL's six descriptors, standardised,
 ``N = 150``), run alternately in this process (auto first in odd rounds, 64 first in even
-ones, ``--rounds``); the best objectives, the restarts run, the distinct optima and the
-median time ratio go to ``results/concatenated_auto.json``.
+ones, ``--rounds``); the best objectives, the restarts run and eliminated, the distinct
+optima and the median time ratio go to ``results/concatenated_auto.json``.
 """
 
 from __future__ import annotations
@@ -80,8 +80,9 @@ def _esol(n: int) -> tuple[np.ndarray, np.ndarray]:
     return (X - X.mean(0)) / X.std(0), y - y.mean()
 
 
-def auto_vs_64(rounds: int) -> None:
-    """``n_restarts="auto"`` against 64 restarts, alternately in one process."""
+def auto_vs_64(rounds: int, only: list[int] | None = None, name: str = "concatenated_auto") -> None:
+    """``n_restarts="auto"`` against 64 restarts, alternately in one process (cases ``only``;
+    rows to ``results/<name>.json``)."""
     torch.set_num_threads(1)
     n, max_iter = 100, 300
     cases = [
@@ -99,15 +100,27 @@ def auto_vs_64(rounds: int) -> None:
     )
     cases.append(("ESOL descriptors (d = 6), least squares, N=150", esol, _esol(150)))
     rows = []
-    for case, model, (X, y) in cases:
+    for i, (case, model, (X, y)) in enumerate(cases):
+        if only is not None and i not in only:
+            continue
         times: dict[str, list[float]] = {"auto": [], "64": []}
         fitted = {}
         for r in range(rounds):
             for kind in ("auto", "64") if r % 2 == 0 else ("64", "auto"):
                 m = model.set_params(n_restarts="auto" if kind == "auto" else 64)
                 times[kind].append(_fit_seconds([m], X, y))
-                fitted[kind] = (m.objective_, m.n_restarts_run_, len(m.optima_["count"]))
-        (best_a, run_a, opt_a), (best_64, _, opt_64) = fitted["auto"], fitted["64"]
+                fitted[kind] = (
+                    m.objective_,
+                    m.n_restarts_run_,
+                    len(m.optima_["count"]),
+                    int(m.restart_eliminated_.sum()),
+                    m.restart_objectives_,
+                )
+        (best_a, run_a, opt_a, elim_a, _), (best_64, _, opt_64, _, all_64) = (
+            fitted["auto"],
+            fitted["64"],
+        )
+        at_best = all_64 <= best_64 + 1e-6 * abs(best_64)
         t_a, t_64 = statistics.median(times["auto"]), statistics.median(times["64"])
         rows.append(
             {
@@ -115,7 +128,10 @@ def auto_vs_64(rounds: int) -> None:
                 "auto_best": best_a,
                 "best_64": best_64,
                 "relative_gap": (best_a - best_64) / abs(best_64),
+                "first_restart_at_best_64": int(np.argmax(at_best)),
+                "restarts_at_best_64": int(at_best.sum()),
                 "auto_restarts_run": run_a,
+                "auto_restarts_eliminated": elim_a,
                 "auto_distinct_optima": opt_a,
                 "distinct_optima_64": opt_64,
                 "auto_s": round(t_a, 2),
@@ -125,7 +141,7 @@ def auto_vs_64(rounds: int) -> None:
         )
         print(rows[-1], flush=True)
     RESULTS_DIR.mkdir(exist_ok=True)
-    (RESULTS_DIR / "concatenated_auto.json").write_text(json.dumps({"rows": rows}, indent=2))
+    (RESULTS_DIR / f"{name}.json").write_text(json.dumps({"rows": rows}, indent=2))
 
 
 def _h2_data(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -139,9 +155,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--auto", action="store_true", help='n_restarts="auto" vs 64')
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--cases", type=int, nargs="*", help="--auto: indices of the cases")
+    parser.add_argument("--name", default="concatenated_auto", help="--auto: results file")
     args = parser.parse_args()
     if args.auto:
-        auto_vs_64(args.rounds)
+        auto_vs_64(args.rounds, args.cases, args.name)
         return
     torch.set_num_threads(1)  # tiny batched solves: one thread beats two (OpenMP spin-waits)
     n, max_iter = 100, 300

@@ -1,12 +1,12 @@
 """ConcatenatedKernelRegressor: scikit-learn API checks, the closed-form outer layer against
 kernel ridge regression on the learned representation (kernelkit and scikit-learn), named
 errors, the two-layer advantage on the kinked test function of Bohn et al. (section 4.2), and
-``n_restarts="auto"`` against the same initialisations run as one batch, with the stopping
-rule and the grouping of the restart objectives recomputed by hand."""
+``n_restarts="auto"`` against the same 64 initialisations run as one batch, with the
+stopping rule and the grouping of the restart objectives recomputed by hand."""
 
 from __future__ import annotations
 
-import math
+import warnings
 
 import numpy as np
 import pytest
@@ -15,7 +15,7 @@ from sklearn.kernel_ridge import KernelRidge as SkKernelRidge
 from sklearn.model_selection import GridSearchCV
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from kernelkit.estimators.concatenated import AUTO_BATCH, ConcatenatedKernelRegressor, Mixture
+from kernelkit.estimators.concatenated import ConcatenatedKernelRegressor, Mixture
 from kernelkit.estimators.ridge import KernelRidge
 from kernelkit.kernels import Gaussian, Polynomial, TensorMatern
 from kernelkit.utils.errors import InputError
@@ -131,48 +131,47 @@ def test_torch_input_gives_torch_output() -> None:
 
 
 # ----------------------------------------------- n_restarts="auto" (issue 14, item 3)
-def _stops_at(values: np.ndarray, patience: int, rtol: float = 1e-6) -> int:
-    """The stopping rule by hand: restarts in order, batch ends, ``patience`` without gain."""
-    best, since = math.inf, 0
-    for start in range(0, len(values), AUTO_BATCH):
-        for v in values[start : start + AUTO_BATCH]:
-            if np.isfinite(v) and (best == math.inf or v < best - rtol * abs(best)):
-                best, since = v, 0
-            else:
-                since += 1
-        if since >= patience:
-            return start + AUTO_BATCH
-    return len(values)
-
-
-@pytest.mark.parametrize("patience", [3, 8])
-def test_auto_reaches_the_best_of_the_same_initialisations_run_as_one_batch(patience):
-    X, y = _data(30)
-    kw = {"lam": 1e-3, "mu": 1e-3, "max_iter": 60, "random_state": 2}
+@pytest.mark.parametrize(
+    ("inner", "lam", "patience", "races"),
+    [(Polynomial(1), 0.1, 8, False), (Polynomial(2), 1e-3, 3, True)],
+)
+def test_auto_reaches_the_best_of_the_same_64_initialisations(inner, lam, patience, races):
+    """Oracle: the int fit of the same 64 initialisations (brute force, every restart to
+    its end); the rule (pilot agreement, else a race of the rest) recomputed by hand."""
+    X, y = _data(20)
+    kw = {"lam": lam, "mu": lam, "max_iter": 30, "random_state": 2}
     auto = ConcatenatedKernelRegressor(
-        Polynomial(1), Gaussian(0.3), n_restarts="auto", patience=patience, **kw
+        inner, Gaussian(0.3), n_restarts="auto", patience=patience, **kw
     ).fit(X, y)
-    n_run = auto.n_restarts_run_
-    assert auto.restart_objectives_.shape == (n_run,)
-    assert n_run % AUTO_BATCH == 0 and AUTO_BATCH * math.ceil((1 + patience) / 8) <= n_run <= 64
-    assert _stops_at(auto.restart_objectives_, patience) == n_run
-    # the restarts run are the first n_run initialisations of the int fit
-    full = ConcatenatedKernelRegressor(Polynomial(1), Gaussian(0.3), n_restarts=n_run, **kw)
-    full.fit(X, y)
+    full = ConcatenatedKernelRegressor(inner, Gaussian(0.3), n_restarts=64, **kw).fit(X, y)
+    values, n_run = auto.restart_objectives_, auto.n_restarts_run_
+    pilot = values[:patience]
+    agree = bool(np.all(np.isfinite(pilot)) and pilot.max() - pilot.min() <= 1e-6 * pilot.min())
+    assert agree is not races
+    assert n_run == (64 if races else patience) == len(values) == len(auto.restart_eliminated_)
+    eliminated = auto.restart_eliminated_
+    assert not eliminated[:patience].any()
+    assert bool(eliminated.any()) is races
+    # restarts not eliminated end as in the int fit (merged ones within the optima tolerance)
+    ends = full.restart_objectives_[:n_run]
+    np.testing.assert_allclose(values[~eliminated], ends[~eliminated], rtol=2e-6)
+    # eliminated restarts were stopped on their way down, at or above where they end
+    assert np.all(values[eliminated] >= ends[eliminated] * (1 - 1e-12))
     assert auto.objective_ == pytest.approx(full.objective_, rel=1e-6)
-    assert auto.objective_ == pytest.approx(auto.restart_objectives_.min(), rel=1e-12)
+    assert auto.objective_ == pytest.approx(values.min(), rel=1e-12)
     np.testing.assert_allclose(auto.predict(X), full.predict(X), rtol=1e-3, atol=1e-3)
 
 
 @pytest.mark.parametrize("n_restarts", ["auto", 12])
 def test_optima_group_the_restart_objectives(n_restarts):
-    X, y = _data(30, seed=1)
+    X, y = _data(20, seed=1)
     model = ConcatenatedKernelRegressor(
-        Polynomial(2), Gaussian(0.3), n_restarts=n_restarts, max_iter=60, random_state=0
+        Polynomial(2), Gaussian(0.3), n_restarts=n_restarts, max_iter=40, random_state=0
     ).fit(X, y)
     objective, count = model.optima_["objective"], model.optima_["count"]
-    values = model.restart_objectives_
-    assert count.sum() == np.isfinite(values).sum() == model.n_restarts_run_
+    kept = ~model.restart_eliminated_
+    values = model.restart_objectives_[kept]
+    assert count.sum() == np.isfinite(values).sum() == kept.sum()
     assert np.all(np.diff(objective) >= 0) and objective[0] == model.objective_
     # brute force: restarts whose objectives differ by more than the tolerance are different
     # optima, so the optima are at least as many as the groups of equal objectives
@@ -190,3 +189,54 @@ def test_auto_and_patience_are_validated():
     with pytest.raises(InputError, match="patience"):
         ConcatenatedKernelRegressor(n_restarts="auto", patience=0).fit(X, y)
     assert ConcatenatedKernelRegressor(n_restarts="auto").get_params()["patience"] == 8
+
+
+def _section_4_2(h: str, setting: str, p: int, n_restarts: int | str):
+    """The four settings of Bohn et al. section 4.2 (N = 100 points of ``h1`` or ``h2``)."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1.0, 1.0, size=(100, 2))
+    clean = _h1(X) if h == "h1" else (X[:, 0] * X[:, 1] > 0.15).astype(float)
+    y = clean + 0.01 * rng.standard_normal(100)
+    if setting == "interpolation":
+        kw = {"outer_kernel": TensorMatern(s=1.0), "interpolate": True, "mu": 1.0 / 100}
+    else:
+        kw = {"outer_kernel": Gaussian(sigma=0.1), "lam": 2.0**-9, "mu": 2.0**-9}
+    model = ConcatenatedKernelRegressor(
+        Polynomial(degree=p), n_restarts=n_restarts, max_iter=300, random_state=0, **kw
+    )
+    return model, X, y
+
+
+SECTION_4_2 = [
+    (h, setting, p)
+    for h in ("h1", "h2")
+    for setting, p in [
+        ("least squares", 1),
+        ("least squares", 2),
+        ("interpolation", 1),
+        ("interpolation", 2),
+    ]
+]
+RACE_MISS = pytest.mark.xfail(
+    strict=True,
+    reason="measured: the one restart of 64 that reaches the best (restart 9, still moving at "
+    "max_iter) ranks 36th of 64 after 12 iterations and leaves the race; auto ends 0.11 % above",
+)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("h", "setting", "p"),
+    [
+        pytest.param(*case, marks=RACE_MISS) if case == ("h1", "interpolation", 2) else case
+        for case in SECTION_4_2
+    ],
+)
+def test_auto_reaches_the_best_of_64_restarts_on_the_section_4_2_settings(h, setting, p):
+    """Oracle: the brute-force best of the 64 restarts of the paper (every one to its end)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # restarts stopping at max_iter, as in the paper's runs
+        full, X, y = _section_4_2(h, setting, p, 64)
+        full.fit(X, y)
+        auto = _section_4_2(h, setting, p, "auto")[0].fit(X, y)
+    assert auto.objective_ <= full.objective_ * (1 + 1e-6)

@@ -2,8 +2,8 @@
 
 Oracles: closed-form minimisers of separable tilted double wells (roots of the cubic
 ``4 t^3 - 4 t + a = 0`` by ``numpy.roots``) for a brute-force clustering of the final rows,
-the full batch run without the option, and problems whose restarts are known to agree
-(a convex quadratic) or to improve one after the other (a tilted cosine landscape).
+the full batch run without the option, a brute-force ranking for the successive-halving
+rule, and a problem whose restarts are known to agree (a convex quadratic).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import pytest
 import torch
 
 from kernelkit.solvers import DistinctOptima, lbfgs_batched, lbfgs_restarts
+from kernelkit.solvers.lbfgs import halving
 
 TILT = 0.3
 
@@ -90,8 +91,8 @@ def test_an_invariant_merges_the_copies_of_a_symmetric_optimum():
     assert [o.count for o in merged.optima] == [16]
 
 
-def test_auto_stops_after_patience_when_every_restart_agrees():
-    """A convex quadratic: restart 0 reaches the optimum and no later one improves on it."""
+def test_restarts_that_agree_end_after_the_pilot():
+    """A convex quadratic: every restart reaches the one optimum, so the pilot agrees."""
     A = torch.tensor([[3.0, 1.0], [1.0, 2.0]], dtype=torch.float64)
     c = torch.tensor([1.0, -2.0], dtype=torch.float64)  # the minimiser
 
@@ -99,42 +100,89 @@ def test_auto_stops_after_patience_when_every_restart_agrees():
         return 0.5 * (((x - c) @ A) * (x - c)).sum(1) + 1.0, (x - c) @ A
 
     x0 = starts(64, 2, seed=3)
-    for batch, patience in [(8, 8), (8, 7), (4, 3), (5, 12)]:
-        x, res = lbfgs_restarts(quad, x0, batch_size=batch, patience=patience, tol=1e-12)
-        # restart 0 improves, then every restart adds one to the count: stop at the first
-        # batch end with at least 1 + patience restarts
-        assert res.values.shape[0] == batch * math.ceil((1 + patience) / batch)
-        assert x.shape[0] == res.values.shape[0]
-        assert [o.count for o in res.optima] == [res.values.shape[0]]
+    for patience in (1, 3, 8):
+        x, res = lbfgs_restarts(quad, x0, patience=patience, tol=1e-12)
+        assert res.values.shape[0] == x.shape[0] == patience
+        assert res.eliminated is not None and not bool(res.eliminated.any())
+        assert [o.count for o in res.optima] == [patience]
         assert float(res.values.min()) == pytest.approx(1.0, abs=1e-12)
 
 
-def test_auto_continues_while_later_restarts_improve():
-    """``0.05 (t/10)^2 - cos(2 pi t/10)``: the minimum near ``t = 10 k`` has value about
-    ``0.05 k^2 - 1``, so restarts started at k = 20, 19, ..., 1 each improve on the previous
-    ones (the basins, 10 wide, contain the first unit step)."""
-
-    def bumps(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        t = x[:, 0] / 10.0
-        f = 0.05 * t**2 - torch.cos(2 * math.pi * t)
-        return f, ((0.1 * t + 2 * math.pi * torch.sin(2 * math.pi * t)) / 10.0)[:, None]
-
-    ks = list(range(20, 0, -1)) + [20] * 12
-    x0 = 10.0 * torch.tensor(ks, dtype=torch.float64)[:, None] + 0.5
-    x_full, full = lbfgs_batched(bumps, x0, tol=1e-12)
-    x, res = lbfgs_restarts(bumps, x0, batch_size=4, patience=4, tol=1e-12)
-    # the last improvement is restart 19 (k = 1); 4 more restarts end the 6th batch
-    assert res.values.shape[0] == 24
-    assert float(res.values.min()) == pytest.approx(float(full.values.min()), rel=1e-12)
-    assert res.n_merged >= 1  # restarts 20-23 head back to the optimum of restart 0
-    # the first 20 restarts reach distinct optima (none merged): they end as in the full run
-    assert torch.allclose(res.values[:20], full.values[:20], rtol=1e-12, atol=0.0)
-    assert torch.allclose(x[:20], x_full[:20], rtol=1e-9, atol=0.0)
-    assert bool((full.values[1:20] < full.values[:19]).all())
+def test_halving_stops_the_worse_half_of_the_running_rows_at_doubling_rounds():
+    """The rule against a brute-force ranking: after 4, 8, 16 iterations the rows still
+    running are sorted by value (ties by index) and all but the first ceil(m/2) stop."""
+    gen = torch.Generator().manual_seed(0)
+    rule = halving(4)
+    running = torch.ones(13, dtype=torch.bool)
+    running[[2, 7]] = False  # rows that stopped on their own are not ranked
+    for n_iter in range(1, 20):
+        f = torch.randint(0, 5, (13,), generator=gen).double()  # ties on purpose
+        out = rule(n_iter, torch.zeros(13, 1), f, running.clone())
+        rows = [i for i in range(13) if running[i]]
+        expected = torch.zeros(13, dtype=torch.bool)
+        if n_iter in (4, 8, 16):
+            ranked = sorted(rows, key=lambda i: (float(f[i]), i))
+            expected[ranked[math.ceil(len(rows) / 2) :]] = True
+        assert torch.equal(out, expected), n_iter
+        running &= ~out
+    assert int(running.sum()) == 2  # 11 -> 6 -> 3 -> 2
 
 
-def test_restarts_without_improvement_after_the_last_batch_run_every_row():
-    x0 = starts(12, 2, seed=4)
-    x, res = lbfgs_restarts(wells, x0, batch_size=5, patience=100, tol=1e-12)
-    assert res.values.shape[0] == 12 and x.shape == (12, 2)
-    assert sum(o.count for o in res.optima) == 12
+@pytest.mark.parametrize(("p", "seed"), [(3, 0), (4, 1), (5, 2), (6, 3)])
+def test_the_race_keeps_the_restart_that_reaches_the_best_optimum(p, seed):
+    """Planted optima: tilted double wells in ``p`` coordinates have ``2^p`` minimisers; the
+    pilot (8 restarts) disagrees, the race halves the other 56.  Oracle: the same rows run
+    to the end without any stopping (``lbfgs_batched``) and the closed-form minimisers."""
+    x0 = starts(64, p, seed=seed)
+    x_full, full = lbfgs_batched(wells, x0, tol=1e-12)
+    x, res = lbfgs_restarts(wells, x0, patience=8, first_round=2, tol=1e-12)
+    assert res.values.shape[0] == 64 and res.eliminated is not None
+    assert int(res.eliminated.sum()) > 0  # the race ran and stopped restarts
+    best = float(full.values.min())
+    assert float(res.values.min()) == pytest.approx(best, rel=1e-9)
+    global_min = wells(torch.as_tensor(well_minimisers(p)))[0].min()
+    assert best == pytest.approx(float(global_min), rel=1e-9)
+    # the restarts the race did not stop end at the minimiser of their full run
+    kept = ~res.eliminated
+    assert torch.allclose(x[kept], x_full[kept], atol=5e-3)
+    # every eliminated restart was stopped at a value above the best
+    assert bool((res.values[res.eliminated] > best).all())
+
+
+def test_race_optima_equal_a_brute_force_clustering_of_the_independent_runs():
+    """The distinct optima reported after a race equal the closed-form minimisers reached
+    by the same (not eliminated) restarts run independently to the end."""
+    p = 4
+    x0 = starts(64, p, seed=5)
+    x_full, _ = lbfgs_batched(wells, x0, tol=1e-12)
+    _, res = lbfgs_restarts(wells, x0, patience=8, first_round=2, tol=1e-12)
+    assert res.eliminated is not None and res.labels is not None
+    kept = (~res.eliminated).numpy()
+    minimisers = well_minimisers(p)
+    ends = x_full.numpy()[kept]
+    nearest = np.argmin(((ends[:, None, :] - minimisers[None]) ** 2).sum(-1), axis=1)
+    labels, counts = np.unique(nearest, return_counts=True)
+    values = wells(torch.as_tensor(minimisers[labels]))[0].numpy()
+    expected = sorted(zip(np.round(values, 9).tolist(), counts.tolist(), strict=True))
+    assert sorted((round(o.value, 9), o.count) for o in res.optima) == expected
+    assert bool((res.labels[res.eliminated] == -1).all())
+    lab = res.labels.numpy()[kept]
+    assert np.array_equal(lab[:, None] == lab[None], nearest[:, None] == nearest[None])
+
+
+def test_fewer_rows_than_the_pilot_run_as_one_batch():
+    x0 = starts(6, 2, seed=4)
+    x, res = lbfgs_restarts(wells, x0, patience=8, tol=1e-12)
+    _, full = lbfgs_batched(wells, x0, tol=1e-12)
+    assert x.shape == (6, 2) and sum(o.count for o in res.optima) == 6
+    # merged rows stop within the optima tolerance of where they would end
+    assert torch.allclose(res.values, full.values, rtol=1e-6, atol=0.0)
+
+
+def test_without_a_stop_rule_the_batch_is_bitwise_unchanged():
+    x0 = starts(16, 3, seed=6)
+    x_a, a = lbfgs_batched(wells, x0, tol=1e-12)
+    x_b, b = lbfgs_batched(wells, x0, tol=1e-12, stop=lambda k, x, f, run: torch.zeros_like(run))
+    assert torch.equal(x_a, x_b) and torch.equal(a.values, b.values)
+    assert (a.n_iter, a.n_eval, a.n_rows) == (b.n_iter, b.n_eval, b.n_rows)
+    assert a.eliminated is None and b.eliminated is not None and not bool(b.eliminated.any())

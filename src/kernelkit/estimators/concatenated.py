@@ -38,7 +38,7 @@ from kernelkit.utils.validation import check_int, check_positive, like_input
 __all__ = ["ConcatenatedKernelRegressor", "Mixture"]
 
 AUTO_MAX_RESTARTS = 64  # the paper's number of restarts (section 4.2): the cap of "auto"
-AUTO_BATCH = 8
+AUTO_FIRST_ROUND = 12  # iterations before the race's first halving
 
 
 def _layer_specs(inner_kernel: Any) -> list[Kernel | Mixture]:
@@ -100,9 +100,9 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
     ``diag(k_1, ..., k_D)`` (section 4.2.3); a list of such specifications is a deeper chain
     ``f o g_L o ... o g_1``.  The coefficients ``c`` are found by L-BFGS with autograd
     gradients from ``n_restarts`` random initialisations run as one batch (the paper uses 64),
-    the restart with the lowest objective is kept (``n_restarts="auto"``: batches of 8 until
-    ``patience`` consecutive restarts find no better optimum).  The outer function is the
-    closed-form ridge (interpolant) on ``Z``: ``alpha = (Q + n lam I)^{-1} y``.
+    the restart with the lowest objective is kept (``n_restarts="auto"``: ``patience``
+    restarts first, the rest raced by successive halving unless those agree).  The outer
+    function is the closed-form ridge (interpolant) on ``Z``: ``alpha = (Q + n lam I)^{-1} y``.
 
     Conventions: ``(1/n)`` data term; the paper's unnormalised ``lambda, mu, gamma`` are
     ``n lam, n mu, n gamma`` (its interpolation problem (Int) is ``mu = 1/n``); the outer layer
@@ -129,13 +129,18 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
     weights : sequence of float or list of them, optional
         The diagonal ``w`` of eq. 20 (or of the Mixture) per layer; ``None``: ones.
     n_restarts : int or "auto", default 64
-        Random initialisations, optimised together as one batch.  ``"auto"``: the first
-        initialisations of ``n_restarts=64`` (same ``random_state``), 8 at a time, until
-        ``patience`` consecutive restarts improve the best objective by no more than
-        ``1e-6`` relative; restarts that reach an optimum already found (objective within
-        ``1e-6``, Gram ``Z Z^T`` of the inner images within ``1e-3``, relative) stop there.
+        Random initialisations, optimised together as one batch.  ``"auto"``: the
+        initialisations of ``n_restarts=64`` (same ``random_state``) in two phases.  The
+        first ``patience`` run together; when their final objectives agree to ``1e-6``
+        relative (``max - min <= 1e-6 min``) the fit ends with them.  Otherwise the other
+        ``64 - patience`` race as one batch: after 12, 24, 48, ... L-BFGS iterations the
+        worse half (by current objective) of the restarts still running stops, until one
+        runs (successive halving).  In both phases a restart that reaches an optimum already
+        found (objective within ``1e-6``, Gram ``Z Z^T`` of the inner images within
+        ``1e-3``, relative) stops there.  A restart that is not stopped by the race ends
+        exactly as in ``n_restarts=64``.
     patience : int, default 8
-        Consecutive restarts without a better optimum that end ``n_restarts="auto"``.
+        Restarts of the first phase of ``n_restarts="auto"``, whose agreement ends it.
     max_iter : int, default 200
         Most L-BFGS iterations of the batched restarts (each iteration one step of every
         restart still running, with its line search).  Reaching it warns with
@@ -163,10 +168,13 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
     objective_ : float
         Objective of the kept restart; ``restart_objectives_`` has every restart's.
     n_restarts_run_ : int
-        Restarts run (``n_restarts`` unless ``"auto"`` stopped early).
+        Restarts run (``n_restarts``; for ``"auto"``: ``patience`` when they agreed, else 64).
+    restart_eliminated_ : ndarray of bool
+        Which restarts the race of ``"auto"`` stopped (their ``restart_objectives_`` are the
+        objectives at that point); all ``False`` otherwise.
     optima_ : dict
         The distinct optima found, by increasing objective: ``{"objective": array,
-        "count": array}`` (restarts that reached each; see
+        "count": array}`` (restarts that reached each, eliminated ones not counted; see
         :func:`~kernelkit.models.concatenated.fit_concatenated` for "same optimum").
     model_ : ConcatenatedModel
         The fitted torch model (inner coefficients in ``model_.inner_layers[l].coef``).
@@ -312,7 +320,7 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
             tol=tol,
             polish_iter=polish,
             patience=patience,
-            batch_size=AUTO_BATCH,
+            first_round=AUTO_FIRST_ROUND,
         )
         if max_iter > 0 and res.n_iter >= max_iter:
             warn_max_iter(self, f"{res.n_eval} batched objective evaluations")
@@ -324,6 +332,10 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
         self.best_restart_ = best
         self.restart_objectives_ = to_numpy(res.values)
         self.n_restarts_run_ = len(self.restart_objectives_)
+        eliminated = res.eliminated
+        self.restart_eliminated_ = (
+            np.zeros(self.n_restarts_run_, dtype=bool) if eliminated is None else eliminated.numpy()
+        )
         order = sorted(res.optima, key=lambda o: o.value)
         self.optima_ = {
             "objective": np.array([o.value for o in order]),

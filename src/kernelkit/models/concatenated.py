@@ -382,27 +382,30 @@ def fit_concatenated(
     tol: float = 1e-9,
     polish_iter: int = 0,
     patience: int | None = None,
-    batch_size: int = 8,
+    first_round: int = 12,
     rtol: float = 1e-6,
 ) -> tuple[int, BatchedLBFGSResult]:
     r"""Minimise the restarts with L-BFGS, keep the best one and optionally polish it with the
     KAE training loop :func:`kernelkit.models.train` (L-BFGS, strong Wolfe).
 
     ``patience=None``: every restart in one :func:`lbfgs_batched` run.  Otherwise
-    :func:`lbfgs_restarts`: the restarts in order, ``batch_size`` at a time, until
-    ``patience`` consecutive ones improve the best objective by no more than ``rtol``
-    (relative), stopping the restarts that reach an optimum already found.  Restarts reach
-    the same optimum when their objectives agree to ``rtol`` and the linear Gram ``Z Z^T`` of
-    the last layer's training images agrees to ``sqrt(rtol)`` (relative Frobenius): the
-    objective depends on the inner coefficients only through ``N(c)`` and
-    ``Q = [k(z_i, z_j)]``, both unchanged by the model's symmetries ``c -> c R`` (``R``
-    orthogonal with ``K R = R K`` and ``k(z R, z' R) = k(z, z')``: rotations and reflections
-    of the images for a Gaussian outer kernel, signed permutations for a tensor-product
-    one), which leave ``Z Z^T`` unchanged too.  The distinct optima (objective and count)
+    :func:`lbfgs_restarts`: the first ``patience`` restarts run together and end the fit
+    when their objectives agree to ``rtol`` (relative); if not, the other restarts race by
+    successive halving (the worse half of those still running stops after ``first_round``,
+    ``2 first_round``, ... iterations), and restarts that reach an optimum already found
+    stop there.  Restarts reach the same optimum when their objectives agree to ``rtol``
+    and the linear Gram ``Z Z^T`` of the last layer's training images agrees to
+    ``sqrt(rtol)`` (relative Frobenius): the objective depends on the inner coefficients
+    only through ``N(c)`` and ``Q = [k(z_i, z_j)]``, both unchanged by the model's
+    symmetries ``c -> c R`` (``R`` orthogonal with ``K R = R K`` and
+    ``k(z R, z' R) = k(z, z')``: rotations and reflections of the images for a Gaussian
+    outer kernel, signed permutations for a tensor-product one), which leave ``Z Z^T``
+    unchanged too.  The distinct optima (objective and count)
     are reported in the result's ``optima`` either way.
 
     Returns the index of the kept restart and the batched result (``values``: final objective
-    of every restart run).  Raises :class:`NotPSDError` when no restart has a finite objective.
+    of every restart run, at elimination for the ones the race stopped).  Raises
+    :class:`NotPSDError` when no restart has a finite objective.
     """
     layers = model.inner_layers
     b = layers[0].coef.shape[0]
@@ -441,7 +444,7 @@ def fit_concatenated(
     else:
         options = {"max_iter": max_iter, "tol": tol}
         x, res = lbfgs_restarts(
-            fun, x0, batch_size=batch_size, patience=patience, rtol=rtol,
+            fun, x0, patience=patience, first_round=first_round, rtol=rtol,
             invariant=gram_of_images, **options,
         )  # fmt: skip
     values = res.values

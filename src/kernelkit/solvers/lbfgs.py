@@ -5,8 +5,9 @@ r"""L-BFGS: one problem on torch parameters, or many independent problems in a b
 Algorithm 7.5 with the line search of Algorithm 3.5); it is the one place where that
 optimiser is driven.  :func:`lbfgs_batched` runs independent L-BFGS problems stacked in the
 rows of one tensor (random restarts of a non-convex fit), sharing only the evaluations, and
-can stop the rows that reach an optimum already found; :func:`lbfgs_restarts` runs such
-restarts in batches until ``patience`` consecutive ones find no better optimum.
+can stop the rows that reach an optimum already found or that a rule eliminates;
+:func:`lbfgs_restarts` runs a pilot batch of restarts and, when they disagree, races the
+others by successive halving.
 """
 
 from __future__ import annotations
@@ -19,7 +20,17 @@ import torch
 
 from kernelkit.solvers.optima import DistinctOptima, Optimum
 
-__all__ = ["BatchedLBFGSResult", "LBFGSResult", "lbfgs", "lbfgs_batched", "lbfgs_restarts"]
+StopRule = Callable[[int, torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]
+"""``stop(n_iter, x, values, running) -> mask`` of :func:`lbfgs_batched`."""
+
+__all__ = [
+    "BatchedLBFGSResult",
+    "LBFGSResult",
+    "halving",
+    "lbfgs",
+    "lbfgs_batched",
+    "lbfgs_restarts",
+]
 
 
 @dataclass(frozen=True)
@@ -118,6 +129,9 @@ class BatchedLBFGSResult:
     """The distinct optima, in the order they were found."""
     n_merged: int = 0
     """Rows stopped before convergence because they had reached an optimum already found."""
+    eliminated: torch.Tensor | None = None
+    """Rows stopped by the ``stop`` rule of :func:`lbfgs_batched` (their values are those at
+    elimination; they carry no optimum label)."""
 
 
 def lbfgs_batched(
@@ -129,6 +143,7 @@ def lbfgs_batched(
     history_size: int = 10,
     max_ls: int = 30,
     distinct: DistinctOptima | None = None,
+    stop: StopRule | None = None,
 ) -> tuple[torch.Tensor, BatchedLBFGSResult]:
     r"""Independent L-BFGS runs (Nocedal and Wright 2006, Algorithm 7.4/7.5) on the rows of ``x0``.
 
@@ -149,6 +164,12 @@ def lbfgs_batched(
     optimum already registered (found by this call or an earlier one on the same registry)
     stops there: it would converge to a copy of it.  ``distinct=None`` runs every row to
     its own stopping rule, bit for bit as without the option.
+
+    A rule ``stop(n_iter, x, values, running) -> mask`` is called after every iteration with
+    the iterations done, all rows, their values and the boolean mask of the rows still
+    running (after the merges above); the running rows it marks stop there and are flagged in
+    the result's ``eliminated`` (they are not labelled with an optimum).  ``stop=None`` adds
+    nothing to the run.
     """
     x = x0.detach().clone()
     b, p = x.shape
@@ -160,6 +181,7 @@ def lbfgs_batched(
     k = 0
     active = torch.isfinite(f) & (g.abs().amax(1) > tol)
     labels = torch.full((b,), -1, dtype=torch.long)
+    eliminated = torch.zeros(b, dtype=torch.bool)
     for _ in range(max_iter):
         rows = active.nonzero()[:, 0]
         if rows.numel() == 0:
@@ -236,67 +258,105 @@ def lbfgs_batched(
                 labels[running[hit]] = found[hit]
                 active[running[hit]] = False
                 res.n_merged += int(hit.sum())
+        if stop is not None:
+            out = stop(res.n_iter, x, f, active.clone()) & active
+            eliminated |= out
+            active &= ~out
     res.values = f
+    if stop is not None:
+        res.eliminated = eliminated
     if distinct is not None:
-        left = (labels < 0).nonzero()[:, 0]  # never active, or still running at max_iter
+        # never active, or still running at max_iter
+        left = ((labels < 0) & ~eliminated).nonzero()[:, 0]
         labels[left] = distinct.assign(x[left], f[left])
         res.labels, res.optima = labels, distinct.optima
     return x, res
+
+
+def halving(first_round: int) -> StopRule:
+    r"""Successive-halving rule for the ``stop`` of :func:`lbfgs_batched`.
+
+    After iterations ``first_round``, ``2 first_round``, ``4 first_round``, ... the ``m``
+    rows still running are ranked by their current value (ties by row order) and all but the
+    best ``ceil(m / 2)`` stop, until one row runs (successive halving: Jamieson and Talwalkar,
+    *Non-stochastic best arm identification and hyperparameter optimization*, AISTATS 2016,
+    Algorithm 1, with a budget that doubles per round).
+    """
+    rounds = [int(first_round)]
+
+    def stop(n_iter: int, x: torch.Tensor, f: torch.Tensor, running: torch.Tensor) -> torch.Tensor:
+        out = torch.zeros_like(running)
+        if n_iter < rounds[0]:
+            return out
+        rounds[0] *= 2
+        rows = running.nonzero()[:, 0]
+        order = rows[torch.argsort(f[rows], stable=True)]
+        out[order[math.ceil(rows.numel() / 2) :]] = True
+        return out
+
+    return stop
 
 
 def lbfgs_restarts(
     fun: Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor]],
     x0: torch.Tensor,
     *,
-    batch_size: int = 8,
     patience: int = 8,
+    first_round: int = 12,
     rtol: float = 1e-6,
     invariant: Callable[[torch.Tensor], torch.Tensor] | None = None,
     invariant_rtol: float | None = None,
     **options: int | float,
 ) -> tuple[torch.Tensor, BatchedLBFGSResult]:
-    r"""Restarts from the rows of ``x0``, ``batch_size`` at a time, until they stop improving.
+    r"""Restarts from the rows of ``x0`` that stop when they agree, raced when they do not.
 
-    Each batch is one :func:`lbfgs_batched` call (``options``: its ``max_iter``, ``tol``,
-    ``history_size``, ``max_ls``) sharing one
-    :class:`~kernelkit.solvers.optima.DistinctOptima` registry (``rtol``, ``invariant``,
-    ``invariant_rtol``), so a restart heading to an optimum found by an earlier batch stops
-    there.  Taking the restarts in row order, restart ``i`` *improves* when its final value
-    ``f_i`` is finite and ``f_i < f_best - rtol |f_best|`` (``f_best``: the lowest value of
-    the restarts before it; the first finite one always improves).  After every batch the run
-    stops once the last ``patience`` restarts have not improved, or when the rows of ``x0``
-    are used up.  The rows run are a prefix of ``x0``, so the best value is at most that of
-    ``lbfgs_batched`` on all of ``x0`` plus ``rtol`` relative when the best optimum is
-    reached within the prefix.
+    1. *Pilot*: the first ``patience`` rows run to their own stopping rules as one
+       :func:`lbfgs_batched` call.  When all their final values are finite and within
+       ``rtol`` of each other (``max f - min f <= rtol |min f|``: ``patience`` restarts that
+       agree), the run ends there.
+    2. *Race*: otherwise the other rows run as one batch under :func:`halving`
+       (``first_round``): after ``first_round``, ``2 first_round``, ... iterations the worse
+       half of the rows still running stops, until one runs.
+
+    Both phases share one :class:`~kernelkit.solvers.optima.DistinctOptima` registry
+    (``rtol``, ``invariant``, ``invariant_rtol``), so a row heading to an optimum already
+    found (by the pilot or by the race) stops there.  ``options``: ``max_iter``, ``tol``,
+    ``history_size``, ``max_ls`` of :func:`lbfgs_batched`.  A row that is not eliminated
+    follows exactly its path in ``lbfgs_batched`` on all of ``x0``, so the best value is that
+    of the full batch (to ``rtol``) whenever a restart reaching the best optimum (or a copy
+    of it) survives the race.
 
     Returns
     -------
     x : torch.Tensor
-        Final rows of the restarts run, ``(n_run, p)``.
+        Final rows of the restarts run (the pilot's, then the race's), ``(n_run, p)``.
     result : BatchedLBFGSResult
-        Values, labels and merged counts of the restarts run; iterations, evaluations and
-        row evaluations summed over the batches; the distinct optima found.
+        Values (eliminated rows: their value at elimination), ``eliminated`` mask, labels
+        and merged counts of the restarts run; ``n_iter`` the larger of the phases'
+        iteration counts, evaluations and row evaluations summed; the distinct optima.
     """
     distinct = DistinctOptima(rtol, invariant, invariant_rtol)
-    xs, results = [], []
-    best, since = math.inf, 0
-    for start in range(0, x0.shape[0], batch_size):
-        x, res = lbfgs_batched(fun, x0[start : start + batch_size], distinct=distinct, **options)
-        xs.append(x)
-        results.append(res)
-        for v in res.values.tolist():
-            improves = math.isfinite(v) and (best == math.inf or v < best - rtol * abs(best))
-            best, since = (v, 0) if improves else (best, since + 1)
-        if since >= patience:
-            break
-    out = BatchedLBFGSResult(
-        torch.cat([r.values for r in results]),
-        n_iter=sum(r.n_iter for r in results),
-        n_eval=sum(r.n_eval for r in results),
-        n_rows=sum(r.n_rows for r in results),
-        history=[h for r in results for h in r.history],
-        labels=torch.cat([r.labels for r in results if r.labels is not None]),
-        optima=distinct.optima,
-        n_merged=sum(r.n_merged for r in results),
+    x, res = lbfgs_batched(fun, x0[:patience], distinct=distinct, **options)
+    res.eliminated = torch.zeros(x.shape[0], dtype=torch.bool)
+    v = res.values
+    spread = float(v.max() - v.min())
+    if x0.shape[0] <= patience or (
+        bool(torch.isfinite(v).all()) and spread <= rtol * abs(float(v.min()))
+    ):
+        return x, res
+    x_r, race = lbfgs_batched(
+        fun, x0[patience:], distinct=distinct, stop=halving(first_round), **options
     )
-    return torch.cat(xs), out
+    assert res.labels is not None and race.labels is not None and race.eliminated is not None
+    out = BatchedLBFGSResult(
+        torch.cat([res.values, race.values]),
+        n_iter=max(res.n_iter, race.n_iter),
+        n_eval=res.n_eval + race.n_eval,
+        n_rows=res.n_rows + race.n_rows,
+        history=res.history + race.history,
+        labels=torch.cat([res.labels, race.labels]),
+        optima=distinct.optima,
+        n_merged=res.n_merged + race.n_merged,
+        eliminated=torch.cat([res.eliminated, race.eliminated]),
+    )
+    return torch.cat([x, x_r]), out
