@@ -48,8 +48,7 @@ def _length(S: Any, name: str) -> int:
         return len(S)
     except TypeError:
         raise InputError(
-            f"{name}: expected a sample (array, tensor or list of items), got "
-            f"{type(S).__name__}"
+            f"{name}: expected a sample (array, tensor or list of items), got {type(S).__name__}"
         ) from None
 
 
@@ -101,9 +100,7 @@ def check_samples(X: Any, Y: Any, kernel: Any = None) -> TwoSamples:
             raise InputError(f"{name}: expected a non-empty sample, got 0 items")
     kx, ky = detect_input_kind(X), detect_input_kind(Y)
     if kx is not ky:
-        raise InputError(
-            f"Y: expected the same kind of input as X ({kx.plural}), got {ky.plural}"
-        )
+        raise InputError(f"Y: expected the same kind of input as X ({kx.plural}), got {ky.plural}")
     if kx is InputKind.VECTOR:
         X, Y = _as_vectors(X, "X"), _as_vectors(Y, "Y")
         if X.shape[1] != Y.shape[1]:

@@ -50,10 +50,11 @@ class IndependenceResult:
     kernel_y: Kernel
 
 
-def _grams(X: Any, Y: Any, kernel_x: Any, kernel_y: Any) -> tuple[torch.Tensor, torch.Tensor,
-                                                                   Kernel, Kernel]:
+def _grams(
+    X: Any, Y: Any, kernel_x: Any, kernel_y: Any
+) -> tuple[torch.Tensor, torch.Tensor, Kernel, Kernel]:
     out = []
-    for S, kernel, name in ((X, kernel_x, "X"), (Y, kernel_y, "Y")):
+    for S, kernel in ((X, kernel_x), (Y, kernel_y)):
         samples, k = prepare(S, S, kernel)
         n = samples.n_x
         out.append((pooled_gram(k, samples)[:n, :n], k))

@@ -155,9 +155,7 @@ def linear_statistics(
     for start in range(0, p, chunk_size):
         stop = min(p, start + chunk_size)
         x1, x2, y1, y2 = (
-            _rows(S, 2 * start + o, 2 * stop + o)
-            for S in (samples.X, samples.Y)
-            for o in (0, 1)
+            _rows(S, 2 * start + o, 2 * stop + o) for S in (samples.X, samples.Y) for o in (0, 1)
         )
         h = (
             paired_values(kernel, x1, x2)
@@ -189,8 +187,10 @@ def block_statistics(
     et al. 2013 averages them and uses their sample variance for a Gaussian null).
     """
     n_min = min(samples.n_x, samples.n_y)
-    B = max(2, int(np.sqrt(n_min))) if block_size is None else check_int(
-        block_size, name="block_size", minimum=2
+    B = (
+        max(2, int(np.sqrt(n_min)))
+        if block_size is None
+        else check_int(block_size, name="block_size", minimum=2)
     )
     n_blocks = n_min // B
     if n_blocks < 2:

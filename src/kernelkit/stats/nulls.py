@@ -44,7 +44,7 @@ def split_statistics(K: torch.Tensor, S: torch.Tensor, *, unbiased: bool = True)
     ``S`` holds 0/1 indicators with the same count ``n`` in every column.
     """
     N = K.shape[0]
-    n = int(round(float(S[:, 0].sum())))
+    n = round(float(S[:, 0].sum()))
     m = N - n
     r = K.sum(1)
     t = r.sum()

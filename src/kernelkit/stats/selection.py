@@ -64,7 +64,7 @@ def split_samples(
     samples = check_samples(X, Y)
     parts = []
     for S, n, name in ((samples.X, samples.n_x, "X"), (samples.Y, samples.n_y, "Y")):
-        k = int(round(fraction * n))
+        k = round(fraction * n)
         if k < 2 or n - k < 2:
             raise InputError(
                 f"{name}: choosing a kernel needs at least 2 points of each sample on both "

@@ -188,4 +188,3 @@ def two_sample_test(
         k, samples, method, J, rng, n_eigen=n_eigen, block_size=block_size, chunk_size=chunk_size
     )
     return TwoSampleResult(stat, p, null, k, method, samples.n_x, samples.n_y, selection)
-
