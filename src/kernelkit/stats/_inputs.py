@@ -23,7 +23,7 @@ from kernelkit.gram import gram_tensor
 from kernelkit.kernels import Kernel, Precomputed
 from kernelkit.kernels.base import DotProductKernel, StationaryKernel
 from kernelkit.kernels.precomputed import check_gram
-from kernelkit.kernels.specs import build_kernel, default_kernel
+from kernelkit.kernels.specs import build_kernel, default_kernel, spec_kind
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.kinds import InputKind
 from kernelkit.utils.validation import to_tensor
@@ -76,8 +76,13 @@ def is_precomputed(kernel: Any) -> bool:
     return isinstance(kernel, str) and kernel.strip().lower().partition(":")[0] == "precomputed"
 
 
-def check_samples(X: Any, Y: Any, kernel: Any = None) -> TwoSamples:
+def check_samples(
+    X: Any, Y: Any, kernel: Any = None, *, kind: InputKind | None = None
+) -> TwoSamples:
     """Validate two samples: both non-empty and of one kind (or a pooled Gram and ``n``).
+
+    ``kind``: the kind of both samples when the caller knows it (a file reader); detected by
+    :func:`kernelkit.data.detect_input_kind` otherwise.
 
     Raises
     ------
@@ -98,7 +103,9 @@ def check_samples(X: Any, Y: Any, kernel: Any = None) -> TwoSamples:
     for S, name in ((X, "X"), (Y, "Y")):
         if _length(S, name) == 0:
             raise InputError(f"{name}: expected a non-empty sample, got 0 items")
-    kx, ky = detect_input_kind(X), detect_input_kind(Y)
+    kx, ky = (kind, kind) if kind is not None else (detect_input_kind(X), detect_input_kind(Y))
+    if kx is ky is InputKind.STRING and _declared_kind(kernel) is InputKind.MOLECULE:
+        kx = ky = InputKind.MOLECULE  # SMILES written only with letters of the sequences
     if kx is not ky:
         raise InputError(f"Y: expected the same kind of input as X ({kx.plural}), got {ky.plural}")
     if kx is InputKind.VECTOR:
@@ -111,6 +118,19 @@ def check_samples(X: Any, Y: Any, kernel: Any = None) -> TwoSamples:
     else:
         X, Y = _items(X), _items(Y)
     return TwoSamples(X, Y, _length(X, "X"), _length(Y, "Y"), kx)
+
+
+def _declared_kind(kernel: Any) -> InputKind | None:
+    """The kind of input a kernel or a kernel spec takes (``None`` when not known)."""
+    if isinstance(kernel, Kernel):
+        kind = getattr(kernel, "input_kind", None)
+        return InputKind.parse(kind) if kind is not None else None
+    if isinstance(kernel, str):
+        try:
+            return spec_kind(kernel)
+        except InputError:
+            return None
+    return None
 
 
 def pooled_vectors(samples: TwoSamples) -> torch.Tensor | None:

@@ -69,9 +69,11 @@ def _check_estimator(estimator: Any) -> str:
     return str(estimator)
 
 
-def prepare(X: Any, Y: Any, kernel: Any) -> tuple[TwoSamples, Kernel]:
+def prepare(
+    X: Any, Y: Any, kernel: Any, *, kind: InputKind | None = None
+) -> tuple[TwoSamples, Kernel]:
     """Validated samples and their resolved kernel (:mod:`kernelkit.stats._inputs`)."""
-    samples = check_samples(X, Y, kernel)
+    samples = check_samples(X, Y, kernel, kind=kind)
     k = resolve_kernel(kernel, samples)
     check_kernel_kind(k, samples)
     return samples, k
@@ -267,14 +269,16 @@ def witness(
     if samples.kind is InputKind.GRAM:
         raise InputError("kernel: the witness at new points needs the points, not a Gram")
     if points is None:
-        K = pooled_gram(k, samples)
-        n = samples.n_x
-        values = K[:, :n].mean(1) - K[:, n:].mean(1)
-        norm2 = mmd2_from_gram(K, n, unbiased=False)
-    else:
-        mx, my = MeanEmbedding(samples.X, k), MeanEmbedding(samples.Y, k)
-        values = mx(points) - my(points)
-        norm2 = mx.squared_norm() + my.squared_norm() - 2 * mx.inner(my)
+        return witness_from_gram(pooled_gram(k, samples), samples.n_x, normalize=normalize)
+    mx, my = MeanEmbedding(samples.X, k), MeanEmbedding(samples.Y, k)
+    values = mx(points) - my(points)
+    norm2 = mx.squared_norm() + my.squared_norm() - 2 * mx.inner(my)
+    return values / max(norm2, 1e-300) ** 0.5 if normalize else values
+
+
+def witness_from_gram(K: torch.Tensor, n: int, *, normalize: bool = True) -> torch.Tensor:
+    """The witness of :func:`witness` at the points of a pooled Gram (first ``n``: ``X``)."""
+    values = K[:, :n].mean(1) - K[:, n:].mean(1)
     if normalize:
-        values = values / max(norm2, 1e-300) ** 0.5
+        values = values / max(mmd2_from_gram(K, n, unbiased=False), 1e-300) ** 0.5
     return values

@@ -26,13 +26,14 @@ rest, so the level holds (Sutherland et al. 2017, section 3).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
+import torch
 
 from kernelkit.kernels import Kernel
-from kernelkit.stats._inputs import TwoSamples, pooled_gram
+from kernelkit.stats._inputs import pooled_gram
 from kernelkit.stats.mmd import block_statistics, linear_statistics, mmd2_from_gram, prepare
 from kernelkit.stats.nulls import permutation_null, pvalue, spectral_null
 from kernelkit.stats.selection import select_kernel, split_samples
@@ -88,35 +89,28 @@ def _gaussian_null(
     return p, rng.normal(0.0, sd, J) if sd > 0 else np.zeros(J)
 
 
-def run_test(
+def gram_test(
+    K: torch.Tensor,
+    n: int,
     kernel: Kernel,
-    samples: TwoSamples,
-    method: str,
-    J: int,
-    rng: np.random.Generator,
     *,
+    method: str = "permutation",
+    n_permutations: int = 1000,
+    random_state: RandomStateLike = None,
     n_eigen: int | None = None,
-    block_size: int | None = None,
-    chunk_size: int = 100_000,
-) -> tuple[float, float, np.ndarray]:
-    """Statistic, p-value and null samples of one method on validated samples."""
-    if method == "linear":
-        lin = linear_statistics(kernel, samples, chunk_size=chunk_size)
-        p, null = _gaussian_null(lin.mean, lin.variance, lin.count, J, rng)
-        return lin.mean, p, null
-    if method == "block":
-        blocks = block_statistics(kernel, samples, block_size)
-        stat = float(blocks.mean())
-        p, null = _gaussian_null(stat, float(blocks.var(ddof=1)), blocks.size, J, rng)
-        return stat, p, null
-    K = pooled_gram(kernel, samples)
-    n = samples.n_x
+) -> TwoSampleResult:
+    """The permutation or spectral test from the pooled Gram ``K`` of a kernel (first ``n``
+    points: ``X``), computed once and shared by the statistic and the null."""
+    if method not in ("permutation", "spectral"):
+        raise InputError(f"method: expected 'permutation' or 'spectral', got {method!r}")
+    J = check_int(n_permutations, name="n_permutations")
+    rng = check_random_state(random_state)
     stat = mmd2_from_gram(K, n)
     if method == "permutation":
         null = permutation_null(K, n, J, rng)
     else:
         null = spectral_null(K, n, J, rng, n_eigen=n_eigen)
-    return stat, pvalue(stat, null), null
+    return TwoSampleResult(stat, pvalue(stat, null), null, kernel, method, n, K.shape[0] - n)
 
 
 def two_sample_test(
@@ -184,7 +178,22 @@ def two_sample_test(
         chosen = select_kernel(Xs, Ys, kernel)
         selection, kernel = chosen.scores, chosen.kernel
     samples, k = prepare(X, Y, kernel)
-    stat, p, null = run_test(
-        k, samples, method, J, rng, n_eigen=n_eigen, block_size=block_size, chunk_size=chunk_size
-    )
+    if method in ("permutation", "spectral"):
+        res = gram_test(
+            pooled_gram(k, samples),
+            samples.n_x,
+            k,
+            method=method,
+            n_permutations=J,
+            random_state=rng,
+            n_eigen=n_eigen,
+        )
+        return replace(res, selection=selection)
+    if method == "linear":
+        lin = linear_statistics(k, samples, chunk_size=chunk_size)
+        stat, variance, count = lin.mean, lin.variance, lin.count
+    else:
+        blocks = block_statistics(k, samples, block_size)
+        stat, variance, count = float(blocks.mean()), float(blocks.var(ddof=1)), blocks.size
+    p, null = _gaussian_null(stat, variance, count, J, rng)
     return TwoSampleResult(stat, p, null, k, method, samples.n_x, samples.n_y, selection)
