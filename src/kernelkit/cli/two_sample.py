@@ -17,7 +17,6 @@ from typing import Any
 
 import numpy as np
 
-from kernelkit.cli.autoencode import require_plotting
 from kernelkit.cli.commands import input_kernel, read_input
 from kernelkit.cli.errors import UsageError
 from kernelkit.cli.kernels import build_kernel, describe_kernel
@@ -31,6 +30,7 @@ from kernelkit.stats.mmd import pooled_gram, prepare, witness_from_gram
 from kernelkit.stats.two_sample import gram_test
 from kernelkit.utils.errors import DataFileError
 from kernelkit.utils.kinds import InputKind
+from kernelkit.utils.optional import require
 
 _WITNESS_KINDS = (InputKind.VECTOR, InputKind.MOLECULE)
 
@@ -178,7 +178,7 @@ def run_two_sample_command(args: argparse.Namespace) -> int:
     if args.top < 0:
         raise UsageError(f"--top: expected >= 0, got {args.top}")
     out = check_output(args.out, overwrite=args.overwrite, inputs=[args.a, args.b])
-    require_plotting()
+    require("matplotlib", purpose="Writing the plots of the report")
     a, b = _read_pair(args)
     kernel = _kernel(args, a, b)
     start = time.perf_counter()
