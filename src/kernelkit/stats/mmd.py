@@ -44,8 +44,9 @@ from kernelkit.utils.validation import check_int, to_tensor
 ESTIMATORS = ("biased", "unbiased", "linear", "block")
 
 
-def mmd2_from_gram(K: torch.Tensor, n: int, *, unbiased: bool = True) -> float:
-    r"""MMD^2 of the first ``n`` points against the rest, from the pooled Gram ``K``.
+def mmd2_tensor(K: torch.Tensor, n: int, *, unbiased: bool = True) -> torch.Tensor:
+    r"""MMD^2 of the first ``n`` points against the rest, from the pooled Gram ``K``, as a
+    (differentiable) tensor.
 
     ``unbiased``: :math:`\mathrm{MMD}_u^2` (needs ``n, m >= 2``); else
     :math:`\mathrm{MMD}_b^2 = a^T K a`.
@@ -53,14 +54,19 @@ def mmd2_from_gram(K: torch.Tensor, n: int, *, unbiased: bool = True) -> float:
     m = K.shape[0] - n
     sxx, syy, sxy = K[:n, :n].sum(), K[n:, n:].sum(), K[:n, n:].sum()
     if not unbiased:
-        return float(sxx / n**2 + syy / m**2 - 2 * sxy / (n * m))
+        return sxx / n**2 + syy / m**2 - 2 * sxy / (n * m)
     if n < 2 or m < 2:
         raise InputError(
             f"X, Y: the unbiased MMD needs at least 2 points per sample, got {n} and {m}"
         )
     d = torch.diagonal(K)
     sxx, syy = sxx - d[:n].sum(), syy - d[n:].sum()
-    return float(sxx / (n * (n - 1)) + syy / (m * (m - 1)) - 2 * sxy / (n * m))
+    return sxx / (n * (n - 1)) + syy / (m * (m - 1)) - 2 * sxy / (n * m)
+
+
+def mmd2_from_gram(K: torch.Tensor, n: int, *, unbiased: bool = True) -> float:
+    """:func:`mmd2_tensor` as a float."""
+    return float(mmd2_tensor(K, n, unbiased=unbiased))
 
 
 def _check_estimator(estimator: Any) -> str:
