@@ -101,6 +101,16 @@ def test_power_criterion_equals_formula_and_selection_picks_the_best():
     assert res.n_x == m // 2 and len(res.selection) == len(grid)
 
 
+def test_selection_among_string_kernel_specs():
+    X = ["ACGTACGTAC", "ACGTTCGAAC", "ACGAACGTAA", "TCGTACGAAC"] * 4
+    Y = ["ACGTACGTCC", "ACGTTCGACC", "ACGAACGTCA", "TCGTACGACC"] * 4
+    res = two_sample_test(X, Y, kernel=["spectrum:k=1", "spectrum:k=3"], n_permutations=50)
+    assert sorted(res.selection) == ["Spectrum(k=1, alphabet=None)", "Spectrum(k=3, alphabet=None)"]
+    assert repr(res.kernel) == max(res.selection, key=res.selection.get)
+    with pytest.raises(InputError, match="not a precomputed Gram"):
+        two_sample_test(X, Y, kernel=["precomputed"])
+
+
 def test_structured_samples_and_precomputed():
     X = ["ACGTACGT", "ACGTTCGA", "ACGAACGT", "TCGTACGA"] * 3
     Y = ["GGGCCCGG", "GGCCGGCC", "CCGGGCCC", "GCGCGCGG"] * 3

@@ -33,7 +33,7 @@ import numpy as np
 import torch
 
 from kernelkit.kernels import Kernel
-from kernelkit.stats._inputs import pooled_gram
+from kernelkit.stats._inputs import is_precomputed, pooled_gram
 from kernelkit.stats.mmd import block_statistics, linear_statistics, mmd2_from_gram, prepare
 from kernelkit.stats.nulls import permutation_null, pvalue, spectral_null
 from kernelkit.stats.selection import select_kernel, split_samples
@@ -174,6 +174,10 @@ def two_sample_test(
             )
         if not kernel:
             raise InputError("kernel: expected at least one candidate kernel, got an empty list")
+        if any(is_precomputed(k) for k in kernel):
+            raise InputError(
+                "kernel: choosing among kernels needs the samples, not a precomputed Gram"
+            )
         (Xs, Ys), (X, Y) = split_samples(X, Y, selection_fraction, rng)
         chosen = select_kernel(Xs, Ys, kernel)
         selection, kernel = chosen.scores, chosen.kernel
