@@ -62,6 +62,21 @@ def _as_vectors(S: Any, name: str) -> torch.Tensor:
     return t
 
 
+def _as_stream(S: Any, name: str) -> Any:
+    """A vector sample for the streamed linear-time estimator: a 2-D tensor or NumPy array
+    (memory maps stay unread); values are checked chunk by chunk when read."""
+    if hasattr(S, "to_numpy"):
+        S = S.to_numpy()
+    A = S if isinstance(S, torch.Tensor) else np.asarray(S)
+    if not isinstance(A, torch.Tensor) and A.dtype.kind not in "biuf":
+        raise InputError(f"{name}: expected a numeric array, got dtype {A.dtype}")
+    if A.ndim == 1:
+        A = A.reshape(-1, 1)
+    if A.ndim != 2:
+        raise InputError(f"{name}: expected a 2-D array (n x d), got shape {tuple(A.shape)}")
+    return A
+
+
 def _items(S: Any) -> Any:
     """Structured items as a list (NumPy object arrays and pandas Series included)."""
     if hasattr(S, "to_numpy"):
@@ -77,12 +92,14 @@ def is_precomputed(kernel: Any) -> bool:
 
 
 def check_samples(
-    X: Any, Y: Any, kernel: Any = None, *, kind: InputKind | None = None
+    X: Any, Y: Any, kernel: Any = None, *, kind: InputKind | None = None, stream: bool = False
 ) -> TwoSamples:
     """Validate two samples: both non-empty and of one kind (or a pooled Gram and ``n``).
 
     ``kind``: the kind of both samples when the caller knows it (a file reader); detected by
-    :func:`kernelkit.data.detect_input_kind` otherwise.
+    :func:`kernelkit.data.detect_input_kind` otherwise.  ``stream``: vectors stay as given
+    (NumPy arrays, memory maps, tensors) for the streamed linear-time estimator, which checks
+    their values chunk by chunk.
 
     Raises
     ------
@@ -109,12 +126,14 @@ def check_samples(
     if kx is not ky:
         raise InputError(f"Y: expected the same kind of input as X ({kx.plural}), got {ky.plural}")
     if kx is InputKind.VECTOR:
-        X, Y = _as_vectors(X, "X"), _as_vectors(Y, "Y")
+        convert = _as_stream if stream else _as_vectors
+        X, Y = convert(X, "X"), convert(Y, "Y")
         if X.shape[1] != Y.shape[1]:
             raise InputError(
                 f"Y: expected vectors of X's width {X.shape[1]}, got width {Y.shape[1]}"
             )
-        Y = Y.to(X.dtype)
+        if not stream:
+            Y = Y.to(X.dtype)
     else:
         X, Y = _items(X), _items(Y)
     return TwoSamples(X, Y, _length(X, "X"), _length(Y, "Y"), kx)
@@ -134,9 +153,17 @@ def _declared_kind(kernel: Any) -> InputKind | None:
 
 
 def pooled_vectors(samples: TwoSamples) -> torch.Tensor | None:
-    """The pooled vectors ``(x_1..x_n, y_1..y_m)`` (``None`` for other kinds)."""
+    """The pooled vectors ``(x_1..x_n, y_1..y_m)`` (``None`` for other kinds; for streamed
+    samples, 1000 evenly spaced rows of each, enough for the median heuristic)."""
     if samples.kind is not InputKind.VECTOR:
         return None
+    if not isinstance(samples.X, torch.Tensor) or not isinstance(samples.Y, torch.Tensor):
+        # streamed samples: 1000 evenly spaced rows of each (what the median heuristic reads)
+        parts = [
+            S[np.linspace(0, len(S) - 1, min(len(S), 1000)).astype(int)]
+            for S in (samples.X, samples.Y)
+        ]
+        return torch.cat([_as_vectors(P, n) for P, n in zip(parts, "XY", strict=True)])
     return torch.cat([samples.X, samples.Y])
 
 

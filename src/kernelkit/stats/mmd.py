@@ -39,7 +39,7 @@ from kernelkit.stats._inputs import (
 )
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.kinds import InputKind
-from kernelkit.utils.validation import check_int, to_tensor
+from kernelkit.utils.validation import check_finite, check_int, to_tensor
 
 ESTIMATORS = ("biased", "unbiased", "linear", "block")
 
@@ -76,10 +76,10 @@ def _check_estimator(estimator: Any) -> str:
 
 
 def prepare(
-    X: Any, Y: Any, kernel: Any, *, kind: InputKind | None = None
+    X: Any, Y: Any, kernel: Any, *, kind: InputKind | None = None, stream: bool = False
 ) -> tuple[TwoSamples, Kernel]:
     """Validated samples and their resolved kernel (:mod:`kernelkit.stats._inputs`)."""
-    samples = check_samples(X, Y, kernel, kind=kind)
+    samples = check_samples(X, Y, kernel, kind=kind, stream=stream)
     k = resolve_kernel(kernel, samples)
     check_kernel_kind(k, samples)
     return samples, k
@@ -92,7 +92,7 @@ def mmd(
     kernel: Any = None,
     estimator: str = "unbiased",
     block_size: int | None = None,
-    chunk_size: int = 100_000,
+    chunk_size: int = 32_768,
 ) -> float:
     r"""An estimate of :math:`\mathrm{MMD}^2(P, Q)` from samples ``X ~ P`` and ``Y ~ Q``.
 
@@ -118,7 +118,7 @@ def mmd(
         The estimate (the unbiased, linear and block estimates can be negative).
     """
     estimator = _check_estimator(estimator)
-    samples, k = prepare(X, Y, kernel)
+    samples, k = prepare(X, Y, kernel, stream=estimator == "linear")
     if estimator == "linear":
         return linear_statistics(k, samples, chunk_size=chunk_size).mean
     if estimator == "block":
@@ -136,7 +136,7 @@ class LinearStatistics:
 
 
 def linear_statistics(
-    kernel: Kernel, samples: TwoSamples, *, chunk_size: int = 100_000
+    kernel: Kernel, samples: TwoSamples, *, chunk_size: int = 32_768
 ) -> LinearStatistics:
     r"""The ``p = min(n, m) // 2`` terms :math:`h_i` of :math:`\mathrm{MMD}_l^2`, streamed.
 
@@ -163,7 +163,9 @@ def linear_statistics(
     for start in range(0, p, chunk_size):
         stop = min(p, start + chunk_size)
         x1, x2, y1, y2 = (
-            _rows(S, 2 * start + o, 2 * stop + o) for S in (samples.X, samples.Y) for o in (0, 1)
+            _rows(S, 2 * start + o, 2 * stop + o, name)
+            for S, name in ((samples.X, "X"), (samples.Y, "Y"))
+            for o in (0, 1)
         )
         h = (
             paired_values(kernel, x1, x2)
@@ -178,11 +180,16 @@ def linear_statistics(
     return LinearStatistics(p, shift + mean, (squares - p * mean**2) / (p - 1))
 
 
-def _rows(S: Any, start: int, stop: int) -> Any:
-    """Every second item of ``S[start:stop]`` (a tensor for arrays, else a list)."""
+def _rows(S: Any, start: int, stop: int, name: str) -> Any:
+    """Every second item of ``S[start:stop]`` (a float64 tensor for vectors, checked finite;
+    else a list)."""
     part = S[start:stop:2]
     if isinstance(part, np.ndarray):
-        return torch.as_tensor(np.ascontiguousarray(part))
+        part = torch.as_tensor(np.ascontiguousarray(part))
+    if isinstance(part, torch.Tensor):
+        part = part.to(torch.float64)
+        if not bool(torch.isfinite(part.sum())):  # NaN/inf, or a finite sum that overflows
+            check_finite(part, name=name)
     return part
 
 

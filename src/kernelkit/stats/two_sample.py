@@ -124,7 +124,7 @@ def two_sample_test(
     selection_fraction: float = 0.5,
     n_eigen: int | None = None,
     block_size: int | None = None,
-    chunk_size: int = 100_000,
+    chunk_size: int = 32_768,
 ) -> TwoSampleResult:
     r"""Kernel two-sample test of :math:`H_0: P = Q` from ``X ~ P`` and ``Y ~ Q``.
 
@@ -181,7 +181,7 @@ def two_sample_test(
         (Xs, Ys), (X, Y) = split_samples(X, Y, selection_fraction, rng)
         chosen = select_kernel(Xs, Ys, kernel)
         selection, kernel = chosen.scores, chosen.kernel
-    samples, k = prepare(X, Y, kernel)
+    samples, k = prepare(X, Y, kernel, stream=method == "linear")
     if method in ("permutation", "spectral"):
         res = gram_test(
             pooled_gram(k, samples),
