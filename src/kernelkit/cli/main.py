@@ -31,7 +31,7 @@ _KINDS = tuple(k.plural for k in InputKind if k not in (InputKind.NODE, InputKin
 """``--kind``: the plural names of the kinds of :class:`~kernelkit.utils.kinds.InputKind` that
 files hold (:data:`kernelkit.data.readers.KINDS`)."""
 
-DEFAULT_THREADS = {"demo": 1, "autoencode": 1, "fit": 1, "gram": 1, "two-sample": 1}
+DEFAULT_THREADS = {"demo": 1, "autoencode": 1, "fit": 1, "gram": 1}
 """Torch threads of each command when ``--threads`` is not given: the faster count of
 ``benchmarks/cli_threads.py`` on the project's 2-core machine (load 4 to 7; 1000 molecules,
 1 vs 2 threads): gram 8.6 vs 9.7 s, fit (2-D K2AE) 30.6 vs 81.5 s, autoencode 34.9 vs
