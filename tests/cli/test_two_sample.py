@@ -137,3 +137,27 @@ def test_mismatched_columns_and_existing_output(cli, tmp_path):
     res = cli("two-sample", a, b, "--out", out, "--quiet")
     assert res.code == 2 and len(res.err.strip().splitlines()) == 1
     assert (out / "keep.txt").read_text() == "mine"
+
+
+def test_graph_folders(cli, tmp_path):
+    nx = pytest.importorskip("networkx")
+    for folder, make in (("paths", nx.path_graph), ("cycles", nx.cycle_graph)):
+        (tmp_path / folder).mkdir()
+        for i in range(10):
+            g = make(4 + i % 3)
+            nx.set_node_attributes(g, "C", "label")
+            nx.write_graphml(g, tmp_path / folder / f"g{i}.graphml")
+    out = tmp_path / "out"
+    res = cli(
+        "two-sample",
+        tmp_path / "paths",
+        tmp_path / "cycles",
+        "--permutations",
+        200,
+        "--out",
+        out,
+        "--quiet",
+    )
+    assert res.code == 0, res.err
+    record = _check_report(out, witness=False)
+    assert record["kind"] == "graphs" and record["pvalue"] < 0.05
