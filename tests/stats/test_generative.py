@@ -21,7 +21,7 @@ def test_loss_is_the_unbiased_mmd_and_differentiable():
     X = torch.randn(12, 3, dtype=torch.float64)
     Y = torch.randn(9, 3, dtype=torch.float64, requires_grad=True)
     loss = mmd2_loss(gaussian_gram(Gaussian(1.2)), X, Y)
-    assert abs(float(loss) - mmd(X, Y.detach(), kernel=Gaussian(1.2))) < 1e-12
+    assert abs(float(loss.detach()) - mmd(X, Y.detach(), kernel=Gaussian(1.2))) < 1e-12
     loss.backward()
     # finite difference of one coordinate
     eps = 1e-6
