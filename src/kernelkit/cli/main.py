@@ -239,6 +239,33 @@ def _build_parser(command: str | None = None) -> argparse.ArgumentParser:
     _add_output_options(gram, None, ".npy file")
     gram.set_defaults(handler=_run_gram)
 
+    two = _subcommand(
+        sub,
+        "two-sample",
+        "kernel two-sample test (MMD): do two files hold samples of one distribution?",
+        "The kernel two-sample test of kernelkit.stats on two files of one kind (vectors, "
+        "molecules, sequences, graphs): prints MMD^2 and the p-value, writes a report with the "
+        "null histogram and, for vectors and molecules, the records where the witness "
+        "function is largest.",
+    )
+    two.add_argument("a", help="first data file or folder (A)")
+    two.add_argument("b", help="second data file or folder (B), read as the kind of A")
+    _add_reader_options(two, kernel("two-sample"))
+    two.add_argument(
+        "--method",
+        choices=("permutation", "spectral", "linear", "block"),
+        default="permutation",
+        help="null distribution: permutations of the pooled Gram, its spectrum (Gretton et "
+        "al. 2009), or the Gaussian null of the linear-time / block statistic",
+    )
+    two.add_argument(
+        "--permutations", type=int, default=1000, help="permutations (or null draws) J"
+    )
+    two.add_argument("--seed", type=int, default=0, help="random seed")
+    two.add_argument("--top", type=int, default=10, help="witness examples per file")
+    _add_output_options(two, "two_sample_output", "output folder")
+    two.set_defaults(handler=_run_two_sample)
+
     info = _subcommand(
         sub,
         "info",
@@ -288,6 +315,12 @@ def _run_gram(args: argparse.Namespace) -> int:
     return run_gram_command(args)
 
 
+def _run_two_sample(args: argparse.Namespace) -> int:
+    from kernelkit.cli.two_sample import run_two_sample_command
+
+    return run_two_sample_command(args)
+
+
 def _run_info(args: argparse.Namespace) -> int:
     from kernelkit.cli.info import collect_info
 
@@ -317,7 +350,12 @@ def _warnings_as_lines(args: argparse.Namespace) -> None:
 def _command_on_line(argv: Sequence[str]) -> str | None:
     """The first argument naming a subcommand (options come before it or after it)."""
     return next(
-        (a for a in argv if a in ("demo", "autoencode", "fit", "predict", "gram", "info")), None
+        (
+            a
+            for a in argv
+            if a in ("demo", "autoencode", "fit", "predict", "gram", "two-sample", "info")
+        ),
+        None,
     )
 
 

@@ -93,3 +93,22 @@ def training_curves(curves: list[tuple[str, list[float]]], path: str | Path) -> 
     fig.savefig(path)
     plt.close(fig)
     return path
+
+
+def null_histogram(
+    null: np.ndarray, statistic: float, path: str | Path, *, xlabel: str, title: str
+) -> Path:
+    """Histogram of null samples with the observed statistic as a vertical line."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6.0, 4.2), dpi=110)
+    ax.hist(null, bins=40, color="0.7", edgecolor="0.4", label="null samples")
+    ax.axvline(statistic, color="C3", linewidth=2, label=f"observed {statistic:.4g}")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("count")
+    ax.set_title(title)
+    ax.legend()
+    fig.tight_layout()
+    path = Path(path)
+    fig.savefig(path)
+    plt.close(fig)
+    return path

@@ -1,0 +1,203 @@
+r"""The kernel two-sample test: is ``X ~ P`` and ``Y ~ Q`` with ``P = Q``?
+
+Course part 3, section 2 (statistic, permutation null and p-value), with the null
+distributions of :mod:`kernelkit.stats.nulls`.  Methods:
+
+* ``"permutation"``: :math:`T_0 = \mathrm{MMD}_u^2`, ``J`` random relabellings of the pooled
+  sample from one Gram (:func:`~kernelkit.stats.nulls.permutation_null`),
+  :math:`p = (1 + \#\{T_j \ge T_0\}) / (1 + J)`;
+* ``"spectral"``: :math:`T_0 = \mathrm{MMD}_u^2`, ``J`` draws of the Gram-spectrum
+  approximation of the null of Gretton et al. (2009), same p-value formula;
+* ``"linear"``: :math:`T_0 = \mathrm{MMD}_l^2` (Gretton et al. 2012, section 6), O(n) time
+  and memory, streamed; under :math:`H_0` it is asymptotically
+  :math:`N(0, \hat\sigma_h^2 / p)` (``p`` pairs, :math:`\hat\sigma_h^2` the sample
+  variance of the terms ``h``), :math:`p = 1 - \Phi(T_0 / (\hat\sigma_h/\sqrt p))`;
+* ``"block"``: :math:`T_0` the mean of :math:`\mathrm{MMD}_u^2` over ``b`` blocks (the
+  B-test of Zaremba et al. 2013), Gaussian null with the blocks' sample variance over ``b``.
+
+For the Gaussian nulls, ``null_samples`` holds ``J`` draws of that Gaussian (for
+histograms); the p-value is the exact normal tail.
+
+A list of kernels (or :func:`gaussian_width_grid`) chooses the kernel on a held-out part of
+each sample by the estimated test power (:mod:`kernelkit.stats.selection`) and tests on the
+rest, so the level holds (Sutherland et al. 2017, section 3).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+import torch
+
+from kernelkit.kernels import Kernel
+from kernelkit.stats._inputs import is_precomputed, pooled_gram
+from kernelkit.stats.mmd import block_statistics, linear_statistics, mmd2_from_gram, prepare
+from kernelkit.stats.nulls import permutation_null, pvalue, spectral_null
+from kernelkit.stats.selection import select_kernel, split_samples
+from kernelkit.utils.errors import InputError
+from kernelkit.utils.seeding import RandomStateLike, check_random_state
+from kernelkit.utils.validation import check_int
+
+METHODS = ("permutation", "spectral", "linear", "block")
+
+
+@dataclass(frozen=True)
+class TwoSampleResult:
+    """Result of :func:`two_sample_test`.
+
+    Attributes
+    ----------
+    statistic : float
+        :math:`T_0`: the unbiased MMD^2 (permutation, spectral), the linear-time MMD^2
+        (linear) or the mean block MMD^2 (block).
+    pvalue : float
+        The p-value of :math:`H_0: P = Q`.
+    null_samples : numpy.ndarray
+        ``J`` samples of the null distribution of the statistic, in its units.
+    kernel : Kernel
+        The kernel used (the chosen one when a list was given).
+    method : str
+        The method of the null distribution.
+    n_x, n_y : int
+        Sizes of the samples the test ran on (after the selection split, if any).
+    selection : dict
+        With a list of kernels: ``{repr(kernel): power criterion}`` on the selection split.
+    """
+
+    statistic: float
+    pvalue: float
+    null_samples: np.ndarray
+    kernel: Kernel
+    method: str
+    n_x: int
+    n_y: int
+    selection: dict[str, float] = field(default_factory=dict)
+
+    def reject(self, alpha: float = 0.05) -> bool:
+        """Whether :math:`H_0` is rejected at level ``alpha`` (``pvalue <= alpha``)."""
+        return self.pvalue <= alpha
+
+
+def _gaussian_null(
+    statistic: float, variance: float, count: int, J: int, rng: np.random.Generator
+) -> tuple[float, np.ndarray]:
+    sd = math.sqrt(max(variance, 0.0) / count)
+    p = 0.5 * math.erfc(statistic / (sd * math.sqrt(2))) if sd > 0 else float(statistic <= 0)
+    return p, rng.normal(0.0, sd, J) if sd > 0 else np.zeros(J)
+
+
+def gram_test(
+    K: torch.Tensor,
+    n: int,
+    kernel: Kernel,
+    *,
+    method: str = "permutation",
+    n_permutations: int = 1000,
+    random_state: RandomStateLike = None,
+    n_eigen: int | None = None,
+) -> TwoSampleResult:
+    """The permutation or spectral test from the pooled Gram ``K`` of a kernel (first ``n``
+    points: ``X``), computed once and shared by the statistic and the null."""
+    if method not in ("permutation", "spectral"):
+        raise InputError(f"method: expected 'permutation' or 'spectral', got {method!r}")
+    J = check_int(n_permutations, name="n_permutations")
+    rng = check_random_state(random_state)
+    stat = mmd2_from_gram(K, n)
+    if method == "permutation":
+        null = permutation_null(K, n, J, rng)
+    else:
+        null = spectral_null(K, n, J, rng, n_eigen=n_eigen)
+    return TwoSampleResult(stat, pvalue(stat, null), null, kernel, method, n, K.shape[0] - n)
+
+
+def two_sample_test(
+    X: Any,
+    Y: Any,
+    *,
+    kernel: Any = None,
+    method: str = "permutation",
+    n_permutations: int = 1000,
+    random_state: RandomStateLike = None,
+    selection_fraction: float = 0.5,
+    n_eigen: int | None = None,
+    block_size: int | None = None,
+    chunk_size: int = 32_768,
+) -> TwoSampleResult:
+    r"""Kernel two-sample test of :math:`H_0: P = Q` from ``X ~ P`` and ``Y ~ Q``.
+
+    Parameters
+    ----------
+    X, Y : samples of one kind
+        As in :func:`kernelkit.stats.mmd` (vectors, sequences, graphs, molecules, or with
+        ``kernel="precomputed"`` the pooled Gram and the size of the first sample).
+    kernel : Kernel, str, None, or a list of them
+        As in :func:`kernelkit.stats.mmd`; a list or tuple of candidates (e.g.
+        :func:`gaussian_width_grid`) selects one by estimated power on a random
+        ``selection_fraction`` of each sample, and the test runs on the rest.
+    method : {"permutation", "spectral", "linear", "block"}
+        The null distribution (module docstring).
+    n_permutations : int
+        ``J``: permutations, or draws of the spectral or Gaussian null.
+    random_state : int, Generator or None
+        Seeds the permutations, the null draws and the selection split.
+    selection_fraction : float
+        Fraction of each sample used to choose among a list of kernels, in (0, 1).
+    n_eigen : int, optional
+        Eigenvalues of the spectral null (default: all for ``N <= 1000``, else 200).
+    block_size : int, optional
+        Points per sample in each block of ``"block"`` (default ``sqrt(min(n, m))``).
+    chunk_size : int
+        Pairs per chunk of the streamed ``"linear"`` test.
+
+    Returns
+    -------
+    TwoSampleResult
+
+    Raises
+    ------
+    InputError
+        For an empty sample, samples of different kinds, an unknown method, or a kernel that
+        takes another kind of input.
+    """
+    if method not in METHODS:
+        raise InputError(f"method: expected one of {', '.join(METHODS)}, got {method!r}")
+    J = check_int(n_permutations, name="n_permutations")
+    rng = check_random_state(random_state)
+    selection: dict[str, float] = {}
+    if isinstance(kernel, (list, tuple)):
+        if not 0 < selection_fraction < 1:
+            raise InputError(
+                f"selection_fraction: expected a fraction in (0, 1), got {selection_fraction!r}"
+            )
+        if not kernel:
+            raise InputError("kernel: expected at least one candidate kernel, got an empty list")
+        if any(is_precomputed(k) for k in kernel):
+            raise InputError(
+                "kernel: choosing among kernels needs the samples, not a precomputed Gram"
+            )
+        (Xs, Ys), (X, Y) = split_samples(X, Y, selection_fraction, rng)
+        chosen = select_kernel(Xs, Ys, kernel)
+        selection, kernel = chosen.scores, chosen.kernel
+    samples, k = prepare(X, Y, kernel, stream=method == "linear")
+    if method in ("permutation", "spectral"):
+        res = gram_test(
+            pooled_gram(k, samples),
+            samples.n_x,
+            k,
+            method=method,
+            n_permutations=J,
+            random_state=rng,
+            n_eigen=n_eigen,
+        )
+        return replace(res, selection=selection)
+    if method == "linear":
+        lin = linear_statistics(k, samples, chunk_size=chunk_size)
+        stat, variance, count = lin.mean, lin.variance, lin.count
+    else:
+        blocks = block_statistics(k, samples, block_size)
+        stat, variance, count = float(blocks.mean()), float(blocks.var(ddof=1)), blocks.size
+    p, null = _gaussian_null(stat, variance, count, J, rng)
+    return TwoSampleResult(stat, p, null, k, method, samples.n_x, samples.n_y, selection)

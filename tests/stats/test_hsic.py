@@ -1,0 +1,50 @@
+"""HSIC against the trace formula and the order-4 U-statistic; the permutation test."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from kernelkit.kernels import Gaussian, Linear
+from kernelkit.stats import hsic, independence_test
+
+
+def _grams(X, Y, sx=1.0):
+    K = np.exp(-((X[:, None] - X[None]) ** 2).sum(-1) / (2 * sx**2))
+    L = Y @ Y.T
+    return K, L
+
+
+def test_biased_hsic_is_the_trace_formula():
+    rng = np.random.default_rng(0)
+    X, Y = rng.normal(size=(15, 2)), rng.normal(size=(15, 3))
+    K, L = _grams(X, Y)
+    H = np.eye(15) - 1 / 15
+    expected = np.trace(K @ H @ L @ H) / 15**2
+    assert abs(hsic(X, Y, kernel_x=Gaussian(1.0), kernel_y=Linear()) - expected) < 1e-12
+
+
+def test_unbiased_hsic_is_the_order_four_u_statistic():
+    rng = np.random.default_rng(1)
+    N = 7
+    X, Y = rng.normal(size=(N, 2)), rng.normal(size=(N, 1))
+    K, L = _grams(X, Y)
+    total = 0.0
+    for i, j, q, r in itertools.permutations(range(N), 4):
+        total += K[i, j] * L[i, j] + K[i, j] * L[q, r] - 2 * K[i, j] * L[i, q]
+    expected = total / (N * (N - 1) * (N - 2) * (N - 3))
+    got = hsic(X, Y, kernel_x=Gaussian(1.0), kernel_y=Linear(), estimator="unbiased")
+    assert abs(got - expected) < 1e-12
+
+
+def test_independence_test_detects_dependence_and_keeps_independence():
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(120, 1))
+    dep = independence_test(
+        X, X**2 + 0.3 * rng.normal(size=X.shape), n_permutations=200, random_state=0
+    )
+    assert dep.pvalue < 0.01 and dep.null_samples.shape == (200,)
+    ind = independence_test(X, rng.normal(size=(120, 1)), n_permutations=200, random_state=0)
+    assert ind.pvalue > 0.01
+    assert dep.pvalue == (1 + np.sum(dep.null_samples >= dep.statistic)) / 201
