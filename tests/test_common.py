@@ -27,14 +27,18 @@ from sklearn.utils.estimator_checks import check_param_validation, parametrize_w
 
 import kernelkit
 from kernelkit import (
+    BiasFreeSVC,
     ConcatenatedKernelRegressor,
     InvariantEmbedding,
     KernelAutoencoder,
+    KernelKMeans,
+    KernelLogisticRegression,
     KernelPCA,
     KernelRidge,
     KernelSVC,
     NystromFeatures,
     RandomFourierFeatures,
+    SpectralClustering,
 )
 from kernelkit.invariance import TransformInvariance
 from kernelkit.kernels import Gaussian
@@ -81,6 +85,11 @@ ESTIMATORS = [
     KernelRidge(),
     KernelPCA(),
     KernelSVC(),
+    KernelLogisticRegression(),
+    BiasFreeSVC(),
+    BiasFreeSVC(loss="squared_hinge"),
+    KernelKMeans(),
+    SpectralClustering(),
     KernelAutoencoder(dims=(2,), max_iter=5),
     ConcatenatedKernelRegressor(n_restarts=2, max_iter=5),
     *(NystromFeatures(method=method) for method in ("uniform", "kmeans++", "greedy")),

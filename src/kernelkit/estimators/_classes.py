@@ -59,7 +59,9 @@ def check_signs(y: torch.Tensor, *, name: str = "y") -> torch.Tensor:
     """
     y = torch.as_tensor(y, dtype=torch.float64)
     if y.ndim != 1:
-        raise InputError(f"{name}: expected a 1-D vector of -1/+1 labels, got shape {tuple(y.shape)}")
+        raise InputError(
+            f"{name}: expected a 1-D vector of -1/+1 labels, got shape {tuple(y.shape)}"
+        )
     values = torch.unique(y)
     if not bool(((values == 1) | (values == -1)).all()):
         shown = ", ".join(f"{v:g}" for v in values[:6].tolist())

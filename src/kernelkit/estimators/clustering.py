@@ -47,6 +47,18 @@ class KernelKMeansResult:
     centre_norms: np.ndarray
 
 
+CLUSTER_CONSTRAINTS: dict[str, list[Any]] = {
+    "n_clusters": [Interval(Integral, 1, None, closed="left")],
+    **KERNEL_CONSTRAINTS,
+    "random_state": RANDOM_STATE_CONSTRAINT,
+    "n_init": [Interval(Integral, 1, None, closed="left")],
+    "gamma": [Interval(Real, 0, None, closed="neither"), None],
+    "degree": [Interval(Integral, 1, None, closed="left"), None],
+    "coef0": [Interval(Real, 0, None, closed="left"), None],
+}
+"""Parameters shared by the kernel clusterers."""
+
+
 def check_n_clusters(k: int, n: int) -> None:
     """Raise :class:`InputError` when ``n_clusters`` exceeds the number of points."""
     if k > n:
@@ -95,7 +107,7 @@ def _lloyd(
     D = diag[:, None] - 2 * K[:, c] + K[c, c][None, :]
     labels = _fill_empty(D.argmin(1), D, k)
     it = 0
-    for it in range(1, max_iter + 1):
+    for it in range(1, max_iter + 1):  # noqa: B007 - reported to the caller
         D, norms = _distances(K, diag, labels, k)
         new = _fill_empty(D.argmin(1), D, k)
         if bool((new == labels).all()):
@@ -243,15 +255,9 @@ class KernelKMeans(KernelEstimatorMixin, ClusterMixin, BaseEstimator):
     """
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
-        "n_clusters": [Interval(Integral, 1, None, closed="left")],
-        **KERNEL_CONSTRAINTS,
-        "random_state": RANDOM_STATE_CONSTRAINT,
+        **CLUSTER_CONSTRAINTS,
         "init": [StrOptions({"k-means++", "random"}), "array-like"],
-        "n_init": [Interval(Integral, 1, None, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "gamma": [Interval(Real, 0, None, closed="neither"), None],
-        "degree": [Interval(Integral, 1, None, closed="left"), None],
-        "coef0": [Interval(Real, 0, None, closed="left"), None],
     }
 
     def __init__(
@@ -310,4 +316,10 @@ class KernelKMeans(KernelEstimatorMixin, ClusterMixin, BaseEstimator):
         return like_input((-2 * (Kt @ A) / sizes + norms).argmin(1), X)
 
 
-__all__ = ["KernelKMeans", "KernelKMeansResult", "check_n_clusters", "kernel_kmeans"]
+__all__ = [
+    "CLUSTER_CONSTRAINTS",
+    "KernelKMeans",
+    "KernelKMeansResult",
+    "check_n_clusters",
+    "kernel_kmeans",
+]

@@ -1,5 +1,4 @@
-r"""Kernel logistic regression by IRLS (course part 1, section 3.3, "Kernel logistic regression").
-"""
+r"""Kernel logistic regression by IRLS (course part 1, section 3.3)."""
 
 from __future__ import annotations
 
@@ -231,8 +230,11 @@ class KernelLogisticRegression(KernelEstimatorMixin, ClassifierMixin, BaseEstima
         """Fit one binary KLR (two classes) or one per class (one-vs-rest)."""
         self._validate_params()
         Xb = self._fit_X(X)
-        self._check_y_length(y, len(Xb))
-        self.classes_, Y = signed_targets(y)
+        if y is None:
+            self._check_y_length(y, len(Xb))
+        classes, Y = signed_targets(y)
+        self._check_y_length(Y, len(Xb))
+        self.classes_ = classes
         results = self._fit_exact(Xb, Y)
         coef = torch.stack([res.coef for res in results], dim=1)
         self.dual_coef_ = like_input(squeeze_binary(coef), X)
@@ -276,11 +278,14 @@ class KernelLogisticRegression(KernelEstimatorMixin, ClassifierMixin, BaseEstima
     def predict_log_proba(self, X: Any) -> Any:
         """Logarithm of :meth:`predict_proba`."""
         proba = self.predict_proba(X)
-        return proba.log() if isinstance(proba, torch.Tensor) else torch.as_tensor(proba).log().numpy()
+        if isinstance(proba, torch.Tensor):
+            return proba.log()
+        return torch.as_tensor(proba).log().numpy()
 
     def predict(self, X: Any) -> Any:
         """Predicted class labels (the largest decision value)."""
-        return decision_labels(self.classes_, self._scores(X), X)
+        scores = self._scores(X)
+        return decision_labels(self.classes_, scores, X)
 
 
 __all__ = ["KLRResult", "KernelLogisticRegression", "kernel_logistic_regression", "klr_objective"]

@@ -124,7 +124,9 @@ def bias_free_svm(
         return primal - dual
 
     res = box_qp(Q, 1.0, upper, tol=tol, max_iter=max_iter, certificate=gap)
-    return SVMDualResult(y * res.solution.to(K.device), res.converged, res.iterations, res.certificate)
+    return SVMDualResult(
+        y * res.solution.to(K.device), res.converged, res.iterations, res.certificate
+    )
 
 
 class BiasFreeSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
@@ -212,8 +214,11 @@ class BiasFreeSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         """Fit one bias-free SVM (two classes) or one per class (one-vs-rest)."""
         self._validate_params()
         Xb = self._fit_X(X)
-        self._check_y_length(y, len(Xb))
-        self.classes_, Y = signed_targets(y)
+        if y is None:
+            self._check_y_length(y, len(Xb))
+        classes, Y = signed_targets(y)
+        self._check_y_length(Y, len(Xb))
+        self.classes_ = classes
         K = gram(self.kernel_, Xb).to(torch.float64)
         results = [
             bias_free_svm(
@@ -252,7 +257,8 @@ class BiasFreeSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     def predict(self, X: Any) -> Any:
         """Predicted class labels (the largest decision value)."""
-        return decision_labels(self.classes_, self._scores(X), X)
+        scores = self._scores(X)
+        return decision_labels(self.classes_, scores, X)
 
 
 __all__ = ["BiasFreeSVC", "SVMDualResult", "bias_free_svm", "svm_primal_dual"]

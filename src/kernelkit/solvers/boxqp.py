@@ -122,7 +122,7 @@ def box_qp(
     g = Qn @ x - cn
     stop = certificate or (lambda xs, gs: projected_gradient(xs, gs, un))
     value, sweeps = float("inf"), 0
-    for sweeps in range(1, max_iter + 1):
+    for sweeps in range(1, max_iter + 1):  # noqa: B007 - reported to the caller
         for i in range(n):
             new = min(max(x[i] - g[i] / diag[i], 0.0), un[i])
             delta = new - x[i]
