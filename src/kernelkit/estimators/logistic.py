@@ -22,7 +22,7 @@ from kernelkit.estimators._classes import (
 from kernelkit.gram import gram
 from kernelkit.kernels import Kernel
 from kernelkit.kernels.base import Batch
-from kernelkit.solvers import cholesky_factor
+from kernelkit.solvers import CholeskyFactor, cholesky_factor
 from kernelkit.utils.validation import like_input
 
 
@@ -121,7 +121,7 @@ def kernel_logistic_regression(
         if grad <= tol or it == max_iter:
             break
         sw = torch.sqrt(torch.sigmoid(m) * torch.sigmoid(-m))
-        fac = cholesky_factor(sw[:, None] * K * sw[None, :], shift=nlam, name="W^1/2 K W^1/2")
+        fac = _weighted_factor(K, sw, nlam)
         delta = (r - sw * fac.solve(sw * Kr)) / nlam
         Kd = K @ delta
         slope = -float(Kr @ delta) / n  # grad J . delta < 0
@@ -138,6 +138,17 @@ def kernel_logistic_regression(
         alpha, m, quad = alpha + step * delta, m_new, quad_new
         objectives.append(J)
     return KLRResult(alpha, grad <= tol, it, objectives, grad)
+
+
+def _weighted_factor(K: torch.Tensor, sw: torch.Tensor, shift: float) -> CholeskyFactor:
+    """Cholesky factor of ``W^{1/2} K W^{1/2} + shift I``, factorised in place in one ``n x n``
+    buffer; the jitter ladder on a fresh copy if that first attempt fails."""
+    B = (K * sw[:, None]).mul_(sw[None, :])
+    fac = cholesky_factor(B, shift=shift, overwrite=True, strict=False)
+    if fac.success:
+        return fac
+    B = (K * sw[:, None]).mul_(sw[None, :])
+    return cholesky_factor(B, shift=shift, name="W^1/2 K W^1/2")
 
 
 class KernelLogisticRegression(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
