@@ -81,7 +81,7 @@ def kmeans_plusplus(K: torch.Tensor, k: int, rng: np.random.Generator) -> np.nda
     trials = 2 + int(math.log(k))
     first = int(rng.integers(n))
     centres = [first]
-    closest = (diag - 2 * K[:, first] + K[first, first]).clamp_min(0)
+    closest = (diag - 2 * K[first] + K[first, first]).clamp_min(0)
     for _ in range(1, k):
         total = float(closest.sum())
         if total <= 0:  # every point sits on a centre: take unused points
@@ -90,7 +90,7 @@ def kmeans_plusplus(K: torch.Tensor, k: int, rng: np.random.Generator) -> np.nda
             continue
         probs = (closest / total).cpu().numpy()
         cand = rng.choice(n, size=trials, p=probs / probs.sum())
-        dist = (diag[:, None] - 2 * K[:, cand] + diag[cand][None, :]).clamp_min(0)
+        dist = (diag[:, None] - 2 * K[cand].T + diag[cand][None, :]).clamp_min(0)
         pots = torch.minimum(closest[:, None], dist)
         best = int(pots.sum(0).argmin())
         centres.append(int(cand[best]))
@@ -101,34 +101,51 @@ def kmeans_plusplus(K: torch.Tensor, k: int, rng: np.random.Generator) -> np.nda
 def _lloyd(
     K: torch.Tensor, diag: torch.Tensor, centres: np.ndarray, max_iter: int
 ) -> KernelKMeansResult:
-    """Lloyd iterations in the feature space from the centres ``phi(x_c)``."""
-    k = len(centres)
+    """Lloyd iterations in the feature space from the centres ``phi(x_c)``.
+
+    ``K A`` (``A`` the one-hot assignment matrix) is updated from the rows of the points
+    that changed cluster, ``K A += K[changed]^T (A_new - A_old)[changed]`` (``K``
+    symmetric), so a late iteration that moves few points costs far less than ``n^2``.
+    """
+    n, k = K.shape[0], len(centres)
     c = torch.as_tensor(centres, device=K.device)
-    D = diag[:, None] - 2 * K[:, c] + K[c, c][None, :]
+    D = diag[:, None] - 2 * K[c].T + K[c, c][None, :]
     labels = _fill_empty(D.argmin(1), D, k)
+    KA = K @ _one_hot(labels, k, K.dtype)
     it = 0
     for it in range(1, max_iter + 1):  # noqa: B007 - reported to the caller
-        D, norms = _distances(K, diag, labels, k)
+        D, norms = _distances(KA, diag, labels, k)
         new = _fill_empty(D.argmin(1), D, k)
-        if bool((new == labels).all()):
+        changed = torch.nonzero(new != labels).flatten()
+        if not len(changed):
             break
+        if len(changed) > n // 4:
+            KA = K @ _one_hot(new, k, K.dtype)
+        else:
+            delta = _one_hot(new[changed], k, K.dtype) - _one_hot(labels[changed], k, K.dtype)
+            KA += K[changed].T @ delta
         labels = new
     else:  # stopped by max_iter: centres of the final labels
-        D, norms = _distances(K, diag, labels, k)
+        D, norms = _distances(KA, diag, labels, k)
     inertia = float(D.gather(1, labels[:, None]).clamp_min(0).sum())
     return KernelKMeansResult(labels.cpu().numpy(), inertia, it, norms.cpu().numpy())
 
 
+def _one_hot(labels: torch.Tensor, k: int, dtype: torch.dtype) -> torch.Tensor:
+    """The assignment matrix, shape (len(labels), k)."""
+    A = torch.zeros((len(labels), k), dtype=dtype, device=labels.device)
+    A[torch.arange(len(labels), device=labels.device), labels] = 1.0
+    return A
+
+
 def _distances(
-    K: torch.Tensor, diag: torch.Tensor, labels: torch.Tensor, k: int
+    KA: torch.Tensor, diag: torch.Tensor, labels: torch.Tensor, k: int
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Squared feature-space distances of every point to the ``k`` cluster means of
-    ``labels``, shape (n, k), and the squared norms ``||mu_l||^2`` of the means."""
-    n = K.shape[0]
-    A = torch.zeros((n, k), dtype=K.dtype, device=K.device)
-    A[torch.arange(n, device=K.device), labels] = 1.0
+    ``labels``, shape (n, k), and the squared norms ``||mu_l||^2`` of the means, from
+    ``K A``."""
+    A = _one_hot(labels, k, KA.dtype)
     sizes = A.sum(0)
-    KA = K @ A
     norms = (A * KA).sum(0) / sizes**2
     return diag[:, None] - 2 * KA / sizes + norms[None, :], norms
 
@@ -309,8 +326,7 @@ class KernelKMeans(KernelEstimatorMixin, ClusterMixin, BaseEstimator):
         check_is_fitted(self, "labels_")
         Kt = gram(self.kernel_, self._predict_X(X), self.X_fit_).to(torch.float64)
         labels = torch.as_tensor(self.labels_, device=Kt.device)
-        A = torch.zeros((len(labels), self.n_clusters), dtype=Kt.dtype, device=Kt.device)
-        A[torch.arange(len(labels), device=Kt.device), labels] = 1.0
+        A = _one_hot(labels, self.n_clusters, Kt.dtype)
         sizes = A.sum(0).clamp_min(1)
         norms = torch.as_tensor(self.centre_norms_, dtype=Kt.dtype, device=Kt.device)
         return like_input((-2 * (Kt @ A) / sizes + norms).argmin(1), X)
