@@ -113,11 +113,11 @@ def kernel_logistic_regression(
     m = torch.zeros_like(alpha)
     quad = torch.zeros((), dtype=K.dtype, device=K.device)
     objectives = [float(klr_objective(m, quad, y, lam))]
-    grad, it = float("inf"), 0
+    grad = float("inf")
     for it in range(max_iter + 1):
         r = y * torch.sigmoid(-y * m) - nlam * alpha  # r = -(P y + n lam alpha)
         Kr = K @ r
-        grad = float((Kr / n).abs().max())
+        grad = float(Kr.abs().max()) / n
         if grad <= tol or it == max_iter:
             break
         sw = torch.sqrt(torch.sigmoid(m) * torch.sigmoid(-m))
@@ -137,7 +137,17 @@ def kernel_logistic_regression(
             break
         alpha, m, quad = alpha + step * delta, m_new, quad_new
         objectives.append(J)
-    return KLRResult(alpha, grad <= tol, it, objectives, grad)
+        if step < 1e-10:  # the line search stalled at round-off
+            grad = _gradient_norm(K, y, m, alpha, nlam)
+            break
+    return KLRResult(alpha, grad <= tol, len(objectives) - 1, objectives, grad)
+
+
+def _gradient_norm(
+    K: torch.Tensor, y: torch.Tensor, m: torch.Tensor, alpha: torch.Tensor, nlam: float
+) -> float:
+    """``max_i |grad J(alpha)_i|``, ``grad J = -(1/n) K r``, ``r = y sigma(-y m) - n lam alpha``."""
+    return float((K @ (y * torch.sigmoid(-y * m) - nlam * alpha)).abs().max()) / K.shape[0]
 
 
 def _weighted_factor(K: torch.Tensor, sw: torch.Tensor, shift: float) -> CholeskyFactor:
