@@ -8,15 +8,30 @@ problem per class, class ``c`` against the others, decided by the largest decisi
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
 import torch
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import column_or_1d
 
-from kernelkit.estimators._base import to_numpy
+from kernelkit.estimators._base import KERNEL_CONSTRAINTS, KernelEstimatorMixin, to_numpy
+from kernelkit.kernels.base import Batch
 from kernelkit.utils.errors import InputError
+from kernelkit.utils.validation import like_input
+
+MARGIN_CONSTRAINTS: dict[str, list[Any]] = {
+    **KERNEL_CONSTRAINTS,
+    "lam": [Interval(Real, 0, None, closed="neither")],
+    "max_iter": [Interval(Integral, 1, None, closed="left")],
+    "gamma": [Interval(Real, 0, None, closed="neither"), None],
+    "degree": [Interval(Integral, 1, None, closed="left"), None],
+    "coef0": [Interval(Real, 0, None, closed="left"), None],
+}
+"""Parameters shared by the margin classifiers (``lam > 0`` of the course's objectives)."""
 
 
 def signed_targets(y: Any) -> tuple[np.ndarray, torch.Tensor]:
@@ -89,4 +104,44 @@ def squeeze_binary(scores: torch.Tensor) -> torch.Tensor:
     return scores[:, 0] if scores.shape[1] == 1 else scores
 
 
-__all__ = ["check_signs", "decision_labels", "signed_targets", "squeeze_binary"]
+class MarginClassifierMixin(KernelEstimatorMixin):
+    """Targets, decisions and labels of the course's margin classifiers.
+
+    Subclasses implement ``_scores(X)``: the decision values ``f(x)`` as a float64 tensor,
+    shape (m,) for two classes, (m, n_classes) one-vs-rest.
+    """
+
+    classes_: np.ndarray
+    _scores: Callable[[Any], torch.Tensor]
+
+    def _fit_targets(self, X: Any, y: Any) -> tuple[Batch, torch.Tensor]:
+        """Validate the parameters, store ``X_fit_`` and ``classes_``; the training batch and
+        the +-1 targets of the binary problems (:func:`signed_targets`)."""
+        self._validate_params()
+        Xb = self._fit_X(X)
+        if y is None:
+            self._check_y_length(y, len(Xb))
+        classes, Y = signed_targets(y)
+        self._check_y_length(Y, len(Xb))
+        self.classes_ = classes
+        return Xb, Y
+
+    def decision_function(self, X: Any) -> Any:
+        """``f(x)``: shape (m,) for two classes (positive means ``classes_[1]``), else
+        (m, n_classes) one-vs-rest."""
+        return like_input(self._scores(X), X)
+
+    def predict(self, X: Any) -> Any:
+        """Predicted class labels (the largest decision value)."""
+        scores = self._scores(X)
+        return decision_labels(self.classes_, scores, X)
+
+
+__all__ = [
+    "MARGIN_CONSTRAINTS",
+    "MarginClassifierMixin",
+    "check_signs",
+    "decision_labels",
+    "signed_targets",
+    "squeeze_binary",
+]

@@ -3,7 +3,7 @@ r"""Kernel logistic regression by IRLS (course part 1, section 3.3)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from numbers import Integral, Real
+from numbers import Real
 from typing import Any, ClassVar
 
 import torch
@@ -12,11 +12,11 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from kernelkit.estimators._base import KERNEL_CONSTRAINTS, KernelEstimatorMixin, warn_max_iter
+from kernelkit.estimators._base import warn_max_iter
 from kernelkit.estimators._classes import (
+    MARGIN_CONSTRAINTS,
+    MarginClassifierMixin,
     check_signs,
-    decision_labels,
-    signed_targets,
     squeeze_binary,
 )
 from kernelkit.gram import gram
@@ -161,7 +161,7 @@ def _weighted_factor(K: torch.Tensor, sw: torch.Tensor, shift: float) -> Cholesk
     return cholesky_factor(B, shift=shift, name="W^1/2 K W^1/2")
 
 
-class KernelLogisticRegression(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
+class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstimator):
     r"""Kernel logistic regression with the course's ``lam / 2`` convention.
 
     Solves, for labels ``y_i in {-1, +1}`` (course part 1, section 3.3),
@@ -216,14 +216,9 @@ class KernelLogisticRegression(KernelEstimatorMixin, ClassifierMixin, BaseEstima
     """
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
-        **KERNEL_CONSTRAINTS,
-        "lam": [Interval(Real, 0, None, closed="neither")],
+        **MARGIN_CONSTRAINTS,
         "solver": [StrOptions({"exact"})],
         "tol": [Interval(Real, 0, None, closed="left")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "gamma": [Interval(Real, 0, None, closed="neither"), None],
-        "degree": [Interval(Integral, 1, None, closed="left"), None],
-        "coef0": [Interval(Real, 0, None, closed="left"), None],
     }
 
     def __init__(
@@ -249,13 +244,7 @@ class KernelLogisticRegression(KernelEstimatorMixin, ClassifierMixin, BaseEstima
 
     def fit(self, X: Any, y: Any) -> KernelLogisticRegression:
         """Fit one binary KLR (two classes) or one per class (one-vs-rest)."""
-        self._validate_params()
-        Xb = self._fit_X(X)
-        if y is None:
-            self._check_y_length(y, len(Xb))
-        classes, Y = signed_targets(y)
-        self._check_y_length(Y, len(Xb))
-        self.classes_ = classes
+        Xb, Y = self._fit_targets(X, y)
         results = self._fit_exact(Xb, Y)
         coef = torch.stack([res.coef for res in results], dim=1)
         self.dual_coef_ = like_input(squeeze_binary(coef), X)
@@ -281,11 +270,6 @@ class KernelLogisticRegression(KernelEstimatorMixin, ClassifierMixin, BaseEstima
         Kt = gram(self.kernel_, self._predict_X(X), self.X_fit_).to(torch.float64)
         return Kt @ torch.as_tensor(self.dual_coef_, device=Kt.device).to(torch.float64)
 
-    def decision_function(self, X: Any) -> Any:
-        """``f(x)``: shape (m,) for two classes (positive means ``classes_[1]``), else
-        (m, n_classes) one-vs-rest."""
-        return like_input(self._scores(X), X)
-
     def predict_proba(self, X: Any) -> Any:
         """Class probabilities, shape (m, n_classes): ``[1 - sigma(f), sigma(f)]`` for two
         classes, normalised ``sigma(f_c)`` one-vs-rest."""
@@ -302,11 +286,6 @@ class KernelLogisticRegression(KernelEstimatorMixin, ClassifierMixin, BaseEstima
         if isinstance(proba, torch.Tensor):
             return proba.log()
         return torch.as_tensor(proba).log().numpy()
-
-    def predict(self, X: Any) -> Any:
-        """Predicted class labels (the largest decision value)."""
-        scores = self._scores(X)
-        return decision_labels(self.classes_, scores, X)
 
 
 __all__ = ["KLRResult", "KernelLogisticRegression", "kernel_logistic_regression", "klr_objective"]

@@ -6,7 +6,7 @@ Course part 1, sections 3.4-3.6 ("Large-margin classifiers", "Support vector mac
 from __future__ import annotations
 
 from dataclasses import dataclass
-from numbers import Integral, Real
+from numbers import Real
 from typing import Any, ClassVar
 
 import numpy as np
@@ -15,11 +15,11 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from kernelkit.estimators._base import KERNEL_CONSTRAINTS, KernelEstimatorMixin, warn_max_iter
+from kernelkit.estimators._base import warn_max_iter
 from kernelkit.estimators._classes import (
+    MARGIN_CONSTRAINTS,
+    MarginClassifierMixin,
     check_signs,
-    decision_labels,
-    signed_targets,
     squeeze_binary,
 )
 from kernelkit.gram import gram
@@ -129,7 +129,7 @@ def bias_free_svm(
     )
 
 
-class BiasFreeSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
+class BiasFreeSVC(MarginClassifierMixin, ClassifierMixin, BaseEstimator):
     r"""Support vector classification without intercept, as in the course (hinge or squared hinge).
 
     Solves (course part 1, sections 3.4-3.6)
@@ -179,14 +179,9 @@ class BiasFreeSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
     """
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
-        **KERNEL_CONSTRAINTS,
-        "lam": [Interval(Real, 0, None, closed="neither")],
+        **MARGIN_CONSTRAINTS,
         "loss": [StrOptions(set(LOSSES))],
         "tol": [Interval(Real, 0, None, closed="neither")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "gamma": [Interval(Real, 0, None, closed="neither"), None],
-        "degree": [Interval(Integral, 1, None, closed="left"), None],
-        "coef0": [Interval(Real, 0, None, closed="left"), None],
     }
 
     def __init__(
@@ -212,13 +207,7 @@ class BiasFreeSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     def fit(self, X: Any, y: Any) -> BiasFreeSVC:
         """Fit one bias-free SVM (two classes) or one per class (one-vs-rest)."""
-        self._validate_params()
-        Xb = self._fit_X(X)
-        if y is None:
-            self._check_y_length(y, len(Xb))
-        classes, Y = signed_targets(y)
-        self._check_y_length(Y, len(Xb))
-        self.classes_ = classes
+        Xb, Y = self._fit_targets(X, y)
         K = gram(self.kernel_, Xb).to(torch.float64)
         results = [
             bias_free_svm(
@@ -241,11 +230,6 @@ class BiasFreeSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
             warn_max_iter(self, f"duality gap {self.duality_gap_.max():.3g}")
         return self
 
-    def decision_function(self, X: Any) -> Any:
-        """``f(x)``: shape (m,) for two classes (positive means ``classes_[1]``), else
-        (m, n_classes) one-vs-rest."""
-        return like_input(self._scores(X), X)
-
     def _scores(self, X: Any) -> torch.Tensor:
         check_is_fitted(self, "dual_coef_")
         Xb = self._predict_X(X)
@@ -254,11 +238,6 @@ class BiasFreeSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
             return torch.zeros((len(Xb), *coef.shape[1:]), dtype=torch.float64)
         Kt = gram(self.kernel_, Xb, take(self.X_fit_, self.support_)).to(torch.float64)
         return Kt @ coef[torch.as_tensor(self.support_)].to(Kt.device)
-
-    def predict(self, X: Any) -> Any:
-        """Predicted class labels (the largest decision value)."""
-        scores = self._scores(X)
-        return decision_labels(self.classes_, scores, X)
 
 
 __all__ = ["BiasFreeSVC", "SVMDualResult", "bias_free_svm", "svm_primal_dual"]
