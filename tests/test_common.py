@@ -27,14 +27,18 @@ from sklearn.utils.estimator_checks import check_param_validation, parametrize_w
 
 import kernelkit
 from kernelkit import (
+    BiasFreeSVC,
     ConcatenatedKernelRegressor,
     InvariantEmbedding,
     KernelAutoencoder,
+    KernelKMeans,
+    KernelLogisticRegression,
     KernelPCA,
     KernelRidge,
     KernelSVC,
     NystromFeatures,
     RandomFourierFeatures,
+    SpectralClustering,
 )
 from kernelkit.invariance import TransformInvariance
 from kernelkit.kernels import Gaussian
@@ -81,6 +85,11 @@ ESTIMATORS = [
     KernelRidge(),
     KernelPCA(),
     KernelSVC(),
+    KernelLogisticRegression(),
+    BiasFreeSVC(),
+    BiasFreeSVC(loss="squared_hinge"),
+    KernelKMeans(),
+    SpectralClustering(),
     KernelAutoencoder(dims=(2,), max_iter=5),
     ConcatenatedKernelRegressor(n_restarts=2, max_iter=5),
     *(NystromFeatures(method=method) for method in ("uniform", "kmeans++", "greedy")),
@@ -157,12 +166,14 @@ def _random_estimators():
             (KernelAutoencoder(dims=(2,), init="random", landmarks=15, max_iter=5), "transform"),
             (ConcatenatedKernelRegressor(n_restarts=3, max_iter=5), "predict"),
             (InvariantEmbedding(Gaussian(2.0), n_landmarks=10), "transform"),
+            (KernelKMeans(3, Gaussian(1.0), n_init=2), "predict"),
+            (SpectralClustering(3, Gaussian(1.0), n_init=2), "predict"),
         ],
     )
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
-@pytest.mark.parametrize("index", range(4))
+@pytest.mark.parametrize("index", range(6))
 def test_random_state_accepts_every_form_and_reproduces(index, one_torch_thread):
     """``random_state`` takes None, an int, a RandomState or a Generator in every estimator
     that has one; generators in the same state (two fresh ``default_rng(0)``, or an estimator

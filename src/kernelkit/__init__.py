@@ -20,6 +20,10 @@ _LAZY = {
     "InvariantEmbedding": "kernelkit.estimators.invariant",
     "NystromFeatures": "kernelkit.estimators",
     "RandomFourierFeatures": "kernelkit.estimators",
+    "KernelLogisticRegression": "kernelkit.estimators",
+    "BiasFreeSVC": "kernelkit.estimators",
+    "KernelKMeans": "kernelkit.estimators",
+    "SpectralClustering": "kernelkit.estimators",
 }
 
 __all__ = ["__version__", *_LAZY]

@@ -3,18 +3,29 @@
 >>> from kernelkit.estimators import KernelPCA, KernelRidge, KernelSVC
 """
 
+from kernelkit.estimators.clustering import KernelKMeans, kernel_kmeans
 from kernelkit.estimators.features import NystromFeatures, RandomFourierFeatures
+from kernelkit.estimators.logistic import KernelLogisticRegression, kernel_logistic_regression
 from kernelkit.estimators.pca import KernelPCA, KernelPCAResult, kernel_pca
 from kernelkit.estimators.ridge import KernelRidge, kernel_ridge_coefficients
+from kernelkit.estimators.spectral import SpectralClustering
 from kernelkit.estimators.svm import KernelSVC
+from kernelkit.estimators.svm_dual import BiasFreeSVC, bias_free_svm
 
 __all__ = [
+    "BiasFreeSVC",
+    "KernelKMeans",
+    "KernelLogisticRegression",
     "KernelPCA",
     "KernelPCAResult",
     "KernelRidge",
     "KernelSVC",
     "NystromFeatures",
     "RandomFourierFeatures",
+    "SpectralClustering",
+    "bias_free_svm",
+    "kernel_kmeans",
+    "kernel_logistic_regression",
     "kernel_pca",
     "kernel_ridge_coefficients",
 ]

@@ -11,6 +11,7 @@ package; it imports nothing above :mod:`kernelkit.data` and takes tensors, or an
 tensor([0.5000, 0.5000, 0.5000], dtype=torch.float64)
 """
 
+from kernelkit.solvers.boxqp import BoxQPResult, box_qp
 from kernelkit.solvers.cg import CGResult, conjugate_gradient
 from kernelkit.solvers.cholesky import (
     CholeskyFactor,
@@ -35,6 +36,7 @@ from kernelkit.solvers.training import NonFiniteObjectiveWarning, TrainResult, t
 
 __all__ = [
     "BatchedLBFGSResult",
+    "BoxQPResult",
     "CGResult",
     "CholeskyFactor",
     "CholeskyResult",
@@ -45,6 +47,7 @@ __all__ = [
     "Optimum",
     "PSDCheck",
     "TrainResult",
+    "box_qp",
     "check_psd",
     "cho_solve",
     "cholesky_factor",

@@ -1,0 +1,147 @@
+"""Class labels of the margin classifiers: +-1 targets, one-vs-rest, decisions and probabilities.
+
+The course's classifiers (kernel logistic regression, the bias-free SVMs; course part 1,
+sections 3.3-3.6) are binary with ``y in {-1, +1}``.  The estimators map two classes to
+``-1`` (``classes_[0]``) and ``+1`` (``classes_[1]``), and more classes one-vs-rest: one binary
+problem per class, class ``c`` against the others, decided by the largest decision value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
+import torch
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import column_or_1d
+
+from kernelkit.estimators._base import KERNEL_CONSTRAINTS, KernelEstimatorMixin, to_numpy
+from kernelkit.kernels.base import Batch
+from kernelkit.utils.errors import InputError
+from kernelkit.utils.validation import like_input
+
+MARGIN_CONSTRAINTS: dict[str, list[Any]] = {
+    **KERNEL_CONSTRAINTS,
+    "lam": [Interval(Real, 0, None, closed="neither")],
+    "max_iter": [Interval(Integral, 1, None, closed="left")],
+    "gamma": [Interval(Real, 0, None, closed="neither"), None],
+    "degree": [Interval(Integral, 1, None, closed="left"), None],
+    "coef0": [Interval(Real, 0, None, closed="left"), None],
+}
+"""Parameters shared by the margin classifiers (``lam > 0`` of the course's objectives)."""
+
+
+def signed_targets(y: Any) -> tuple[np.ndarray, torch.Tensor]:
+    """Classes and the +-1 targets of the binary problems, shape ``(n, p)``.
+
+    ``p = 1`` for two classes (``+1`` marks ``classes_[1]``), ``p = n_classes`` otherwise
+    (column ``c``: ``+1`` for class ``c``, ``-1`` for the others).
+
+    Raises
+    ------
+    InputError
+        For non-classification targets or a single class.
+    """
+    labels = to_numpy(y)
+    try:
+        labels = column_or_1d(labels, warn=True)
+        check_classification_targets(labels)
+    except ValueError as exc:
+        raise InputError(f"y: {exc}") from exc
+    classes, codes = np.unique(labels, return_inverse=True)
+    if len(classes) < 2:
+        raise InputError(
+            f"y: expected at least 2 classes, got 1 class ({classes[0]!r}); a classifier "
+            "needs examples of two classes or more"
+        )
+    if len(classes) == 2:
+        signs = np.where(codes == 1, 1.0, -1.0)[:, None]
+    else:
+        signs = np.where(codes[:, None] == np.arange(len(classes))[None, :], 1.0, -1.0)
+    return classes, torch.as_tensor(signs, dtype=torch.float64)
+
+
+def check_signs(y: torch.Tensor, *, name: str = "y") -> torch.Tensor:
+    """``y`` as a float64 vector after checking every entry is -1 or +1 (binary problems).
+
+    Raises
+    ------
+    InputError
+        Naming the values that came in (multi-class or 0/1 labels must be mapped first).
+    """
+    y = torch.as_tensor(y, dtype=torch.float64)
+    if y.ndim != 1:
+        raise InputError(
+            f"{name}: expected a 1-D vector of -1/+1 labels, got shape {tuple(y.shape)}"
+        )
+    values = torch.unique(y)
+    if not bool(((values == 1) | (values == -1)).all()):
+        shown = ", ".join(f"{v:g}" for v in values[:6].tolist())
+        raise InputError(
+            f"{name}: expected binary labels in {{-1, +1}}, got the values {{{shown}"
+            f"{', ...' if len(values) > 6 else ''}}}; map two classes to -1/+1 (more classes: "
+            "one problem per class, as the estimators do)"
+        )
+    return y
+
+
+def decision_labels(classes: np.ndarray, scores: torch.Tensor, X: Any) -> Any:
+    """Predicted labels from decision values (binary: the sign; else the largest column),
+    as a tensor for tensor input with numeric labels."""
+    s = scores.detach().cpu()
+    index = (s > 0).long().numpy() if s.ndim == 1 else s.argmax(1).numpy()
+    labels = classes[index]
+    if isinstance(X, torch.Tensor) and labels.dtype.kind in "biuf":
+        return torch.as_tensor(labels, device=X.device)
+    return labels
+
+
+def squeeze_binary(scores: torch.Tensor) -> torch.Tensor:
+    """Decision values of shape ``(m,)`` for one binary problem, ``(m, p)`` otherwise."""
+    return scores[:, 0] if scores.shape[1] == 1 else scores
+
+
+class MarginClassifierMixin(KernelEstimatorMixin):
+    """Targets, decisions and labels of the course's margin classifiers.
+
+    Subclasses implement ``_scores(X)``: the decision values ``f(x)`` as a float64 tensor,
+    shape (m,) for two classes, (m, n_classes) one-vs-rest.
+    """
+
+    classes_: np.ndarray
+    _scores: Callable[[Any], torch.Tensor]
+
+    def _fit_targets(self, X: Any, y: Any) -> tuple[Batch, torch.Tensor]:
+        """Validate the parameters, store ``X_fit_`` and ``classes_``; the training batch and
+        the +-1 targets of the binary problems (:func:`signed_targets`)."""
+        self._validate_params()
+        Xb = self._fit_X(X)
+        if y is None:
+            self._check_y_length(y, len(Xb))
+        classes, Y = signed_targets(y)
+        self._check_y_length(Y, len(Xb))
+        self.classes_ = classes
+        return Xb, Y
+
+    def decision_function(self, X: Any) -> Any:
+        """``f(x)``: shape (m,) for two classes (positive means ``classes_[1]``), else
+        (m, n_classes) one-vs-rest."""
+        return like_input(self._scores(X), X)
+
+    def predict(self, X: Any) -> Any:
+        """Predicted class labels (the largest decision value)."""
+        scores = self._scores(X)
+        return decision_labels(self.classes_, scores, X)
+
+
+__all__ = [
+    "MARGIN_CONSTRAINTS",
+    "MarginClassifierMixin",
+    "check_signs",
+    "decision_labels",
+    "signed_targets",
+    "squeeze_binary",
+]

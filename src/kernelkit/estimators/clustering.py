@@ -1,0 +1,341 @@
+r"""Kernel k-means (course part 1, section 4.3, "k-means and kernel k-means")."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from numbers import Integral, Real
+from typing import Any, ClassVar
+
+import numpy as np
+import torch
+from sklearn.base import BaseEstimator, ClusterMixin
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from kernelkit.estimators._base import (
+    KERNEL_CONSTRAINTS,
+    RANDOM_STATE_CONSTRAINT,
+    KernelEstimatorMixin,
+)
+from kernelkit.gram import gram
+from kernelkit.kernels import Kernel
+from kernelkit.utils.errors import InputError
+from kernelkit.utils.seeding import check_random_state
+from kernelkit.utils.validation import like_input
+
+
+@dataclass(frozen=True)
+class KernelKMeansResult:
+    """Result of :func:`kernel_kmeans`.
+
+    Attributes
+    ----------
+    labels : np.ndarray
+        Cluster of each point, shape (n,), values in ``0 .. k - 1``.
+    inertia : float
+        ``sum_i ||phi(x_i) - mu_{s_i}||^2``.
+    iterations : int
+        Lloyd iterations of the best run.
+    centre_norms : np.ndarray
+        ``||mu_l||_H^2 = (1/|C_l|^2) sum_{i, j in C_l} K_ij``, shape (k,).
+    """
+
+    labels: np.ndarray
+    inertia: float
+    iterations: int
+    centre_norms: np.ndarray
+
+
+CLUSTER_CONSTRAINTS: dict[str, list[Any]] = {
+    "n_clusters": [Interval(Integral, 1, None, closed="left")],
+    **KERNEL_CONSTRAINTS,
+    "random_state": RANDOM_STATE_CONSTRAINT,
+    "n_init": [Interval(Integral, 1, None, closed="left")],
+    "gamma": [Interval(Real, 0, None, closed="neither"), None],
+    "degree": [Interval(Integral, 1, None, closed="left"), None],
+    "coef0": [Interval(Real, 0, None, closed="left"), None],
+}
+"""Parameters shared by the kernel clusterers."""
+
+
+def check_n_clusters(k: int, n: int) -> None:
+    """Raise :class:`InputError` when ``n_clusters`` exceeds the number of points."""
+    if k > n:
+        raise InputError(
+            f"n_clusters: expected at most n_samples = {n} clusters, got n_clusters={k}; "
+            "lower n_clusters or pass more points"
+        )
+
+
+def kmeans_plusplus(K: torch.Tensor, k: int, rng: np.random.Generator) -> np.ndarray:
+    r"""Indices of ``k`` initial centres chosen by greedy k-means++ in the feature space.
+
+    Arthur and Vassilvitskii (2007) with scikit-learn's greedy variant: the first centre is
+    uniform; each next one is the best (least total potential) of ``2 + floor(log k)``
+    candidates drawn with probability proportional to ``D(x)^2``, the squared feature-space
+    distance ``K_xx - 2 K_xc + K_cc`` to the nearest chosen centre.
+    """
+    n = K.shape[0]
+    diag = K.diagonal()
+    trials = 2 + int(math.log(k))
+    first = int(rng.integers(n))
+    centres = [first]
+    closest = (diag - 2 * K[first] + K[first, first]).clamp_min(0)
+    for _ in range(1, k):
+        total = float(closest.sum())
+        if total <= 0:  # every point sits on a centre: take unused points
+            unused = np.setdiff1d(np.arange(n), centres)
+            centres.append(int(rng.choice(unused)))
+            continue
+        probs = (closest / total).cpu().numpy()
+        cand = rng.choice(n, size=trials, p=probs / probs.sum())
+        dist = (diag[:, None] - 2 * K[cand].T + diag[cand][None, :]).clamp_min(0)
+        pots = torch.minimum(closest[:, None], dist)
+        best = int(pots.sum(0).argmin())
+        centres.append(int(cand[best]))
+        closest = pots[:, best]
+    return np.asarray(centres)
+
+
+def _lloyd(
+    K: torch.Tensor, diag: torch.Tensor, centres: np.ndarray, max_iter: int
+) -> KernelKMeansResult:
+    """Lloyd iterations in the feature space from the centres ``phi(x_c)``.
+
+    ``K A`` (``A`` the one-hot assignment matrix) is updated from the rows of the points
+    that changed cluster, ``K A += K[changed]^T (A_new - A_old)[changed]`` (``K``
+    symmetric), so a late iteration that moves few points costs far less than ``n^2``.
+    """
+    n, k = K.shape[0], len(centres)
+    c = torch.as_tensor(centres, device=K.device)
+    D = diag[:, None] - 2 * K[c].T + K[c, c][None, :]
+    labels = _fill_empty(D.argmin(1), D, k)
+    KA = K @ _one_hot(labels, k, K.dtype)
+    it = 0
+    for it in range(1, max_iter + 1):  # noqa: B007 - reported to the caller
+        D, norms = _distances(KA, diag, labels, k)
+        new = _fill_empty(D.argmin(1), D, k)
+        changed = torch.nonzero(new != labels).flatten()
+        if not len(changed):
+            break
+        if len(changed) > n // 4:
+            KA = K @ _one_hot(new, k, K.dtype)
+        else:
+            delta = _one_hot(new[changed], k, K.dtype) - _one_hot(labels[changed], k, K.dtype)
+            KA += K[changed].T @ delta
+        labels = new
+    else:  # stopped by max_iter: centres of the final labels
+        D, norms = _distances(KA, diag, labels, k)
+    inertia = float(D.gather(1, labels[:, None]).clamp_min(0).sum())
+    return KernelKMeansResult(labels.cpu().numpy(), inertia, it, norms.cpu().numpy())
+
+
+def _one_hot(labels: torch.Tensor, k: int, dtype: torch.dtype) -> torch.Tensor:
+    """The assignment matrix, shape (len(labels), k)."""
+    A = torch.zeros((len(labels), k), dtype=dtype, device=labels.device)
+    A[torch.arange(len(labels), device=labels.device), labels] = 1.0
+    return A
+
+
+def _distances(
+    KA: torch.Tensor, diag: torch.Tensor, labels: torch.Tensor, k: int
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Squared feature-space distances of every point to the ``k`` cluster means of
+    ``labels``, shape (n, k), and the squared norms ``||mu_l||^2`` of the means, from
+    ``K A``."""
+    A = _one_hot(labels, k, KA.dtype)
+    sizes = A.sum(0)
+    norms = (A * KA).sum(0) / sizes**2
+    return diag[:, None] - 2 * KA / sizes + norms[None, :], norms
+
+
+def _fill_empty(labels: torch.Tensor, D: torch.Tensor, k: int) -> torch.Tensor:
+    """Give each empty cluster the point farthest from its current centre (scikit-learn's
+    relocation rule), taking points from clusters of two or more."""
+    counts = torch.bincount(labels, minlength=k)
+    if bool((counts > 0).all()):
+        return labels
+    labels = labels.clone()
+    far = D.gather(1, labels[:, None])[:, 0].argsort(descending=True).tolist()
+    for empty in torch.nonzero(counts == 0).flatten().tolist():
+        for i in far:
+            if counts[labels[i]] > 1:
+                counts[labels[i]] -= 1
+                labels[i] = empty
+                counts[empty] = 1
+                far.remove(i)
+                break
+    return labels
+
+
+def kernel_kmeans(
+    K: torch.Tensor,
+    n_clusters: int,
+    *,
+    init: str | np.ndarray = "k-means++",
+    n_init: int = 10,
+    max_iter: int = 300,
+    random_state: Any = None,
+) -> KernelKMeansResult:
+    r"""Kernel k-means: Lloyd's algorithm in the feature space of ``K``.
+
+    Minimises ``sum_i ||phi(x_i) - mu_{s_i}||_H^2`` (course part 1, section 4.3) by
+    alternating the implicit centroid update ``mu_l = (1/|C_l|) sum_{j in C_l} phi(x_j)`` and
+    the assignment
+
+    .. math:: s_i \in \arg\min_l K_{ii} - \frac{2}{|C_l|} \sum_{j \in C_l} K_{ij}
+              + \frac{1}{|C_l|^2} \sum_{j, m \in C_l} K_{jm},
+
+    until no label changes (or ``max_iter``).  The inertia is
+    ``sum_i K_ii - sum_l (1/|C_l|) sum_{i, j in C_l} K_ij``.  An empty cluster receives the
+    point farthest from its centre.  The best of ``n_init`` runs (least inertia) is returned.
+
+    Parameters
+    ----------
+    K : torch.Tensor, shape (n, n)
+        Gram matrix.
+    n_clusters : int
+        ``k <= n``.
+    init : "k-means++", "random" or array of ``k`` indices
+        Initial centres ``phi(x_c)``: greedy k-means++ in the feature space
+        (:func:`kmeans_plusplus`), ``k`` distinct points drawn uniformly, or given training
+        points (then one run).
+    n_init : int
+        Runs from different random initial centres.
+    max_iter : int
+        Most Lloyd iterations per run.
+    random_state : None, int, RandomState or Generator
+        Seed of the initial centres.
+    """
+    n = K.shape[0]
+    check_n_clusters(n_clusters, n)
+    rng = check_random_state(random_state)
+    diag = K.diagonal().clone()
+    if not isinstance(init, str):
+        starts = [np.asarray(init, dtype=np.int64)]
+        if starts[0].shape != (n_clusters,) or starts[0].min() < 0 or starts[0].max() >= n:
+            raise InputError(
+                f"init: expected {n_clusters} indices of training points in [0, {n}), got "
+                f"{starts[0].tolist()}"
+            )
+    elif init == "random":
+        starts = [rng.choice(n, size=n_clusters, replace=False) for _ in range(n_init)]
+    else:
+        starts = [kmeans_plusplus(K, n_clusters, rng) for _ in range(n_init)]
+    runs = [_lloyd(K, diag, centres, max_iter) for centres in starts]
+    return min(runs, key=lambda r: r.inertia)
+
+
+class KernelKMeans(KernelEstimatorMixin, ClusterMixin, BaseEstimator):
+    r"""Kernel k-means on any kernel or a precomputed Gram matrix.
+
+    Minimises the within-cluster sum of squared feature-space distances
+    ``sum_i ||phi(x_i) - mu_{s_i}||_H^2`` (course part 1, section 4.3) by Lloyd's algorithm
+    in the feature space (:func:`kernel_kmeans`), from greedy k-means++ centres drawn in the
+    feature space, best of ``n_init`` runs.  With ``kernel="linear"`` and the same initial
+    centres it is scikit-learn's ``KMeans`` (same labels and inertia).
+
+    ``predict`` assigns new points to the nearest centre ``mu_l``: it needs the kernel
+    between the new points and the training points,
+    ``argmin_l -(2/|C_l|) sum_{j in C_l} k(x, x_j) + ||mu_l||^2``.
+
+    Parameters
+    ----------
+    n_clusters : int, default 8
+        Number of clusters ``k`` (at most the number of training points).
+    kernel : Kernel, str or None, optional
+        A kernelkit kernel, a kernel spec, a scikit-learn name (``"linear"``, ``"rbf"``,
+        ``"precomputed"``...) or ``None`` (the default kernel of the input's kind; see
+        :mod:`kernelkit.estimators._kernels`).
+    random_state : None, int, RandomState or Generator
+        Seed of the initial centres.
+    init : {"k-means++", "random"} or array of n_clusters training indices, default "k-means++"
+        Initial centres (an array: those training points, one run).
+    n_init : int, default 10
+        Runs from different initial centres; the one with the least inertia is kept.
+    max_iter : int, default 300
+        Most Lloyd iterations per run.
+    gamma, degree, coef0 : optional
+        scikit-learn's kernel parameters, used only with its kernel names.
+
+    Attributes
+    ----------
+    labels_ : ndarray, shape (n_samples,)
+        Cluster of each training point.
+    inertia_ : float
+        Sum of squared feature-space distances to the assigned centres.
+    n_iter_ : int
+        Lloyd iterations of the kept run.
+    centre_norms_ : ndarray, shape (n_clusters,)
+        ``||mu_l||_H^2``.
+    """
+
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        **CLUSTER_CONSTRAINTS,
+        "init": [StrOptions({"k-means++", "random"}), "array-like"],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+    }
+
+    def __init__(
+        self,
+        n_clusters: int = 8,
+        kernel: Kernel | str | None = None,
+        random_state: Any = None,
+        *,
+        init: str | Any = "k-means++",
+        n_init: int = 10,
+        max_iter: int = 300,
+        gamma: float | None = None,
+        degree: int | None = None,
+        coef0: float | None = None,
+    ):
+        self.n_clusters = n_clusters
+        self.kernel = kernel
+        self.random_state = random_state
+        self.init = init
+        self.n_init = n_init
+        self.max_iter = max_iter
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+
+    def fit(self, X: Any, y: Any = None) -> KernelKMeans:
+        """Cluster the training data (``y`` is ignored)."""
+        self._validate_params()
+        Xb = self._fit_X(X)
+        check_n_clusters(self.n_clusters, len(Xb))
+        K = gram(self.kernel_, Xb).to(torch.float64)
+        init = self.init if isinstance(self.init, str) else np.asarray(self.init)
+        res = kernel_kmeans(
+            K,
+            self.n_clusters,
+            init=init,
+            n_init=self.n_init,
+            max_iter=self.max_iter,
+            random_state=self.random_state,
+        )
+        self.labels_ = res.labels
+        self.inertia_ = res.inertia
+        self.n_iter_ = res.iterations
+        self.centre_norms_ = res.centre_norms
+        return self
+
+    def predict(self, X: Any) -> Any:
+        """Index of the nearest feature-space centre for each new point."""
+        check_is_fitted(self, "labels_")
+        Kt = gram(self.kernel_, self._predict_X(X), self.X_fit_).to(torch.float64)
+        labels = torch.as_tensor(self.labels_, device=Kt.device)
+        A = _one_hot(labels, self.n_clusters, Kt.dtype)
+        sizes = A.sum(0).clamp_min(1)
+        norms = torch.as_tensor(self.centre_norms_, dtype=Kt.dtype, device=Kt.device)
+        return like_input((-2 * (Kt @ A) / sizes + norms).argmin(1), X)
+
+
+__all__ = [
+    "CLUSTER_CONSTRAINTS",
+    "KernelKMeans",
+    "KernelKMeansResult",
+    "check_n_clusters",
+    "kernel_kmeans",
+]
