@@ -27,6 +27,7 @@ from kernelkit.kernels.precomputed import Precomputed, PrecomputedBatch
 from kernelkit.kernels.random_walk import RandomWalk
 from kernelkit.kernels.strings import Mismatch, Spectrum, Subsequence
 from kernelkit.kernels.vector import Gaussian, Laplacian, Linear, Matern, Polynomial, TensorMatern
+from kernelkit.kernels.weighted_degree import UnequalLengthError, WeightedDegree
 
 __all__ = [
     "CommuteTime",
@@ -59,5 +60,7 @@ __all__ = [
     "SumKernel",
     "Tanimoto",
     "TensorMatern",
+    "UnequalLengthError",
+    "WeightedDegree",
     "WeisfeilerLehman",
 ]
