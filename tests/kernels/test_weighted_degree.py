@@ -17,14 +17,14 @@ def brute_wd(x: str, y: str, d: int, shift: int) -> float:
     total = 0.0
     for k in range(1, d + 1):
         beta = 2.0 * (d - k + 1) / (d * (d + 1))
-        for l in range(L - k + 1):
+        for p in range(L - k + 1):
             for s in range(shift + 1):
-                if l + s > L - k:
+                if p + s > L - k:
                     break
                 delta = 1.0 / (2.0 * (s + 1))
-                hits = (x[l + s : l + s + k] == y[l : l + k]) + (
-                    x[l : l + k] == y[l + s : l + s + k]
-                )
+                shifted_x = x[p + s : p + s + k] == y[p : p + k]
+                shifted_y = x[p : p + k] == y[p + s : p + s + k]
+                hits = shifted_x + shifted_y
                 total += beta * delta * hits
     return total
 
