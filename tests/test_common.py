@@ -30,11 +30,13 @@ from kernelkit import (
     ConcatenatedKernelRegressor,
     InvariantEmbedding,
     KernelAutoencoder,
+    KernelCCA,
     KernelPCA,
     KernelRidge,
     KernelSVC,
     NystromFeatures,
     RandomFourierFeatures,
+    SimpleMKL,
 )
 from kernelkit.invariance import TransformInvariance
 from kernelkit.kernels import Gaussian
@@ -96,6 +98,8 @@ ESTIMATORS = [
         )
         for reading in ("transforms", "sum_of_max")
     ),
+    *(SimpleMKL(loss=loss) for loss in ("squared", "hinge", "logistic")),
+    KernelCCA(),
 ]
 """Every estimator of kernelkit, in the configurations the common checks run."""
 

@@ -20,6 +20,8 @@ _LAZY = {
     "InvariantEmbedding": "kernelkit.estimators.invariant",
     "NystromFeatures": "kernelkit.estimators",
     "RandomFourierFeatures": "kernelkit.estimators",
+    "SimpleMKL": "kernelkit.estimators",
+    "KernelCCA": "kernelkit.estimators",
 }
 
 __all__ = ["__version__", *_LAZY]
