@@ -22,6 +22,7 @@ from kernelkit.kernels.base import (
 )
 from kernelkit.kernels.graphs import ShortestPath, WeisfeilerLehman
 from kernelkit.kernels.molecules import MinMax, Tanimoto
+from kernelkit.kernels.neural import ArcCosine, ReLUNTK
 from kernelkit.kernels.nodes import CommuteTime, Diffusion, RegularizedLaplacian
 from kernelkit.kernels.precomputed import Precomputed, PrecomputedBatch
 from kernelkit.kernels.random_walk import RandomWalk
@@ -30,6 +31,7 @@ from kernelkit.kernels.vector import Gaussian, Laplacian, Linear, Matern, Polyno
 from kernelkit.kernels.weighted_degree import UnequalLengthError, WeightedDegree
 
 __all__ = [
+    "ArcCosine",
     "CommuteTime",
     "Constant",
     "Diffusion",
@@ -51,6 +53,7 @@ __all__ = [
     "PrecomputedBatch",
     "ProductKernel",
     "RandomWalk",
+    "ReLUNTK",
     "RegularizedLaplacian",
     "ScaledKernel",
     "ShortestPath",
