@@ -20,6 +20,7 @@ from kernelkit.kernels.base import (
     StationaryKernel,
     SumKernel,
 )
+from kernelkit.kernels.fisher import FisherVector, HMMFisher
 from kernelkit.kernels.graphs import ShortestPath, WeisfeilerLehman
 from kernelkit.kernels.molecules import MinMax, Tanimoto
 from kernelkit.kernels.neural import ArcCosine, ReLUNTK
@@ -37,7 +38,9 @@ __all__ = [
     "Diffusion",
     "DotProductKernel",
     "FeatureSpaceGaussian",
+    "FisherVector",
     "Gaussian",
+    "HMMFisher",
     "Kernel",
     "Laplacian",
     "Linear",
