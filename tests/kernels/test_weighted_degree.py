@@ -97,3 +97,14 @@ def test_differs_from_spectrum_where_position_matters():
     assert Spectrum(4)(X)[0, 1] == 1.0
     assert WeightedDegree(4)(X)[0, 1] == 0.0
     assert WeightedDegree(4, shift=1)(X)[0, 1] > 0.0
+
+
+def test_kernel_specs_name_the_new_kernels():
+    from kernelkit.kernels import ArcCosine, ReLUNTK
+    from kernelkit.kernels.specs import build_kernel
+
+    spec = build_kernel("weighted-degree:degree=4,shift=1", "sequences")
+    assert isinstance(spec, WeightedDegree) and (spec.degree, spec.shift) == (4, 1)
+    assert build_kernel("arccos:order=2", "vectors").order == 2
+    assert isinstance(build_kernel("relu-ntk", "vectors"), ReLUNTK)
+    assert isinstance(build_kernel("arccos", "vectors"), ArcCosine)
