@@ -2,8 +2,9 @@
 
 Course part 1, section 4.6: regularised KCCA with one Gaussian kernel per view (width by the
 median heuristic of each view), for several ``tau``, against linear CCA (scikit-learn's
-``CCA``, unregularised) and linear-kernel KCCA (``tau = 0.5``) on the same halves.  Reported: the empirical canonical correlations of the first
-components on the training images (``correlations_``) and on held-out images (projections
+``CCA``, unregularised) and linear-kernel KCCA (``tau = 0.5``) on the same halves.
+Reported: the empirical canonical correlations of the first components on the training
+images (``correlations_``) and on held-out images (projections
 of new left and right halves by ``transform(X, Y)``), which is where the unregularised
 problem's spurious correlations show (course: ``tau -> 0`` gives training correlation 1).
 

@@ -19,7 +19,8 @@ normalised Gram is computed once on all sequences and sliced per fold (nothing l
 folds).  Datasets (``--data``): ``promoter`` (106 x 57 nt) and ``AMPvsTMset`` (412 peptides);
 ``--all`` adds ``ACP_CancPPD_vs_TM`` (826 peptides).
 
-Run: ``python examples/mkl_strings.py`` (a few minutes on 2 busy cores).  Writes
+Run: ``python examples/mkl_strings.py`` (about 10 minutes on 2 busy cores; ``--all``
+about 40).  Writes
 ``examples/results/mkl_strings.json``.
 """
 
