@@ -176,13 +176,13 @@ class SimpleMKL(KernelEstimatorMixin, BaseEstimator):
         return resolved
 
     def _fit_grams(self, X: Any) -> torch.Tensor:
-        """The stack of training Grams ``(M, n, n)`` (scaled), storing the fitted kernels."""
+        """The stack of training Grams ``(M, n, n)`` (scaled, float64 on the CPU), storing the
+        fitted kernels."""
+        self.kernels_, self.X_fits_ = [], []
         if self.kernels == "precomputed":
-            self.kernels_, self.X_fits_ = [], []
             grams = _gram_list(X, None)
             self.n_features_in_ = grams.shape[1]
         else:
-            self.kernels_, self.X_fits_ = [], []
             for i, spec in enumerate(self._resolved(X)):
                 kernel, batch = fit_view(self, spec, X, reset=i == 0)
                 if i == 0:
@@ -191,10 +191,10 @@ class SimpleMKL(KernelEstimatorMixin, BaseEstimator):
                 self.X_fits_.append(batch)
             grams = torch.stack(
                 [
-                    torch.as_tensor(gram(k, b))
+                    torch.as_tensor(gram(k, b)).to("cpu", torch.float64)
                     for k, b in zip(self.kernels_, self.X_fits_, strict=True)
                 ]
-            ).to(torch.float64)
+            )
         n = grams.shape[1]
         if self.scale == "trace":
             scales = grams.diagonal(dim1=1, dim2=2).sum(1) / n
@@ -217,7 +217,7 @@ class SimpleMKL(KernelEstimatorMixin, BaseEstimator):
                             self._prepare(self.kernels_[m], X, reset=False),
                             self.X_fits_[m],
                         )
-                    ).to(torch.float64)
+                    ).to("cpu", torch.float64)
                     for m in active
                 ]
             )
