@@ -20,6 +20,7 @@ from kernelkit.kernels.base import (
     StationaryKernel,
     SumKernel,
 )
+from kernelkit.kernels.characteristic import BallSpectrum
 from kernelkit.kernels.fisher import FisherVector, HMMFisher
 from kernelkit.kernels.graphs import ShortestPath, WeisfeilerLehman
 from kernelkit.kernels.molecules import MinMax, Tanimoto
@@ -33,6 +34,7 @@ from kernelkit.kernels.weighted_degree import UnequalLengthError, WeightedDegree
 
 __all__ = [
     "ArcCosine",
+    "BallSpectrum",
     "CommuteTime",
     "Constant",
     "Diffusion",
