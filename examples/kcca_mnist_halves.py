@@ -11,7 +11,7 @@ problem's spurious correlations show (course: ``tau -> 0`` gives training correl
 Data: ``mnist5k`` (5000 images, 500 per digit; ``--data``), shuffled with seed 0, the first
 ``--n-train`` images for training and the next ``--n-test`` for testing; pixels / 255.
 
-Run: ``python examples/kcca_mnist_halves.py`` (about a minute on 2 busy cores).  Writes
+Run: ``python examples/kcca_mnist_halves.py`` (about 6 minutes on 2 busy cores).  Writes
 ``examples/results/kcca_mnist_halves.json``.
 """
 

@@ -8,7 +8,7 @@ kernel's hyperparameters), so the accuracies sit beside its spectrum / mismatch 
 local-alignment rows (``examples/results/strings_svm.md``; best: spectrum, 0.970).  The
 spectrum row is rerun here in the same process as the reference.
 
-Run: ``python examples/strings_weighted_degree.py`` (about a minute on 2 busy cores).
+Run: ``python examples/strings_weighted_degree.py`` (about 8 minutes on 2 busy cores).
 Writes ``examples/results/strings_weighted_degree.json``.
 """
 
