@@ -31,6 +31,7 @@ from kernelkit import (
     ConcatenatedKernelRegressor,
     InvariantEmbedding,
     KernelAutoencoder,
+    KernelCCA,
     KernelKMeans,
     KernelLogisticRegression,
     KernelPCA,
@@ -38,6 +39,7 @@ from kernelkit import (
     KernelSVC,
     NystromFeatures,
     RandomFourierFeatures,
+    SimpleMKL,
     SpectralClustering,
 )
 from kernelkit.invariance import TransformInvariance
@@ -105,6 +107,8 @@ ESTIMATORS = [
         )
         for reading in ("transforms", "sum_of_max")
     ),
+    *(SimpleMKL(loss=loss) for loss in ("squared", "hinge", "logistic")),
+    KernelCCA(),
 ]
 """Every estimator of kernelkit, in the configurations the common checks run."""
 

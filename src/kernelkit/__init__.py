@@ -24,6 +24,8 @@ _LAZY = {
     "BiasFreeSVC": "kernelkit.estimators",
     "KernelKMeans": "kernelkit.estimators",
     "SpectralClustering": "kernelkit.estimators",
+    "SimpleMKL": "kernelkit.estimators",
+    "KernelCCA": "kernelkit.estimators",
 }
 
 __all__ = ["__version__", *_LAZY]

@@ -5,7 +5,9 @@
 
 from kernelkit.estimators.clustering import KernelKMeans, kernel_kmeans
 from kernelkit.estimators.features import NystromFeatures, RandomFourierFeatures
+from kernelkit.estimators.kcca import KernelCCA
 from kernelkit.estimators.logistic import KernelLogisticRegression, kernel_logistic_regression
+from kernelkit.estimators.mkl import SimpleMKL
 from kernelkit.estimators.pca import KernelPCA, KernelPCAResult, kernel_pca
 from kernelkit.estimators.ridge import KernelRidge, kernel_ridge_coefficients
 from kernelkit.estimators.spectral import SpectralClustering
@@ -14,6 +16,7 @@ from kernelkit.estimators.svm_dual import BiasFreeSVC, bias_free_svm
 
 __all__ = [
     "BiasFreeSVC",
+    "KernelCCA",
     "KernelKMeans",
     "KernelLogisticRegression",
     "KernelPCA",
@@ -22,6 +25,7 @@ __all__ = [
     "KernelSVC",
     "NystromFeatures",
     "RandomFourierFeatures",
+    "SimpleMKL",
     "SpectralClustering",
     "bias_free_svm",
     "kernel_kmeans",

@@ -20,21 +20,29 @@ from kernelkit.kernels.base import (
     StationaryKernel,
     SumKernel,
 )
+from kernelkit.kernels.characteristic import BallSpectrum
+from kernelkit.kernels.fisher import FisherVector, HMMFisher
 from kernelkit.kernels.graphs import ShortestPath, WeisfeilerLehman
 from kernelkit.kernels.molecules import MinMax, Tanimoto
+from kernelkit.kernels.neural import ArcCosine, ReLUNTK
 from kernelkit.kernels.nodes import CommuteTime, Diffusion, RegularizedLaplacian
 from kernelkit.kernels.precomputed import Precomputed, PrecomputedBatch
 from kernelkit.kernels.random_walk import RandomWalk
 from kernelkit.kernels.strings import Mismatch, Spectrum, Subsequence
 from kernelkit.kernels.vector import Gaussian, Laplacian, Linear, Matern, Polynomial, TensorMatern
+from kernelkit.kernels.weighted_degree import UnequalLengthError, WeightedDegree
 
 __all__ = [
+    "ArcCosine",
+    "BallSpectrum",
     "CommuteTime",
     "Constant",
     "Diffusion",
     "DotProductKernel",
     "FeatureSpaceGaussian",
+    "FisherVector",
     "Gaussian",
+    "HMMFisher",
     "Kernel",
     "Laplacian",
     "Linear",
@@ -50,6 +58,7 @@ __all__ = [
     "PrecomputedBatch",
     "ProductKernel",
     "RandomWalk",
+    "ReLUNTK",
     "RegularizedLaplacian",
     "ScaledKernel",
     "ShortestPath",
@@ -59,5 +68,7 @@ __all__ = [
     "SumKernel",
     "Tanimoto",
     "TensorMatern",
+    "UnequalLengthError",
+    "WeightedDegree",
     "WeisfeilerLehman",
 ]

@@ -22,9 +22,11 @@ from kernelkit.data.readers.common import is_number
 from kernelkit.kernels.base import Kernel
 from kernelkit.kernels.graphs import ShortestPath, WeisfeilerLehman
 from kernelkit.kernels.molecules import MinMax, Tanimoto
+from kernelkit.kernels.neural import ArcCosine, ReLUNTK
 from kernelkit.kernels.precomputed import Precomputed
 from kernelkit.kernels.strings import Mismatch, Spectrum, Subsequence
 from kernelkit.kernels.vector import Gaussian, Laplacian, Linear, Matern, Polynomial
+from kernelkit.kernels.weighted_degree import WeightedDegree
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.kinds import InputKind
 
@@ -50,11 +52,14 @@ KERNEL_SPECS: dict[str, tuple[InputKind, type[Kernel]]] = {
     "linear": (InputKind.VECTOR, Linear),
     "matern": (InputKind.VECTOR, Matern),
     "polynomial": (InputKind.VECTOR, Polynomial),
+    "arccos": (InputKind.VECTOR, ArcCosine),
+    "relu-ntk": (InputKind.VECTOR, ReLUNTK),
     "tanimoto": (InputKind.MOLECULE, Tanimoto),
     "minmax": (InputKind.MOLECULE, MinMax),
     "spectrum": (InputKind.STRING, Spectrum),
     "mismatch": (InputKind.STRING, Mismatch),
     "subsequence": (InputKind.STRING, Subsequence),
+    "weighted-degree": (InputKind.STRING, WeightedDegree),
     "wl": (InputKind.GRAPH, WeisfeilerLehman),
     "shortest-path": (InputKind.GRAPH, ShortestPath),
     "precomputed": (InputKind.GRAM, Precomputed),
