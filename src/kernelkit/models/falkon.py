@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from kernelkit.gram.engine import gram_tensor
+from kernelkit.gram.engine import gram_tensor, prepare_pair
 from kernelkit.gram.nystrom import kmeanspp_centres, pivoted_cholesky, take, uniform_centres
 from kernelkit.gram.streaming import NystromOperator
 from kernelkit.kernels.base import Batch, Kernel
@@ -106,9 +106,10 @@ class NystromSystem:
 
 
 def nystrom_system(
-    kernel: Kernel, Xb: Batch, indices: np.ndarray, *, block_size: int | None = None
+    kernel: Kernel, X: Any, indices: np.ndarray, *, block_size: int | None = None
 ) -> NystromSystem:
-    """Prepare ``K_nm`` (streamed) and ``T = chol(K_mm)`` for the centres ``Xb[indices]``."""
+    """Prepare ``K_nm`` (streamed) and ``T = chol(K_mm)`` for the centres ``X[indices]``."""
+    Xb, _ = prepare_pair(kernel, X)
     centres = take(Xb, np.asarray(indices))
     op = NystromOperator(kernel, Xb, centres, block_size=block_size)
     block_dtype = Xb.dtype if isinstance(Xb, torch.Tensor) else torch.float64

@@ -203,9 +203,10 @@ def nystrom_pcg(
     tol: float = 1e-6,
     max_iter: int = 100,
     x0: torch.Tensor | None = None,
+    penalty_at: torch.Tensor | None = None,
     callback: Callable[[int, torch.Tensor], None] | None = None,
 ) -> NystromPCGResult:
-    r"""Solve ``(K_nm^T W K_nm / n + lam K_mm) alpha = rhs / n`` by Falkon's CG.
+    r"""Solve ``(K_nm^T W K_nm / n + lam K_mm) alpha = rhs / n - lam K_mm a`` by Falkon's CG.
 
     Parameters
     ----------
@@ -222,6 +223,10 @@ def nystrom_pcg(
         residual ``||B^T (rhs - n H alpha)|| / ||B^T rhs||`` per column.
     x0 : torch.Tensor, optional
         Starting ``alpha`` (warm start), mapped to ``beta_0 = A T alpha``.
+    penalty_at : torch.Tensor, optional
+        ``a`` (default 0): a Newton step ``delta`` of a penalised loss at ``a`` solves this
+        system with ``rhs`` the loss part of the negative gradient times ``n``; the term
+        enters the preconditioned right-hand side as ``B^T lam T^T T a = lam A^{-T} T a``.
     callback : callable, optional
         ``callback(k, rel)`` after every CG iteration.
     """
@@ -231,6 +236,8 @@ def nystrom_pcg(
 
     rhs = rhs.to(torch.float64)
     b = precond.apply_t(rhs / n)
+    if penalty_at is not None:
+        b = b - precond.penalty(precond.inverse(penalty_at.to(torch.float64)))
     beta0 = None if x0 is None else precond.inverse(x0.to(torch.float64))
     res = conjugate_gradient(operator, b, tol=tol, max_iter=max_iter, x0=beta0, callback=callback)
     return NystromPCGResult(precond.apply(res.solution), res)
