@@ -192,6 +192,11 @@ def main() -> None:
     parser.add_argument("--exact-n", type=int, nargs="*", default=None)
     parser.add_argument("--sk-limit-gb", type=float, default=4.0)
     parser.add_argument("--only-big", action="store_true", help="run only the n = 10^6 cases")
+    parser.add_argument(
+        "--krr", nargs="*", default=None, metavar="N:M", help="KRR cases instead of the grid"
+    )
+    parser.add_argument("--no-logistic", action="store_true")
+    parser.add_argument("--name", default=None, help="results file name (default bench_falkon)")
     parser.add_argument("--case", type=str, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.case:
@@ -211,6 +216,10 @@ def main() -> None:
         grid += [(1_000_000, 10_000)]
     if args.exact_n is not None:
         exact_n = args.exact_n
+    if args.krr is not None:
+        grid = [tuple(int(v) for v in item.split(":")) for item in args.krr]
+    if args.no_logistic:
+        logistic = []
     rows = []
     for n, m in grid:
         ours = _spawn({"task": "regression", "method": "falkon", "n": n, "m": m})
@@ -244,7 +253,7 @@ def main() -> None:
         row.update({f"baseline_{k}": v for k, v in base.items() if k != "seconds"})
         rows.append(row)
         print(json.dumps(row), flush=True)
-    report("bench_falkon" + ("_quick" if args.quick else ""), rows)
+    report(args.name or ("bench_falkon" + ("_quick" if args.quick else "")), rows)
 
 
 if __name__ == "__main__":

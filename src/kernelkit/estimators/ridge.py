@@ -172,7 +172,7 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
     center_indices_ : ndarray of int
         ``"nystrom"`` only: indices of the centres among the training points.
     n_iter_ : int
-        ``"nystrom"`` only: CG iterations run.
+        CG iterations run (``"nystrom"``); 1 for the exact solver (one direct solve).
     n_features_in_ : int
         Number of features (vector input) or of training points (precomputed Gram).
 
@@ -243,7 +243,6 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         Y = self._validate_y_numeric(y, len(Xb), dtype)
         w = check_sample_weight(sample_weight, len(Xb))
         self.__dict__.pop("center_indices_", None)
-        self.__dict__.pop("n_iter_", None)
         if self.solver == "nystrom":
             return self._fit_nystrom(Xb, Y, w, X)
         K = gram(self.kernel_, Xb)
@@ -257,6 +256,7 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
             result = kernel_ridge_coefficients(K, Y, lam=lam)
         self.dual_coef_ = like_input(_weigh(result.solution, root_w), X)
         self.jitter_ = float(result.jitter)
+        self.n_iter_ = 1
         return self
 
     def predict(self, X: Any) -> Any:
