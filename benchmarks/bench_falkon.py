@@ -172,6 +172,50 @@ def run_case(case: dict) -> dict:
     return out
 
 
+def scaling() -> dict:
+    """CPU seconds of one streamed pass over an (n, m) grid, one thread, and the fitted
+    exponents of ``time ~ n^a m^b`` (CPU time: less sensitive to other load than wall time)."""
+    import torch
+
+    from kernelkit.gram.streaming import NystromOperator
+    from kernelkit.kernels import Gaussian
+
+    torch.set_num_threads(1)
+    X, *_ = _data(100_000, 1)
+    X = torch.as_tensor(X)
+    rows, fit = [], []
+    for n in (25_000, 50_000, 100_000):
+        for m in (250, 500, 1000, 2000):
+            op = NystromOperator(Gaussian(SIGMA), X[:n], X[:m])
+            v = torch.randn(m, 1, dtype=torch.float64)
+            times = []
+            for _ in range(3):
+                cpu = time.process_time()
+                op.normal_matmat(v)
+                times.append(time.process_time() - cpu)
+            t = min(times)
+            b = op.rows_per_tile(4)
+            src, dst = -torch.rand(b, m), torch.empty(b, m)
+            cpu = time.process_time()
+            for _ in range(0, n, b):
+                torch.exp(src, out=dst)
+            e = time.process_time() - cpu
+            rows.append(
+                {
+                    "n": n,
+                    "m": m,
+                    "pass_cpu_s": round(t, 4),
+                    "ns_per_entry": round(t / n / m * 1e9, 3),
+                    "exp_cpu_s": round(e, 4),
+                    "pass_over_exp": round(t / e, 2),
+                }
+            )
+            fit.append((np.log(n), np.log(m), np.log(t)))
+    A = np.array([[1.0, a, b] for a, b, _ in fit])
+    coef = np.linalg.lstsq(A, np.array([c for *_, c in fit]), rcond=None)[0]
+    return {"rows": rows, "exponent_n": round(coef[1], 3), "exponent_m": round(coef[2], 3)}
+
+
 def _spawn(case: dict) -> dict:
     proc = subprocess.run(
         [sys.executable, __file__, "--case", json.dumps(case)],
@@ -197,10 +241,18 @@ def main() -> None:
     )
     parser.add_argument("--no-logistic", action="store_true")
     parser.add_argument("--name", default=None, help="results file name (default bench_falkon)")
+    parser.add_argument("--scaling", action="store_true", help="only the pass-time exponents")
     parser.add_argument("--case", type=str, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.case:
         print(json.dumps(run_case(json.loads(args.case))))
+        return
+    if args.scaling:
+        result = scaling()
+        print(json.dumps(result, indent=1))
+        (Path(__file__).parent / "results" / "bench_falkon_scaling.json").write_text(
+            json.dumps(result, indent=2)
+        )
         return
     if args.quick:
         grid, exact_n, logistic = [(10_000, 500), (10_000, 1000)], [], [(10_000, 500)]
