@@ -29,6 +29,14 @@ from kernelkit.solvers.lbfgs import (
     lbfgs_batched,
     lbfgs_restarts,
 )
+from kernelkit.solvers.nystrom_pcg import (
+    CentreFactor,
+    NystromPCGResult,
+    NystromPreconditioner,
+    centre_factor,
+    nystrom_pcg,
+    nystrom_preconditioner,
+)
 from kernelkit.solvers.optima import DistinctOptima, Optimum
 from kernelkit.solvers.psd import PSDCheck, check_psd
 from kernelkit.solvers.training import NonFiniteObjectiveWarning, TrainResult, train_module
@@ -36,15 +44,19 @@ from kernelkit.solvers.training import NonFiniteObjectiveWarning, TrainResult, t
 __all__ = [
     "BatchedLBFGSResult",
     "CGResult",
+    "CentreFactor",
     "CholeskyFactor",
     "CholeskyResult",
     "DistinctOptima",
     "EigenResult",
     "LBFGSResult",
     "NonFiniteObjectiveWarning",
+    "NystromPCGResult",
+    "NystromPreconditioner",
     "Optimum",
     "PSDCheck",
     "TrainResult",
+    "centre_factor",
     "check_psd",
     "cho_solve",
     "cholesky_factor",
@@ -54,6 +66,8 @@ __all__ = [
     "lbfgs",
     "lbfgs_batched",
     "lbfgs_restarts",
+    "nystrom_pcg",
+    "nystrom_preconditioner",
     "solve",
     "solve_triangular",
     "symmetric_eigh",
