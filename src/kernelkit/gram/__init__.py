@@ -3,7 +3,9 @@ centering, Nyström and random Fourier feature maps.
 
 The estimators get their Gram blocks here: :func:`gram` (tiled, in place, within
 ``memory_budget``; explicit sparse features as one product; dtype and device of the input)
-and :class:`GramOperator` (products ``K V`` one tile at a time, ``K`` never held).
+and :class:`GramOperator` (products ``K V`` one tile at a time, ``K`` never held);
+:class:`NystromOperator` streams ``K_nm^T (w K_nm V + U)`` for Falkon in one pass over row
+tiles (:mod:`kernelkit.gram.streaming`).
 The kernel autoencoders (KAE, K2AE), the concatenated regression and
 :class:`~kernelkit.InvariantEmbedding` take a ``memory_budget`` with the meaning of
 :func:`gram`: bytes of scratch allowed besides the blocks the method must hold (default
@@ -63,16 +65,19 @@ from kernelkit.gram.engine import gram, gram_tensor
 from kernelkit.gram.nystrom import NystromMap, nystrom_map, pivoted_cholesky
 from kernelkit.gram.operator import GramOperator
 from kernelkit.gram.random_features import RandomFourierMap, random_fourier_map
+from kernelkit.gram.streaming import NystromOperator, nystrom_tile
 
 __all__ = [
     "GramCenterer",
     "GramOperator",
     "NystromMap",
+    "NystromOperator",
     "RandomFourierMap",
     "center_gram",
     "gram",
     "gram_tensor",
     "nystrom_map",
+    "nystrom_tile",
     "pivoted_cholesky",
     "random_fourier_map",
 ]

@@ -30,6 +30,14 @@ from kernelkit.solvers.lbfgs import (
     lbfgs_batched,
     lbfgs_restarts,
 )
+from kernelkit.solvers.nystrom_pcg import (
+    CentreFactor,
+    NystromPCGResult,
+    NystromPreconditioner,
+    centre_factor,
+    nystrom_pcg,
+    nystrom_preconditioner,
+)
 from kernelkit.solvers.optima import DistinctOptima, Optimum
 from kernelkit.solvers.psd import PSDCheck, check_psd
 from kernelkit.solvers.training import NonFiniteObjectiveWarning, TrainResult, train_module
@@ -38,16 +46,20 @@ __all__ = [
     "BatchedLBFGSResult",
     "BoxQPResult",
     "CGResult",
+    "CentreFactor",
     "CholeskyFactor",
     "CholeskyResult",
     "DistinctOptima",
     "EigenResult",
     "LBFGSResult",
     "NonFiniteObjectiveWarning",
+    "NystromPCGResult",
+    "NystromPreconditioner",
     "Optimum",
     "PSDCheck",
     "TrainResult",
     "box_qp",
+    "centre_factor",
     "check_psd",
     "cho_solve",
     "cholesky_factor",
@@ -57,6 +69,8 @@ __all__ = [
     "lbfgs",
     "lbfgs_batched",
     "lbfgs_restarts",
+    "nystrom_pcg",
+    "nystrom_preconditioner",
     "solve",
     "solve_triangular",
     "symmetric_eigh",
