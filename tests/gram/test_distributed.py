@@ -89,15 +89,15 @@ def test_write_gram_stores_blocks_and_never_overwrites(client, points, tmp_path)
     X = da.from_array(points[:60], chunks=(25, 4))
     stored = write_gram(Gaussian(1.0), X, tmp_path / "K.zarr")
     np.testing.assert_allclose(stored.compute(), gram(Gaussian(1.0), points[:60]), atol=1e-12)
-    with pytest.raises(FileExistsError, match="path: .*overwrite=True"):
+    with pytest.raises(FileExistsError, match=r"path: .*overwrite=True"):
         write_gram(Gaussian(1.0), X, tmp_path / "K.zarr")
 
 
 def test_named_errors_on_dask_input(points):
     X = da.from_array(points, chunks=(40, 4))
-    with pytest.raises(InputError, match="method: expected 'uniform' or 'kpca'"):
+    with pytest.raises(InputError, match=r"method: expected .uniform. or .kpca."):
         NystromFeatures(Gaussian(1.0), method="greedy").fit(X)
-    with pytest.raises(InputError, match="X: expected a dask.array.Array"):
+    with pytest.raises(InputError, match=r"X: expected a dask\.array\.Array"):
         sum_over_row_blocks(lambda b: (b,), points)
 
 
