@@ -79,6 +79,7 @@ def test_extra_kernel_configurations(index):
 # ---------------------------------------------------------------------- estimators
 ESTIMATORS = [
     KernelRidge(),
+    KernelRidge(solver="nystrom", n_centers=10),
     KernelPCA(),
     KernelSVC(),
     KernelAutoencoder(dims=(2,), max_iter=5),

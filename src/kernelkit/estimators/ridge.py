@@ -1,7 +1,10 @@
-"""Kernel ridge regression (course part 1, slide "Kernel ridge regression (KRR)")."""
+"""Kernel ridge regression (course part 1, slide "Kernel ridge regression (KRR)"), exact or by
+Nyström-preconditioned CG (Falkon; :mod:`kernelkit.models.falkon`)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from numbers import Integral, Real
 from typing import Any, ClassVar
 
@@ -9,19 +12,31 @@ import numpy as np
 import torch
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.metrics import r2_score
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from kernelkit.estimators._base import (
     KERNEL_CONSTRAINTS,
+    RANDOM_STATE_CONSTRAINT,
+    VERBOSE_CONSTRAINT,
     KernelEstimatorMixin,
     check_sample_weight,
     result_dtype,
     to_numpy,
+    warn_max_iter,
 )
 from kernelkit.gram import gram
 from kernelkit.kernels import Kernel
+from kernelkit.kernels.base import Batch
+from kernelkit.models.falkon import (
+    CENTRE_METHODS,
+    nystrom_predict,
+    nystrom_ridge,
+    nystrom_system,
+    select_centres,
+)
 from kernelkit.solvers import CholeskyResult, cholesky_factor, cholesky_solve
+from kernelkit.utils.errors import InputError
 from kernelkit.utils.validation import like_input
 
 
@@ -114,19 +129,50 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         scikit-learn's kernel parameters, used only with its kernel names: ``gamma`` of
         ``"rbf"``, ``"laplacian"``, ``"poly"`` (``None``: ``1 / n_features``), ``degree``
         (``None``: 3) and ``coef0`` (``None``: 1) of ``"poly"``.
+    solver : {"exact", "nystrom"}, default "exact"
+        ``"exact"``: the Cholesky solve above (``O(n^2)`` memory, ``O(n^3)`` time).
+        ``"nystrom"``: Falkon (Rudi, Carratino and Rosasco, NeurIPS 2017, Algorithm 1;
+        :mod:`kernelkit.models.falkon`): ``f(x) = sum_j alpha_j k(x, c_j)`` over
+        ``n_centers`` centres, minimising the same objective over that span by CG
+        preconditioned with ``chol(K_mm)`` and ``chol(T T^T / m + lam I)``, ``K_nm``
+        streamed in row tiles and never stored (``O(n m)`` time per iteration,
+        ``O(m^2 + n)`` memory).  With ``n_centers = n`` it equals the exact solver.
+        The parameters below are used by ``"nystrom"`` only.
+    n_centers : int, default 1000
+        Number ``m`` of Nyström centres, ``1 <= m <= n_samples``.
+    centers : {"uniform", "kmeans++", "greedy"}, default "uniform"
+        How the centres are chosen among the training points
+        (:func:`kernelkit.models.falkon.select_centres`).
+    max_iter : int, default 100
+        Most CG iterations (each is one pass over the training rows).
+    tol : float, default 1e-6
+        Relative residual of the preconditioned system at which CG stops; a
+        :class:`~kernelkit.utils.errors.ConvergenceWarning` with the residual reached is
+        raised when ``max_iter`` comes first.
+    random_state : None, int, RandomState or Generator
+        Seed of the centre draw.
+    verbose : int, bool or callable, default 0
+        Truthy: a tqdm progress bar over the CG iterations showing the residual; a callable
+        is called as ``verbose(iteration, residual)``.
+    block_size : int, optional
+        Rows per tile of the streamed products (default: 4 MiB tiles).
 
     Attributes
     ----------
     kernel_ : Kernel
         The fitted clone of ``kernel``.
     X_fit_ : torch.Tensor or batch
-        The training data prepared by ``kernel_``.
+        The training data prepared by ``kernel_`` (``"nystrom"``: the centres).
     dual_coef_ : ndarray or torch.Tensor
-        ``alpha``, shape ``(n_samples,)`` or ``(n_samples, n_outputs)``, in the container of
-        the training input.
+        ``alpha``, shape ``(n_samples,)`` or ``(n_samples, n_outputs)`` (``"nystrom"``: one
+        row per centre), in the container of the training input.
     jitter_ : float
         Jitter added to the diagonal by the Cholesky solver (0 unless ``K + n lam I`` was
-        numerically singular).
+        numerically singular; ``"nystrom"``: the jitter of ``chol(K_mm)``).
+    center_indices_ : ndarray of int
+        ``"nystrom"`` only: indices of the centres among the training points.
+    n_iter_ : int
+        ``"nystrom"`` only: CG iterations run.
     n_features_in_ : int
         Number of features (vector input) or of training points (precomputed Gram).
 
@@ -147,6 +193,14 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         "gamma": [Interval(Real, 0, None, closed="neither"), None],
         "degree": [Interval(Integral, 1, None, closed="left"), None],
         "coef0": [Interval(Real, 0, None, closed="left"), None],
+        "solver": [StrOptions({"exact", "nystrom"})],
+        "n_centers": [Interval(Integral, 1, None, closed="left")],
+        "centers": [StrOptions(set(CENTRE_METHODS))],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="neither")],
+        "random_state": RANDOM_STATE_CONSTRAINT,
+        "verbose": VERBOSE_CONSTRAINT,
+        "block_size": [Interval(Integral, 1, None, closed="left"), None],
     }
 
     def __init__(
@@ -157,12 +211,28 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         gamma: float | None = None,
         degree: int | None = None,
         coef0: float | None = None,
+        solver: str = "exact",
+        n_centers: int = 1000,
+        centers: str = "uniform",
+        max_iter: int = 100,
+        tol: float = 1e-6,
+        random_state: Any = None,
+        verbose: int | bool | Callable[[int, float], Any] = 0,
+        block_size: int | None = None,
     ):
         self.kernel = kernel
         self.lam = lam
         self.gamma = gamma
         self.degree = degree
         self.coef0 = coef0
+        self.solver = solver
+        self.n_centers = n_centers
+        self.centers = centers
+        self.max_iter = max_iter
+        self.tol = tol
+        self.random_state = random_state
+        self.verbose = verbose
+        self.block_size = block_size
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> KernelRidge:
         """Fit ``alpha = (K + n lam I)^{-1} y`` (weighted: see the class docstring)."""
@@ -171,9 +241,13 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         Xb = self._fit_X(X)
         dtype = result_dtype(Xb)
         Y = self._validate_y_numeric(y, len(Xb), dtype)
+        w = check_sample_weight(sample_weight, len(Xb))
+        self.__dict__.pop("center_indices_", None)
+        self.__dict__.pop("n_iter_", None)
+        if self.solver == "nystrom":
+            return self._fit_nystrom(Xb, Y, w, X)
         K = gram(self.kernel_, Xb)
         Y = Y.to(K.device)
-        w = check_sample_weight(sample_weight, len(Xb))
         root_w = None if w is None else torch.as_tensor(np.sqrt(w), dtype=K.dtype, device=K.device)
         Y = _weigh(Y, root_w)
         result = kernel_ridge_coefficients(_weigh_gram_(K, root_w), Y, lam=lam, overwrite_K=True)
@@ -189,9 +263,46 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         """Predictions ``f(x) = sum_i alpha_i k(x_i, x)`` for new data ``X``."""
         check_is_fitted(self, "dual_coef_")
         Xb = self._predict_X(X)
+        if hasattr(self, "center_indices_"):
+            coef = torch.as_tensor(self.dual_coef_).to(torch.float64)
+            pred = nystrom_predict(self.kernel_, Xb, self.X_fit_, coef, block_size=self.block_size)
+            return like_input(pred.to(result_dtype(Xb)), X)
         Kt = gram(self.kernel_, Xb, self.X_fit_)
         alpha = torch.as_tensor(self.dual_coef_, device=Kt.device).to(Kt.dtype)
         return like_input(Kt @ alpha, X)
+
+    def _fit_nystrom(self, Xb: Batch, Y: torch.Tensor, w: np.ndarray | None, X: Any) -> KernelRidge:
+        """Falkon's Nyström-PCG fit (``solver="nystrom"``; :mod:`kernelkit.models.falkon`)."""
+        lam = float(self.lam)
+        if lam <= 0:
+            raise InputError(
+                f"lam: expected lam > 0 with solver='nystrom' (its preconditioner factorises "
+                f"T T^T / m + lam I), got {self.lam!r}"
+            )
+        index = select_centres(
+            self.kernel_, Xb, self.n_centers, method=self.centers, random_state=self.random_state
+        )
+        system = nystrom_system(self.kernel_, Xb, index, block_size=self.block_size)
+        weights = None if w is None else torch.as_tensor(w, dtype=torch.float64)
+        with cg_progress(self.verbose, self.max_iter, type(self).__name__) as callback:
+            result = nystrom_ridge(
+                system,
+                Y.cpu(),
+                lam,
+                sample_weight=weights,
+                tol=self.tol,
+                max_iter=self.max_iter,
+                callback=callback,
+            )
+        if not result.cg.converged:
+            warn_max_iter(self, f"CG relative residual {result.cg.residual:.3g}")
+        coef = result.coef[:, 0] if Y.ndim == 1 else result.coef
+        self.X_fit_ = system.op.centres
+        self.center_indices_ = system.indices
+        self.n_iter_ = result.cg.iterations
+        self.jitter_ = system.factor.jitter
+        self.dual_coef_ = like_input(coef.to(result_dtype(Xb)), X)
+        return self
 
     def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
         """Coefficient of determination R^2 of the predictions (scikit-learn's ``r2_score``)."""
@@ -203,6 +314,31 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         tags.target_tags.multi_output = True
         tags.target_tags.single_output = True
         return tags
+
+
+@contextmanager
+def cg_progress(
+    verbose: Any, total: int, name: str
+) -> Iterator[Callable[[int, torch.Tensor], None] | None]:
+    """The CG callback of ``verbose``: a tqdm bar with the residual, a user callable, or None."""
+    if callable(verbose):
+        yield lambda k, rel: verbose(k, float(rel.max()))
+        return
+    if not verbose:
+        yield None
+        return
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=total, desc=f"{name} CG", unit="it")
+
+    def update(k: int, rel: torch.Tensor) -> None:
+        bar.update(1)
+        bar.set_postfix(residual=f"{float(rel.max()):.2e}")
+
+    try:
+        yield update
+    finally:
+        bar.close()
 
 
 def _weigh(Y: torch.Tensor, root_w: torch.Tensor | None) -> torch.Tensor:
@@ -219,4 +355,4 @@ def _weigh_gram_(K: torch.Tensor, root_w: torch.Tensor | None) -> torch.Tensor:
     return K.mul_(root_w[:, None]).mul_(root_w[None, :])
 
 
-__all__ = ["KernelRidge", "kernel_ridge_coefficients"]
+__all__ = ["KernelRidge", "cg_progress", "kernel_ridge_coefficients"]

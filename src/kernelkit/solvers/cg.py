@@ -89,6 +89,7 @@ def conjugate_gradient(
     max_iter: int | None = None,
     x0: Any = None,
     vector_dims: int | None = None,
+    callback: Callable[[int, torch.Tensor], None] | None = None,
 ) -> CGResult:
     r"""Solve :math:`(A + \text{shift}\, I) X = B` by (preconditioned) conjugate gradients.
 
@@ -116,6 +117,9 @@ def conjugate_gradient(
         Starting point, shaped like ``B`` (default zero).
     vector_dims : int, optional
         Number of trailing dimensions of ``B`` forming one vector (batched layout).
+    callback : callable, optional
+        Called after every iteration as ``callback(k, rel)`` with the iteration count ``k``
+        and the relative residuals ``rel`` of the systems (a tensor; progress bars).
 
     Returns
     -------
@@ -146,7 +150,7 @@ def conjugate_gradient(
         out = matmat(V).to(Bm.dtype).reshape(V.shape)
         return out + shift * V if shift else out
 
-    X, it, rel = _cg(apply, Bm, x0, preconditioner, tol, max_iter, dims)
+    X, it, rel = _cg(apply, Bm, x0, preconditioner, tol, max_iter, dims, callback)
     converged = bool((rel <= tol).all())
     sol = X[:, 0] if vector else X
     return CGResult(sol, converged, it, float(rel.max()) if rel.numel() else 0.0)
@@ -160,6 +164,7 @@ def _cg(
     tol: float,
     max_iter: int,
     dims: tuple[int, ...],
+    callback: Callable[[int, torch.Tensor], None] | None = None,
 ) -> tuple[torch.Tensor, int, torch.Tensor]:
     """The recursion of the module docstring; inner products reduce over ``dims``."""
 
@@ -201,4 +206,6 @@ def _cg(
         rel = residual(rz)
         active = active & (rel > tol) & (pap > 0)
         it += 1
+        if callback is not None:
+            callback(it, rel)
     return X, it, rel

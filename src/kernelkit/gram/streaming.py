@@ -1,0 +1,229 @@
+r"""Streamed products with the ``n x m`` Nyström block ``K_nm = K(X, C)``, never stored.
+
+Falkon (Rudi, Carratino and Rosasco, NeurIPS 2017, Algorithm 1, ``KnM_times_vector``) needs
+``K_nm^T (K_nm v + u)`` at every CG iteration.  The rows of ``X`` are cut into tiles
+``X_b``; each tile's kernel block ``K_b = K(X_b, C)`` is computed once (in the dtype of the
+data: float32 blocks for float32 data) and used for both products,
+
+.. math:: K_{nm}^T W (K_{nm} V) + K_{nm}^T U = \sum_b K_b^T \big(w_b \odot (K_b V) + U_b\big),
+
+the per-tile ``m x c`` contributions being summed in float64.  The work per tile is one kernel
+block (for the Gaussian: the ``exp`` pass over ``b m`` entries) and two GEMMs with ``c``
+columns; memory is one tile per worker thread plus its ``m x c`` float64 accumulator.
+
+:func:`nystrom_tile` is the per-tile function: pure (its inputs are a row block of ``X``,
+the centres, the vectors and the row blocks of the weights and of ``U``; its outputs are that
+tile's rows of ``K_nm V`` and its contribution to ``K_nm^T (w K_nm V + U)``), so the tile
+loop of :class:`NystromOperator` here and a distributed map-reduce over row blocks are the
+same computation with two executors.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from kernelkit.gram.engine import prepare_pair
+from kernelkit.gram.tiling import DEFAULT_TILE_BYTES, is_sliceable, n_workers, run_parallel
+from kernelkit.kernels.base import Batch, Kernel
+from kernelkit.utils.errors import InputError
+from kernelkit.utils.validation import check_int
+
+
+def nystrom_tile(
+    kernel: Kernel,
+    X_block: Batch,
+    centres: Batch,
+    *,
+    V: torch.Tensor | None = None,
+    U: torch.Tensor | None = None,
+    weights: torch.Tensor | None = None,
+    transpose: bool = True,
+    out: torch.Tensor | None = None,
+) -> tuple[torch.Tensor | None, torch.Tensor | None]:
+    r"""One row tile of the streamed products: ``K_b V`` and ``K_b^T (w_b (K_b V) + U_b)``.
+
+    Parameters
+    ----------
+    kernel : Kernel
+        The kernel.
+    X_block : batch
+        ``b`` rows of the prepared data.
+    centres : batch
+        The ``m`` prepared centres.
+    V : torch.Tensor, optional
+        Shape ``(m, c)``; cast to the block dtype for the product.
+    U : torch.Tensor, optional
+        This tile's rows of ``U``, shape ``(b, c)``.
+    weights : torch.Tensor, optional
+        This tile's weights, shape ``(b,)`` or ``(b, c)`` (one per column).
+    transpose : bool
+        Whether to compute the second output (``False``: only ``K_b V``, for predictions).
+    out : torch.Tensor, optional
+        Scratch of at least ``b m`` elements of the block dtype for ``K_b`` (reused across
+        tiles; a new tensor is allocated when None).
+
+    Returns
+    -------
+    (KV, KtZ) : tuple of tensors or None
+        ``K_b V`` of shape ``(b, c)`` (None without ``V``) in float64, and
+        ``K_b^T (w_b K_b V + U_b)`` of shape ``(m, c)`` in float64 (None when not
+        ``transpose``).
+    """
+    b, m = len(X_block), len(centres)
+    if out is None or not is_sliceable(X_block):
+        K = kernel.block(X_block, centres)
+    else:
+        K = out[: b * m].view(b, m)
+        kernel.block_into(X_block, centres, K)
+    KV = None if V is None else K @ V.to(K.dtype)
+    if not transpose:
+        return (None if KV is None else KV.to(torch.float64)), None
+    Z = KV
+    if Z is not None and weights is not None:
+        w = weights.to(Z.dtype)
+        Z = Z * (w[:, None] if w.ndim == 1 else w)
+    if U is not None:
+        Z = U.to(K.dtype) if Z is None else Z + U.to(K.dtype)
+    if Z is None:
+        raise InputError("V, U: expected at least one of them, got neither")
+    KtZ = (K.T @ Z).to(torch.float64)
+    return (None if KV is None else KV.to(torch.float64)), KtZ
+
+
+class NystromOperator:
+    r"""The block ``K_nm = K(X, C)`` as a streamed operator (module docstring).
+
+    Parameters
+    ----------
+    kernel : Kernel
+        Any kernelkit kernel.
+    X : array-like, tensor or batch
+        The ``n`` rows (raw or prepared).
+    centres : array-like, tensor or batch
+        The ``m`` centres (raw or prepared; same kind as ``X``).
+    block_size : int, optional
+        Rows per tile (default: ``DEFAULT_TILE_BYTES`` of block, at least 1 row).
+    dtype : torch.dtype, optional
+        Dtype of vector inputs and of the blocks (default: the input's, else float64).
+    """
+
+    def __init__(
+        self,
+        kernel: Kernel,
+        X: Any,
+        centres: Any,
+        *,
+        block_size: int | None = None,
+        dtype: Any = None,
+    ) -> None:
+        self.kernel = kernel
+        self.Xb, Cb = prepare_pair(kernel, X, centres, dtype=dtype)
+        assert Cb is not None
+        self.centres = Cb
+        self.shape: tuple[int, int] = (len(self.Xb), len(Cb))
+        self.block_size = None if block_size is None else check_int(block_size, name="block_size")
+
+    def rows_per_tile(self, itemsize: int = 4) -> int:
+        """Rows ``b`` of one tile: ``block_size``, else ``DEFAULT_TILE_BYTES / (m itemsize)``."""
+        n, m = self.shape
+        if self.block_size is not None:
+            return max(1, min(self.block_size, n))
+        return max(1, min(n, DEFAULT_TILE_BYTES // max(1, m * itemsize)))
+
+    def _stream(
+        self,
+        V: torch.Tensor | None,
+        U: torch.Tensor | None,
+        weights: torch.Tensor | None,
+        *,
+        keep_kv: bool,
+        transpose: bool,
+    ) -> tuple[torch.Tensor | None, torch.Tensor | None]:
+        n, m = self.shape
+        cols = (V if V is not None else U).shape[1]  # type: ignore[union-attr]
+        sliceable = is_sliceable(self.Xb)
+        vector = isinstance(self.Xb, torch.Tensor)
+        itemsize = self.Xb.element_size() if vector else 8
+        b = self.rows_per_tile(itemsize) if sliceable else n
+        starts = list(range(0, n, b))
+        workers = n_workers(len(starts)) if vector and self.Xb.device.type == "cpu" else 1
+        KV = torch.empty(n, cols, dtype=torch.float64) if keep_kv else None
+        acc = [torch.zeros(m, cols, dtype=torch.float64) for _ in range(workers)]
+        block_dtype = self.Xb.dtype if vector else torch.float64
+
+        def work(w: int) -> None:
+            scratch = torch.empty(b * m, dtype=block_dtype) if vector else None
+            for r0 in starts[w::workers]:
+                r1 = min(r0 + b, n)
+                Xi = self.Xb[r0:r1] if sliceable else self.Xb
+                kv, ktz = nystrom_tile(
+                    self.kernel,
+                    Xi,
+                    self.centres,
+                    V=V,
+                    U=None if U is None else U[r0:r1],
+                    weights=None if weights is None else weights[r0:r1],
+                    transpose=transpose,
+                    out=scratch,
+                )
+                if KV is not None and kv is not None:
+                    KV[r0:r1] = kv
+                if ktz is not None:
+                    acc[w] += ktz
+
+        with torch.no_grad():
+            run_parallel(work, list(range(workers)), parallel=workers > 1)
+        total = acc[0]
+        for other in acc[1:]:
+            total += other
+        return KV, (total if transpose else None)
+
+    @staticmethod
+    def _columns(T: Any, size: int, name: str) -> tuple[torch.Tensor, bool]:
+        T = torch.as_tensor(T)
+        vector = T.ndim == 1
+        T = T[:, None] if vector else T
+        if T.ndim != 2 or T.shape[0] != size:
+            raise InputError(
+                f"{name}: expected shape ({size},) or ({size}, c), got {tuple(T.shape)}"
+            )
+        return T, vector
+
+    def matmat(self, V: Any) -> torch.Tensor:
+        """``K_nm V`` (float64, shape ``(n, c)``), one tile of rows at a time (predictions)."""
+        V, vector = self._columns(V, self.shape[1], "V")
+        KV, _ = self._stream(V, None, None, keep_kv=True, transpose=False)
+        assert KV is not None
+        return KV[:, 0] if vector else KV
+
+    def rmatmat(self, U: Any) -> torch.Tensor:
+        """``K_nm^T U`` (float64, shape ``(m, c)``)."""
+        U, vector = self._columns(U, self.shape[0], "U")
+        _, R = self._stream(None, U, None, keep_kv=False, transpose=True)
+        assert R is not None
+        return R[:, 0] if vector else R
+
+    def normal_matmat(
+        self,
+        V: torch.Tensor,
+        *,
+        weights: torch.Tensor | None = None,
+        U: torch.Tensor | None = None,
+        keep_kv: bool = False,
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        r"""``K_nm^T (w K_nm V + U)`` in one pass over the tiles, and ``K_nm V`` if ``keep_kv``.
+
+        ``V`` has shape ``(m, c)``, ``weights`` ``(n,)`` or ``(n, c)``, ``U`` ``(n, c)``.
+        """
+        V, _ = self._columns(V, self.shape[1], "V")
+        KV, R = self._stream(V, U, weights, keep_kv=keep_kv, transpose=True)
+        assert R is not None
+        return R, KV
+
+    def __repr__(self) -> str:
+        return f"NystromOperator({self.kernel!r}, shape={self.shape})"
+
+
+__all__ = ["NystromOperator", "nystrom_tile"]

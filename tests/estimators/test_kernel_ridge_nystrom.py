@@ -1,0 +1,171 @@
+"""KernelRidge(solver="nystrom"): Falkon against exact KRR, scikit-learn Ridge on explicit
+Nyström features, and the errors, warnings and progress reports of the issue."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from sklearn.linear_model import Ridge
+from sklearn.model_selection import GridSearchCV, KFold
+
+from kernelkit import KernelRidge
+from kernelkit.gram import gram
+from kernelkit.kernels import Gaussian, Spectrum
+from kernelkit.models.falkon import nystrom_system, nystrom_validation_errors, select_centres
+from kernelkit.utils.errors import ConvergenceWarning, InputError
+
+
+def _data(n=150, d=4, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    y = np.sin(X[:, 0]) + 0.5 * X[:, 1] ** 2 + 0.05 * rng.standard_normal(n)
+    return X, y
+
+
+def _features(kernel, X, C):
+    """Explicit Nyström features ``K_XC L^{-T}`` with ``K_CC = L L^T`` (NumPy oracle)."""
+    L = np.linalg.cholesky(gram(kernel, C))
+    return np.linalg.solve(L, gram(kernel, X, C).T).T
+
+
+@pytest.mark.parametrize("multi", [False, True])
+def test_all_points_as_centres_equal_exact_krr(multi, one_torch_thread):
+    X, y = _data()
+    Y = np.c_[y, np.cos(X[:, 2])] if multi else y
+    w = np.random.default_rng(1).uniform(0.2, 2.0, len(X))
+    for sw in (None, w):
+        exact = KernelRidge(Gaussian(1.5), lam=1e-3).fit(X, Y, sample_weight=sw)
+        falkon = KernelRidge(
+            Gaussian(1.5), lam=1e-3, solver="nystrom", n_centers=len(X), tol=1e-12
+        ).fit(X, Y, sample_weight=sw)
+        Xt = _data(40, seed=5)[0]
+        ref = exact.predict(Xt)
+        assert np.abs(falkon.predict(Xt) - ref).max() <= 1e-6 * np.abs(ref).max()
+        assert falkon.dual_coef_.shape == exact.dual_coef_.shape
+
+
+def test_fewer_centres_equal_sklearn_ridge_on_nystrom_features(one_torch_thread):
+    X, y = _data()
+    n, lam, kernel = len(X), 1e-3, Gaussian(1.2)
+    model = KernelRidge(
+        kernel, lam=lam, solver="nystrom", n_centers=30, tol=1e-11, max_iter=500, random_state=0
+    ).fit(X, y)
+    C = X[model.center_indices_]
+    ridge = Ridge(alpha=n * lam, fit_intercept=False, solver="cholesky")
+    ridge.fit(_features(kernel, X, C), y)
+    Xt = _data(50, seed=2)[0]
+    np.testing.assert_allclose(
+        model.predict(Xt), ridge.predict(_features(kernel, Xt, C)), rtol=1e-6, atol=1e-8
+    )
+    assert len(model.dual_coef_) == 30 and model.n_iter_ > 1
+
+
+def test_float32_input_stays_float32_and_matches_float64(one_torch_thread):
+    X, y = _data(n=400)
+    kw = dict(lam=1e-3, solver="nystrom", n_centers=60, random_state=0, tol=1e-8, max_iter=300)
+    m64 = KernelRidge(Gaussian(1.5), **kw).fit(X, y)
+    m32 = KernelRidge(Gaussian(1.5), **kw).fit(X.astype(np.float32), y)
+    p32 = m32.predict(X.astype(np.float32))
+    assert p32.dtype == np.float32
+    assert np.abs(p32 - m64.predict(X)).max() < 1e-3 * np.abs(y).max()
+
+
+def test_strings_through_gram_blocks_equal_exact(one_torch_thread):
+    rng = np.random.default_rng(0)
+    S = ["".join(rng.choice(list("ACGT"), size=int(rng.integers(8, 15)))) for _ in range(60)]
+    y = np.array([s.count("A") - s.count("T") for s in S], float)
+    exact = KernelRidge(Spectrum(k=2), lam=1e-2).fit(S, y)
+    falkon = KernelRidge(Spectrum(k=2), lam=1e-2, solver="nystrom", n_centers=60, tol=1e-12)
+    falkon.fit(S, y)
+    np.testing.assert_allclose(falkon.predict(S), exact.predict(S), rtol=1e-6, atol=1e-8)
+
+
+def test_bad_input_gets_named_errors():
+    X, y = _data(n=20)
+    with pytest.raises(InputError, match=r"^n_centers: expected at most .*n_samples = 20"):
+        KernelRidge(solver="nystrom", n_centers=21).fit(X, y)
+    with pytest.raises(InputError, match=r"^n_centers: .*range \[1, inf\)"):
+        KernelRidge(solver="nystrom", n_centers=0).fit(X, y)
+    with pytest.raises(InputError, match=r"^lam: expected lam > 0 with solver='nystrom'"):
+        KernelRidge(solver="nystrom", n_centers=5, lam=0.0).fit(X, y)
+    bad = X.copy()
+    bad[3, 1] = np.nan
+    with pytest.raises(InputError, match="NaN"):
+        KernelRidge(solver="nystrom", n_centers=5).fit(bad, y)
+    t = torch.as_tensor(bad)
+    with pytest.raises(InputError, match=r"^X: expected finite values"):
+        KernelRidge(solver="nystrom", n_centers=5).fit(t, torch.as_tensor(y))
+
+
+def test_cg_stopped_by_max_iter_warns_with_the_residual(one_torch_thread):
+    X, y = _data()
+    with pytest.warns(ConvergenceWarning, match=r"max_iter=2 .*CG relative residual \d"):
+        KernelRidge(solver="nystrom", n_centers=40, max_iter=2, tol=1e-12).fit(X, y)
+
+
+def test_verbose_reports_the_cg_residuals(capsys, one_torch_thread):
+    X, y = _data()
+    seen = []
+    KernelRidge(solver="nystrom", n_centers=40, verbose=lambda k, r: seen.append((k, r))).fit(X, y)
+    assert [k for k, _ in seen] == list(range(1, len(seen) + 1)) and seen[-1][1] <= 1e-6
+    KernelRidge(solver="nystrom", n_centers=40, verbose=1).fit(X, y)
+    out, err = capsys.readouterr()
+    assert out == "" and "KernelRidge CG" in err and "residual=" in err
+
+
+def test_lam_grid_in_one_cg_run_equals_separate_fits(one_torch_thread):
+    X, y = _data()
+    Xv, yv = _data(60, seed=3)
+    lams = [1e-4, 1e-2, 1.0]
+    kernel = Gaussian(1.5)
+    Xt = torch.as_tensor(X)
+    idx = select_centres(kernel, Xt, 40, random_state=0)
+    errors = nystrom_validation_errors(
+        nystrom_system(kernel, Xt, idx),
+        torch.as_tensor(y),
+        torch.as_tensor(Xv),
+        torch.as_tensor(yv),
+        lams,
+        tol=1e-11,
+        max_iter=500,
+    )
+    for lam, err in zip(lams, errors, strict=True):
+        model = KernelRidge(
+            kernel, lam=lam, solver="nystrom", n_centers=40, random_state=0, tol=1e-11, max_iter=500
+        ).fit(X, y)
+        assert err == pytest.approx(np.mean((model.predict(Xv) - yv) ** 2), rel=1e-6)
+
+
+def test_grid_search_over_lam_and_sigma(one_torch_thread):
+    X, y = _data()
+    cv = KFold(3, shuffle=True, random_state=0)
+    base = KernelRidge(Gaussian(), solver="nystrom", n_centers=50, random_state=0)
+    grid = {"lam": [1e-4, 1e-1], "kernel__sigma": [0.5, 2.0]}
+    search = GridSearchCV(base, grid, cv=cv).fit(X, y)
+    for params, score in zip(
+        search.cv_results_["params"], search.cv_results_["mean_test_score"], strict=True
+    ):
+        manual = []
+        for tr, te in cv.split(X):
+            est = KernelRidge(
+                Gaussian(params["kernel__sigma"]),
+                lam=params["lam"],
+                solver="nystrom",
+                n_centers=50,
+                random_state=0,
+            )
+            manual.append(est.fit(X[tr], y[tr]).score(X[te], y[te]))
+        assert score == pytest.approx(np.mean(manual), abs=1e-10)
+    assert search.best_params_ == {"kernel__sigma": 2.0, "lam": 1e-4}
+
+
+def test_save_load_round_trip(tmp_path, one_torch_thread):
+    from kernelkit.io import load, save
+
+    X, y = _data()
+    model = KernelRidge(Gaussian(1.5), solver="nystrom", n_centers=30, random_state=0).fit(X, y)
+    save(model, tmp_path / "m", overwrite=True)
+    again = load(tmp_path / "m")
+    np.testing.assert_array_equal(again.predict(X), model.predict(X))
+    np.testing.assert_array_equal(again.center_indices_, model.center_indices_)

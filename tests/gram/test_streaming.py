@@ -1,0 +1,83 @@
+"""Streamed products with K_nm (gram/streaming.py) against the dense Gram of the engine."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from kernelkit.gram import gram
+from kernelkit.gram.streaming import NystromOperator, nystrom_tile
+from kernelkit.kernels import Gaussian, Spectrum
+
+
+def _data(n=97, m=13, d=3, seed=0, dtype=torch.float64):
+    g = torch.Generator().manual_seed(seed)
+    X = torch.randn(n, d, generator=g, dtype=dtype)
+    return X, X[torch.randperm(n, generator=g)[:m]]
+
+
+def test_tile_gives_both_products_of_one_block():
+    X, C = _data()
+    K = gram(Gaussian(1.3), X, C)
+    V = torch.randn(13, 2, dtype=torch.float64)
+    U = torch.randn(97, 2, dtype=torch.float64)
+    w = torch.rand(97, 2, dtype=torch.float64)
+    KV, KtZ = nystrom_tile(Gaussian(1.3), X, C, V=V, U=U, weights=w)
+    torch.testing.assert_close(KV, K @ V, rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(KtZ, K.T @ (w * (K @ V) + U), rtol=1e-12, atol=1e-12)
+    KV_only, none = nystrom_tile(Gaussian(1.3), X, C, V=V, transpose=False)
+    assert none is None
+    torch.testing.assert_close(KV_only, K @ V, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("block_size", [1, 10, 97, None])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_operator_products_equal_the_dense_block(block_size, threads):
+    X, C = _data()
+    K = gram(Gaussian(0.9), X, C)
+    op = NystromOperator(Gaussian(0.9), X, C, block_size=block_size)
+    V = torch.randn(13, 3, dtype=torch.float64)
+    U = torch.randn(97, 3, dtype=torch.float64)
+    w = torch.rand(97, dtype=torch.float64)
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        torch.testing.assert_close(op.matmat(V), K @ V, rtol=1e-12, atol=1e-12)
+        torch.testing.assert_close(op.rmatmat(U[:, 0]), K.T @ U[:, 0], rtol=1e-12, atol=1e-12)
+        R, KV = op.normal_matmat(V, weights=w, U=U, keep_kv=True)
+        torch.testing.assert_close(R, K.T @ (w[:, None] * (K @ V) + U), rtol=1e-12, atol=1e-12)
+        torch.testing.assert_close(KV, K @ V, rtol=1e-12, atol=1e-12)
+    finally:
+        torch.set_num_threads(before)
+
+
+def test_float32_blocks_accumulate_in_float64():
+    X, C = _data(n=2000, m=50, dtype=torch.float32)
+    op = NystromOperator(Gaussian(1.0), X, C, block_size=128)
+    V = torch.randn(50, 1, dtype=torch.float64)
+    R, _ = op.normal_matmat(V)
+    assert R.dtype == torch.float64 and op.matmat(V).dtype == torch.float64
+    K = gram(Gaussian(1.0), X.double(), C.double())
+    ref = K.T @ (K @ V)
+    assert float((R - ref).norm() / ref.norm()) < 1e-5
+
+
+def test_structured_inputs_are_streamed_through_gram_blocks():
+    rng = np.random.default_rng(1)
+    S = ["".join(rng.choice(list("ACGT"), size=int(rng.integers(5, 12)))) for _ in range(40)]
+    kernel = Spectrum(k=2)
+    K = torch.as_tensor(gram(kernel, S, S[:9]))
+    op = NystromOperator(kernel, S, S[:9], block_size=6)
+    V = torch.randn(9, 2, dtype=torch.float64)
+    torch.testing.assert_close(op.matmat(V), K @ V)
+    torch.testing.assert_close(op.normal_matmat(V)[0], K.T @ (K @ V))
+
+
+def test_bad_shapes_are_named():
+    X, C = _data()
+    op = NystromOperator(Gaussian(1.0), X, C)
+    with pytest.raises(ValueError, match=r"^V: expected shape \(13,\)"):
+        op.matmat(torch.zeros(12))
+    with pytest.raises(ValueError, match=r"^U: expected shape \(97,\)"):
+        op.rmatmat(torch.zeros(96, 2))
