@@ -45,6 +45,8 @@ __all__ = [
     "map_row_blocks",
     "n_rows",
     "require_dask",
+    "row_blocks",
+    "run_row_blocks",
     "sum_over_row_blocks",
     "write_gram",
 ]
@@ -215,6 +217,56 @@ def map_row_blocks(
     raise InputError(f"X: expected a dask.array.Array or dask.bag.Bag, got {type(X).__name__}")
 
 
+def row_blocks(X: Any) -> tuple[list[Any], list[int]]:
+    """The row blocks of a Dask array or bag as delayed objects, and their row counts."""
+    import dask
+
+    da = require_dask()
+    if isinstance(X, da.Array):
+        X = as_row_blocks(X)
+        sizes = [int(s) for s in X.chunks[0]]
+        return list(X.to_delayed().ravel()), sizes
+    if type(X).__module__.startswith("dask.bag"):
+        blocks = _bag_blocks(X)
+        return blocks, [int(s) for s in dask.compute(*[dask.delayed(len)(b) for b in blocks])]
+    raise InputError(f"X: expected a dask.array.Array or dask.bag.Bag, got {type(X).__name__}")
+
+
+def run_row_blocks(
+    fn: Callable[..., Any],
+    blocks: Sequence[Any],
+    *,
+    rows: Sequence[Sequence[Any]] = (),
+    shared: Sequence[Any] = (),
+    client: Any = None,
+) -> list[Any]:
+    """``[fn(X_b, *rows_b, *shared) for b]`` run as one task per block, results in block order.
+
+    Parameters
+    ----------
+    fn : callable
+        Pure function of a block, its rows of the per-row arguments and the shared ones.
+    blocks : sequence of delayed
+        The row blocks (:func:`row_blocks`).
+    rows : sequence of sequences
+        Per-row arguments already cut into the blocks' rows (one entry per block each).
+    shared : sequence
+        Arguments every task receives (sent once per call).
+    client : distributed.Client, optional
+        Run on this client (default: the Dask scheduler in scope).
+    """
+    import dask
+
+    shared_d = [dask.delayed(a) for a in shared]
+    tasks = [
+        dask.delayed(fn, pure=True)(block, *(arg[b] for arg in rows), *shared_d)
+        for b, block in enumerate(blocks)
+    ]
+    if client is not None:
+        return list(client.gather(client.compute(tasks)))
+    return list(dask.compute(*tasks))
+
+
 def sum_over_row_blocks(
     fn: Callable[..., Sequence[np.ndarray]], X: Any, *args: Any, client: Any = None
 ) -> list[np.ndarray]:
@@ -240,20 +292,8 @@ def sum_over_row_blocks(
     -------
     list of ndarray
     """
-    import dask
-
-    da = require_dask()
-    if isinstance(X, da.Array):
-        blocks = list(as_row_blocks(X).to_delayed().ravel())
-    elif type(X).__module__.startswith("dask.bag"):
-        blocks = _bag_blocks(X)
-    else:
-        raise InputError(
-            f"X: expected a dask.array.Array or dask.bag.Bag, got {type(X).__name__}"
-        )
-    shared = [dask.delayed(a) for a in args]
-    tasks = [dask.delayed(fn, pure=True)(block, *shared) for block in blocks]
-    parts = client.gather(client.compute(tasks)) if client is not None else dask.compute(*tasks)
+    blocks, _ = row_blocks(X)
+    parts = run_row_blocks(fn, blocks, shared=args, client=client)
     total = [np.asarray(p, dtype=np.float64).copy() for p in parts[0]]
     for part in parts[1:]:
         for acc, value in zip(total, part, strict=True):
