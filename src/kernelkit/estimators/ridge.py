@@ -155,7 +155,7 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         Truthy: a tqdm progress bar over the CG iterations showing the residual; a callable
         is called as ``verbose(iteration, residual)``.
     block_size : int, optional
-        Rows per tile of the streamed products (default: 4 MiB tiles).
+        Rows per tile of the streamed products (default: 2 MiB tiles).
 
     Attributes
     ----------

@@ -1,0 +1,251 @@
+"""Nyström-PCG (Falkon) kernel ridge and logistic regression against scikit-learn, in one run.
+
+Test error against time for n = 10^4 ... 10^6 and m = 500 ... 10^4 on a smooth 10-D problem
+(float32 inputs, Gaussian kernel):
+
+* kernelkit ``KernelRidge(solver="nystrom", n_centers=m)`` (Falkon: K_nm streamed, never
+  stored) beside scikit-learn ``Nystroem(m) + Ridge`` (the n x m features materialised) at
+  every m whose features fit in ``--sk-limit-gb`` (else the projected size is recorded), and
+  the exact ``KernelRidge`` where it fits (``--exact-n``);
+* binary classification: kernelkit's Newton-PCG logistic regression
+  (:func:`kernelkit.models.falkon_logistic.nystrom_logistic_fit`) beside
+  ``Nystroem(m) + LogisticRegression`` at the same m.
+
+Every case runs in its own subprocess, which reports its wall and CPU seconds and its peak
+resident memory (``ru_maxrss``, data included).  Falkon cases also report the time of one
+pass ``K_nm^T (K_nm v)`` against the ``exp`` pass over the same ``n m`` entries (same tiles and
+threads): the kernel-evaluation bound.
+
+Run ``python benchmarks/bench_falkon.py`` (about 10 minutes on an unloaded 2-core machine;
+``--quick`` for a smoke run, ``--big`` adds n = 10^6 with m = 1000 and 5000, ``--huge`` adds
+m = 10^4 at n = 10^6).  Writes ``benchmarks/results/bench_falkon.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from _common import report
+
+D, SIGMA, LAM, LAM_LOGISTIC, N_TEST, NOISE = 10, 5.0, 1e-6, 1e-6, 100_000, 0.1
+
+
+def _data(n: int, n_test: int, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    w = rng.standard_normal(D)
+
+    def target(Z):
+        return np.sin(Z @ w / 4.0) + 0.5 * np.cos(Z[:, 0])
+
+    X = rng.standard_normal((n, D)).astype(np.float32)
+    Xt = rng.standard_normal((n_test, D)).astype(np.float32)
+    f, ft = target(X), target(Xt)
+    return X, f + NOISE * rng.standard_normal(n), Xt, ft, ft + NOISE * rng.standard_normal(n_test)
+
+
+def _exp_bound(n: int, m: int, rows: int) -> float:
+    """Seconds of the ``exp`` pass over ``n m`` float32 entries in ``rows x m`` tiles, on the
+    worker threads of the streamed products (``exp`` of a fixed tile into a scratch tile)."""
+    import torch
+
+    from kernelkit.gram.tiling import n_workers, run_parallel
+
+    starts = list(range(0, n, rows))
+    workers = n_workers(len(starts))
+
+    def work(w: int) -> None:
+        src, dst = -torch.rand(rows, m), torch.empty(rows, m)
+        for _ in starts[w::workers]:
+            torch.exp(src, out=dst)
+
+    start = time.perf_counter()
+    run_parallel(work, list(range(workers)), parallel=workers > 1)
+    return time.perf_counter() - start
+
+
+def _falkon_pass(model, X) -> tuple[float, float]:
+    """Seconds of one ``K_nm^T (K_nm v)`` pass and of its ``exp`` bound."""
+    import torch
+
+    from kernelkit.gram.streaming import NystromOperator
+
+    op = NystromOperator(model.kernel_, X, model.X_fit_)
+    v = torch.randn(op.shape[1], 1, dtype=torch.float64)
+    passes, bounds = [], []
+    for _ in range(3):  # minimum of 3: the machine is shared
+        start = time.perf_counter()
+        op.normal_matmat(v)
+        passes.append(time.perf_counter() - start)
+        bounds.append(_exp_bound(op.shape[0], op.shape[1], op.rows_per_tile(4)))
+    return min(passes), min(bounds)
+
+
+def run_case(case: dict) -> dict:
+    """One case, in this process: fit + predict, errors, and the pass timing for Falkon."""
+    n, m, method, task = case["n"], case.get("m"), case["method"], case["task"]
+    X, y, Xt, ft, yt = _data(n, N_TEST)
+    import torch
+    from sklearn.kernel_approximation import Nystroem
+    from sklearn.linear_model import LogisticRegression, Ridge
+    from sklearn.pipeline import make_pipeline
+
+    from kernelkit import KernelRidge
+    from kernelkit.kernels import Gaussian
+    from kernelkit.models.falkon import select_centres
+    from kernelkit.models.falkon_logistic import nystrom_logistic_decision, nystrom_logistic_fit
+
+    out: dict = {}
+    start, cpu0 = time.perf_counter(), time.process_time()
+    if task == "regression":
+        if method == "falkon":
+            model = KernelRidge(
+                Gaussian(SIGMA),
+                lam=LAM,
+                solver="nystrom",
+                n_centers=m,
+                random_state=0,
+                tol=case.get("tol", 1e-4),
+                max_iter=200,
+            )
+            pred = model.fit(X, y).predict(Xt)
+            out["cg_iterations"] = model.n_iter_
+        elif method == "exact":
+            pred = (
+                KernelRidge(Gaussian(SIGMA), lam=LAM)
+                .fit(X.astype(np.float64), y)
+                .predict(Xt.astype(np.float64))
+            )
+        else:
+            gamma = 1.0 / (2.0 * SIGMA**2)
+            pipe = make_pipeline(
+                Nystroem(gamma=gamma, n_components=m, random_state=0),
+                Ridge(alpha=n * LAM, fit_intercept=False),
+            )
+            pred = pipe.fit(X, y).predict(Xt)
+        pred = np.asarray(pred, dtype=np.float64)
+        out["test_mse"] = float(np.mean((pred - yt) ** 2))
+        out["excess_mse"] = float(np.mean((pred - ft) ** 2))
+    else:
+        labels = (yt > np.median(y)).astype(int)
+        ytrain = (y > np.median(y)).astype(int)
+        if method == "falkon":
+            Xtt = torch.as_tensor(X)
+            idx = select_centres(Gaussian(SIGMA), Xtt, m, random_state=0)
+            res = nystrom_logistic_fit(
+                Gaussian(SIGMA),
+                Xtt,
+                ytrain,
+                idx,
+                LAM_LOGISTIC,
+                tol=1e-2,
+                max_iter=10,
+                max_newton=6,
+                newton_tol=1e-6,
+            )
+            score = nystrom_logistic_decision(Gaussian(SIGMA), torch.as_tensor(Xt), res)
+            pred = (score[:, 0] > 0).numpy().astype(int)
+            out["newton_steps"], out["cg_iterations"] = res.n_newton, res.n_cg
+        else:
+            pipe = make_pipeline(
+                Nystroem(gamma=1.0 / (2.0 * SIGMA**2), n_components=m, random_state=0),
+                LogisticRegression(C=1.0 / (n * LAM_LOGISTIC), fit_intercept=False, max_iter=200),
+            )
+            pred = pipe.fit(X, ytrain).predict(Xt)
+        out["test_accuracy"] = float(np.mean(pred == labels))
+    out["seconds"] = round(time.perf_counter() - start, 2)
+    out["cpu_seconds"] = round(time.process_time() - cpu0, 2)
+    if task == "regression" and method == "falkon":
+        pass_s, exp_s = _falkon_pass(model, X)
+        out["pass_s"], out["exp_bound_s"] = round(pass_s, 3), round(exp_s, 3)
+        out["pass_over_exp"] = round(pass_s / exp_s, 2)
+    out["peak_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    return out
+
+
+def _spawn(case: dict) -> dict:
+    proc = subprocess.run(
+        [sys.executable, __file__, "--case", json.dumps(case)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        return {"error": (proc.stderr.strip().splitlines() or ["?"])[-1]}
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--big", action="store_true", help="add n = 10^6 (m = 1000, 5000)")
+    parser.add_argument("--huge", action="store_true", help="add m = 10^4 at n = 10^6")
+    parser.add_argument("--exact-n", type=int, nargs="*", default=None)
+    parser.add_argument("--sk-limit-gb", type=float, default=4.0)
+    parser.add_argument("--only-big", action="store_true", help="run only the n = 10^6 cases")
+    parser.add_argument("--case", type=str, default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.case:
+        print(json.dumps(run_case(json.loads(args.case))))
+        return
+    if args.quick:
+        grid, exact_n, logistic = [(10_000, 500), (10_000, 1000)], [], [(10_000, 500)]
+    else:
+        grid = [(n, m) for n in (10_000, 100_000) for m in (500, 1000, 2000)]
+        exact_n, logistic = [10_000], [(100_000, 1000)]
+    if args.only_big:
+        grid, exact_n, logistic = [], [], []
+    if args.big or args.only_big:
+        grid += [(1_000_000, 1000), (1_000_000, 5000)]
+        logistic += [(1_000_000, 1000)]
+    if args.huge:
+        grid += [(1_000_000, 10_000)]
+    if args.exact_n is not None:
+        exact_n = args.exact_n
+    rows = []
+    for n, m in grid:
+        ours = _spawn({"task": "regression", "method": "falkon", "n": n, "m": m})
+        row = {"case": f"KRR n={n} m={m}", "kernelkit_s": ours.get("seconds", float("nan"))}
+        row.update({f"kernelkit_{k}": v for k, v in ours.items() if k != "seconds"})
+        projected_gb = n * m * 8 / 1e9
+        row["baseline"] = "sklearn Nystroem+Ridge"
+        if projected_gb <= args.sk_limit_gb:
+            base = _spawn({"task": "regression", "method": "sklearn", "n": n, "m": m})
+            row["baseline_s"] = base.get("seconds", float("nan"))
+            row.update({f"baseline_{k}": v for k, v in base.items() if k != "seconds"})
+        else:
+            row["baseline_s"] = float("nan")
+            row["baseline_error"] = f"not run: n x m float64 features {projected_gb:.0f} GB"
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    for n in exact_n:
+        ex = _spawn({"task": "regression", "method": "exact", "n": n})
+        row = {"case": f"exact KRR n={n}", "kernelkit_s": ex.get("seconds", float("nan"))}
+        row.update({f"kernelkit_{k}": v for k, v in ex.items() if k != "seconds"})
+        row.update(baseline="(exact: the reference)", baseline_s=row["kernelkit_s"])
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    for n, m in logistic:
+        ours = _spawn({"task": "logistic", "method": "falkon", "n": n, "m": m})
+        base = _spawn({"task": "logistic", "method": "sklearn", "n": n, "m": m})
+        row = {"case": f"logistic n={n} m={m}", "kernelkit_s": ours.get("seconds", float("nan"))}
+        row.update({f"kernelkit_{k}": v for k, v in ours.items() if k != "seconds"})
+        row.update(baseline="sklearn Nystroem+LogisticRegression")
+        row["baseline_s"] = base.get("seconds", float("nan"))
+        row.update({f"baseline_{k}": v for k, v in base.items() if k != "seconds"})
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    report("bench_falkon" + ("_quick" if args.quick else ""), rows)
+
+
+if __name__ == "__main__":
+    main()
