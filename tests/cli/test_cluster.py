@@ -69,7 +69,8 @@ def test_cluster_needs_the_nystrom_solver(cli, table, tmp_path):
         "fit", table[0], "--model", "ridge", "--target", "y", "--workers", "2",
         "--out", tmp_path / "m.zip",
     )
-    assert res.code == 2 and "--workers: a cluster fit needs --model ridge --solver nystrom" in res.err
+    assert res.code == 2
+    assert "--workers: a cluster fit needs --model ridge --solver nystrom" in res.err
 
 
 def test_unreachable_scheduler_is_one_line(cli, table, tmp_path):
