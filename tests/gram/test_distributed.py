@@ -23,15 +23,9 @@ from kernelkit.kernels import Gaussian, Spectrum  # noqa: E402
 from kernelkit.utils.errors import InputError  # noqa: E402
 
 
-@pytest.fixture(scope="module")
-def client():
-    with (
-        distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-        ) as cluster,
-        distributed.Client(cluster) as c,
-    ):
-        yield c
+@pytest.fixture
+def client(dask_client):
+    return dask_client
 
 
 @pytest.fixture

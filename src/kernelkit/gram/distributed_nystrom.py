@@ -5,8 +5,9 @@ r"""The streamed Nyström block ``K_nm`` of points that live on a Dask cluster.
 ``matmat``, ``rmatmat``, ``normal_matmat``), so the Falkon solvers of
 :mod:`kernelkit.models.falkon` and :mod:`kernelkit.models.falkon_logistic` run on it
 unchanged.  Each product is one task per row block of ``X``, run on the worker that holds the
-block: the task is :func:`~kernelkit.gram.streaming.nystrom_tile` on that block (its kernel
-block ``K_b = K(X_b, C)`` computed once and used for ``K_b V`` and ``K_b^T(w_b K_b V + U_b)``),
+block: the task streams that block through the in-process
+:class:`~kernelkit.gram.streaming.NystromOperator` (each tile's kernel block computed once and
+used for ``K_b V`` and ``K_b^T(w_b K_b V + U_b)``, :func:`~kernelkit.gram.streaming.nystrom_tile`),
 and the client adds the ``m x c`` contributions in block order (DESIGN.md, "Falkon-class
 solvers": the products are sums over row blocks, so the map-reduce is exact).
 
@@ -25,14 +26,18 @@ import torch
 
 from kernelkit.gram.distributed import row_blocks, run_row_blocks
 from kernelkit.gram.engine import prepare_pair
-from kernelkit.gram.streaming import nystrom_tile
+from kernelkit.gram.streaming import NystromOperator
 from kernelkit.kernels.base import Batch, Kernel
 from kernelkit.utils.errors import InputError
 
 __all__ = ["DistributedNystromOperator"]
 
 
-def _tile_task(
+def _as_tensor(A: np.ndarray | None) -> torch.Tensor | None:
+    return None if A is None else torch.from_numpy(A)
+
+
+def _block_task(
     block: Any,
     U: np.ndarray | None,
     weights: np.ndarray | None,
@@ -42,21 +47,22 @@ def _tile_task(
     transpose: bool,
     keep_kv: bool,
 ) -> tuple[np.ndarray | None, np.ndarray | None]:
-    """One row block's ``K_b V`` and ``K_b^T (w_b K_b V + U_b)`` (run on a worker)."""
-    Xb, _ = prepare_pair(kernel, block, dtype=centres.dtype if torch.is_tensor(centres) else None)
-    kv, ktz = nystrom_tile(
-        kernel,
-        Xb,
-        centres,
-        V=None if V is None else torch.from_numpy(V),
-        U=None if U is None else torch.from_numpy(U),
-        weights=None if weights is None else torch.from_numpy(weights),
-        transpose=transpose,
+    """One row block's ``K_b V`` and ``K_b^T (w_b K_b V + U_b)`` (run on a worker).
+
+    The block is streamed in tiles by the in-process
+    :class:`~kernelkit.gram.streaming.NystromOperator`, so a worker holds one tile of
+    ``K_b`` at a time whatever the block size.
+    """
+    dtype = centres.dtype if torch.is_tensor(centres) else None
+    op = NystromOperator(kernel, block, centres, dtype=dtype)
+    if not transpose:
+        return op.matmat(_as_tensor(V)).numpy(), None
+    if V is None:
+        return None, op.rmatmat(_as_tensor(U)).numpy()
+    R, KV = op.normal_matmat(
+        _as_tensor(V), weights=_as_tensor(weights), U=_as_tensor(U), keep_kv=keep_kv
     )
-    return (
-        None if kv is None or not keep_kv else kv.numpy(),
-        None if ktz is None else ktz.numpy(),
-    )
+    return (None if KV is None else KV.numpy()), R.numpy()
 
 
 class DistributedNystromOperator:
@@ -108,7 +114,7 @@ class DistributedNystromOperator:
     ) -> tuple[list[np.ndarray | None], torch.Tensor | None]:
         V_np = None if V is None else V.detach().cpu().numpy()
         parts = run_row_blocks(
-            _tile_task,
+            _block_task,
             self.blocks,
             rows=[self._split(U, "U"), self._split(weights, "weights")],
             shared=[V_np, self.kernel, self.centres, transpose, keep_kv],
