@@ -73,3 +73,17 @@ def measure_peaks():
         return json.loads(res.stdout.strip().splitlines()[-1])
 
     return run
+
+
+@pytest.fixture(scope="session")
+def dask_client():
+    """One ``LocalCluster(n_workers=2, threads_per_worker=1, processes=True)`` for the session
+    (the Dask backend's tests; skipped without ``distributed``)."""
+    distributed = pytest.importorskip("distributed")
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        yield client

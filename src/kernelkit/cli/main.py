@@ -20,6 +20,7 @@ import warnings
 from collections.abc import Callable, Sequence
 
 from kernelkit import __version__
+from kernelkit.cli.cluster import add_cluster_options
 from kernelkit.utils.errors import DataFileError, KernelkitError
 from kernelkit.utils.kinds import InputKind
 
@@ -205,6 +206,7 @@ def _build_parser(command: str | None = None) -> argparse.ArgumentParser:
     fit.add_argument("--dims", type=int, nargs="+", default=[10], help="K2AE code width")
     fit.add_argument("--max-iter", type=int, default=50, help="K2AE L-BFGS iterations (at most)")
     fit.add_argument("--seed", type=int, default=0, help="random seed")
+    add_cluster_options(fit)
     _add_output_options(fit, None, "model path (.zip, or a folder)")
     fit.set_defaults(handler=_run_fit)
 

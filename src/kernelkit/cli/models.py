@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ import numpy as np
 import torch
 
 from kernelkit.cli.autoencode import distinct_records
+from kernelkit.cli.cluster import check_cluster_options, cluster_client, distribute
 from kernelkit.cli.commands import check_dims, input_kernel, read_input, read_target
 from kernelkit.cli.errors import UsageError
 from kernelkit.cli.kernels import describe_kernel
@@ -32,9 +34,18 @@ from kernelkit.utils.kinds import InputKind
 
 
 # ---------------------------------------------------------------------- fit
-def _estimator(args: argparse.Namespace, kernel: Kernel) -> Any:
+def _estimator(args: argparse.Namespace, kernel: Kernel, n_records: int) -> Any:
     from kernelkit import KernelAutoencoder, KernelRidge, KernelSVC
 
+    if args.model == "ridge" and args.solver == "nystrom":
+        return KernelRidge(
+            kernel,
+            lam=args.lam,
+            solver="nystrom",
+            n_centers=min(args.centers, n_records),
+            random_state=args.seed,
+            verbose=not args.quiet and sys.stderr.isatty(),
+        )
     if args.model == "ridge":
         return KernelRidge(kernel, lam=args.lam)
     if args.model == "svc":
@@ -77,6 +88,7 @@ def run_fit_command(args: argparse.Namespace) -> int:
     """``kernelkit fit INPUT --model ridge|svc|autoencoder --out MODEL``."""
     from kernelkit.io import save
 
+    check_cluster_options(args)
     out = check_output(
         args.out, overwrite=args.overwrite, kind="model", inputs=[args.input, args.labels]
     )
@@ -88,7 +100,7 @@ def run_fit_command(args: argparse.Namespace) -> int:
     if distinct_records(data) < 2:
         warn(args, f"all {len(data)} records are equal; the model can only predict one value")
     X = data.items
-    estimator = _estimator(args, kernel)
+    estimator = _estimator(args, kernel, len(data))
     stage(args, f"fitting {type(estimator).__name__} on {len(data)} records")
     start = time.perf_counter()
     if args.model == "autoencoder":
@@ -98,7 +110,8 @@ def run_fit_command(args: argparse.Namespace) -> int:
         y = target.values
         if args.model == "svc":
             y = np.asarray(target.classes, dtype=object)[y]
-        estimator.fit(X, y)
+        with cluster_client(args) as client:
+            estimator.fit(X if client is None else distribute(X, client), y)
         name = "R²" if args.model == "ridge" else "accuracy"
         score = f"training {name} {estimator.score(X, y):.4g}"
     seconds = time.perf_counter() - start

@@ -12,6 +12,7 @@ from __future__ import annotations
 from numbers import Integral, Real
 from typing import Any, ClassVar
 
+import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
@@ -22,9 +23,11 @@ from kernelkit.estimators._base import (
     KernelEstimatorMixin,
     result_dtype,
 )
-from kernelkit.gram.nystrom import METHODS, nystrom_map
+from kernelkit.gram.distributed import draw_centres, is_dask_collection, map_row_blocks
+from kernelkit.gram.nystrom import METHODS, nystrom_map, nystrom_map_on_centres
 from kernelkit.gram.random_features import check_spectral_kernel, random_fourier_map
 from kernelkit.kernels import Kernel
+from kernelkit.utils.errors import InputError
 from kernelkit.utils.validation import like_input
 
 __all__ = ["NystromFeatures", "RandomFourierFeatures"]
@@ -36,9 +39,19 @@ class _FeatureMapMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin):
     map_: Any
 
     def transform(self, X: Any) -> Any:
-        """Features of the rows of ``X``, shape ``(n_samples, n_components_)``."""
+        """Features of the rows of ``X``, shape ``(n_samples, n_components_)``.
+
+        A Dask array or bag gives a Dask array with the row chunks of ``X``, computed on the
+        workers that hold them (:mod:`kernelkit.gram.distributed`).
+        """
         check_is_fitted(self, "map_")
+        if is_dask_collection(X):
+            dtype = np.dtype(str(result_dtype(self.X_fit_)).replace("torch.", ""))
+            return map_row_blocks(self._block_features, X, self.map_.dim, dtype)
         return like_input(self.map_.features(self._predict_X(X)), X)
+
+    def _block_features(self, block: Any) -> np.ndarray:
+        return self.map_.features(self._predict_X(block)).detach().cpu().numpy()
 
     @property
     def _n_features_out(self) -> int:
@@ -118,8 +131,15 @@ class NystromFeatures(_FeatureMapMixin, KernelEstimatorMixin, BaseEstimator):
     }
 
     def fit(self, X: Any, y: Any = None) -> NystromFeatures:
-        """Choose the centres among the rows of ``X`` and factor their Gram (``y`` ignored)."""
+        """Choose the centres among the rows of ``X`` and factor their Gram (``y`` ignored).
+
+        ``X`` may be a Dask array or bag (``method`` ``"uniform"`` or ``"kpca"``): the centres
+        are the rows the in-memory fit would draw, and only they are gathered; a kernel whose
+        hyperparameters come from the data (the median heuristic) is then built on them.
+        """
         self._validate_params()
+        if is_dask_collection(X):
+            return self._fit_distributed(X)
         Xb = self._fit_X(X)
         self.map_ = nystrom_map(
             self.kernel_,
@@ -129,6 +149,21 @@ class NystromFeatures(_FeatureMapMixin, KernelEstimatorMixin, BaseEstimator):
             rank=self.rank,
             jitter=self.jitter,
             random_state=self.random_state,
+        )
+        self.component_indices_ = self.map_.indices
+        self.n_components_ = self.map_.dim
+        return self
+
+    def _fit_distributed(self, X: Any) -> NystromFeatures:
+        if self.method not in ("uniform", "kpca"):
+            raise InputError(
+                f"method: expected 'uniform' or 'kpca' for Dask input, got {self.method!r}"
+            )
+        index, rows = draw_centres(X, self.n_components, self.random_state)
+        centres = self._fit_X(rows)
+        rank = self.rank if self.method == "kpca" else None
+        self.map_ = nystrom_map_on_centres(
+            self.kernel_, centres, index, jitter=self.jitter, rank=rank
         )
         self.component_indices_ = self.map_.indices
         self.n_components_ = self.map_.dim

@@ -26,15 +26,23 @@ from kernelkit.estimators._base import (
     warn_max_iter,
 )
 from kernelkit.gram import gram
+from kernelkit.gram.distributed import (
+    draw_centres,
+    is_dask_collection,
+    map_row_blocks,
+    n_rows,
+)
 from kernelkit.kernels import Kernel
 from kernelkit.kernels.base import Batch
 from kernelkit.models.falkon import (
     CENTRE_METHODS,
+    NystromSystem,
     nystrom_predict,
     nystrom_ridge,
     nystrom_system,
     select_centres,
 )
+from kernelkit.models.falkon_distributed import distributed_nystrom_system
 from kernelkit.solvers import CholeskyResult, cholesky_factor, cholesky_solve
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.validation import like_input
@@ -237,6 +245,8 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> KernelRidge:
         """Fit ``alpha = (K + n lam I)^{-1} y`` (weighted: see the class docstring)."""
         self._validate_params()
+        if is_dask_collection(X):
+            return self._fit_distributed(X, y, sample_weight)
         lam = float(self.lam)
         Xb = self._fit_X(X)
         dtype = result_dtype(Xb)
@@ -262,6 +272,8 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
     def predict(self, X: Any) -> Any:
         """Predictions ``f(x) = sum_i alpha_i k(x_i, x)`` for new data ``X``."""
         check_is_fitted(self, "dual_coef_")
+        if is_dask_collection(X):
+            return self._predict_distributed(X)
         Xb = self._predict_X(X)
         if hasattr(self, "center_indices_"):
             coef = torch.as_tensor(self.dual_coef_).to(torch.float64)
@@ -273,16 +285,25 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
 
     def _fit_nystrom(self, Xb: Batch, Y: torch.Tensor, w: np.ndarray | None, X: Any) -> KernelRidge:
         """Falkon's Nyström-PCG fit (``solver="nystrom"``; :mod:`kernelkit.models.falkon`)."""
-        lam = float(self.lam)
-        if lam <= 0:
-            raise InputError(
-                f"lam: expected lam > 0 with solver='nystrom' (its preconditioner factorises "
-                f"T T^T / m + lam I), got {self.lam!r}"
-            )
+        self._check_nystrom_lam()
         index = select_centres(
             self.kernel_, Xb, self.n_centers, method=self.centers, random_state=self.random_state
         )
         system = nystrom_system(self.kernel_, Xb, index, block_size=self.block_size)
+        return self._solve_nystrom(system, Y, w, result_dtype(Xb), X)
+
+    def _check_nystrom_lam(self) -> None:
+        if float(self.lam) <= 0:
+            raise InputError(
+                f"lam: expected lam > 0 with solver='nystrom' (its preconditioner factorises "
+                f"T T^T / m + lam I), got {self.lam!r}"
+            )
+
+    def _solve_nystrom(
+        self, system: NystromSystem, Y: torch.Tensor, w: np.ndarray | None, dtype: Any, X: Any
+    ) -> KernelRidge:
+        """Run Falkon's PCG on a prepared system and store the fitted attributes."""
+        lam = float(self.lam)
         weights = None if w is None else torch.as_tensor(w, dtype=torch.float64)
         with cg_progress(self.verbose, self.max_iter, type(self).__name__) as callback:
             result = nystrom_ridge(
@@ -301,8 +322,51 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         self.center_indices_ = system.indices
         self.n_iter_ = result.cg.iterations
         self.jitter_ = system.factor.jitter
-        self.dual_coef_ = like_input(coef.to(result_dtype(Xb)), X)
+        self.dual_coef_ = like_input(coef.to(dtype), X)
         return self
+
+    def _fit_distributed(self, X: Any, y: Any, sample_weight: Any) -> KernelRidge:
+        """Falkon on a Dask array or bag ``X`` (:mod:`kernelkit.gram.distributed`).
+
+        The uniform centres are the rows the in-memory fit draws for ``random_state`` (only
+        they are gathered); ``y`` and ``sample_weight`` (``n`` floats each) are gathered on
+        the client; the products with ``K_nm`` run on the workers holding the row blocks.
+        """
+        if self.solver != "nystrom" or self.centers != "uniform":
+            raise InputError(
+                "X: Dask input is fitted by solver='nystrom' with centers='uniform', got "
+                f"solver={self.solver!r}, centers={self.centers!r}"
+            )
+        self._check_nystrom_lam()
+        n = n_rows(X)
+        if isinstance(self.n_centers, Integral) and not 1 <= self.n_centers <= n:
+            raise InputError(
+                f"n_centers: expected an integer in [1, n_samples = {n}], got {self.n_centers!r}"
+            )
+        index, rows = draw_centres(X, self.n_centers, self.random_state)
+        centres = self._fit_X(rows)
+        dtype = result_dtype(centres)
+        Y = self._validate_y_numeric(np.asarray(y), n, dtype)
+        w = check_sample_weight(None if sample_weight is None else np.asarray(sample_weight), n)
+        system = distributed_nystrom_system(
+            self.kernel_, X, len(index), centres=centres, indices=index
+        )
+        self._solve_nystrom(system, Y, w, dtype, None)
+        return self
+
+    def _predict_distributed(self, X: Any) -> Any:
+        """Predictions of a Dask array or bag, as a Dask array with its row chunks."""
+        coef = torch.as_tensor(self.dual_coef_).to(torch.float64)
+        vector = coef.ndim == 1
+        dtype = np.dtype(str(result_dtype(self.X_fit_)).replace("torch.", ""))
+
+        def block_predictions(block: Any) -> np.ndarray:
+            Xb = self._predict_X(block)
+            pred = nystrom_predict(self.kernel_, Xb, self.X_fit_, coef, block_size=self.block_size)
+            return pred.reshape(len(Xb), -1).numpy()
+
+        pred = map_row_blocks(block_predictions, X, 1 if vector else coef.shape[1], dtype)
+        return pred[:, 0] if vector else pred
 
     def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
         """Coefficient of determination R^2 of the predictions (scikit-learn's ``r2_score``)."""

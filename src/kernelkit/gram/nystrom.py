@@ -400,9 +400,25 @@ def nystrom_map(
         index = kmeanspp_centres(kernel, Xb, m, random_state)
     else:
         index = uniform_centres(n, m, random_state)
-    centres = take(Xb, index)
+    return nystrom_map_on_centres(kernel, take(Xb, index), index, jitter=jitter, rank=rank)
+
+
+def nystrom_map_on_centres(
+    kernel: Kernel,
+    centres: Any,
+    indices: np.ndarray,
+    *,
+    jitter: float | None = None,
+    rank: int | None = None,
+) -> NystromMap:
+    """The Nyström map of given centres: ``K_CC^{-1/2}`` in the eigenbasis form.
+
+    ``centres`` are the rows ``indices`` of the fitted points (raw or prepared); ``jitter``
+    and ``rank`` as in :func:`nystrom_map`.
+    """
+    centres, _ = prepare_pair(kernel, centres)
     basis = nystrom_basis(gram_tensor(kernel, centres), jitter=jitter, rank=rank)
-    return NystromMap(kernel, centres, index, basis)
+    return NystromMap(kernel, centres, np.asarray(indices), basis)
 
 
 __all__ = [
@@ -416,6 +432,7 @@ __all__ = [
     "kmeanspp_centres",
     "nystrom_basis",
     "nystrom_map",
+    "nystrom_map_on_centres",
     "pivoted_cholesky",
     "take",
 ]

@@ -1,0 +1,351 @@
+r"""Row-block operations on data that lives on a Dask cluster.
+
+The Gram engine's work decomposes over row blocks of ``X``: the block ``K(X_b, Y)`` of a
+Gram matrix, the features ``phi(X_b)`` of a Nyström map, and the contributions
+``K_{b m}^T (K_{b m} v)`` of one row block to the products of the Nyström-PCG solvers
+(``K_nm^T K_nm v = sum_b K_bm^T K_bm v``, DESIGN.md "Falkon-class solvers").  This module
+ships those per-block computations to the workers holding the blocks of a ``dask.array``
+(or the partitions of a ``dask.bag`` of strings, graphs or molecules), so that no process
+ever holds all of ``X``; the small results come back to the client.
+
+Every task is a pure function of its block and of broadcast arguments, so a task that the
+scheduler reruns after losing a worker returns the same bytes, and sums over blocks are
+taken on the client in block order, so the result does not depend on which worker
+finished first.
+
+Dask is an optional dependency (``pip install kernelkit[dask]``): nothing here imports it
+until a function is called with a Dask collection.
+
+>>> import numpy as np, dask.array as da
+>>> from kernelkit.kernels import Gaussian
+>>> X = da.from_array(np.random.default_rng(0).normal(size=(10, 3)), chunks=(4, 3))
+>>> gram_blocks(Gaussian(1.0), X).chunks
+((4, 4, 2), (4, 4, 2))
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from kernelkit.gram.engine import gram
+from kernelkit.gram.nystrom import uniform_centres
+from kernelkit.kernels.base import Kernel
+from kernelkit.utils.errors import InputError
+
+__all__ = [
+    "as_row_blocks",
+    "draw_centres",
+    "gather_rows",
+    "gram_blocks",
+    "is_dask_collection",
+    "map_row_blocks",
+    "n_rows",
+    "require_dask",
+    "row_blocks",
+    "run_row_blocks",
+    "sum_over_row_blocks",
+    "write_gram",
+]
+
+
+def is_dask_collection(X: Any) -> bool:
+    """Whether ``X`` is a Dask array, bag or dataframe (checked without importing Dask)."""
+    return type(X).__module__.split(".")[0] == "dask"
+
+
+def require_dask() -> Any:
+    """Import ``dask.array`` or raise an ImportError that says how to install it."""
+    try:
+        import dask.array as da
+    except ImportError as err:  # pragma: no cover - dask is installed by `make test`
+        raise ImportError(
+            "Dask input needs the optional dependency dask[distributed]: "
+            "pip install 'kernelkit[dask]'"
+        ) from err
+    return da
+
+
+def _bag_blocks(bag: Any) -> list[Any]:
+    """The partitions of a Dask bag as delayed lists (one block per partition)."""
+    return list(bag.to_delayed())
+
+
+def as_row_blocks(X: Any, *, name: str = "X") -> Any:
+    """A Dask array ``X`` rechunked to whole rows (one chunk along every other axis).
+
+    Parameters
+    ----------
+    X : dask.array.Array
+        ``(n, ...)`` data; only its rows may be split across chunks.
+    name : str
+        Argument name used in errors.
+
+    Returns
+    -------
+    dask.array.Array
+    """
+    da = require_dask()
+    if not isinstance(X, da.Array):
+        raise InputError(f"{name}: expected a dask.array.Array, got {type(X).__name__}")
+    if X.ndim < 1 or X.shape[0] == 0:
+        raise InputError(f"{name}: expected at least one row, got shape {X.shape}")
+    if any(len(c) > 1 for c in X.chunks[1:]):
+        X = X.rechunk({axis: -1 for axis in range(1, X.ndim)})
+    return X
+
+
+def _kernel_block(kernel: Kernel, dtype: Any, A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """``K(A, B)`` of two row blocks as a NumPy array (the task run on a worker)."""
+    return np.asarray(gram(kernel, A, B, dtype=dtype))
+
+
+def gram_blocks(kernel: Kernel, X: Any, Y: Any = None, *, dtype: Any = None) -> Any:
+    r"""The Gram matrix ``K(X, Y)`` as a lazy Dask array, one kernel block per chunk pair.
+
+    Block ``(i, j)`` is ``gram(kernel, X_i, Y_j)`` computed on the worker that holds the
+    row block ``X_i``; with ``Y`` a NumPy array (the centres of a Nyström map, say) it is
+    broadcast and the output has the row chunks of ``X`` and one column chunk.
+
+    Parameters
+    ----------
+    kernel : Kernel
+        Any kernel on vectors (rows of a Dask array).
+    X : dask.array.Array
+        ``(n, d)`` points, chunked by rows.
+    Y : dask.array.Array or array-like, optional
+        ``(n_Y, d)`` points (default ``X``).
+    dtype : torch or NumPy dtype, optional
+        Dtype of the blocks (default: that of ``X``).
+
+    Returns
+    -------
+    dask.array.Array
+        ``(n, n_Y)``, chunks ``(X.chunks[0], Y.chunks[0])``.
+    """
+    da = require_dask()
+    X = as_row_blocks(X)
+    out_dtype = np.dtype(str(dtype).replace("torch.", "")) if dtype is not None else X.dtype
+    if Y is None:
+        Y = X
+    if isinstance(Y, da.Array):
+        Y = as_row_blocks(Y, name="Y")
+        return da.blockwise(
+            _kernel_block, "ij", kernel, None, out_dtype, None, X, "ik", Y, "jk",
+            concatenate=True, dtype=out_dtype,
+        )
+    Y = np.asarray(Y)
+    return X.map_blocks(
+        lambda block: _kernel_block(kernel, out_dtype, block, Y),
+        chunks=(X.chunks[0], (len(Y),)),
+        dtype=out_dtype,
+    )
+
+
+def write_gram(
+    kernel: Kernel,
+    X: Any,
+    path: str | os.PathLike,
+    *,
+    Y: Any = None,
+    dtype: Any = None,
+    overwrite: bool = False,
+) -> Any:
+    """Compute ``K(X, Y)`` block by block on the workers and store it in a zarr array.
+
+    For methods that need the exact Gram of a distributed ``X`` (the blocks are written by
+    the workers that compute them; nothing is gathered on the client).
+
+    Parameters
+    ----------
+    kernel, X, Y, dtype :
+        As in :func:`gram_blocks`.
+    path : str or path-like
+        Directory of the zarr store.  An existing path is refused unless ``overwrite=True``.
+    overwrite : bool
+        Replace an existing store at ``path``.
+
+    Returns
+    -------
+    dask.array.Array
+        The stored Gram, read back lazily from ``path``.
+    """
+    da = require_dask()
+    if os.path.exists(path) and not overwrite:
+        raise FileExistsError(
+            f"path: {os.fspath(path)!r} exists; pass overwrite=True to replace it"
+        )
+    K = gram_blocks(kernel, X, Y, dtype=dtype)
+    da.to_zarr(K, os.fspath(path), overwrite=overwrite)
+    return da.from_zarr(os.fspath(path))
+
+
+def map_row_blocks(
+    fn: Callable[[Any], np.ndarray], X: Any, n_columns: int, dtype: Any
+) -> Any:
+    """Apply ``fn`` to every row block of ``X``: a Dask array ``(n, n_columns)`` chunked like ``X``.
+
+    ``fn`` maps a block of ``b`` rows (a NumPy array, or a list of items for a Dask bag) to a
+    ``(b, n_columns)`` NumPy array; it runs on the worker holding the block.
+    """
+    da = require_dask()
+    if isinstance(X, da.Array):
+        X = as_row_blocks(X)
+        return X.map_blocks(
+            lambda block: np.asarray(fn(block), dtype=dtype),
+            chunks=(X.chunks[0], (n_columns,)),
+            drop_axis=list(range(2, X.ndim)) or None,
+            dtype=dtype,
+        )
+    if type(X).__module__.startswith("dask.bag"):
+        import dask
+
+        blocks = _bag_blocks(X)
+        sizes = dask.compute(*[dask.delayed(len)(b) for b in blocks])
+        arrays = [
+            da.from_delayed(
+                dask.delayed(lambda part: np.asarray(fn(list(part)), dtype=dtype))(b),
+                shape=(size, n_columns),
+                dtype=dtype,
+            )
+            for b, size in zip(blocks, sizes, strict=True)
+        ]
+        return da.concatenate(arrays, axis=0)
+    raise InputError(f"X: expected a dask.array.Array or dask.bag.Bag, got {type(X).__name__}")
+
+
+def row_blocks(X: Any) -> tuple[list[Any], list[int]]:
+    """The row blocks of a Dask array or bag as delayed objects, and their row counts."""
+    import dask
+
+    da = require_dask()
+    if isinstance(X, da.Array):
+        X = as_row_blocks(X)
+        sizes = [int(s) for s in X.chunks[0]]
+        return list(X.to_delayed().ravel()), sizes
+    if type(X).__module__.startswith("dask.bag"):
+        blocks = _bag_blocks(X)
+        return blocks, [int(s) for s in dask.compute(*[dask.delayed(len)(b) for b in blocks])]
+    raise InputError(f"X: expected a dask.array.Array or dask.bag.Bag, got {type(X).__name__}")
+
+
+def run_row_blocks(
+    fn: Callable[..., Any],
+    blocks: Sequence[Any],
+    *,
+    rows: Sequence[Sequence[Any]] = (),
+    shared: Sequence[Any] = (),
+    client: Any = None,
+) -> list[Any]:
+    """``[fn(X_b, *rows_b, *shared) for b]`` run as one task per block, results in block order.
+
+    Parameters
+    ----------
+    fn : callable
+        Pure function of a block, its rows of the per-row arguments and the shared ones.
+    blocks : sequence of delayed
+        The row blocks (:func:`row_blocks`).
+    rows : sequence of sequences
+        Per-row arguments already cut into the blocks' rows (one entry per block each).
+    shared : sequence
+        Arguments every task receives (sent once per call).
+    client : distributed.Client, optional
+        Run on this client (default: the Dask scheduler in scope).
+    """
+    import dask
+
+    shared_d = [dask.delayed(a) for a in shared]
+    tasks = [
+        dask.delayed(fn, pure=True)(block, *(arg[b] for arg in rows), *shared_d)
+        for b, block in enumerate(blocks)
+    ]
+    if client is not None:
+        return list(client.gather(client.compute(tasks)))
+    return list(dask.compute(*tasks))
+
+
+def sum_over_row_blocks(
+    fn: Callable[..., Sequence[np.ndarray]], X: Any, *args: Any, client: Any = None
+) -> list[np.ndarray]:
+    r"""``sum_b fn(X_b, *args)`` over the row blocks ``X_b`` of ``X``, run where the blocks live.
+
+    ``fn`` returns a tuple of arrays (e.g. ``K_bm^T K_bm v`` and ``K_bm^T y_b``); the sums are
+    formed on the client in block order, in float64, so the result is the same whichever
+    worker ran which task, and whether a task was rerun.
+
+    Parameters
+    ----------
+    fn : callable
+        Pure function ``fn(block, *args) -> tuple of ndarray``.
+    X : dask.array.Array or dask.bag.Bag
+        The distributed rows (persist it first to keep its blocks on the workers between
+        calls).
+    *args :
+        Broadcast arguments (small: centres, current vectors).
+    client : distributed.Client, optional
+        Run on this client (default: the Dask scheduler in scope).
+
+    Returns
+    -------
+    list of ndarray
+    """
+    blocks, _ = row_blocks(X)
+    parts = run_row_blocks(fn, blocks, shared=args, client=client)
+    total = [np.asarray(p, dtype=np.float64).copy() for p in parts[0]]
+    for part in parts[1:]:
+        for acc, value in zip(total, part, strict=True):
+            acc += value
+    return total
+
+
+def gather_rows(X: Any, index: np.ndarray) -> Any:
+    """Rows ``index`` of a Dask array or bag, in that order, gathered on the client."""
+    index = np.asarray(index)
+    da = require_dask()
+    if isinstance(X, da.Array):
+        order = np.argsort(index, kind="stable")
+        rows = as_row_blocks(X)[index[order]].compute()
+        out = np.empty_like(rows)
+        out[order] = rows
+        return out
+    if type(X).__module__.startswith("dask.bag"):
+        wanted = {int(i): None for i in index}
+        offset = 0
+        for part in X.to_delayed():
+            items = part.compute()
+            for i in range(offset, offset + len(items)):
+                if i in wanted:
+                    wanted[i] = items[i - offset]
+            offset += len(items)
+        return [wanted[int(i)] for i in index]
+    raise InputError(f"X: expected a dask.array.Array or dask.bag.Bag, got {type(X).__name__}")
+
+
+def n_rows(X: Any) -> int:
+    """Number of rows of a Dask array (known shape) or bag (counted on the workers)."""
+    da = require_dask()
+    if isinstance(X, da.Array):
+        n = X.shape[0]
+        if not isinstance(n, int | np.integer):  # unknown chunk sizes give NaN
+            raise InputError(
+                "X: expected a Dask array with known chunk sizes, got unknown ones "
+                "(call X.compute_chunk_sizes())"
+            )
+        return n
+    return int(X.count().compute())
+
+
+
+def draw_centres(X: Any, n_components: int, random_state: Any = None) -> tuple[np.ndarray, Any]:
+    """The uniform Nyström centres of distributed points: ``(indices, rows)``.
+
+    The indices are those :func:`~kernelkit.gram.nystrom.uniform_centres` draws for the same
+    ``n`` and ``random_state`` (so the centres equal the in-memory map's); only these ``m``
+    rows are gathered on the client.
+    """
+    n = n_rows(X)
+    index = uniform_centres(n, min(n_components, n), random_state)
+    return index, gather_rows(X, index)

@@ -1,0 +1,160 @@
+r"""The streamed Nyström block ``K_nm`` of points that live on a Dask cluster.
+
+:class:`DistributedNystromOperator` has the interface of
+:class:`~kernelkit.gram.streaming.NystromOperator` (``shape``, ``kernel``, ``centres``,
+``matmat``, ``rmatmat``, ``normal_matmat``), so the Falkon solvers of
+:mod:`kernelkit.models.falkon` and :mod:`kernelkit.models.falkon_logistic` run on it
+unchanged.  Each product is one task per row block of ``X``, run on the worker that holds the
+block: the task streams that block through the in-process
+:class:`~kernelkit.gram.streaming.NystromOperator` (each tile's kernel block computed once and
+used for ``K_b V`` and ``K_b^T(w_b K_b V + U_b)``, :func:`~kernelkit.gram.streaming.nystrom_tile`),
+and the client adds the ``m x c`` contributions in block order (DESIGN.md, "Falkon-class
+solvers": the products are sums over row blocks, so the map-reduce is exact).
+
+What moves per CG iteration: the ``m x c`` vectors ``V`` to every task (the centres once per
+product), and one ``m x c`` float64 contribution back per block; per-row arrays (weights,
+``U``) are cut into the blocks' rows on the client and sent with their block's task.
+``X`` itself never leaves the workers.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from kernelkit.gram.distributed import row_blocks, run_row_blocks
+from kernelkit.gram.engine import prepare_pair
+from kernelkit.gram.streaming import NystromOperator
+from kernelkit.kernels.base import Batch, Kernel
+from kernelkit.utils.errors import InputError
+
+__all__ = ["DistributedNystromOperator"]
+
+
+def _as_tensor(A: np.ndarray | None) -> torch.Tensor | None:
+    return None if A is None else torch.from_numpy(A)
+
+
+def _block_task(
+    block: Any,
+    U: np.ndarray | None,
+    weights: np.ndarray | None,
+    V: np.ndarray | None,
+    kernel: Kernel,
+    centres: Batch,
+    transpose: bool,
+    keep_kv: bool,
+) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """One row block's ``K_b V`` and ``K_b^T (w_b K_b V + U_b)`` (run on a worker).
+
+    The block is streamed in tiles by the in-process
+    :class:`~kernelkit.gram.streaming.NystromOperator`, so a worker holds one tile of
+    ``K_b`` at a time whatever the block size.
+    """
+    dtype = centres.dtype if torch.is_tensor(centres) else None
+    op = NystromOperator(kernel, block, centres, dtype=dtype)
+    if not transpose:
+        return op.matmat(_as_tensor(V)).numpy(), None
+    if V is None:
+        return None, op.rmatmat(_as_tensor(U)).numpy()
+    R, KV = op.normal_matmat(
+        _as_tensor(V), weights=_as_tensor(weights), U=_as_tensor(U), keep_kv=keep_kv
+    )
+    return (None if KV is None else KV.numpy()), R.numpy()
+
+
+class DistributedNystromOperator:
+    r"""``K_nm = K(X, C)`` for a Dask array or bag ``X``, streamed by row blocks on the workers.
+
+    Parameters
+    ----------
+    kernel : Kernel
+        Any kernelkit kernel.
+    X : dask.array.Array or dask.bag.Bag
+        The ``n`` rows; persist it (``X.persist()``) to keep the blocks in the workers'
+        memory between iterations.
+    centres : array-like or batch
+        The ``m`` centres, in the client's memory.
+    client : distributed.Client, optional
+        The client to run on (default: the Dask scheduler in scope).
+    """
+
+    def __init__(self, kernel: Kernel, X: Any, centres: Any, *, client: Any = None) -> None:
+        self.kernel = kernel
+        self.centres, _ = prepare_pair(kernel, centres)
+        self.blocks, self.sizes = row_blocks(X)
+        self.offsets = np.concatenate([[0], np.cumsum(self.sizes)])
+        self.shape: tuple[int, int] = (int(self.offsets[-1]), len(self.centres))
+        self.client = client
+
+    def _split(self, T: Any, name: str) -> list[np.ndarray | None]:
+        """Cut an ``(n, ...)`` array into the blocks' rows (``[None] * blocks`` for None)."""
+        if T is None:
+            return [None] * len(self.blocks)
+        A = np.ascontiguousarray(torch.as_tensor(T).detach().cpu().numpy())
+        if A.shape[0] != self.shape[0]:
+            raise InputError(f"{name}: expected {self.shape[0]} rows, got {A.shape[0]}")
+        return [A[a:b] for a, b in zip(self.offsets[:-1], self.offsets[1:], strict=True)]
+
+    @staticmethod
+    def _columns(T: Any, size: int, name: str) -> tuple[torch.Tensor, bool]:
+        T = torch.as_tensor(T)
+        vector = T.ndim == 1
+        T = T[:, None] if vector else T
+        if T.ndim != 2 or T.shape[0] != size:
+            raise InputError(
+                f"{name}: expected shape ({size},) or ({size}, c), got {tuple(T.shape)}"
+            )
+        return T, vector
+
+    def _run(
+        self, V: torch.Tensor | None, U: Any, weights: Any, *, transpose: bool, keep_kv: bool
+    ) -> tuple[list[np.ndarray | None], torch.Tensor | None]:
+        V_np = None if V is None else V.detach().cpu().numpy()
+        parts = run_row_blocks(
+            _block_task,
+            self.blocks,
+            rows=[self._split(U, "U"), self._split(weights, "weights")],
+            shared=[V_np, self.kernel, self.centres, transpose, keep_kv],
+            client=self.client,
+        )
+        if not transpose:
+            return [kv for kv, _ in parts], None
+        total = np.zeros_like(parts[0][1], dtype=np.float64)
+        for _, ktz in parts:
+            total += ktz
+        return [kv for kv, _ in parts], torch.from_numpy(total)
+
+    def matmat(self, V: Any) -> torch.Tensor:
+        """``K_nm V`` (float64, ``(n, c)``), gathered on the client (``n c`` floats)."""
+        V, vector = self._columns(V, self.shape[1], "V")
+        kvs, _ = self._run(V, None, None, transpose=False, keep_kv=True)
+        KV = torch.from_numpy(np.concatenate(kvs, axis=0))
+        return KV[:, 0] if vector else KV
+
+    def rmatmat(self, U: Any) -> torch.Tensor:
+        """``K_nm^T U`` (float64, ``(m, c)``)."""
+        U, vector = self._columns(U, self.shape[0], "U")
+        _, R = self._run(None, U, None, transpose=True, keep_kv=False)
+        assert R is not None
+        return R[:, 0] if vector else R
+
+    def normal_matmat(
+        self,
+        V: torch.Tensor,
+        *,
+        weights: torch.Tensor | None = None,
+        U: torch.Tensor | None = None,
+        keep_kv: bool = False,
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        r"""``K_nm^T (w K_nm V + U)`` in one pass over the blocks, and ``K_nm V`` if ``keep_kv``."""
+        V, _ = self._columns(V, self.shape[1], "V")
+        kvs, R = self._run(V, U, weights, transpose=True, keep_kv=keep_kv)
+        assert R is not None
+        KV = torch.from_numpy(np.concatenate(kvs, axis=0)) if keep_kv else None
+        return R, KV
+
+    def __repr__(self) -> str:
+        return f"DistributedNystromOperator({self.kernel!r}, shape={self.shape})"

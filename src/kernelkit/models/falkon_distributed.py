@@ -1,0 +1,58 @@
+"""Falkon's Nyström system for points on a Dask cluster (:mod:`kernelkit.gram.distributed`).
+
+The same :class:`~kernelkit.models.falkon.NystromSystem` as in memory, with
+:class:`~kernelkit.gram.distributed_nystrom.DistributedNystromOperator` as ``K_nm``: the
+centres are the rows the in-memory fit would draw (only they are gathered), ``chol(K_mm)`` is
+formed on the client, and :func:`~kernelkit.models.falkon.nystrom_ridge` and
+:func:`~kernelkit.models.falkon_logistic.nystrom_logistic_fit` run on it unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from kernelkit.gram.distributed import draw_centres
+from kernelkit.gram.distributed_nystrom import DistributedNystromOperator
+from kernelkit.kernels.base import Kernel
+from kernelkit.models.falkon import NystromSystem, centre_gram
+from kernelkit.solvers.nystrom_pcg import centre_factor
+
+__all__ = ["distributed_nystrom_system"]
+
+
+def distributed_nystrom_system(
+    kernel: Kernel,
+    X: Any,
+    n_centers: int,
+    *,
+    random_state: Any = None,
+    centres: Any = None,
+    indices: np.ndarray | None = None,
+    client: Any = None,
+) -> NystromSystem:
+    """``K_nm`` streamed on the workers and ``T = chol(K_mm)`` on the client.
+
+    Parameters
+    ----------
+    kernel : Kernel
+        Any kernelkit kernel.
+    X : dask.array.Array or dask.bag.Bag
+        The ``n`` training rows (persisted on the workers for repeated passes).
+    n_centers : int
+        Number ``m`` of uniform centres (the in-memory draw for this ``random_state``).
+    random_state : None, int, RandomState or Generator
+        Seed of the centre draw.
+    centres, indices : optional
+        Centres already gathered (and their indices), instead of drawing them.
+    client : distributed.Client, optional
+        The client to run on.
+    """
+    if centres is None or indices is None:
+        indices, centres = draw_centres(X, n_centers, random_state)
+    op = DistributedNystromOperator(kernel, X, centres, client=client)
+    block_dtype = op.centres.dtype if isinstance(op.centres, torch.Tensor) else torch.float64
+    factor = centre_factor(centre_gram(kernel, op.centres), block_dtype=block_dtype)
+    return NystromSystem(op, factor, np.asarray(indices))  # type: ignore[arg-type]

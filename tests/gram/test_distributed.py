@@ -1,0 +1,106 @@
+"""The Dask backend against the single-process engine, on a two-process LocalCluster."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+da = pytest.importorskip("dask.array")
+db = pytest.importorskip("dask.bag")
+distributed = pytest.importorskip("distributed")
+
+from kernelkit import NystromFeatures  # noqa: E402
+from kernelkit.gram import gram  # noqa: E402
+from kernelkit.gram.distributed import (  # noqa: E402
+    gram_blocks,
+    sum_over_row_blocks,
+    write_gram,
+)
+from kernelkit.kernels import Gaussian, Spectrum  # noqa: E402
+from kernelkit.utils.errors import InputError  # noqa: E402
+
+
+@pytest.fixture
+def client(dask_client):
+    return dask_client
+
+
+@pytest.fixture
+def points():
+    return np.random.default_rng(0).normal(size=(150, 4))
+
+
+@pytest.mark.parametrize(("dtype", "rtol"), [(np.float64, 1e-10), (np.float32, 1e-5)])
+def test_gram_blocks_equal_single_process(client, points, dtype, rtol):
+    X = points.astype(dtype)
+    kernel = Gaussian(1.5)
+    K = gram_blocks(kernel, da.from_array(X, chunks=(40, 4))).compute()
+    assert K.dtype == dtype
+    np.testing.assert_allclose(K, gram(kernel, X), rtol=rtol, atol=rtol)
+    K_xy = gram_blocks(kernel, da.from_array(X, chunks=(40, 2)), X[:7]).compute()
+    np.testing.assert_allclose(K_xy, gram(kernel, X, X[:7]), rtol=rtol, atol=rtol)
+
+
+def test_row_block_sums_equal_the_full_product(client, points):
+    kernel, centres, v = Gaussian(1.0), points[:9], np.arange(18.0).reshape(9, 2)
+
+    def contribution(block, C, V):
+        K_bm = gram(kernel, block, C)
+        return K_bm.T @ (K_bm @ V), K_bm.sum(axis=0)
+
+    parts = sum_over_row_blocks(contribution, da.from_array(points, chunks=(32, 4)), centres, v)
+    K_nm = gram(kernel, points, centres)
+    np.testing.assert_allclose(parts[0], K_nm.T @ (K_nm @ v), rtol=1e-12)
+    np.testing.assert_allclose(parts[1], K_nm.sum(axis=0), rtol=1e-12)
+
+
+@pytest.mark.parametrize(("dtype", "rtol"), [(np.float64, 1e-10), (np.float32, 1e-5)])
+def test_nystrom_features_on_dask_equal_in_memory(client, points, dtype, rtol):
+    X = points.astype(dtype)
+    X_dask = da.from_array(X, chunks=(40, 4))
+    local = NystromFeatures(Gaussian(2.0), n_components=25, random_state=3).fit(X)
+    remote = NystromFeatures(Gaussian(2.0), n_components=25, random_state=3).fit(X_dask)
+    np.testing.assert_array_equal(remote.component_indices_, local.component_indices_)
+    Z = remote.transform(X_dask)
+    assert isinstance(Z, da.Array) and Z.chunks[0] == X_dask.chunks[0]
+    np.testing.assert_allclose(Z.compute(), local.transform(X), rtol=rtol, atol=rtol)
+
+
+def test_nystrom_features_of_strings_in_a_bag(client):
+    rng = np.random.default_rng(1)
+    seqs = ["".join(rng.choice(list("ACGT"), 15)) for _ in range(60)]
+    bag = db.from_sequence(seqs, npartitions=4)
+    local = NystromFeatures(Spectrum(3), n_components=12, random_state=1).fit(seqs)
+    remote = NystromFeatures(Spectrum(3), n_components=12, random_state=1).fit(bag)
+    np.testing.assert_allclose(remote.transform(bag).compute(), local.transform(seqs), atol=1e-12)
+
+
+def test_write_gram_stores_blocks_and_never_overwrites(client, points, tmp_path):
+    pytest.importorskip("zarr")
+    X = da.from_array(points[:60], chunks=(25, 4))
+    stored = write_gram(Gaussian(1.0), X, tmp_path / "K.zarr")
+    np.testing.assert_allclose(stored.compute(), gram(Gaussian(1.0), points[:60]), atol=1e-12)
+    with pytest.raises(FileExistsError, match=r"path: .*overwrite=True"):
+        write_gram(Gaussian(1.0), X, tmp_path / "K.zarr")
+
+
+def test_named_errors_on_dask_input(points):
+    X = da.from_array(points, chunks=(40, 4))
+    with pytest.raises(InputError, match=r"method: expected .uniform. or .kpca."):
+        NystromFeatures(Gaussian(1.0), method="greedy").fit(X)
+    with pytest.raises(InputError, match=r"X: expected a dask\.array\.Array"):
+        sum_over_row_blocks(lambda b: (b,), points)
+
+
+def test_dask_not_imported_unless_used():
+    code = (
+        "import sys, numpy as np, kernelkit\n"
+        "from kernelkit import NystromFeatures\n"
+        "NystromFeatures(n_components=5).fit(np.eye(8)).transform(np.eye(8))\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -1,0 +1,114 @@
+"""Falkon's Nyström-PCG ridge and logistic fits on a Dask cluster equal the in-memory fits,
+and survive a worker killed in the middle of the fit."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import numpy as np
+import pytest
+import torch
+
+da = pytest.importorskip("dask.array")
+distributed = pytest.importorskip("distributed")
+
+from kernelkit import KernelRidge  # noqa: E402
+from kernelkit.gram.nystrom import uniform_centres  # noqa: E402
+from kernelkit.kernels import Gaussian  # noqa: E402
+from kernelkit.models.falkon import nystrom_ridge, nystrom_system  # noqa: E402
+from kernelkit.models.falkon_distributed import distributed_nystrom_system  # noqa: E402
+from kernelkit.models.falkon_logistic import (  # noqa: E402
+    nystrom_logistic_decision,
+    nystrom_logistic_fit,
+)
+from kernelkit.utils.errors import InputError  # noqa: E402
+
+
+@pytest.fixture
+def client(dask_client):
+    return dask_client
+
+
+@pytest.fixture
+def data():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(600, 5))
+    return X, np.sin(X.sum(1)) + 0.1 * rng.normal(size=600)
+
+
+@pytest.mark.parametrize(("dtype", "rtol"), [(np.float64, 1e-10), (np.float32, 1e-5)])
+def test_kernel_ridge_on_dask_equals_in_memory(client, data, dtype, rtol):
+    X, y = data[0].astype(dtype), data[1]
+    params = dict(solver="nystrom", n_centers=40, lam=1e-2, tol=1e-14, max_iter=15, random_state=2)
+    with pytest.warns(UserWarning, match="CG"):  # tol=1e-14: all 15 iterations run on both sides
+        local = KernelRidge(Gaussian(2.0), **params).fit(X, y)
+    X_dask = da.from_array(X, chunks=(170, 5)).persist()
+    with pytest.warns(UserWarning, match="CG"):
+        remote = KernelRidge(Gaussian(2.0), **params).fit(X_dask, da.from_array(y, chunks=170))
+    np.testing.assert_array_equal(remote.center_indices_, local.center_indices_)
+    pred = remote.predict(X_dask)
+    assert isinstance(pred, da.Array) and pred.chunks[0] == X_dask.chunks[0]
+    atol = rtol * np.abs(y).max()
+    np.testing.assert_allclose(pred.compute(), local.predict(X), rtol=0, atol=atol)
+    if dtype == np.float64:  # float32 coefficients are determined to ~1e-4 only (CG on noise)
+        scale = np.abs(local.dual_coef_).max()
+        np.testing.assert_allclose(remote.dual_coef_, local.dual_coef_, rtol=0, atol=rtol * scale)
+
+
+def test_logistic_on_dask_equals_in_memory(client, data):
+    # Each distributed product equals the in-memory one to ~1e-15; CG iterated to the limit of
+    # float64 amplifies such last-bit differences (here to ~1e-10 after 20 iterations, as a
+    # change of the in-memory tile size does), so the Newton steps run 5 CG iterations each.
+    X, y = data[0], (data[1] > 0).astype(int)
+    kernel, index = Gaussian(2.0), uniform_centres(len(X), 40, 1)
+    local = nystrom_logistic_fit(kernel, X, y, index, 1e-1, tol=1e-12, max_iter=5)
+    system = distributed_nystrom_system(
+        kernel, da.from_array(X, chunks=(170, 5)), 40, random_state=1
+    )
+    remote = nystrom_logistic_fit(kernel, X, y, index, 1e-1, tol=1e-12, max_iter=5, system=system)
+    assert remote.n_newton == local.n_newton
+    f_local = nystrom_logistic_decision(kernel, X, local)
+    f_remote = nystrom_logistic_decision(kernel, X, remote)
+    scale = float(f_local.abs().max())
+    torch.testing.assert_close(f_remote, f_local, rtol=0, atol=1e-10 * scale)
+
+
+def test_fit_survives_a_killed_worker(client, data):
+    X, y = data
+    kernel, index = Gaussian(2.0), uniform_centres(len(X), 40, 3)
+    X_dask = da.from_array(X, chunks=(100, 5)).persist()
+    distributed.wait(X_dask)
+    Y = torch.as_tensor(y)
+    undisturbed = nystrom_ridge(
+        distributed_nystrom_system(kernel, X_dask, 40, random_state=3), Y, 1e-2,
+        tol=1e-14, max_iter=12,
+    )
+    pids = client.run(os.getpid)
+    killed = []
+
+    def kill_one_worker(k: int, rel: torch.Tensor) -> None:
+        if k == 4 and not killed:
+            victim = sorted(pids)[0]
+            os.kill(pids[victim], signal.SIGKILL)
+            killed.append(victim)
+
+    disturbed = nystrom_ridge(
+        distributed_nystrom_system(kernel, X_dask, 40, random_state=3), Y, 1e-2,
+        tol=1e-14, max_iter=12, callback=kill_one_worker,
+    )
+    assert killed
+    assert disturbed.cg.iterations == undisturbed.cg.iterations == 12
+    # equal up to the last-bit differences any two runs of BLAS on fresh buffers show
+    scale = float(undisturbed.coef.abs().max())
+    torch.testing.assert_close(disturbed.coef, undisturbed.coef, rtol=0, atol=1e-10 * scale)
+    in_memory = nystrom_ridge(nystrom_system(kernel, X, index), Y, 1e-2, tol=1e-14, max_iter=12)
+    torch.testing.assert_close(disturbed.coef, in_memory.coef, rtol=0, atol=1e-10 * scale)
+
+
+def test_named_errors_for_dask_ridge(data):
+    X_dask = da.from_array(data[0], chunks=(200, 5))
+    with pytest.raises(InputError, match="solver='nystrom'"):
+        KernelRidge(Gaussian(1.0)).fit(X_dask, data[1])
+    with pytest.raises(InputError, match="n_centers"):
+        KernelRidge(Gaussian(1.0), solver="nystrom", n_centers=601).fit(X_dask, data[1])
