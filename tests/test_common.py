@@ -89,6 +89,7 @@ ESTIMATORS = [
     KernelPCA(),
     KernelSVC(),
     KernelLogisticRegression(),
+    KernelLogisticRegression(solver="nystrom", n_centers=10, random_state=0),
     BiasFreeSVC(),
     BiasFreeSVC(loss="squared_hinge"),
     KernelKMeans(),

@@ -3,16 +3,17 @@ r"""Kernel logistic regression by IRLS (course part 1, section 3.3)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from numbers import Real
+from numbers import Integral, Real
 from typing import Any, ClassVar
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from kernelkit.estimators._base import warn_max_iter
+from kernelkit.estimators._base import RANDOM_STATE_CONSTRAINT, warn_max_iter
 from kernelkit.estimators._classes import (
     MARGIN_CONSTRAINTS,
     MarginClassifierMixin,
@@ -22,6 +23,8 @@ from kernelkit.estimators._classes import (
 from kernelkit.gram import gram
 from kernelkit.kernels import Kernel
 from kernelkit.kernels.base import Batch
+from kernelkit.models.falkon import select_centres
+from kernelkit.models.falkon_logistic import nystrom_logistic_fit
 from kernelkit.solvers import CholeskyFactor, cholesky_factor
 from kernelkit.utils.validation import like_input
 
@@ -191,13 +194,23 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
         :mod:`kernelkit.estimators._kernels`).
     lam : float, default 1e-3
         Regularisation ``lam > 0`` of ``(lam / 2) ||f||^2``; scikit-learn's ``C = 1 / (n lam)``.
-    solver : {"exact"}, default "exact"
+    solver : {"exact", "nystrom"}, default "exact"
         ``"exact"``: IRLS on the full ``n x n`` Gram matrix (one Cholesky of
-        ``W^{1/2} K W^{1/2} + n lam I`` per Newton step).
+        ``W^{1/2} K W^{1/2} + n lam I`` per Newton step).  ``"nystrom"``: the same objective
+        over ``f = sum_j alpha_j k(c_j, .)`` on ``n_centers`` uniform centres, each Newton
+        step a weighted Nyström ridge problem solved by Falkon's preconditioned CG with
+        ``K_nm`` streamed, never stored (Meanti et al., NeurIPS 2020;
+        :mod:`kernelkit.models.falkon_logistic`): ``O(n m)`` time per CG iteration,
+        ``O(m^2 + n)`` memory.  With ``n_centers = n`` it solves the exact problem.
     tol : float, default 1e-8
-        Stop when the largest entry of ``grad J(alpha)`` is at most ``tol``.
+        ``"exact"``: stop when the largest entry of ``grad J(alpha)`` is at most ``tol``;
+        ``"nystrom"``: when every Newton decrement ``-grad^T delta`` is at most ``tol``.
     max_iter : int, default 100
         Most Newton steps per binary problem (``ConvergenceWarning`` when reached).
+    n_centers : int, default 1000
+        ``"nystrom"`` only: number ``m`` of centres (at most the number of samples).
+    random_state : None, int, RandomState or Generator
+        ``"nystrom"`` only: seed of the centre draw.
     gamma, degree, coef0 : optional
         scikit-learn's kernel parameters, used only with its kernel names.
 
@@ -212,13 +225,20 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
     objectives_ : list of list of float
         ``J`` along the iterates of each binary problem (non-increasing).
     gradient_norm_ : ndarray
-        ``max_i |grad J(alpha)_i|`` at the solution of each binary problem.
+        ``max_i |grad J(alpha)_i|`` at the solution of each binary problem (``"exact"``).
+    center_indices_ : ndarray of int
+        ``"nystrom"`` only: indices of the centres among the training points (``X_fit_``
+        then holds the centres and ``dual_coef_`` their coefficients).
+    n_cg_ : int
+        ``"nystrom"`` only: CG iterations over all Newton steps.
     """
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **MARGIN_CONSTRAINTS,
-        "solver": [StrOptions({"exact"})],
+        "solver": [StrOptions({"exact", "nystrom"})],
         "tol": [Interval(Real, 0, None, closed="left")],
+        "n_centers": [Interval(Integral, 1, None, closed="left")],
+        "random_state": RANDOM_STATE_CONSTRAINT,
     }
 
     def __init__(
@@ -229,6 +249,8 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
         solver: str = "exact",
         tol: float = 1e-8,
         max_iter: int = 100,
+        n_centers: int = 1000,
+        random_state: Any = None,
         gamma: float | None = None,
         degree: int | None = None,
         coef0: float | None = None,
@@ -238,6 +260,8 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
         self.solver = solver
         self.tol = tol
         self.max_iter = max_iter
+        self.n_centers = n_centers
+        self.random_state = random_state
         self.gamma = gamma
         self.degree = degree
         self.coef0 = coef0
@@ -245,6 +269,10 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
     def fit(self, X: Any, y: Any) -> KernelLogisticRegression:
         """Fit one binary KLR (two classes) or one per class (one-vs-rest)."""
         Xb, Y = self._fit_targets(X, y)
+        for name in ("center_indices_", "n_cg_", "gradient_norm_"):
+            self.__dict__.pop(name, None)
+        if self.solver == "nystrom":
+            return self._fit_nystrom(Xb, Y, X)
         results = self._fit_exact(Xb, Y)
         coef = torch.stack([res.coef for res in results], dim=1)
         self.dual_coef_ = like_input(squeeze_binary(coef), X)
@@ -253,6 +281,30 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
         self.gradient_norm_ = torch.tensor([res.gradient for res in results]).numpy()
         if not all(res.converged for res in results):
             warn_max_iter(self, f"gradient {max(self.gradient_norm_):.3g}")
+        return self
+
+    def _fit_nystrom(self, Xb: Batch, Y: torch.Tensor, X: Any) -> KernelLogisticRegression:
+        """Newton steps with Falkon's PCG on ``n_centers`` uniform centres (``"nystrom"``)."""
+        index = select_centres(
+            self.kernel_, Xb, self.n_centers, method="uniform", random_state=self.random_state
+        )
+        res = nystrom_logistic_fit(
+            self.kernel_,
+            Xb,
+            (Y[:, 0] > 0).long().numpy() if Y.shape[1] == 1 else Y.argmax(1).numpy(),
+            index,
+            float(self.lam),
+            max_newton=self.max_iter,
+            newton_tol=self.tol,
+        )
+        self.X_fit_ = res.centres
+        self.center_indices_ = res.indices
+        self.dual_coef_ = like_input(squeeze_binary(res.coef), X)
+        self.n_iter_ = np.full(res.coef.shape[1], res.n_newton)
+        self.n_cg_ = res.n_cg
+        self.objectives_ = [[float(J)] for J in np.atleast_1d(res.objective)]
+        if not res.converged:
+            warn_max_iter(self, f"Newton decrement above tol={self.tol:g}")
         return self
 
     def _fit_exact(self, Xb: Batch, Y: torch.Tensor) -> list[KLRResult]:
