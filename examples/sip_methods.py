@@ -99,6 +99,7 @@ READINGS = {
     "c": {"aggregate": "max", "reading": "sum_of_max"},
     "sum": {"aggregate": "sum", "reading": "pairs"},
     "default": {"aggregate": "max", "reading": "pairs"},
+    "plain": {"aggregate": "max", "reading": "pairs"},
 }
 #: strength grids per reading: the penalty ``s R(v)^2`` is a max over 4 n single terms for
 #: (a), a max over 4 sums of n terms for (b), a sum of n maxima for (c) and a sum of 4 n terms
@@ -109,6 +110,7 @@ STRENGTHS = {
     "c": (0.01, 0.1, 1.0),
     "sum": (0.1, 1.0, 10.0),
     "default": (1.0,),
+    "plain": (1.0,),
 }
 #: with ``strength_unit="spectral"`` strength 1 weighs the semi-norm like the RKHS norm in
 #: its top direction (``sup_{||v||=1} R(v)^2 = 1``) for every reading; on the MNIST pairs
@@ -162,7 +164,8 @@ def embed_linear(
     test images on the same basis (the invariance alone).
     ``options`` are further ``InvariantEmbedding`` keywords (``basis``, ``features``,
     ``strength_unit``).  The variant ``"default"`` ignores them, the grid and ``strength_scale``:
-    ``InvariantEmbedding(Gaussian(sigma), [transforms])``, only C by CV.
+    ``InvariantEmbedding(Gaussian(sigma), [transforms])``, only C by CV; ``"plain"`` has no
+    invariance (``R = 0``: Nyström features on the training images), only C by CV.
     """
     from kernelkit import InvariantEmbedding
     from kernelkit.kernels import Gaussian
@@ -170,9 +173,9 @@ def embed_linear(
     options = options or {}
     spectral = options.get("strength_unit") == "spectral"
     library_defaults = variant["label"] == "default"
-    grid_ = (
-        [1.0] if library_defaults else strengths or strength_grids(1.0, spectral)[variant["label"]]
-    )
+    single = library_defaults or variant["label"] == "plain"
+    grid_ = [1.0] if single else strengths or strength_grids(1.0, spectral)[variant["label"]]
+    invariances = [] if variant["label"] == "plain" else [common.paper_transforms()]
     K_test = common.gaussian_gram(Xte, Xte, sigma)
     features, info = {}, {}
     for s in grid_:
@@ -186,7 +189,7 @@ def embed_linear(
         }
         # "default": every setting but the kernel and the invariances at the library default
         emb = InvariantEmbedding(
-            Gaussian(sigma), [common.paper_transforms()], **({} if library_defaults else settings)
+            Gaussian(sigma), invariances, **({} if library_defaults else settings)
         )
         train = emb.fit_transform(Xtr)  # fit embeds the training images once
         test = emb.embed(Xte)

@@ -12,6 +12,8 @@ For each pair (4 vs 9, 2 vs 3) and each seed: a stratified 500/500 split of the 
 * **Embed (a) / (b) / (c)**: ``kernelkit.InvariantEmbedding`` with ``aggregate="max"`` under the
   three readings of section 7.1, then a ``LinearSVC``; strength and C by CV;
 * **Embed (sum)**: the quadratic aggregation (kernel warping through the embedding) + LinearSVC;
+* **Embed (plain)**: the same embedding without invariance (Nyström features on the training
+  images) + LinearSVC: the baseline of the invariance itself;
 * **Embed (default)**: ``InvariantEmbedding(Gaussian(sigma), [transforms])`` with every other
   setting at the library's default (the options of the command line are not applied) +
   LinearSVC (C by CV);
