@@ -172,6 +172,7 @@ def test_auto_basis_caps_the_centres_and_leaves_joint_invariances_on_landmarks(
     y = np.array([0, 1, 2, 0, 1])
     joint = InvariantEmbedding(Polynomial(2), [MixupInvariance(n_grid=3, random_state=0)])
     assert joint.fit(X, y).basis_used_ == "nystrom" and joint.landmarks_.shape[0] == 5
+    assert InvariantEmbedding(Polynomial(2)).fit(X).basis_used_ == "nystrom"
 
 
 @pytest.mark.parametrize(

@@ -292,10 +292,11 @@ class InvariantEmbedding(
         return result
 
     def _resolve_basis(self, invariances: list[Invariance]) -> str:
-        """``basis`` with ``"auto"`` resolved (augmented unless an invariance is joint)."""
+        """``basis`` with ``"auto"`` resolved (augmented for input invariances only)."""
         if self.basis != "auto":
             return self.basis
-        return "nystrom" if any(inv.joint for inv in invariances) else "augmented"
+        transforms_only = bool(invariances) and not any(inv.joint for inv in invariances)
+        return "augmented" if transforms_only else "nystrom"
 
     def _resolve_features(self) -> str:
         """``features`` with ``"auto"`` resolved (metric unless reading (b) of the max)."""
