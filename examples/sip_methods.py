@@ -99,6 +99,7 @@ READINGS = {
     "c": {"aggregate": "max", "reading": "sum_of_max"},
     "sum": {"aggregate": "sum", "reading": "pairs"},
     "default": {"aggregate": "max", "reading": "pairs"},
+    "plain": {"aggregate": "max", "reading": "pairs"},
 }
 #: strength grids per reading: the penalty ``s R(v)^2`` is a max over 4 n single terms for
 #: (a), a max over 4 sums of n terms for (b), a sum of n maxima for (c) and a sum of 4 n terms
@@ -109,6 +110,7 @@ STRENGTHS = {
     "c": (0.01, 0.1, 1.0),
     "sum": (0.1, 1.0, 10.0),
     "default": (1.0,),
+    "plain": (1.0,),
 }
 #: with ``strength_unit="spectral"`` strength 1 weighs the semi-norm like the RKHS norm in
 #: its top direction (``sup_{||v||=1} R(v)^2 = 1``) for every reading; on the MNIST pairs
@@ -154,41 +156,54 @@ def embed_linear(
     The embedding is fitted on the training images (no labels); each strength of the grid
     (``strengths``, else :data:`STRENGTHS` of the reading) gives one feature set, and
     :func:`select_features_and_C` picks it with C by CV.  Returns the chosen parameters, the
-    test accuracy, the worst certificates and ``gram_change``, the relative Frobenius
+    test accuracy, the worst certificates, ``gram_change``, the relative Frobenius
     distance ``||F F^T - K||_F / ||K||_F`` of the test features' Gram to the Gaussian Gram of
-    the test images (how far the invariance moves the geometry a linear model sees).
+    the test images (how far the invariance moves the geometry a linear model sees; it
+    includes the Nyström error of ``k`` between test images), and ``feature_change``,
+    ``||F - F_0||_F / ||F_0||_F`` against the plain features ``F_0 = k~`` (``R = 0``) of the
+    test images on the same basis (the invariance alone).
     ``options`` are further ``InvariantEmbedding`` keywords (``basis``, ``features``,
-    ``strength_unit``).
+    ``strength_unit``).  The variant ``"default"`` ignores them, the grid and ``strength_scale``:
+    ``InvariantEmbedding(Gaussian(sigma), [transforms])``, only C by CV; ``"plain"`` has no
+    invariance (``R = 0``: Nyström features on the training images), only C by CV.
     """
     from kernelkit import InvariantEmbedding
     from kernelkit.kernels import Gaussian
 
     options = options or {}
     spectral = options.get("strength_unit") == "spectral"
-    grid_ = strengths or strength_grids(1.0, spectral)[variant["label"]]
+    library_defaults = variant["label"] == "default"
+    single = library_defaults or variant["label"] == "plain"
+    grid_ = [1.0] if single else strengths or strength_grids(1.0, spectral)[variant["label"]]
+    invariances = [] if variant["label"] == "plain" else [common.paper_transforms()]
     K_test = common.gaussian_gram(Xte, Xte, sigma)
     features, info = {}, {}
     for s in grid_:
-        emb = InvariantEmbedding(
-            Gaussian(sigma),
-            [common.paper_transforms()],
-            aggregate=variant["aggregate"],
-            reading=variant["reading"],
-            strength=s * strength_scale,
-            tol=1e-6,
-            max_iter=300,
+        settings = {
+            "aggregate": variant["aggregate"],
+            "reading": variant["reading"],
+            "strength": s * strength_scale,
+            "tol": 1e-6,
+            "max_iter": 300,
             **options,
+        }
+        # "default": every setting but the kernel and the invariances at the library default
+        emb = InvariantEmbedding(
+            Gaussian(sigma), invariances, **({} if library_defaults else settings)
         )
         train = emb.fit_transform(Xtr)  # fit embeds the training images once
         test = emb.embed(Xte)
         F_test = test.features.numpy()
+        plain = np.asarray(emb.nystrom_features(Xte))  # R = 0 on the same basis
         features[s * strength_scale] = (np.asarray(train), F_test)
         info[s * strength_scale] = {
             "max_rel_gap": float(max(emb.certificates_.max(), test.gap.max())),
             "gram_change": float(
                 np.linalg.norm(F_test @ F_test.T - K_test) / np.linalg.norm(K_test)
             ),
+            "feature_change": float(np.linalg.norm(F_test - plain) / np.linalg.norm(plain)),
             "dim": emb.n_components_,
+            "strength_": emb.strength_,
         }
     s, C, acc = select_features_and_C(features, ytr, yte, seed=seed, folds=folds)
     return {"strength": s, "C": C}, acc, info[s]

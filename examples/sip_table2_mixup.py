@@ -156,6 +156,7 @@ def embed_mixup(
             strength=s,
             tol=1e-4,
             max_iter=100,
+            **common.RECORDED_SETTINGS,
         ).fit(Xtr[a], np.eye(10)[ytr[a]])
         train, held = emb.embed(Xtr[a]), emb.embed(Xb)
         gap = float(max(train.gap.max(), held.gap.max()))

@@ -127,6 +127,7 @@ def embed_multilabel(
             tol=1e-6,
             max_iter=300,
             random_state=seed,
+            **common.RECORDED_SETTINGS,
         ).fit(Xtr, Ytr)
         train, test = emb.embed(Xtr), emb.embed(Xte)
         feats[s] = (train.features.numpy(), test.features.numpy())

@@ -20,6 +20,12 @@ DATA = ROOT / ".." / "shared" / "data"
     ("script", "options", "expected"),
     [
         pytest.param("sip_table1_mnist.py", [], "Embed (a)", marks=pytest.mark.slow),
+        pytest.param(
+            "sip_table1_mnist.py",
+            ["--pairs", "4v9", "--readings", "plain,default"],
+            "| Embed (default) |",
+            marks=pytest.mark.slow,
+        ),
         ("sip_table2_mixup.py", [], "| p = 1n | Embed |"),
         ("sip_table2_mixup.py", ["--aggregate", "sum"], "| p = 1n | Embed (sum) |"),
         ("sip_table3_hierarchy.py", [], "| Embed |"),

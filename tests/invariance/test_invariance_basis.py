@@ -48,7 +48,14 @@ def _differences(X):
 
 
 def _fit(X, **params):
-    params = {"aggregate": "sum", "basis": "augmented", "tol": 1e-12, **params}
+    params = {
+        "aggregate": "sum",
+        "basis": "augmented",
+        "features": "iota",
+        "strength_unit": "absolute",
+        "tol": 1e-12,
+        **params,
+    }
     return InvariantEmbedding(Polynomial(2), [TransformInvariance(TRANSFORMS)], **params).fit(X)
 
 
@@ -120,6 +127,54 @@ def test_spectral_strength_scale(one_torch_thread):
     np.testing.assert_allclose(pairs.seminorm_scale_, float((D * D).sum(1).max()), rtol=1e-9)
 
 
+def test_defaults_are_the_augmented_basis_metric_map_and_spectral_unit(one_torch_thread):
+    """Default settings with a transformation invariance (brute force as above)."""
+    rng = np.random.default_rng(6)
+    X, Xt = rng.standard_normal((5, 3)), rng.standard_normal((4, 3))
+    D = _differences(X)
+    inv = [TransformInvariance(TRANSFORMS)]
+    quad = InvariantEmbedding(Polynomial(2), inv, aggregate="sum", strength=2.0).fit(X)
+    assert (quad.basis_used_, quad.features_used_) == ("augmented", "metric")
+    assert quad.landmarks_.shape[0] == 15  # 5 points and their 2 x 5 transformed copies
+    s = 2.0 / float(np.linalg.eigvalsh(D.T @ D)[-1])
+    exact = _phi(Xt) @ scipy.linalg.solve(np.eye(10) + s * D.T @ D, _phi(Xt).T)
+    F = quad.transform(Xt)
+    np.testing.assert_allclose(F @ F.T, exact, atol=1e-9)
+    # the max aggregation, reading (a): strength 1 over max_j ||d_j||^2, metric features
+    pairs = InvariantEmbedding(Polynomial(2), inv, tol=1e-12).fit(X)
+    np.testing.assert_allclose(pairs.strength_, 1.0 / float((D * D).sum(1).max()), rtol=1e-9)
+    F = pairs.transform(Xt)
+    np.testing.assert_allclose((F * F).sum(1), np.diag(pairs.sip_kernel(Xt)), rtol=1e-9)
+    # reading (b) has no metric map: "auto" gives iota
+    blocks = InvariantEmbedding(Polynomial(2), inv, reading="transforms").fit(X)
+    assert blocks.features_used_ == "iota"
+
+
+def test_auto_basis_caps_the_centres_and_leaves_joint_invariances_on_landmarks(
+    monkeypatch, one_torch_thread
+):
+    import kernelkit.estimators.invariant as module
+    from kernelkit.invariance import MixupInvariance
+
+    rng = np.random.default_rng(7)
+    X = rng.standard_normal((5, 3))
+    moved = np.vstack([T(X) for T in TRANSFORMS])
+    monkeypatch.setattr(module, "AUTO_MAX_CENTRES", 8)
+    capped = InvariantEmbedding(Polynomial(2), [TransformInvariance(TRANSFORMS)], random_state=0)
+    centres = capped.fit(X).landmarks_.numpy()
+    assert centres.shape[0] == 8
+    np.testing.assert_array_equal(centres[:5], X)
+    # the other 3 are distinct transformed points
+    hits = [np.flatnonzero(np.abs(moved - row).max(1) < 1e-12) for row in centres[5:]]
+    assert all(h.size == 1 for h in hits) and len({int(h[0]) for h in hits}) == 3
+    full = _fit(X, strength=1.0)  # basis="augmented" explicitly: no cap
+    assert full.landmarks_.shape[0] == 15
+    y = np.array([0, 1, 2, 0, 1])
+    joint = InvariantEmbedding(Polynomial(2), [MixupInvariance(n_grid=3, random_state=0)])
+    assert joint.fit(X, y).basis_used_ == "nystrom" and joint.landmarks_.shape[0] == 5
+    assert InvariantEmbedding(Polynomial(2)).fit(X).basis_used_ == "nystrom"
+
+
 @pytest.mark.parametrize(
     ("params", "message"),
     [
@@ -153,9 +208,9 @@ def test_mnist_sip_kernel_is_exact_warping(one_torch_thread):
         ImageTransformInvariance(angle=-10.0, transforms=("rotate",)),
     ]
     sigma = float(np.median(scipy.spatial.distance.pdist(X)))
-    emb = InvariantEmbedding(
-        Gaussian(sigma), invariances, aggregate="sum", basis="augmented", strength_unit="spectral"
-    ).fit(X)
+    # the default settings: augmented basis, spectral strength 1
+    emb = InvariantEmbedding(Gaussian(sigma), invariances, aggregate="sum").fit(X)
+    assert emb.basis_used_ == "augmented" and emb.landmarks_.shape[0] == 300 + 6 * 300
     import torch
 
     moved = np.vstack([t.numpy() for inv in invariances for t in inv.transformed(torch.tensor(X))])

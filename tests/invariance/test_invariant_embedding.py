@@ -16,6 +16,9 @@ from kernelkit.kernels import Gaussian
 from kernelkit.utils.errors import InputError
 
 SIGMA = 1.5
+#: the landmark basis, eq. (26)'s iota and absolute strengths (the oracles below are written
+#: for them; the library's defaults are ``"auto"``, ``"auto"``, ``"spectral"``)
+LANDMARK = {"basis": "nystrom", "features": "iota", "strength_unit": "absolute"}
 
 
 def _k(A, B):
@@ -67,7 +70,11 @@ def test_sum_aggregation_is_kernel_warping(data, strength, one_torch_thread):
     X, Xt = data
     transforms = [_shift, _scale]
     emb = InvariantEmbedding(
-        Gaussian(sigma=SIGMA), [TransformInvariance(transforms)], aggregate="sum", strength=strength
+        Gaussian(sigma=SIGMA),
+        [TransformInvariance(transforms)],
+        aggregate="sum",
+        strength=strength,
+        **LANDMARK,
     ).fit(X)
     expected = _nystrom_warped(X, Xt, X, transforms, strength)
     np.testing.assert_allclose(emb.sip_kernel(Xt, X), expected, atol=1e-6)
@@ -83,7 +90,11 @@ def test_sum_aggregation_is_exact_warping_when_landmarks_span_the_representers(o
         return -A
 
     emb = InvariantEmbedding(
-        Gaussian(sigma=SIGMA), [TransformInvariance([negate])], aggregate="sum", jitter=1e-14
+        Gaussian(sigma=SIGMA),
+        [TransformInvariance([negate])],
+        aggregate="sum",
+        jitter=1e-14,
+        **LANDMARK,
     ).fit(P)
 
     def z(A):  # z_j(a) = k(a, T p_j) - k(a, p_j)
@@ -128,6 +139,7 @@ def test_readings_order_their_semi_norms(data, one_torch_thread):
             aggregate=aggregate,
             reading=reading,
             tol=1e-10,
+            **LANDMARK,
         ).fit(X)
         values[aggregate, reading] = emb.embed(Xt).primal.numpy()
     tol = 1e-9
@@ -145,6 +157,7 @@ def test_landmark_subset_and_float32(data, one_torch_thread):
         n_landmarks=10,
         random_state=0,
         tol=1e-5,
+        **LANDMARK,
     )
     Z = emb.fit(X.astype(np.float32)).transform(Xt.astype(np.float32))
     assert Z.dtype == np.float32 and Z.shape == (6, emb.n_components_)
@@ -187,7 +200,11 @@ def test_fit_dual_rrm_squared_sum_is_warped_kernel_ridge(data, one_torch_thread)
     y = np.where(X[:, 0] > 0, 1.0, -1.0)
     transforms, strength, lam = [_shift, _scale], 0.3, 0.01
     emb = InvariantEmbedding(
-        Gaussian(sigma=SIGMA), [TransformInvariance(transforms)], aggregate="sum", strength=strength
+        Gaussian(sigma=SIGMA),
+        [TransformInvariance(transforms)],
+        aggregate="sum",
+        strength=strength,
+        **LANDMARK,
     ).fit(X)
     result = fit_dual_rrm(emb, X, y, lam=lam, loss="squared", max_iter=200, tol=1e-12)
     scores = emb.nystrom_features(Xt) @ result.iota.numpy()

@@ -117,6 +117,8 @@ def test_mixup_sum_in_feature_space_is_the_metric_inverse(setting):
         [MixupInvariance(n_pairs=14, n_grid=5, random_state=2)],
         aggregate="sum",
         strength=0.7,
+        strength_unit="absolute",
+        features="iota",
     ).fit(X.numpy(), y)
     Z = emb.seminorm_.dense.numpy()
     assert Z.shape[0] > Z.shape[1] and emb.seminorm_.gram is None  # m = 70 > D = 21

@@ -42,8 +42,11 @@ from kernelkit.utils.errors import InputError
 from kernelkit.utils.seeding import RandomStateLike
 from kernelkit.utils.validation import like_input
 
-BASES = ("nystrom", "augmented")
+BASES = ("auto", "nystrom", "augmented")
+FEATURES = ("auto", *FEATURE_MAPS)
 STRENGTH_UNITS = ("absolute", "spectral")
+#: most centres of ``basis="auto"``: above it the transformed inputs are subsampled
+AUTO_MAX_CENTRES = 4096
 
 
 class InvariantEmbedding(
@@ -89,25 +92,33 @@ class InvariantEmbedding(
         Newton steps of ``embed_block_max``); stopping there with a gap above ``tol`` warns
         with :class:`~kernelkit.models.sip_polar.EmbeddingConvergenceWarning`, a
         :class:`kernelkit.utils.errors.ConvergenceWarning`.
-    basis : {"nystrom", "augmented"}
-        ``"nystrom"``: the centres of the base embedding are the landmarks (eqs. 20-21), whose
-        span does not contain the representers ``k(., T x_j) - k(., x_j)``, so their
-        components outside it are projected away.  ``"augmented"``: the centres are the
-        landmarks and every input at which the invariances evaluate the kernel (the
-        transformed images ``T_t x_j``, the mixed points of mixup), so the span contains the
-        finite-difference representers exactly and, with ``aggregate="sum"``,
-        :meth:`sip_kernel` equals exact kernel warping on the full RKHS up to the Nyström
-        error of ``k`` itself (zero on the centres).  Cost: ``c = n_landmarks + n_T n``
-        centres for ``n_T`` transformations of ``n`` points: one ``c x c`` eigendecomposition
-        (``O(c^3)``) and features of dimension up to ``c`` instead of ``n_landmarks``.
-    features : {"iota", "metric"}
-        ``"iota"``: ``iota(G_x) = M_{p(x)}^{-1} k~_x`` (eq. 26); its pairing with ``k~_y`` is
-        the s.i.p. kernel, but a linear model on it penalises ``v^T M^2 v``.  ``"metric"``:
+    basis : {"auto", "nystrom", "augmented"}
+        ``"auto"`` (default): ``"augmented"`` when every invariance is an input invariance
+        (transformations), with at most :data:`AUTO_MAX_CENTRES` centres (the landmarks and
+        a uniform random draw of the transformed inputs, seeded by ``random_state``, when
+        there are more); ``"nystrom"`` when a joint invariance (mixup, label logic) is
+        given, whose mixed points would multiply the dimension by the size of the lambda
+        grid and the number of pairs.  ``"nystrom"``: the centres of the base embedding are
+        the landmarks (eqs. 20-21), whose span does not contain the representers
+        ``k(., T x_j) - k(., x_j)``, so their components outside it are projected away.
+        ``"augmented"``: the centres are the landmarks and every input at which the
+        invariances evaluate the kernel (the transformed images ``T_t x_j``, the mixed
+        points of mixup), so the span contains the finite-difference representers exactly
+        and, with ``aggregate="sum"``, :meth:`sip_kernel` equals exact kernel warping on the
+        full RKHS up to the Nyström error of ``k`` itself (zero on the centres).  Cost:
+        ``c = n_landmarks + n_T n`` centres for ``n_T`` transformations of ``n`` points: one
+        ``c x c`` eigendecomposition (``O(c^3)``) and features of dimension up to ``c``
+        instead of ``n_landmarks``.
+    features : {"auto", "iota", "metric"}
+        ``"auto"`` (default): ``"metric"``, except ``"iota"`` for ``aggregate="max"`` with
+        ``reading="transforms"``, where the metric map is not offered.  ``"iota"``:
+        ``iota(G_x) = M_{p(x)}^{-1} k~_x`` (eq. 26); its pairing with ``k~_y`` is the s.i.p.
+        kernel, but a linear model on it penalises ``v^T M^2 v``.  ``"metric"``:
         ``M_{p(x)}^{-1/2} k~_x`` (:mod:`kernelkit.models.sip_metric`), whose ridge penalty
         is the s.i.p. norm and whose inner products are the warped kernel in the quadratic
         case.  Not offered for ``reading="transforms"``.
     strength_unit : {"absolute", "spectral"}
-        ``"absolute"``: ``s = strength``.  ``"spectral"``: ``s = strength /
+        ``"absolute"``: ``s = strength``.  ``"spectral"`` (default): ``s = strength /
         seminorm_scale_`` with ``seminorm_scale_ = sup_{||v||=1} R(v)^2`` from the spectrum
         of ``G^T G`` (:func:`kernelkit.invariance.seminorm_scale`), so ``strength=1`` weighs
         the semi-norm like the RKHS norm.
@@ -128,8 +139,11 @@ class InvariantEmbedding(
     kernel_, X_fit_ :
         Fitted kernel and training data.
     landmarks_ : torch.Tensor
-        The centres ``z``: the landmarks, followed with ``basis="augmented"`` by the inputs
+        The centres ``z``: the landmarks, followed with the augmented basis by the inputs
         the invariances embed.
+    basis_used_, features_used_ : str
+        The basis (``"nystrom"`` or ``"augmented"``) and feature map (``"iota"`` or
+        ``"metric"``) that ``"auto"`` resolved to.
     basis_ : NystromBasis
         ``K_z^{-1/2}`` (eigenbasis form); ``n_components_`` its dimension ``d``.
     seminorm_ : SemiNorm or None
@@ -158,9 +172,9 @@ class InvariantEmbedding(
         strength: float = 1.0,
         tol: float = 1e-8,
         max_iter: int = 100,
-        basis: str = "nystrom",
-        features: str = "iota",
-        strength_unit: str = "absolute",
+        basis: str = "auto",
+        features: str = "auto",
+        strength_unit: str = "spectral",
         jitter: float | None = None,
         random_state: RandomStateLike = None,
         memory_budget: int | None = None,
@@ -193,7 +207,7 @@ class InvariantEmbedding(
         "random_state": RANDOM_STATE_CONSTRAINT,
         "memory_budget": MEMORY_BUDGET_CONSTRAINT,
         "basis": [StrOptions(set(BASES))],
-        "features": [StrOptions(set(FEATURE_MAPS))],
+        "features": [StrOptions(set(FEATURES))],
         "strength_unit": [StrOptions(set(STRENGTH_UNITS))],
     }
 
@@ -251,8 +265,11 @@ class InvariantEmbedding(
         labels = None
         if joint:
             labels = self._joint_labels(y, n)
-        if self.basis == "augmented" and invariances:
-            self.landmarks_ = self._augmented_centres(invariances, Xb, labels)
+        self.basis_used_ = self._resolve_basis(invariances)
+        self.features_used_ = self._resolve_features()
+        if self.basis_used_ == "augmented" and invariances:
+            cap = AUTO_MAX_CENTRES if self.basis == "auto" else None
+            self.landmarks_ = self._augmented_centres(invariances, Xb, labels, cap)
         with torch.no_grad():
             K_zz = gram(self.kernel_, self.landmarks_, memory_budget=self.memory_budget)
         self.basis_ = nystrom_basis(K_zz, jitter=self.jitter)
@@ -274,14 +291,33 @@ class InvariantEmbedding(
         self.n_iter_ = result.iterations
         return result
 
+    def _resolve_basis(self, invariances: list[Invariance]) -> str:
+        """``basis`` with ``"auto"`` resolved (augmented for input invariances only)."""
+        if self.basis != "auto":
+            return self.basis
+        transforms_only = bool(invariances) and not any(inv.joint for inv in invariances)
+        return "augmented" if transforms_only else "nystrom"
+
+    def _resolve_features(self) -> str:
+        """``features`` with ``"auto"`` resolved (metric unless reading (b) of the max)."""
+        if self.features != "auto":
+            return self.features
+        blocks = self.aggregate == "max" and self.reading == "transforms"
+        return "iota" if blocks else "metric"
+
     def _augmented_centres(
-        self, invariances: list[Invariance], Xb: torch.Tensor, labels: torch.Tensor | None
+        self,
+        invariances: list[Invariance],
+        Xb: torch.Tensor,
+        labels: torch.Tensor | None,
+        cap: int | None,
     ) -> torch.Tensor:
-        """The landmarks and every input the invariances embed (``basis="augmented"``).
+        """The landmarks and every input the invariances embed (the augmented basis).
 
         The builders are run once with a recording feature map (it returns a zero column,
         differentiable for the builders that take derivatives); batches equal to the training
-        data are not repeated.
+        data are not repeated.  With ``cap``, at most ``cap`` centres: the landmarks and a
+        uniform draw (``random_state``) of ``cap - n_landmarks`` recorded inputs.
         """
         seen: list[torch.Tensor] = []
 
@@ -293,7 +329,14 @@ class InvariantEmbedding(
 
         for inv in invariances:
             inv.representers(record, Xb, labels)
-        return torch.cat([self.landmarks_, *seen])
+        if not seen:
+            return self.landmarks_
+        moved = torch.cat(seen)
+        room = moved.shape[0] if cap is None else max(cap - self.landmarks_.shape[0], 0)
+        if room < moved.shape[0]:
+            index = uniform_centres(moved.shape[0], room, self.random_state)
+            moved = moved[torch.as_tensor(index, device=moved.device)]
+        return torch.cat([self.landmarks_, moved])
 
     def _joint_labels(self, y: Any, n: int) -> torch.Tensor:
         """Labels of joint invariances as an ``(n, n_labels)`` float indicator tensor."""
@@ -323,7 +366,7 @@ class InvariantEmbedding(
                 strength=self.strength_,
                 tol=float(self.tol),
                 max_iter=int(self.max_iter),
-                feature_map=feature_map or self.features,
+                feature_map=feature_map or self.features_used_,
             )
 
     def embed(self, X: Any) -> InvariantFeatures:

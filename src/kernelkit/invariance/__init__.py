@@ -22,6 +22,9 @@ Public API::
                                      #   "transforms" max over transforms of the sum over points
                                      #   "sum_of_max" sum over points of the max over transforms
         strength=1.0,                # s in J(v) = ||v||^2 + s R(v)^2
+        strength_unit="spectral",    # s = strength / sup_{||v||=1} R(v)^2
+        basis="auto",                # centres: landmarks + transformed inputs (input invariances)
+        features="auto",             # M^-1/2 k~ (metric map; iota for "transforms")
         tol=1e-8,                    # certified relative duality gap of every point
     )
     Z = emb.fit(X_train).transform(X_test)   # Euclidean features for any linear model
