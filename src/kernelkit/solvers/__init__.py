@@ -29,6 +29,7 @@ from kernelkit.solvers.lbfgs import (
     lbfgs_batched,
     lbfgs_restarts,
 )
+from kernelkit.solvers.matfun import inverse_sqrt
 from kernelkit.solvers.optima import DistinctOptima, Optimum
 from kernelkit.solvers.psd import PSDCheck, check_psd
 from kernelkit.solvers.training import NonFiniteObjectiveWarning, TrainResult, train_module
@@ -51,6 +52,7 @@ __all__ = [
     "cholesky_solve",
     "conjugate_gradient",
     "fix_signs",
+    "inverse_sqrt",
     "lbfgs",
     "lbfgs_batched",
     "lbfgs_restarts",
