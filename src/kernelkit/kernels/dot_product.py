@@ -56,7 +56,7 @@ def kappa_inverse_polynomial(u: torch.Tensor) -> torch.Tensor:
 
 
 def kappa_polynomial(u: torch.Tensor, degree: int = 2, offset: float = 1.0) -> torch.Tensor:
-    """``((offset + u) / (offset + 1))^degree``, the polynomial ``(c + u)^p`` with ``kappa(1) = 1``."""
+    """``((offset + u) / (offset + 1))^degree``: ``(c + u)^p`` scaled to ``kappa(1) = 1``."""
     return ((offset + u) / (offset + 1.0)) ** degree
 
 

@@ -141,7 +141,7 @@ class GappedKmerLayer(nn.Module):
 
         ``x`` has shape ``(n, A, T)`` (position vectors in columns, zero columns = padding).
         """
-        n, _, length = x.shape
+        length = x.shape[2]
         xu, norms = unit_rows(x.transpose(1, 2))  # (n, T, A), (n, T)
         cos = torch.einsum("qla,nta->nlqt", self.anchors(), xu).clamp(-1.0, 1.0)
         b = self.kappa(cos) * norms[:, None, None, :]  # b_l(t), (n, k, q, T)
