@@ -20,6 +20,10 @@ _LAZY = {
     "InvariantEmbedding": "kernelkit.estimators.invariant",
     "NystromFeatures": "kernelkit.estimators",
     "RandomFourierFeatures": "kernelkit.estimators",
+    "CKNFeatures": "kernelkit.estimators.ckn",
+    "CKNClassifier": "kernelkit.estimators.ckn",
+    "SequenceCKNFeatures": "kernelkit.estimators.ckn_seq",
+    "SequenceCKNClassifier": "kernelkit.estimators.ckn_seq",
 }
 
 __all__ = ["__version__", *_LAZY]

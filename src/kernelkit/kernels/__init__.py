@@ -20,6 +20,12 @@ from kernelkit.kernels.base import (
     StationaryKernel,
     SumKernel,
 )
+from kernelkit.kernels.dot_product import (
+    SphereExponential,
+    SphereInversePolynomial,
+    SpherePolynomial,
+    SphereVovk,
+)
 from kernelkit.kernels.graphs import ShortestPath, WeisfeilerLehman
 from kernelkit.kernels.molecules import MinMax, Tanimoto
 from kernelkit.kernels.nodes import CommuteTime, Diffusion, RegularizedLaplacian
@@ -54,6 +60,10 @@ __all__ = [
     "ScaledKernel",
     "ShortestPath",
     "Spectrum",
+    "SphereExponential",
+    "SphereInversePolynomial",
+    "SpherePolynomial",
+    "SphereVovk",
     "StationaryKernel",
     "Subsequence",
     "SumKernel",

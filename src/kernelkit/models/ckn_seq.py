@@ -39,6 +39,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from kernelkit.kernels.dot_product import kappa_function, unit_rows
+from kernelkit.models.ckn_train import spherical_kmeans
 from kernelkit.solvers import inverse_sqrt
 from kernelkit.utils.errors import InputError
 
@@ -161,4 +162,33 @@ class GappedKmerLayer(nn.Module):
         return pooled @ inverse_sqrt(self.anchor_gram(), shift=self.shift)
 
 
-__all__ = ["POOLINGS", "GappedKmerLayer", "gap_matrix"]
+def fit_kmer_anchors(
+    layer: GappedKmerLayer,
+    x: torch.Tensor,
+    *,
+    n_kmers: int,
+    n_iter: int,
+    generator: torch.Generator,
+) -> None:
+    """Unsupervised anchors: spherical k-means on sampled contiguous k-mers.
+
+    The k-mers ``(x_t, ..., x_{t+k-1})`` without padding positions are drawn uniformly (at
+    most ``n_kmers``), and clustered on the product of the ``k`` unit spheres
+    (:func:`~kernelkit.models.ckn_train.spherical_kmeans` with ``blocks=k``), the anchor set
+    of the layer.
+    """
+    k, a = layer.k, layer.in_channels
+    if x.shape[2] >= k:
+        windows = x.unfold(2, k, 1).permute(0, 2, 3, 1)  # (n, T - k + 1, k, A)
+        full = (torch.linalg.vector_norm(windows, dim=3) > 0).all(2)
+        rows = windows[full].reshape(-1, k * a)
+    else:
+        rows = x.new_zeros((0, k * a))
+    if rows.shape[0] > n_kmers:
+        rows = rows[torch.randperm(rows.shape[0], generator=generator)[:n_kmers].to(x.device)]
+    layer.set_anchors(
+        spherical_kmeans(rows, layer.n_filters, n_iter=n_iter, generator=generator, blocks=k)
+    )
+
+
+__all__ = ["POOLINGS", "GappedKmerLayer", "fit_kmer_anchors", "gap_matrix"]

@@ -94,6 +94,8 @@ def _seed_centroids(
 ) -> torch.Tensor:
     """k-means++ seeding on (products of) spheres: each new seed drawn with probability
     proportional to its squared distance ``2 (blocks - max_c <x, c>)`` to the seeds so far."""
+    if k == 0:
+        return X[:0]
     first = int(torch.randint(X.shape[0], (1,), generator=generator))
     chosen = [first]
     best = X @ X[first]

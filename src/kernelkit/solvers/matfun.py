@@ -52,9 +52,10 @@ class _InverseSqrt(torch.autograd.Function):
     @staticmethod
     def backward(ctx: Any, grad: torch.Tensor) -> tuple[torch.Tensor, None, None]:
         U, s, f = ctx.saved_tensors
-        denom = (s[:, None] + s[None, :]).clamp_min(torch.finfo(s.dtype).tiny)
-        F = -(f[:, None] * f[None, :]) / denom
-        F = torch.where((f[:, None] > 0) & (f[None, :] > 0), F, torch.zeros_like(F))
+        denom = s[:, None] + s[None, :]
+        live = (denom > 0) & (f[:, None] > 0) & (f[None, :] > 0)
+        F = -(f[:, None] * f[None, :]) / torch.where(live, denom, torch.ones_like(denom))
+        F = torch.where(live, F, torch.zeros_like(F))
         G = U.mT @ ((grad + grad.mT) / 2) @ U
         return U @ (F * G) @ U.mT, None, None
 
@@ -66,7 +67,8 @@ def inverse_sqrt(A: Any, *, shift: float = 0.0, floor: float | None = None) -> t
     ``U diag(1 / (sqrt(w) + shift)) U^T``.  With ``shift = 0`` eigenvalues below
     ``floor * max(w)`` are treated as null and their directions dropped (the pseudo-inverse
     root).  The backward pass uses the closed-form divided differences of the module
-    docstring (stable for repeated eigenvalues).
+    docstring (stable for repeated eigenvalues); pairs of null eigenvalues (below the floor),
+    where ``f'`` is infinite, get a zero derivative.
 
     Parameters
     ----------
