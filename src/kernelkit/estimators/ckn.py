@@ -130,7 +130,6 @@ class _CKNBase(BaseEstimator):
         return like_input(self._features(self._inputs(X, reset=False)), X)
 
 
-
 class CKNClassifierMixin:
     """End-to-end training and prediction of the supervised CKN estimators."""
 

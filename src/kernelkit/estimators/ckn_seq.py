@@ -19,8 +19,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 import torch
-from sklearn.base import BaseEstimator, ClassifierMixin, ClassNamePrefixFeaturesOutMixin
-from sklearn.base import TransformerMixin
+from sklearn.base import (
+    ClassifierMixin,
+    ClassNamePrefixFeaturesOutMixin,
+    TransformerMixin,
+)
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
