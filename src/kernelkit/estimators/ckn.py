@@ -91,6 +91,13 @@ def float_tensor(X: Any, estimator: Any, *, reset: bool, allow_nd: bool) -> torc
     return torch.from_numpy(np.ascontiguousarray(arr))
 
 
+def store_params(estimator: Any, params: dict[str, Any]) -> None:
+    """Set each ``__init__`` argument in ``params`` (its ``locals()``) as an attribute."""
+    for name, value in params.items():
+        if name != "self":
+            setattr(estimator, name, value)
+
+
 class _CKNBase(BaseEstimator):
     """Fitting and prediction shared by the image and sequence CKN estimators.
 
@@ -192,6 +199,32 @@ class CKNClassifierMixin:
         if isinstance(X, torch.Tensor) and labels.dtype.kind in "biuf":
             return torch.as_tensor(labels, device=X.device)
         return labels
+
+
+class CKNTransformerMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin):
+    """``fit`` (unsupervised anchors) and ``transform`` of the CKN feature transformers."""
+
+    n_components_: int
+    _fit_network: Any
+    _transform: Any
+
+    def fit(self, X: Any, y: Any = None) -> Any:
+        """Learn the anchors by spherical k-means on sampled patches (``y`` is ignored)."""
+        self._fit_network(X)
+        return self
+
+    def transform(self, X: Any) -> Any:
+        """The CKN features, shape ``(n_samples, n_components_)``, in the container of ``X``."""
+        return self._transform(X)
+
+    @property
+    def _n_features_out(self) -> int:
+        return self.n_components_
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags
 
 
 class _ImageCKN(_CKNBase):
@@ -321,7 +354,7 @@ _IMAGE_PARAMS_DOC = """
         Seed of the patch sampling, the k-means seeds and (supervised) the minibatches."""
 
 
-class CKNFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _ImageCKN):
+class CKNFeatures(CKNTransformerMixin, _ImageCKN):
     __doc__ = (
         r"""Unsupervised convolutional kernel network features of images (Mairal 2016).
 
@@ -362,26 +395,7 @@ class CKNFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _ImageCKN):
         batch_size: int = 256,
         random_state: Any = None,
     ):
-        self.n_filters = n_filters
-        self.patch_sizes = patch_sizes
-        self.subsamplings = subsamplings
-        self.image_shape = image_shape
-        self.kappa = kappa
-        self.sigma = sigma
-        self.shift = shift
-        self.n_patches = n_patches
-        self.kmeans_iter = kmeans_iter
-        self.batch_size = batch_size
-        self.random_state = random_state
-
-    def fit(self, X: Any, y: Any = None) -> CKNFeatures:
-        """Learn the anchors of every layer (``y`` is ignored)."""
-        self._fit_network(X)
-        return self
-
-    def transform(self, X: Any) -> Any:
-        """Flattened CKN maps of the images, shape ``(n_samples, n_components_)``."""
-        return self._transform(X)
+        store_params(self, locals())
 
     @property
     def n_components_(self) -> int:
@@ -389,15 +403,6 @@ class CKNFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _ImageCKN):
         check_is_fitted(self, "network_")
         c, h, w = self.network_.output_shape(*self.image_shape_[1:])
         return c * h * w
-
-    @property
-    def _n_features_out(self) -> int:
-        return self.n_components_
-
-    def __sklearn_tags__(self) -> Any:
-        tags = super().__sklearn_tags__()
-        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
-        return tags
 
 
 class CKNClassifier(ClassifierMixin, CKNClassifierMixin, _ImageCKN):
@@ -459,20 +464,7 @@ class CKNClassifier(ClassifierMixin, CKNClassifierMixin, _ImageCKN):
         batch_size: int = 256,
         random_state: Any = None,
     ):
-        self.n_filters = n_filters
-        self.patch_sizes = patch_sizes
-        self.subsamplings = subsamplings
-        self.image_shape = image_shape
-        self.kappa = kappa
-        self.sigma = sigma
-        self.shift = shift
-        self.n_patches = n_patches
-        self.kmeans_iter = kmeans_iter
-        self.lam = lam
-        self.max_iter = max_iter
-        self.lr = lr
-        self.batch_size = batch_size
-        self.random_state = random_state
+        store_params(self, locals())
 
     def fit(self, X: Any, y: Any) -> CKNClassifier:
         """Initialise the anchors by spherical k-means, then train everything end to end."""

@@ -21,8 +21,6 @@ import numpy as np
 import torch
 from sklearn.base import (
     ClassifierMixin,
-    ClassNamePrefixFeaturesOutMixin,
-    TransformerMixin,
 )
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
@@ -32,8 +30,10 @@ from kernelkit.estimators.ckn import (
     COMMON_CONSTRAINTS,
     SUPERVISED_CONSTRAINTS,
     CKNClassifierMixin,
+    CKNTransformerMixin,
     _CKNBase,
     float_tensor,
+    store_params,
 )
 from kernelkit.models.ckn_seq import POOLINGS, GappedKmerLayer, fit_kmer_anchors
 from kernelkit.utils.errors import InputError
@@ -162,7 +162,7 @@ _SEQ_PARAMS_DOC = """
         Seed of the k-mer sampling, the k-means seeds and the minibatches."""
 
 
-class SequenceCKNFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _SequenceCKN):
+class SequenceCKNFeatures(CKNTransformerMixin, _SequenceCKN):
     __doc__ = (
         r"""Unsupervised CKN-seq features: the gapped k-mer Nyström map with k-means anchors.
 
@@ -203,37 +203,17 @@ class SequenceCKNFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _Se
         batch_size: int = 256,
         random_state: Any = None,
     ):
-        self.n_filters = n_filters
-        self.k = k
-        self.gap_penalty = gap_penalty
-        self.pooling = pooling
-        self.alphabet = alphabet
-        self.kappa = kappa
-        self.sigma = sigma
-        self.shift = shift
-        self.n_kmers = n_kmers
-        self.kmeans_iter = kmeans_iter
-        self.batch_size = batch_size
-        self.random_state = random_state
-
-    def fit(self, X: Any, y: Any = None) -> SequenceCKNFeatures:
-        """Learn the anchors by spherical k-means on sampled k-mers (``y`` is ignored)."""
-        self._fit_network(X)
-        return self
-
-    def transform(self, X: Any) -> Any:
-        """``Psi(x)`` of every sequence, shape ``(n_samples, n_filters)``."""
-        return self._transform(X)
+        store_params(self, locals())
 
     @property
-    def _n_features_out(self) -> int:
+    def n_components_(self) -> int:
+        """Number of output features (the anchors ``q``)."""
         check_is_fitted(self, "network_")
         return self.network_.n_filters
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
         tags.input_tags.string = True
-        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         return tags
 
 
@@ -293,21 +273,7 @@ class SequenceCKNClassifier(ClassifierMixin, CKNClassifierMixin, _SequenceCKN):
         batch_size: int = 256,
         random_state: Any = None,
     ):
-        self.n_filters = n_filters
-        self.k = k
-        self.gap_penalty = gap_penalty
-        self.pooling = pooling
-        self.alphabet = alphabet
-        self.kappa = kappa
-        self.sigma = sigma
-        self.shift = shift
-        self.n_kmers = n_kmers
-        self.kmeans_iter = kmeans_iter
-        self.lam = lam
-        self.max_iter = max_iter
-        self.lr = lr
-        self.batch_size = batch_size
-        self.random_state = random_state
+        store_params(self, locals())
 
     def fit(self, X: Any, y: Any) -> SequenceCKNClassifier:
         """Initialise the anchors by spherical k-means, then train everything end to end."""

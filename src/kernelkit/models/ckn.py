@@ -33,7 +33,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from kernelkit.kernels.dot_product import kappa_function
+from kernelkit.kernels.dot_product import KappaFunction, kappa_function
 from kernelkit.solvers import inverse_sqrt
 from kernelkit.utils.errors import InputError
 
@@ -98,6 +98,12 @@ def gaussian_pool(x: torch.Tensor, subsampling: Pair) -> torch.Tensor:
     return F.conv2d(x, weight, stride=(sh, sw), padding=pad, groups=c)
 
 
+def layer_kappa(name: str, sigma: float) -> KappaFunction:
+    """The ``kappa`` of a CKN layer: ``exp((u - 1) / sigma^2)`` for ``"exp"`` (the reference
+    parametrisation, ``alpha = 1 / sigma^2``), the parameter-free ``kappa`` otherwise."""
+    return kappa_function(name, alpha=1.0 / sigma**2) if name == "exp" else kappa_function(name)
+
+
 class CKNLayer(nn.Module):
     r"""One CKN layer ``x -> A M P x`` (module docstring) with ``p`` anchors on the sphere.
 
@@ -158,9 +164,7 @@ class CKNLayer(nn.Module):
 
     def kappa(self, u: torch.Tensor) -> torch.Tensor:
         """``kappa`` of the layer (``exp`` with ``alpha = 1 / sigma^2``)."""
-        if self.kappa_name == "exp":
-            return kappa_function("exp", alpha=1.0 / self.sigma**2)(u)
-        return kappa_function(self.kappa_name)(u)
+        return layer_kappa(self.kappa_name, self.sigma)(u)
 
     def anchors(self) -> torch.Tensor:
         """The anchors ``Z`` (rows of unit norm), shape ``(p, C ph pw)``."""
@@ -266,6 +270,7 @@ __all__ = [
     "extract_patches",
     "gaussian_filter",
     "gaussian_pool",
+    "layer_kappa",
     "pad_same",
     "safe_sqrt",
 ]

@@ -39,6 +39,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from kernelkit.kernels.dot_product import kappa_function, unit_rows
+from kernelkit.models.ckn import layer_kappa
 from kernelkit.models.ckn_train import spherical_kmeans
 from kernelkit.solvers import inverse_sqrt
 from kernelkit.utils.errors import InputError
@@ -118,9 +119,7 @@ class GappedKmerLayer(nn.Module):
 
     def kappa(self, u: torch.Tensor) -> torch.Tensor:
         """Per-position ``kappa`` (``exp`` with ``alpha = 1 / sigma^2``)."""
-        if self.kappa_name == "exp":
-            return kappa_function("exp", alpha=1.0 / self.sigma**2)(u)
-        return kappa_function(self.kappa_name)(u)
+        return layer_kappa(self.kappa_name, self.sigma)(u)
 
     def anchors(self) -> torch.Tensor:
         """The anchors ``Z`` with unit rows ``z_l``, shape ``(q, k, A)``."""
