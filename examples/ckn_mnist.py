@@ -7,8 +7,8 @@ Hyperparameters are chosen by 3-fold stratified CV on the training split only; t
 split is used once per model.
 
 * **Gaussian SVM on pixels**: ``KernelSVC(Gaussian(sigma))`` with ``GridSearchCV`` over
-  ``sigma`` in {0.5, 1} x the median pairwise distance and ``C`` in {1, 10} (a small grid:
-  the machine is shared; the best cell is inside it, see the results file).
+  ``sigma`` in {0.5, 1} x the median pairwise distance and ``C`` in {1, 10} (a small grid
+  because the machine is shared; the selected cell is recorded in the results file).
 * **Unsupervised CKN + linear SVM**: ``CKNFeatures`` with 2 layers (3x3 patches, 64 and 256
   anchors by spherical k-means, pooling strides 2 and 5, ``kappa(u) = exp((u - 1)/0.6^2)``,
   the reference implementation's sigma), features standardised, then
