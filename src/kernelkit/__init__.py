@@ -26,6 +26,10 @@ _LAZY = {
     "SpectralClustering": "kernelkit.estimators",
     "SimpleMKL": "kernelkit.estimators",
     "KernelCCA": "kernelkit.estimators",
+    "CKNFeatures": "kernelkit.estimators.ckn",
+    "CKNClassifier": "kernelkit.estimators.ckn",
+    "SequenceCKNFeatures": "kernelkit.estimators.ckn_seq",
+    "SequenceCKNClassifier": "kernelkit.estimators.ckn_seq",
 }
 
 __all__ = ["__version__", *_LAZY]

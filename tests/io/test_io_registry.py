@@ -21,6 +21,11 @@ pytest.importorskip("safetensors", reason="kernelkit.io needs the io extra")
 
 TOP_LEVEL_ESTIMATORS = [n for n in kernelkit.__all__ if n != "__version__"]
 FAST = {"max_iter": 3, "n_restarts": 2}
+VECTOR_INPUT = {
+    name: {"patch_sizes": (1, 1), "subsamplings": (1, 1), "n_filters": (4, 6)}
+    for name in ("CKNFeatures", "CKNClassifier")
+}
+"""Image CKNs read the 3-column test data as 1 x 1 images: 1 x 1 patches, no pooling."""
 
 
 @pytest.fixture(autouse=True)
@@ -36,6 +41,7 @@ def test_every_top_level_estimator_is_enrolled_and_roundtrips(name, tmp_path):
     model = cls()
     params = model.get_params()
     model.set_params(**{k: v for k, v in FAST.items() if k in params and params[k] > 0})
+    model.set_params(**VECTOR_INPUT.get(name, {}))
     rng = np.random.default_rng(1)
     X, X_new = rng.normal(size=(20, 3)), rng.normal(size=(5, 3))
     if is_classifier(model):

@@ -3,6 +3,8 @@
 >>> from kernelkit.estimators import KernelPCA, KernelRidge, KernelSVC
 """
 
+from kernelkit.estimators.ckn import CKNClassifier, CKNFeatures
+from kernelkit.estimators.ckn_seq import SequenceCKNClassifier, SequenceCKNFeatures
 from kernelkit.estimators.clustering import KernelKMeans, kernel_kmeans
 from kernelkit.estimators.features import NystromFeatures, RandomFourierFeatures
 from kernelkit.estimators.kcca import KernelCCA
@@ -16,6 +18,8 @@ from kernelkit.estimators.svm_dual import BiasFreeSVC, bias_free_svm
 
 __all__ = [
     "BiasFreeSVC",
+    "CKNClassifier",
+    "CKNFeatures",
     "KernelCCA",
     "KernelKMeans",
     "KernelLogisticRegression",
@@ -25,6 +29,8 @@ __all__ = [
     "KernelSVC",
     "NystromFeatures",
     "RandomFourierFeatures",
+    "SequenceCKNClassifier",
+    "SequenceCKNFeatures",
     "SimpleMKL",
     "SpectralClustering",
     "bias_free_svm",

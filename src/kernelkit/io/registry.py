@@ -95,8 +95,9 @@ def builtin_classes() -> dict[str, ClassEntry]:
     """Classes allowed in files that are not enrolled automatically (see :func:`class_table`).
 
     Plain data holders of kernelkit (batches, results, the Gram centerer, mixtures) and the
-    two foreign classes kernelkit models contain: scikit-learn's ``SVC`` (inside
-    ``KernelSVC``) and ``torch.nn.ModuleList``.
+    foreign classes kernelkit models contain: scikit-learn's ``SVC`` (inside
+    ``KernelSVC``), ``torch.nn.ModuleList`` and ``torch.nn.Linear`` (the CKN classifiers'
+    head).
     """
     from sklearn.svm import SVC
 
@@ -122,6 +123,7 @@ def builtin_classes() -> dict[str, ClassEntry]:
     table = {
         "sklearn.svm.SVC": ClassEntry(SVC, "estimator", check_svc),
         "torch.nn.ModuleList": ClassEntry(nn.ModuleList, "module"),
+        "torch.nn.Linear": ClassEntry(nn.Linear, "module"),
     }
     for cls, kind, check in (
         (Mixture, "state", None),

@@ -21,6 +21,12 @@ from kernelkit.kernels.base import (
     SumKernel,
 )
 from kernelkit.kernels.characteristic import BallSpectrum
+from kernelkit.kernels.dot_product import (
+    SphereExponential,
+    SphereInversePolynomial,
+    SpherePolynomial,
+    SphereVovk,
+)
 from kernelkit.kernels.fisher import FisherVector, HMMFisher
 from kernelkit.kernels.graphs import ShortestPath, WeisfeilerLehman
 from kernelkit.kernels.molecules import MinMax, Tanimoto
@@ -63,6 +69,10 @@ __all__ = [
     "ScaledKernel",
     "ShortestPath",
     "Spectrum",
+    "SphereExponential",
+    "SphereInversePolynomial",
+    "SpherePolynomial",
+    "SphereVovk",
     "StationaryKernel",
     "Subsequence",
     "SumKernel",

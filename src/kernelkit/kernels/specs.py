@@ -20,6 +20,12 @@ import torch
 
 from kernelkit.data.readers.common import is_number
 from kernelkit.kernels.base import Kernel
+from kernelkit.kernels.dot_product import (
+    SphereExponential,
+    SphereInversePolynomial,
+    SpherePolynomial,
+    SphereVovk,
+)
 from kernelkit.kernels.graphs import ShortestPath, WeisfeilerLehman
 from kernelkit.kernels.molecules import MinMax, Tanimoto
 from kernelkit.kernels.neural import ArcCosine, ReLUNTK
@@ -54,6 +60,10 @@ KERNEL_SPECS: dict[str, tuple[InputKind, type[Kernel]]] = {
     "polynomial": (InputKind.VECTOR, Polynomial),
     "arccos": (InputKind.VECTOR, ArcCosine),
     "relu-ntk": (InputKind.VECTOR, ReLUNTK),
+    "sphere-exp": (InputKind.VECTOR, SphereExponential),
+    "sphere-inverse-polynomial": (InputKind.VECTOR, SphereInversePolynomial),
+    "sphere-polynomial": (InputKind.VECTOR, SpherePolynomial),
+    "sphere-vovk": (InputKind.VECTOR, SphereVovk),
     "tanimoto": (InputKind.MOLECULE, Tanimoto),
     "minmax": (InputKind.MOLECULE, MinMax),
     "spectrum": (InputKind.STRING, Spectrum),

@@ -15,6 +15,8 @@ from kernelkit.models.autoencoder import (
     train,
     train_alternating,
 )
+from kernelkit.models.ckn import CKN, CKNLayer
+from kernelkit.models.ckn_seq import GappedKmerLayer
 from kernelkit.models.layers import ChainPass, KernelChain, KernelLayer, check_operator
 from kernelkit.models.ridge import (
     RidgeTrace,
@@ -27,8 +29,11 @@ from kernelkit.models.ridge import (
 )
 
 __all__ = [
+    "CKN",
     "AutoencoderData",
+    "CKNLayer",
     "ChainPass",
+    "GappedKmerLayer",
     "KernelAutoencoderModel",
     "KernelChain",
     "KernelLayer",

@@ -30,6 +30,7 @@ from kernelkit.solvers.lbfgs import (
     lbfgs_batched,
     lbfgs_restarts,
 )
+from kernelkit.solvers.matfun import inverse_sqrt
 from kernelkit.solvers.nystrom_pcg import (
     CentreFactor,
     NystromPCGResult,
@@ -66,6 +67,7 @@ __all__ = [
     "cholesky_solve",
     "conjugate_gradient",
     "fix_signs",
+    "inverse_sqrt",
     "lbfgs",
     "lbfgs_batched",
     "lbfgs_restarts",

@@ -1,0 +1,285 @@
+r"""Sequence convolutional kernel networks (CKN-seq / RKN) as scikit-learn estimators.
+
+Course part 3, section 10 (Chen, Jacob & Mairal 2019a,b).  :class:`SequenceCKNFeatures`
+returns ``Psi(x) = K_0(Z, Z)^{-1/2} pool_t h(x)[t]``, the Nyström map of the gapped k-mer
+kernel of :mod:`kernelkit.models.ckn_seq` with anchors learned by spherical k-means on
+sampled k-mers; :class:`SequenceCKNClassifier` trains the anchors end to end with a
+multinomial logistic classifier on top.
+
+Input: strings (list, tuple, 1-D array or pandas Series of ``str``) one-hot encoded over
+``alphabet`` (an unknown letter is an :class:`~kernelkit.utils.InputError` naming it), or
+numeric arrays: ``(n, T)`` (sequences of scalars) or ``(n, T, A)`` (sequences of position
+vectors, e.g. one-hot or substitution-matrix profiles).
+"""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+from typing import Any, ClassVar
+
+import numpy as np
+import torch
+from sklearn.base import (
+    ClassifierMixin,
+)
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from kernelkit.data.strings import StringBatch
+from kernelkit.estimators.ckn import (
+    COMMON_CONSTRAINTS,
+    SUPERVISED_CONSTRAINTS,
+    CKNClassifierMixin,
+    CKNTransformerMixin,
+    _CKNBase,
+    float_tensor,
+    store_params,
+)
+from kernelkit.models.ckn_seq import POOLINGS, GappedKmerLayer, fit_kmer_anchors
+from kernelkit.utils.errors import InputError
+
+__all__ = ["SequenceCKNClassifier", "SequenceCKNFeatures"]
+
+
+def is_string_input(X: Any) -> bool:
+    """Whether ``X`` holds strings (a 1-D container, or a :class:`StringBatch`)."""
+    if isinstance(X, StringBatch):
+        return True
+    if isinstance(X, torch.Tensor):
+        return False
+    if isinstance(X, (list, tuple)):
+        return len(X) > 0 and isinstance(X[0], str)
+    arr = np.asarray(X, dtype=object) if hasattr(X, "__len__") else None
+    return arr is not None and arr.ndim == 1 and len(arr) > 0 and isinstance(arr[0], str)
+
+
+def one_hot(batch: StringBatch, dtype: torch.dtype) -> torch.Tensor:
+    """One-hot ``(n, |alphabet|, max_len)`` tensor of a string batch; padding columns are 0."""
+    codes, _ = batch.padded(pad_value=-1)
+    out = torch.zeros(len(batch), len(batch.alphabet), codes.shape[1], dtype=dtype)
+    valid = codes >= 0
+    rows, cols = torch.nonzero(valid, as_tuple=True)
+    out[rows, codes[valid], cols] = 1.0
+    return out
+
+
+class _SequenceCKN(_CKNBase):
+    """Sequence input and the gapped k-mer layer of the sequence CKN estimators."""
+
+    alphabet: Any
+    n_filters: int
+    k: int
+    gap_penalty: float
+    pooling: str
+    n_kmers: int
+
+    def _inputs(self, X: Any, *, reset: bool) -> torch.Tensor:
+        strings = is_string_input(X)
+        if not reset and strings != (self.input_kind_ == "strings"):
+            raise InputError(
+                f"X: the model was fitted on {self.input_kind_}, got "
+                f"{'strings' if strings else 'a numeric array'}"
+            )
+        if strings:
+            batch = StringBatch.from_sequences(X, self.alphabet if reset else self.alphabet_)
+            dtype = torch.float64 if reset else self.network_.weight.dtype
+            x = one_hot(batch, dtype)
+            if reset:
+                self.alphabet_, self.input_kind_ = batch.alphabet, "strings"
+            return x
+        Xt = float_tensor(X, self, reset=reset, allow_nd=True)
+        if Xt.ndim not in (2, 3):
+            raise InputError(
+                f"X: expected strings, an (n, T) or an (n, T, A) array, got shape {tuple(Xt.shape)}"
+            )
+        x = Xt[:, None, :] if Xt.ndim == 2 else Xt.transpose(1, 2)
+        if reset:
+            self.alphabet_, self.input_kind_ = None, "numeric arrays"
+            self.n_channels_ = int(x.shape[1])
+        elif x.shape[1] != self.n_channels_:
+            raise InputError(
+                f"X: expected {self.n_channels_} values per position as in fit, got {x.shape[1]}"
+            )
+        return x.to(self.network_.weight.dtype) if not reset else x
+
+    def _make_network(self, X: torch.Tensor) -> GappedKmerLayer:
+        return GappedKmerLayer(
+            X.shape[1],
+            self.n_filters,
+            self.k,
+            gap_penalty=self.gap_penalty,
+            kappa=self.kappa,
+            sigma=self.sigma,
+            pooling=self.pooling,
+            shift=self.shift,
+            dtype=X.dtype,
+        )
+
+    def _fit_anchors(
+        self, network: GappedKmerLayer, X: torch.Tensor, generator: torch.Generator
+    ) -> None:
+        fit_kmer_anchors(
+            network, X, n_kmers=self.n_kmers, n_iter=self.kmeans_iter, generator=generator
+        )
+
+
+SEQUENCE_CONSTRAINTS: dict[str, list[Any]] = {
+    "n_filters": [Interval(Integral, 1, None, closed="left")],
+    "k": [Interval(Integral, 1, None, closed="left")],
+    "gap_penalty": [Interval(Real, 0, 1, closed="both")],
+    "pooling": [StrOptions(set(POOLINGS))],
+    "alphabet": [str, None],
+    "n_kmers": [Interval(Integral, 1, None, closed="left")],
+    **COMMON_CONSTRAINTS,
+}
+
+_SEQ_PARAMS_DOC = """
+    n_filters : int, default 64
+        Number ``q`` of anchors.
+    k : int, default 8
+        k-mer length.
+    gap_penalty : float in [0, 1], default 0.0
+        ``lambda``: each skipped position inside a k-mer costs a factor ``lambda``; 0 keeps
+        contiguous k-mers only (CKN-seq).
+    pooling : {"mean", "sum"}, default "mean"
+        Sum of ``h[t]`` over end positions, or its mean over the non-padding positions.
+    alphabet : None, "dna", "protein" or str
+        Letters of the one-hot encoding of string input (``None``: the letters of the
+        training strings); ignored for numeric arrays.
+    kappa : {"exp", "inverse_polynomial", "polynomial", "vovk"}, default "exp"
+        Per-position dot-product kernel.
+    sigma : float, default 0.6
+        ``kappa(u) = exp((u - 1) / sigma^2)`` per position (``kappa="exp"``).
+    shift : float, default 0.01
+        ``epsilon`` in ``(K_0(Z, Z)^{1/2} + epsilon I)^{-1}``.
+    n_kmers : int, default 10000
+        k-mers sampled for the spherical k-means.
+    kmeans_iter : int, default 10
+        Lloyd iterations.
+    batch_size : int, default 256
+        Sequences per forward batch.
+    random_state : None, int, RandomState or Generator
+        Seed of the k-mer sampling, the k-means seeds and the minibatches."""
+
+
+class SequenceCKNFeatures(CKNTransformerMixin, _SequenceCKN):
+    __doc__ = (
+        r"""Unsupervised CKN-seq features: the gapped k-mer Nyström map with k-means anchors.
+
+    ``<Psi(x), Psi(x')>`` approximates ``sum_{i, j} lambda^{gaps(i)} lambda^{gaps(j)}
+    K_0(x_[i], x'_[j])`` (course part 3, section 10; see :mod:`kernelkit.models.ckn_seq`).
+
+    Parameters
+    ----------"""
+        + _SEQ_PARAMS_DOC
+        + """
+
+    Attributes
+    ----------
+    network_ : kernelkit.models.ckn_seq.GappedKmerLayer
+        The layer with its anchors.
+    alphabet_ : str or None
+        Letters of the one-hot encoding (None for numeric input).
+    input_kind_ : str
+        ``"strings"`` or ``"numeric arrays"``.
+    """
+    )
+
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = SEQUENCE_CONSTRAINTS
+
+    def __init__(
+        self,
+        n_filters: int = 64,
+        k: int = 8,
+        *,
+        gap_penalty: float = 0.0,
+        pooling: str = "mean",
+        alphabet: str | None = None,
+        kappa: str = "exp",
+        sigma: float = 0.6,
+        shift: float = 0.01,
+        n_kmers: int = 10000,
+        kmeans_iter: int = 10,
+        batch_size: int = 256,
+        random_state: Any = None,
+    ):
+        store_params(self, locals())
+
+    @property
+    def n_components_(self) -> int:
+        """Number of output features (the anchors ``q``)."""
+        check_is_fitted(self, "network_")
+        return self.network_.n_filters
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.input_tags.string = True
+        return tags
+
+
+class SequenceCKNClassifier(ClassifierMixin, CKNClassifierMixin, _SequenceCKN):
+    __doc__ = (
+        r"""Supervised CKN-seq: anchors and a linear classifier trained end to end.
+
+    Spherical k-means anchors (as :class:`SequenceCKNFeatures`), then minibatch Adam on
+    ``(1/n) sum_i CE(W Psi_Z(x_i) + b, y_i) + lam ||W||^2`` over ``Z`` and ``(W, b)``
+    (course part 3, sections 6 and 10; Chen, Jacob & Mairal 2019a).
+
+    Parameters
+    ----------"""
+        + _SEQ_PARAMS_DOC
+        + """
+    lam : float, default 1e-4
+        Ridge penalty of the classifier.
+    max_iter : int, default 50
+        Training epochs.
+    lr : float, default 0.01
+        Initial Adam learning rate.
+
+    Attributes
+    ----------
+    network_, alphabet_, input_kind_ :
+        As in :class:`SequenceCKNFeatures` (anchors after training).
+    head_ : torch.nn.Linear
+        The linear classifier.
+    classes_ : ndarray
+        Class labels.
+    history_ : list of float
+        Mean objective of each epoch.
+    """
+    )
+
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        **SEQUENCE_CONSTRAINTS,
+        **SUPERVISED_CONSTRAINTS,
+    }
+
+    def __init__(
+        self,
+        n_filters: int = 64,
+        k: int = 8,
+        *,
+        gap_penalty: float = 0.0,
+        pooling: str = "mean",
+        alphabet: str | None = None,
+        kappa: str = "exp",
+        sigma: float = 0.6,
+        shift: float = 0.01,
+        n_kmers: int = 10000,
+        kmeans_iter: int = 10,
+        lam: float = 1e-4,
+        max_iter: int = 50,
+        lr: float = 0.01,
+        batch_size: int = 256,
+        random_state: Any = None,
+    ):
+        store_params(self, locals())
+
+    def fit(self, X: Any, y: Any) -> SequenceCKNClassifier:
+        """Initialise the anchors by spherical k-means, then train everything end to end."""
+        return self._fit_classifier(X, y)
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.input_tags.string = True
+        return tags

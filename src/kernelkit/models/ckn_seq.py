@@ -1,0 +1,193 @@
+r"""Convolutional kernel network for sequences: gapped k-mer kernel maps (CKN-seq / RKN).
+
+Course part 3, section 10 (Chen, Jacob & Mairal 2019a, CKN-seq; 2019b, RKN).  A sequence is a
+map ``x: {1..T} -> R^A`` (one-hot letters, or any position vectors; zero vectors are
+padding).  For an index tuple ``i = (i_1 < ... < i_k)`` with ``gaps(i) = i_k - i_1 + 1 - k``
+the base kernel on k-mers is the product over positions of homogeneous dot-product kernels
+
+.. math:: K_0(x_{[i]}, x'_{[j]}) = \prod_{l=1}^k \|x_{i_l}\| \|x'_{j_l}\|\,
+          \kappa\big(\langle \hat x_{i_l}, \hat x'_{j_l} \rangle\big),
+
+(for one-hot letters and ``kappa(u) = exp(alpha (u - 1))`` it is the Gaussian
+``exp(-(alpha/2) ||x_[i] - x'_[j]||^2)`` of CKN-seq), and the sequence kernel is
+
+.. math:: K(x, x') = \sum_{i \in I(k, |x|)} \sum_{j \in I(k, |x'|)}
+          \lambda^{\mathrm{gaps}(i)} \lambda^{\mathrm{gaps}(j)} K_0(x_{[i]}, x'_{[j]}),
+
+the RKN relaxation of the substring kernel; ``lambda = 0`` keeps contiguous k-mers only
+(CKN-seq, the relaxed mismatch kernel).  Its Nyström map on anchors
+``z = (z_1, ..., z_k)`` with unit rows is ``Psi(x) = K_0(Z, Z)^{-1/2} h(x)`` with
+``K_0(Z, Z) = prod_l kappa(Z_l Z_l^T)`` (entrywise) and
+
+.. math:: h_z(x) = \sum_{i} \lambda^{\mathrm{gaps}(i)} \prod_l b_l(i_l), \qquad
+          b_l(t) = \|x_t\| \kappa(\langle z_l, \hat x_t \rangle),
+
+computed by the recursion of part 3, section 10: ``c_0 = 1``,
+``c_l[t] = lambda c_l[t-1] + c_{l-1}[t-1] b_l(t)``, ``h[t] = c_{k-1}[t-1] b_k(t)``.  Unrolled,
+``c_l = (c_{l-1}[. - 1] o b_l) Lambda`` with the ``T x T`` upper-triangular Toeplitz matrix
+``Lambda[s, t] = lambda^{t - s}``, so each of the ``k`` steps is one GEMM over all positions
+(no loop over positions).  Pooling over positions sums ``h[t]`` over the end positions ``t``
+(``"sum"``, the kernel above) or averages it over the non-padding positions (``"mean"``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from kernelkit.kernels.dot_product import kappa_function, unit_rows
+from kernelkit.models.ckn import layer_kappa
+from kernelkit.models.ckn_train import spherical_kmeans
+from kernelkit.solvers import inverse_sqrt
+from kernelkit.utils.errors import InputError
+
+POOLINGS = ("mean", "sum")
+"""Pooling over positions of :class:`GappedKmerLayer`."""
+
+
+def gap_matrix(length: int, gap_penalty: float, dtype: torch.dtype, device: Any) -> torch.Tensor:
+    """``Lambda[s, t] = lambda^{t - s}`` for ``t >= s``, else 0 (``0^0 = 1``), shape (T, T)."""
+    t = torch.arange(length, device=device)
+    diff = (t[None, :] - t[:, None]).to(dtype)
+    powers = torch.pow(torch.tensor(gap_penalty, dtype=dtype, device=device), diff.clamp_min(0))
+    return torch.where(diff >= 0, powers, torch.zeros_like(powers))
+
+
+class GappedKmerLayer(nn.Module):
+    r"""The gapped k-mer Nyström map ``Psi(x) = K_0(Z, Z)^{-1/2} pool(h(x))`` (module docstring).
+
+    Parameters
+    ----------
+    in_channels : int
+        Dimension ``A`` of a position vector (alphabet size for one-hot letters).
+    n_filters : int
+        Number ``q`` of anchors.
+    k : int
+        k-mer length.
+    gap_penalty : float
+        ``lambda`` in ``[0, 1]``; 0 keeps contiguous k-mers only.
+    kappa : str
+        A name of :data:`kernelkit.kernels.dot_product.KAPPAS`.
+    sigma : float
+        ``kappa="exp"``: ``kappa(u) = exp((u - 1) / sigma^2)`` per position.
+    pooling : {"mean", "sum"}
+        Pooling of ``h[t]`` over the end positions ``t``.
+    shift : float
+        ``epsilon`` of ``(K_0(Z, Z)^{1/2} + epsilon I)^{-1}``; 0 is the exact Nyström map.
+    dtype : torch.dtype
+        Dtype of the anchors.
+
+    Attributes
+    ----------
+    weight : nn.Parameter, shape (q, k, A)
+        Unnormalised anchors; each anchor row ``z_l`` is normalised on use.
+    """
+
+    def __init__(
+        self,
+        in_channels: int,
+        n_filters: int,
+        k: int,
+        *,
+        gap_penalty: float = 0.0,
+        kappa: str = "exp",
+        sigma: float = 0.5,
+        pooling: str = "mean",
+        shift: float = 0.0,
+        dtype: torch.dtype = torch.float64,
+    ):
+        super().__init__()
+        if pooling not in POOLINGS:
+            raise InputError(f"pooling: expected one of {POOLINGS}, got {pooling!r}")
+        if not 0.0 <= gap_penalty <= 1.0:
+            raise InputError(f"gap_penalty: expected a value in [0, 1], got {gap_penalty}")
+        kappa_function(kappa)
+        self.in_channels = int(in_channels)
+        self.n_filters = int(n_filters)
+        self.k = int(k)
+        self.gap_penalty = float(gap_penalty)
+        self.kappa_name = kappa
+        self.sigma = float(sigma)
+        self.pooling = pooling
+        self.shift = float(shift)
+        self.weight = nn.Parameter(
+            torch.randn(self.n_filters, self.k, self.in_channels, dtype=dtype)
+        )
+
+    def kappa(self, u: torch.Tensor) -> torch.Tensor:
+        """Per-position ``kappa`` (``exp`` with ``alpha = 1 / sigma^2``)."""
+        return layer_kappa(self.kappa_name, self.sigma)(u)
+
+    def anchors(self) -> torch.Tensor:
+        """The anchors ``Z`` with unit rows ``z_l``, shape ``(q, k, A)``."""
+        return self.weight / torch.linalg.vector_norm(self.weight, dim=2, keepdim=True)
+
+    def set_anchors(self, Z: torch.Tensor) -> None:
+        """Replace the anchors by ``Z`` (shape ``(q, k A)`` or ``(q, k, A)``)."""
+        with torch.no_grad():
+            self.weight.copy_(Z.reshape(self.weight.shape).to(self.weight))
+
+    def anchor_gram(self) -> torch.Tensor:
+        """``K_0(Z, Z) = prod_l kappa(Z_l Z_l^T)``, shape ``(q, q)``."""
+        Z = self.anchors()
+        cos = torch.einsum("pla,qla->lpq", Z, Z).clamp(-1.0, 1.0)
+        return self.kappa(cos).prod(0)
+
+    def position_map(self, x: torch.Tensor) -> torch.Tensor:
+        r"""``h[t]``: the sum over index tuples ending at ``t``, shape ``(n, q, T)``.
+
+        ``x`` has shape ``(n, A, T)`` (position vectors in columns, zero columns = padding).
+        """
+        length = x.shape[2]
+        xu, norms = unit_rows(x.transpose(1, 2))  # (n, T, A), (n, T)
+        cos = torch.einsum("qla,nta->nlqt", self.anchors(), xu).clamp(-1.0, 1.0)
+        b = self.kappa(cos) * norms[:, None, None, :]  # b_l(t), (n, k, q, T)
+        lam = gap_matrix(length, self.gap_penalty, x.dtype, x.device)
+        c = torch.ones_like(b[:, 0])  # c_0[t - 1]
+        for step in range(self.k - 1):
+            v = c * b[:, step]
+            c = F.pad((v @ lam)[..., :-1], (1, 0))  # c_l[t - 1], c_l[0] = 0
+        return c * b[:, self.k - 1]
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """``Psi(x)``, shape ``(n, q)``."""
+        pooled = self.position_map(x).sum(-1)
+        if self.pooling == "mean":
+            lengths = (torch.linalg.vector_norm(x, dim=1) > 0).sum(-1, keepdim=True)
+            pooled = pooled / lengths.clamp_min(1).to(pooled.dtype)
+        return pooled @ inverse_sqrt(self.anchor_gram(), shift=self.shift)
+
+
+def fit_kmer_anchors(
+    layer: GappedKmerLayer,
+    x: torch.Tensor,
+    *,
+    n_kmers: int,
+    n_iter: int,
+    generator: torch.Generator,
+) -> None:
+    """Unsupervised anchors: spherical k-means on sampled contiguous k-mers.
+
+    The k-mers ``(x_t, ..., x_{t+k-1})`` without padding positions are drawn uniformly (at
+    most ``n_kmers``), and clustered on the product of the ``k`` unit spheres
+    (:func:`~kernelkit.models.ckn_train.spherical_kmeans` with ``blocks=k``), the anchor set
+    of the layer.
+    """
+    k, a = layer.k, layer.in_channels
+    if x.shape[2] >= k:
+        windows = x.unfold(2, k, 1).permute(0, 2, 3, 1)  # (n, T - k + 1, k, A)
+        full = (torch.linalg.vector_norm(windows, dim=3) > 0).all(2)
+        rows = windows[full].reshape(-1, k * a)
+    else:
+        rows = x.new_zeros((0, k * a))
+    if rows.shape[0] > n_kmers:
+        rows = rows[torch.randperm(rows.shape[0], generator=generator)[:n_kmers].to(x.device)]
+    layer.set_anchors(
+        spherical_kmeans(rows, layer.n_filters, n_iter=n_iter, generator=generator, blocks=k)
+    )
+
+
+__all__ = ["POOLINGS", "GappedKmerLayer", "fit_kmer_anchors", "gap_matrix"]

@@ -1,0 +1,149 @@
+"""The CKN estimators: input layouts, named errors, learning on toy tasks, persistence."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from kernelkit import CKNClassifier, CKNFeatures, SequenceCKNClassifier, SequenceCKNFeatures
+from kernelkit.models.ckn import CKN
+from kernelkit.models.ckn_train import fit_image_anchors
+from kernelkit.utils.errors import InputError
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
+SMALL = {"n_filters": (4, 6), "patch_sizes": (3, 2), "subsamplings": (2, 2), "n_patches": 300}
+
+
+def _bars(n=60, seed=0):
+    """8 x 8 images with one vertical (class 0) or horizontal (class 1) bar, plus noise."""
+    rng = np.random.default_rng(seed)
+    X = 0.05 * rng.standard_normal((n, 8, 8))
+    y = np.arange(n) % 2
+    for i in range(n):
+        j = rng.integers(1, 7)
+        if y[i]:
+            X[i, j, :] += 1.0
+        else:
+            X[i, :, j] += 1.0
+    return X, y
+
+
+def test_image_layouts_give_the_same_features():
+    X, _ = _bars(10)
+    a = CKNFeatures(**SMALL, random_state=0).fit(X).transform(X)
+    b = CKNFeatures(**SMALL, random_state=0).fit(X[:, None]).transform(X[:, None])
+    flat = X.reshape(10, -1)
+    c = CKNFeatures(**SMALL, image_shape=(8, 8), random_state=0).fit(flat).transform(flat)
+    np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(a, c)
+    est = CKNFeatures(**SMALL, random_state=0).fit(X)
+    assert a.shape == (10, est.n_components_) == (10, 6 * 2 * 2)
+
+
+def test_features_equal_the_model_network():
+    X, _ = _bars(12)
+    est = CKNFeatures(**SMALL, random_state=3).fit(X)
+    net = CKN(1, (4, 6), (3, 2), (2, 2), shift=0.01)
+    net.load_state_dict(est.network_.state_dict())
+    expected = net(torch.as_tensor(X[:, None])).flatten(1).detach().numpy()
+    np.testing.assert_allclose(est.transform(X), expected, rtol=1e-12)
+
+
+def test_float32_and_torch_inputs():
+    X, _ = _bars(8)
+    X32 = torch.as_tensor(X, dtype=torch.float32)
+    Z = CKNFeatures(**SMALL, random_state=0).fit(X32).transform(X32)
+    assert isinstance(Z, torch.Tensor) and Z.dtype == torch.float32
+
+
+def test_named_errors_for_images():
+    X, _ = _bars(6)
+    with pytest.raises(InputError, match=r"patch_sizes: layer 1 has 9x9 patches, larger than"):
+        CKNFeatures((4,), (9,), (1,)).fit(X)
+    with pytest.raises(InputError, match=r"patch_sizes: layer 2 has 3x3 .* 2x2 input map"):
+        CKNFeatures((4, 4), (3, 3), (4, 1)).fit(X)
+    est = CKNFeatures(**SMALL, random_state=0).fit(X)
+    with pytest.raises(InputError, match=r"X: expected images of shape \(C, H, W\) = \(1, 8, 8\)"):
+        est.transform(np.zeros((2, 8, 7)))
+    with pytest.raises(InputError, match=r"image_shape: expected \(H, W\) or \(C, H, W\) with 64"):
+        CKNFeatures(**SMALL, image_shape=(7, 7)).fit(X.reshape(6, -1))
+    with pytest.raises(InputError, match="flattened images need image_shape"):
+        CKNFeatures(**SMALL).fit(X.reshape(6, -1))
+    with pytest.raises(InputError, match="n_filters, patch_sizes, subsamplings"):
+        CKNFeatures((4, 4), (3,), (1,)).fit(X)
+
+
+def test_unsupervised_anchors_are_unit_kmeans_centroids():
+    X, _ = _bars(10)
+    net = CKN(1, (5,), (3,), (1,))
+    fit_image_anchors(net, torch.as_tensor(X[:, None]), n_patches=100, n_iter=3,
+                      generator=torch.Generator().manual_seed(0))  # fmt: skip
+    Z = net.layers[0].weight.detach()
+    torch.testing.assert_close(Z.norm(dim=1), torch.ones(5, dtype=Z.dtype))
+
+
+def test_supervised_ckn_learns_bars_and_beats_its_initialisation():
+    X, y = _bars(80)
+    clf = CKNClassifier((4,), (3,), (4,), n_patches=300, max_iter=15, lr=0.05, batch_size=20,
+                        random_state=0).fit(X[:60], y[:60])  # fmt: skip
+    assert clf.history_[-1] < clf.history_[0]
+    assert clf.score(X[60:], y[60:]) >= 0.9
+    proba = clf.predict_proba(X[60:])
+    np.testing.assert_allclose(proba.sum(1), 1.0)
+    assert clf.decision_function(X[60:]).shape == (20,)
+
+
+def _motif_data(n=80, seed=0):
+    rng = np.random.default_rng(seed)
+    seqs, y = [], np.arange(n) % 2
+    for i in range(n):
+        s = list(rng.choice(list("ACGT"), size=int(rng.integers(20, 30))))
+        if y[i]:
+            p = int(rng.integers(0, len(s) - 6))
+            s[p : p + 6] = list("GATTAC")
+        seqs.append("".join(s))
+    return seqs, y
+
+
+def test_sequence_features_on_strings_and_unknown_letters():
+    seqs, _ = _motif_data(20)
+    est = SequenceCKNFeatures(8, 3, gap_penalty=0.3, alphabet="dna", random_state=0).fit(seqs)
+    Z = est.transform(seqs[:5])
+    assert Z.shape == (5, 8) and np.isfinite(Z).all()
+    with pytest.raises(InputError, match="unknown character"):
+        est.transform(["ACGTN"])
+    with pytest.raises(InputError, match="fitted on strings, got a numeric array"):
+        est.transform(np.zeros((2, 5)))
+    onehot = np.eye(4)[[0, 1, 2, 3, 0]][None]  # "ACGTA" as a (1, T, A) array
+    numeric = SequenceCKNFeatures(8, 3, gap_penalty=0.3, random_state=0).fit(onehot)
+    numeric.network_.load_state_dict(est.network_.state_dict())
+    np.testing.assert_allclose(numeric.transform(onehot), est.transform(["ACGTA"]), rtol=1e-12)
+
+
+def test_sequence_classifier_finds_a_motif():
+    seqs, y = _motif_data(120)
+    clf = SequenceCKNClassifier(
+        16, 6, sigma=0.5, pooling="sum", max_iter=20, lr=0.05, batch_size=30, random_state=0
+    ).fit(seqs[:80], y[:80])
+    assert clf.score(seqs[80:], y[80:]) >= 0.9
+
+
+def test_models_roundtrip_through_io(tmp_path):
+    pytest.importorskip("safetensors")
+    from kernelkit.io import load, save
+
+    X, y = _bars(20)
+    for est in (
+        CKNFeatures(**SMALL, random_state=0).fit(X),
+        CKNClassifier(**SMALL, max_iter=2, random_state=0).fit(X, y),
+    ):
+        loaded = load(save(est, tmp_path / f"{type(est).__name__}.zip"))
+        method = "transform" if hasattr(est, "transform") else "decision_function"
+        np.testing.assert_array_equal(getattr(loaded, method)(X), getattr(est, method)(X))
+    seqs, labels = _motif_data(20)
+    clf = SequenceCKNClassifier(6, 3, max_iter=2, random_state=0).fit(seqs, labels)
+    loaded = load(save(clf, tmp_path / "seq.zip"))
+    np.testing.assert_array_equal(loaded.predict_proba(seqs), clf.predict_proba(seqs))
+    assert loaded.alphabet_ == "ACGT"

@@ -1,0 +1,108 @@
+"""The gapped k-mer layer against brute-force enumeration of index tuples (part 3, §10)."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+import torch
+
+from kernelkit.kernels.dot_product import kappa_exp
+from kernelkit.models.ckn_seq import GappedKmerLayer, gap_matrix
+from kernelkit.models.ckn_train import spherical_kmeans
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
+ALPHA = 1 / 0.5**2
+
+
+def _one_hot(seqs, alphabet="ACGT"):
+    T = max(map(len, seqs))
+    x = torch.zeros(len(seqs), len(alphabet), T, dtype=torch.float64)
+    for i, s in enumerate(seqs):
+        for t, ch in enumerate(s):
+            x[i, alphabet.index(ch), t] = 1.0
+    return x
+
+
+def _base_kernel(a, b):
+    """``prod_l ||a_l|| ||b_l|| kappa(cos(a_l, b_l))`` for k-mers given as (k, A) tensors."""
+    value = torch.tensor(1.0, dtype=torch.float64)
+    for u, v in zip(a, b, strict=True):
+        nu, nv = u.norm(), v.norm()
+        if nu == 0 or nv == 0:
+            return torch.tensor(0.0, dtype=torch.float64)
+        value = value * nu * nv * kappa_exp(torch.dot(u, v) / (nu * nv), ALPHA)
+    return value
+
+
+def _tuples(x, k, lam):
+    """``(lambda^gaps(i), x_[i])`` for every index tuple of a (A, T) sequence."""
+    T = x.shape[1]
+    for idx in itertools.combinations(range(T), k):
+        yield lam ** (idx[-1] - idx[0] + 1 - k), x[:, list(idx)].T
+
+
+@pytest.mark.parametrize(("k", "lam"), [(1, 0.5), (2, 0.0), (3, 0.7), (3, 1.0)])
+def test_recursion_equals_enumeration_of_index_tuples(k, lam):
+    x = _one_hot(["GATTACA", "CCGTA"])
+    x[0, :, 2] *= 1.7  # a non-unit position vector: the base kernel is homogeneous per position
+    layer = GappedKmerLayer(4, 5, k, gap_penalty=lam, sigma=0.5, pooling="sum")
+    Z = layer.anchors()
+    h = layer.position_map(x).sum(-1)
+    for n in range(2):
+        for q in range(5):
+            expected = sum(w * _base_kernel(Z[q], kmer) for w, kmer in _tuples(x[n], k, lam))
+            torch.testing.assert_close(h[n, q], expected, rtol=1e-12, atol=1e-14)
+
+
+def test_nystrom_with_all_kmers_as_anchors_is_the_exact_sequence_kernel():
+    seqs = ["GATTA", "ACGT", "TTGCA"]
+    x = _one_hot(seqs)
+    k, lam = 2, 0.6
+    kmers = {
+        tuple(s[i] for i in idx) for s in seqs for idx in itertools.combinations(range(len(s)), k)
+    }
+    anchors = _one_hot(["".join(m) for m in sorted(kmers)]).permute(0, 2, 1)
+    layer = GappedKmerLayer(4, len(anchors), k, gap_penalty=lam, sigma=0.5, pooling="sum")
+    layer.set_anchors(anchors)
+    psi = layer(x)
+    K = torch.zeros(3, 3, dtype=torch.float64)
+    for i, j in itertools.product(range(3), range(3)):
+        K[i, j] = sum(
+            wa * wb * _base_kernel(a, b)
+            for wa, a in _tuples(x[i, :, : len(seqs[i])], k, lam)
+            for wb, b in _tuples(x[j, :, : len(seqs[j])], k, lam)
+        )
+    torch.testing.assert_close(psi @ psi.T, K, rtol=0, atol=1e-8 * float(K.max()))
+
+
+def test_zero_gap_penalty_keeps_contiguous_kmers_and_padding_is_ignored():
+    x = _one_hot(["GATTACA", "CAT"])
+    layer = GappedKmerLayer(4, 6, 3, gap_penalty=0.0, pooling="sum")
+    h = layer.position_map(x)
+    Z = layer.anchors()
+    for t in range(2, 7):
+        expected = torch.stack([_base_kernel(Z[q], x[0, :, t - 2 : t + 1].T) for q in range(6)])
+        torch.testing.assert_close(h[0, :, t], expected)
+    assert float(h[1, :, 3:].detach().abs().max()) == 0.0  # padding positions contribute nothing
+    mean = GappedKmerLayer(4, 6, 3, pooling="mean")
+    mean.set_anchors(Z)
+    torch.testing.assert_close(mean(x)[1] * 3, layer(x)[1])
+
+
+def test_gap_matrix():
+    L = gap_matrix(4, 0.5, torch.float64, "cpu")
+    expected = torch.tensor(
+        [[0.5 ** (t - s) if t >= s else 0.0 for t in range(4)] for s in range(4)]
+    )
+    torch.testing.assert_close(L, expected.double())
+    torch.testing.assert_close(gap_matrix(3, 0.0, torch.float64, "cpu"), torch.eye(3).double())
+
+
+def test_block_spherical_kmeans_gives_unit_rows():
+    gen = torch.Generator().manual_seed(0)
+    X = torch.as_tensor(np.random.default_rng(0).standard_normal((60, 3 * 4)))
+    C = spherical_kmeans(X, 5, n_iter=5, generator=gen, blocks=3)
+    torch.testing.assert_close(C.view(5, 3, 4).norm(dim=2), torch.ones(5, 3).double())
