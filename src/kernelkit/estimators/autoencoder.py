@@ -28,7 +28,7 @@ from kernelkit.estimators._base import (
     result_dtype,
     warn_max_iter,
 )
-from kernelkit.gram import gram
+from kernelkit.gram import feature_space_median, gram
 from kernelkit.gram.nystrom import cholesky_basis, kmeanspp_centres, take, uniform_centres
 from kernelkit.kernels import FeatureSpaceGaussian, Gaussian, Kernel, Linear
 from kernelkit.kernels.base import Batch
@@ -294,7 +294,7 @@ class KernelAutoencoder(
             return base
         if spec is None or isinstance(spec, Gaussian):
             if spec is None:
-                sigma = self._feature_space_median(base, ref)
+                sigma = feature_space_median(base, ref, memory_budget=self.memory_budget)
             else:
                 sigma = spec.sigma
             return FeatureSpaceGaussian(base, sigma=sigma)
@@ -302,30 +302,6 @@ class KernelAutoencoder(
             "kernels[0]: with an input_kernel the first layer acts on its feature space; "
             f"expected Linear(), Gaussian(sigma) or None, got {spec!r}"
         )
-
-    def _feature_space_median(self, base: Kernel, ref: Batch) -> float:
-        """Median of the positive RKHS distances ``d(x_i, x_j)``, ``i < j``, of ``ref``.
-
-        ``d^2 = k(x_i, x_i) + k(x_j, x_j) - 2 k(x_i, x_j)`` (clipped at 0); under a memory
-        budget by row blocks of the Gram, so that only the ``n (n - 1) / 2`` distances and one
-        block are held.
-        """
-        n = len(ref)
-        d = base.block_diag(ref)
-        rows = n
-        if self.memory_budget is not None:  # four float64 row blocks: K, d2 and temporaries
-            rows = max(1, min(n, self.memory_budget // (4 * 8 * max(n, 1))))
-        parts = []
-        for r0 in range(0, n, rows):
-            r1 = min(r0 + rows, n)
-            block = ref if rows == n else take(ref, np.arange(r0, r1))
-            K = self._gram(base, block, None if rows == n else ref, d.dtype)
-            d2 = (d[r0:r1, None] + d[None, :] - 2 * K).clamp_min(0)
-            upper = torch.arange(n)[None, :] > torch.arange(r0, r1)[:, None]
-            parts.append(d2[upper].sqrt())
-        vals = torch.cat(parts)
-        vals = vals[vals > 0]
-        return float(vals.median()) if vals.numel() else 1.0
 
     def _choose_landmarks(
         self, Xb: Batch, n: int, random_state: RandomStateLike
