@@ -28,21 +28,20 @@ from kernelkit.estimators._base import (
     result_dtype,
     warn_max_iter,
 )
-from kernelkit.gram import gram
-from kernelkit.gram.nystrom import cholesky_basis, kmeanspp_centres, take, uniform_centres
+from kernelkit.estimators.autoencoder_minibatch import fit_minibatch
+from kernelkit.estimators.autoencoder_setup import FitSetup, check_params, fit_full_batch
+from kernelkit.gram import feature_space_median, gram
+from kernelkit.gram.nystrom import kmeanspp_centres, take, uniform_centres
 from kernelkit.kernels import FeatureSpaceGaussian, Gaussian, Kernel, Linear
 from kernelkit.kernels.base import Batch
 from kernelkit.models import (
-    AutoencoderData,
-    build_autoencoder,
     median_sigma,
-    train,
-    train_alternating,
 )
+from kernelkit.models.autoencoder_minibatch import row_tiles
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.kinds import InputKind
 from kernelkit.utils.seeding import RandomStateLike, as_seed
-from kernelkit.utils.validation import check_int, check_positive, like_input, to_tensor
+from kernelkit.utils.validation import check_int, like_input, to_tensor
 
 __all__ = ["KernelAutoencoder"]
 
@@ -144,6 +143,21 @@ class KernelAutoencoder(
         Fraction of the training data held out to choose ``lam`` when ``lam="auto"``
         (drawn with ``as_seed(random_state, 0)``, as scikit-learn's ``MLPRegressor`` holds
         out ``validation_fraction`` for early stopping); unused otherwise.
+    batch_size : int, optional
+        ``None`` (default): full-batch training.  An int: minibatch training of a landmark
+        autoencoder (needs ``landmarks`` and ``optimizer="adam"``;
+        :mod:`kernelkit.models.autoencoder_minibatch`): Adam steps of rate ``lr`` on the
+        inner layers over shuffled minibatches of ``batch_size`` points with the last layer
+        fixed, then its closed form and the exact objective by one pass in row tiles, per
+        epoch; ``max_iter`` counts epochs (as scikit-learn's ``MLPRegressor``).  The landmark
+        Grams are fixed and the Gram rows of each minibatch are computed when needed, so an
+        epoch costs ``O(n m (p + r))`` time (``p`` the layer widths, ``r`` the output rank:
+        the input dimension of a KAE, ``m`` for a K2AE) and memory independent of ``n``
+        besides the data and the codes.
+    n_iter_no_change : int
+        Minibatch training stops when for ``n_iter_no_change`` consecutive epochs the
+        objective has not fallen below the best one by more than ``tol * |J_0|`` (the rule of
+        scikit-learn's MLP, relative to the initial objective ``J_0``).
 
     Attributes
     ----------
@@ -154,7 +168,9 @@ class KernelAutoencoder(
     codes_ : ndarray or tensor, shape (n_samples, dims[code_layer_])
         Training codes.
     history_ : list of float
-        Objective along training.
+        Objective along training: at every evaluation (full batch) or after every epoch, the
+        first entry at the start (minibatches).  The curve of ``lam="auto"`` is
+        ``lam_curve_``.
     objective_ : float
         Final (best) objective.
     n_iter_ : int
@@ -192,6 +208,8 @@ class KernelAutoencoder(
         verbose: int | bool | Callable[[int, float], None] = 0,
         memory_budget: int | None = None,
         validation_fraction: float = 0.1,
+        batch_size: int | None = None,
+        n_iter_no_change: int = 10,
     ):
         self.dims = dims
         self.kernels = kernels
@@ -212,6 +230,8 @@ class KernelAutoencoder(
         self.verbose = verbose
         self.memory_budget = memory_budget
         self.validation_fraction = validation_fraction
+        self.batch_size = batch_size
+        self.n_iter_no_change = n_iter_no_change
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         "dims": [Interval(Integral, 1, None, closed="left"), list, tuple],
@@ -219,6 +239,8 @@ class KernelAutoencoder(
         "input_kernel": [Kernel, str, None],
         "lam": [Interval(Real, 0, None, closed="left"), list, tuple, StrOptions({"auto"})],
         "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "batch_size": [Interval(Integral, 1, None, closed="left"), None],
+        "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
         "operators": [list, tuple, None],
         "code_layer": [Interval(Integral, 0, None, closed="left"), None],
         "closed_form": ["boolean"],
@@ -240,48 +262,6 @@ class KernelAutoencoder(
     def kernel(self) -> Kernel | None:  # type: ignore[override]
         return self.input_kernel
 
-    # ------------------------------------------------------------------ validation
-    def _check_params(
-        self, lam: float | Sequence[float]
-    ) -> tuple[list[int], list[float], list[Kernel | None]]:
-        dims = self.dims
-        if isinstance(dims, (int, np.integer)):
-            dims = (dims,)
-        if not isinstance(dims, Sequence) or len(dims) == 0:
-            raise InputError(f"dims: expected a non-empty sequence of positive ints, got {dims!r}")
-        dims = [check_int(d, name="dims", minimum=1) for d in dims]
-        L = len(dims) + 1
-        lams = [lam] * L if not isinstance(lam, Sequence) else list(lam)
-        if len(lams) != L:
-            raise InputError(f"lam: expected a float or {L} values (one per layer), got {lam!r}")
-        lams = [check_positive(v, name="lam", strict=False) for v in lams]
-        kernels = self.kernels
-        if kernels is None or isinstance(kernels, Kernel):
-            kerns: list[Kernel | None] = [kernels] * L
-        else:
-            kerns = list(kernels)
-            if len(kerns) != L:
-                raise InputError(
-                    f"kernels: expected a Kernel, None or {L} entries (one per layer), "
-                    f"got {len(kerns)}"
-                )
-        for k in kerns:
-            if k is not None and not isinstance(k, Kernel):
-                raise InputError(f"kernels: expected kernelkit Kernels or None, got {k!r}")
-        last = kerns[-1]
-        if self.closed_form and lams[-1] == 0 and not isinstance(last, Linear):
-            raise InputError(
-                "lam: the last layer's lam must be > 0 with a closed-form last layer and a "
-                f"non-linear kernel ({type(last).__name__ if last else 'default Gaussian'}); "
-                "lam = 0 is allowed with a Linear() last kernel (ridgeless projection)"
-            )
-        if self.code_layer is not None:
-            if self.code_layer >= len(dims):
-                raise InputError(
-                    f"code_layer: expected an index in dims (< {len(dims)}), got {self.code_layer}"
-                )
-        return dims, lams, kerns
-
     # ------------------------------------------------------------------ first layer
     def _first_kernel(self, spec: Kernel | None, Xb: Batch, ref: Batch) -> Kernel:
         """The first layer's kernel on the raw input (vectors or the input kernel's space)."""
@@ -294,7 +274,7 @@ class KernelAutoencoder(
             return base
         if spec is None or isinstance(spec, Gaussian):
             if spec is None:
-                sigma = self._feature_space_median(base, ref)
+                sigma = feature_space_median(base, ref, memory_budget=self.memory_budget)
             else:
                 sigma = spec.sigma
             return FeatureSpaceGaussian(base, sigma=sigma)
@@ -302,30 +282,6 @@ class KernelAutoencoder(
             "kernels[0]: with an input_kernel the first layer acts on its feature space; "
             f"expected Linear(), Gaussian(sigma) or None, got {spec!r}"
         )
-
-    def _feature_space_median(self, base: Kernel, ref: Batch) -> float:
-        """Median of the positive RKHS distances ``d(x_i, x_j)``, ``i < j``, of ``ref``.
-
-        ``d^2 = k(x_i, x_i) + k(x_j, x_j) - 2 k(x_i, x_j)`` (clipped at 0); under a memory
-        budget by row blocks of the Gram, so that only the ``n (n - 1) / 2`` distances and one
-        block are held.
-        """
-        n = len(ref)
-        d = base.block_diag(ref)
-        rows = n
-        if self.memory_budget is not None:  # four float64 row blocks: K, d2 and temporaries
-            rows = max(1, min(n, self.memory_budget // (4 * 8 * max(n, 1))))
-        parts = []
-        for r0 in range(0, n, rows):
-            r1 = min(r0 + rows, n)
-            block = ref if rows == n else take(ref, np.arange(r0, r1))
-            K = self._gram(base, block, None if rows == n else ref, d.dtype)
-            d2 = (d[r0:r1, None] + d[None, :] - 2 * K).clamp_min(0)
-            upper = torch.arange(n)[None, :] > torch.arange(r0, r1)[:, None]
-            parts.append(d2[upper].sqrt())
-        vals = torch.cat(parts)
-        vals = vals[vals > 0]
-        return float(vals.median()) if vals.numel() else 1.0
 
     def _choose_landmarks(
         self, Xb: Batch, n: int, random_state: RandomStateLike
@@ -357,7 +313,7 @@ class KernelAutoencoder(
             self.lam_curve_ = lam_curve(self, X, random_state)
             lam = min(self.lam_curve_, key=lambda point: point[1])[0]
         self.lam_ = lam
-        dims, lams, kerns = self._check_params(lam)
+        dims, lams, kerns = check_params(self, lam)
         if self.input_kernel is not None or detect_input_kind(X) is not InputKind.VECTOR:
             if not self.closed_form:
                 raise InputError(
@@ -372,58 +328,21 @@ class KernelAutoencoder(
             Xb = self._prepare(Linear(), X, reset=True)
             self.X_fit_ = Xb
         n = len(Xb)
-        dtype = result_dtype(Xb)
         idx = self._choose_landmarks(Xb, n, random_state)
         self.landmark_indices_ = idx
         ref = Xb if idx is None else take(Xb, idx)
         first = self._first_kernel(kerns[0], Xb, ref)
-        with torch.no_grad():
-            K1 = self._gram(first, Xb, None if idx is None else ref, dtype)
-            K1_support = None if idx is None else self._gram(first, ref, None, dtype)
-            targets = None
-            if self.input_kernel_ is None:
-                targets = Xb.to(dtype)
-                B, trace = targets, float((targets * targets).sum())
-                self.ref_basis_ = None
-            else:
-                base = self.input_kernel_
-                trace = float(base.block_diag(Xb).sum())
-                self.ref_basis_ = cholesky_basis(self._gram(base, ref, None, dtype))
-                if idx is None:
-                    B = self.ref_basis_.factor
-                else:
-                    B = self.ref_basis_.features(self._gram(base, Xb, ref, dtype))
-        data = AutoencoderData(K1, B, trace, K1_support, targets)
-        model = build_autoencoder(
-            data,
-            dims,
-            [None, *kerns[1:]],
-            lams,
-            operators=self.operators,
-            init=self.init,
-            closed_form=self.closed_form,
-            random_state=as_seed(random_state),
-            memory_budget=self.memory_budget,
-        )
-        if self.algorithm == "alternating":
-            res = train_alternating(
-                model,
-                data,
-                max_iter=self.max_iter,
-                lr=self.lr,
-                tol=self.tol,
-                progress=self._reporter(),
-            )
+        setup = FitSetup(Xb, ref, first, dims, kerns, lams, random_state)
+        if self.batch_size is not None:
+            model, res = fit_minibatch(self, setup)
+            self.head_coef_, self.supports_ = res.head.coef, res.head.supports
+            self.objective_ = res.best
         else:
-            res = train(
-                model,
-                data,
-                optimizer=self.optimizer,
-                max_iter=self.max_iter,
-                tol=self.tol,
-                lr=self.lr,
-                progress=self._reporter(),
-            )
+            model, res, data = fit_full_batch(self, setup)
+            self.head_coef_, self.supports_ = model.head_coefficients(data)
+            with torch.no_grad():
+                self.objective_ = float(model.objective(data)[0])
+                codes = model.chain.forward_train(data.K1, data.K1_support).outputs
         if res.stopped == "max_iter":
             warn_max_iter(self, f"{res.n_eval} objective evaluations")
         self.model_ = model
@@ -436,16 +355,15 @@ class KernelAutoencoder(
         self.n_iter_ = res.n_iter
         self.n_eval_ = res.n_eval
         self.stopped_ = res.stopped
-        self.head_coef_, self.supports_ = model.head_coefficients(data)
-        with torch.no_grad():
-            self.objective_ = float(model.objective(data)[0])
         self.n_layers_ = len(dims) + 1
         self.code_layer_ = int(np.argmin(dims)) if self.code_layer is None else int(self.code_layer)
         self.dims_ = dims
         self.ref_ = ref
-        with torch.no_grad():
-            codes = model.chain.forward_train(K1, K1_support).outputs[self.code_layer_]
-        self.codes_ = like_input(codes.detach(), X)
+        if self.batch_size is None:
+            self.codes_ = like_input(codes[self.code_layer_].detach(), X)
+        else:
+            Z = self._rowwise(Xb, lambda _, K1: self._encode(K1, self.code_layer_ + 1))
+            self.codes_ = like_input(Z, X)
         return self
 
     def _gram(self, kernel: Kernel, X: Batch, Y: Batch | None, dtype: torch.dtype) -> torch.Tensor:
@@ -473,12 +391,33 @@ class KernelAutoencoder(
 
         return report
 
-    def _first_rows(self, X: Any) -> tuple[Batch, torch.Tensor]:
+    def _prepared(self, X: Any) -> Batch:
         if self.input_kernel_ is None:
-            Xb = self._prepare(Linear(), X, reset=False).to(result_dtype(self.X_fit_))
-        else:
-            Xb = self._predict_X(X)
-        return Xb, self._gram(self.kernels_[0], Xb, self.ref_, result_dtype(self.X_fit_))
+            return self._prepare(Linear(), X, reset=False).to(result_dtype(self.X_fit_))
+        return self._predict_X(X)
+
+    def _rowwise(
+        self, Xb: Batch, fn: Callable[[Batch, torch.Tensor], torch.Tensor]
+    ) -> torch.Tensor:
+        """``fn(rows, K1_rows)`` on row tiles of ``Xb`` (``K1_rows`` their first-layer Gram
+        against the supports), concatenated; tiles of :attr:`tile_rows` rows, so that the
+        ``n x m`` first-layer Gram of many new points is never held whole."""
+        dtype = result_dtype(self.ref_)
+        first, ref = self.kernels_[0], self.ref_
+        outs = []
+        with torch.no_grad():
+            for index in row_tiles(len(Xb), self._tile_rows(len(ref))):
+                rows = Xb if len(index) == len(Xb) else take(Xb, index)
+                outs.append(fn(rows, self._gram(first, rows, ref, dtype)).detach())
+        return torch.cat(outs)
+
+    def _tile_rows(self, m: int) -> int:
+        """Rows per tile of the streamed passes (inference; minibatch fits) with ``m``
+        supports: 8192, or fewer so that a tile's first-layer Gram and its temporaries (four
+        ``rows x m`` float64 blocks) fit ``memory_budget``."""
+        if self.memory_budget is None:
+            return 8192
+        return max(1, min(8192, self.memory_budget // (4 * 8 * max(m, 1))))
 
     def _encode(self, K1_new: torch.Tensor, stop: int) -> torch.Tensor:
         return self.model_.chain.encode(K1_new, self.supports_, stop)
@@ -486,9 +425,7 @@ class KernelAutoencoder(
     def transform(self, X: Any) -> Any:
         """Codes ``f_c o ... o f_1(x)`` (``c = code_layer_``); cross-kernel rows only."""
         check_is_fitted(self, "model_")
-        _, K1 = self._first_rows(X)
-        with torch.no_grad():
-            Z = self._encode(K1, self.code_layer_ + 1)
+        Z = self._rowwise(self._prepared(X), lambda _, K1: self._encode(K1, self.code_layer_ + 1))
         return like_input(Z, X)
 
     def _decode_coords(self, Z: torch.Tensor, start: int) -> torch.Tensor:
@@ -527,21 +464,20 @@ class KernelAutoencoder(
         equal to B.7's ``k(x,x) + k_x^T N_L k_x - 2 k_x^T W^{-1} K_in(X, x)`` in exact mode.
         """
         check_is_fitted(self, "model_")
-        Xb, K1 = self._first_rows(X)
-        with torch.no_grad():
-            Z = self._encode(K1, len(self.model_.chain))
-            rows = self.model_.head_rows(Z, self.supports_[-1], self.landmark_indices_ is None)
-            fit = rows @ self.head_coef_
-            if self.input_kernel_ is None:
-                err = ((Xb - fit) ** 2).sum(1)
-            else:
-                base = self.input_kernel_
-                dtype = fit.dtype
-                cross = self._gram(base, Xb, self.ref_, dtype)
-                b = self.ref_basis_.features(cross)
-                kxx = base.block_diag(Xb).to(dtype)
-                err = (kxx - (b * b).sum(1)).clamp_min(0) + ((b - fit) ** 2).sum(1)
+        err = self._rowwise(self._prepared(X), self._tile_error)
         return like_input(err, X)
+
+    def _tile_error(self, Xb: Batch, K1: torch.Tensor) -> torch.Tensor:
+        """:meth:`reconstruction_error` of the rows ``Xb`` with first-layer Gram rows ``K1``."""
+        Z = self._encode(K1, len(self.model_.chain))
+        rows = self.model_.head_rows(Z, self.supports_[-1], self.landmark_indices_ is None)
+        fit = rows @ self.head_coef_
+        if self.input_kernel_ is None:
+            return ((Xb - fit) ** 2).sum(1)
+        base = self.input_kernel_
+        b = self.ref_basis_.features(self._gram(base, Xb, self.ref_, fit.dtype))
+        kxx = base.block_diag(Xb).to(fit.dtype)
+        return (kxx - (b * b).sum(1)).clamp_min(0) + ((b - fit) ** 2).sum(1)
 
     def score(self, X: Any, y: Any = None) -> float:
         """Minus the mean reconstruction error (higher is better)."""

@@ -61,6 +61,7 @@ torch.Size([4, 4])
 """
 
 from kernelkit.gram.centering import GramCenterer, center_gram
+from kernelkit.gram.distances import feature_space_median
 from kernelkit.gram.engine import gram, gram_tensor
 from kernelkit.gram.nystrom import NystromMap, nystrom_map, pivoted_cholesky
 from kernelkit.gram.operator import GramOperator
@@ -74,6 +75,7 @@ __all__ = [
     "NystromOperator",
     "RandomFourierMap",
     "center_gram",
+    "feature_space_median",
     "gram",
     "gram_tensor",
     "nystrom_map",
