@@ -26,7 +26,7 @@ import torch
 
 from kernelkit.gram.distributed import row_blocks, run_row_blocks
 from kernelkit.gram.engine import prepare_pair
-from kernelkit.gram.streaming import NystromOperator
+from kernelkit.gram.streaming import NystromOperator, StreamedProducts
 from kernelkit.kernels.base import Batch, Kernel
 from kernelkit.utils.errors import InputError
 
@@ -65,7 +65,7 @@ def _block_task(
     return (None if KV is None else KV.numpy()), R.numpy()
 
 
-class DistributedNystromOperator:
+class DistributedNystromOperator(StreamedProducts):
     r"""``K_nm = K(X, C)`` for a Dask array or bag ``X``, streamed by row blocks on the workers.
 
     Parameters
@@ -98,20 +98,15 @@ class DistributedNystromOperator:
             raise InputError(f"{name}: expected {self.shape[0]} rows, got {A.shape[0]}")
         return [A[a:b] for a, b in zip(self.offsets[:-1], self.offsets[1:], strict=True)]
 
-    @staticmethod
-    def _columns(T: Any, size: int, name: str) -> tuple[torch.Tensor, bool]:
-        T = torch.as_tensor(T)
-        vector = T.ndim == 1
-        T = T[:, None] if vector else T
-        if T.ndim != 2 or T.shape[0] != size:
-            raise InputError(
-                f"{name}: expected shape ({size},) or ({size}, c), got {tuple(T.shape)}"
-            )
-        return T, vector
-
-    def _run(
-        self, V: torch.Tensor | None, U: Any, weights: Any, *, transpose: bool, keep_kv: bool
-    ) -> tuple[list[np.ndarray | None], torch.Tensor | None]:
+    def _stream(
+        self,
+        V: torch.Tensor | None,
+        U: torch.Tensor | None,
+        weights: torch.Tensor | None,
+        *,
+        keep_kv: bool,
+        transpose: bool,
+    ) -> tuple[torch.Tensor | None, torch.Tensor | None]:
         V_np = None if V is None else V.detach().cpu().numpy()
         parts = run_row_blocks(
             _block_task,
@@ -120,41 +115,13 @@ class DistributedNystromOperator:
             shared=[V_np, self.kernel, self.centres, transpose, keep_kv],
             client=self.client,
         )
+        KV = torch.from_numpy(np.concatenate([kv for kv, _ in parts], axis=0)) if keep_kv else None
         if not transpose:
-            return [kv for kv, _ in parts], None
+            return KV, None
         total = np.zeros_like(parts[0][1], dtype=np.float64)
         for _, ktz in parts:
             total += ktz
-        return [kv for kv, _ in parts], torch.from_numpy(total)
-
-    def matmat(self, V: Any) -> torch.Tensor:
-        """``K_nm V`` (float64, ``(n, c)``), gathered on the client (``n c`` floats)."""
-        V, vector = self._columns(V, self.shape[1], "V")
-        kvs, _ = self._run(V, None, None, transpose=False, keep_kv=True)
-        KV = torch.from_numpy(np.concatenate(kvs, axis=0))
-        return KV[:, 0] if vector else KV
-
-    def rmatmat(self, U: Any) -> torch.Tensor:
-        """``K_nm^T U`` (float64, ``(m, c)``)."""
-        U, vector = self._columns(U, self.shape[0], "U")
-        _, R = self._run(None, U, None, transpose=True, keep_kv=False)
-        assert R is not None
-        return R[:, 0] if vector else R
-
-    def normal_matmat(
-        self,
-        V: torch.Tensor,
-        *,
-        weights: torch.Tensor | None = None,
-        U: torch.Tensor | None = None,
-        keep_kv: bool = False,
-    ) -> tuple[torch.Tensor, torch.Tensor | None]:
-        r"""``K_nm^T (w K_nm V + U)`` in one pass over the blocks, and ``K_nm V`` if ``keep_kv``."""
-        V, _ = self._columns(V, self.shape[1], "V")
-        kvs, R = self._run(V, U, weights, transpose=True, keep_kv=keep_kv)
-        assert R is not None
-        KV = torch.from_numpy(np.concatenate(kvs, axis=0)) if keep_kv else None
-        return R, KV
+        return KV, torch.from_numpy(total)
 
     def __repr__(self) -> str:
         return f"DistributedNystromOperator({self.kernel!r}, shape={self.shape})"

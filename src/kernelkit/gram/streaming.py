@@ -20,6 +20,7 @@ same computation with two executors.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from typing import Any
 
 import torch
@@ -99,7 +100,72 @@ def nystrom_tile(
     return (None if KV is None else KV.to(torch.float64)), KtZ
 
 
-class NystromOperator:
+class StreamedProducts(ABC):
+    """The products of ``K_nm`` built on one streaming pass ``_stream`` (row tiles here, row
+    blocks on a cluster in :mod:`kernelkit.gram.distributed_nystrom`).
+
+    ``_stream(V, U, weights, keep_kv=..., transpose=...)`` returns ``K_nm V`` (when
+    ``keep_kv``) and ``K_nm^T (w K_nm V + U)`` (when ``transpose``), float64.
+    """
+
+    shape: tuple[int, int]
+
+    @abstractmethod
+    def _stream(
+        self,
+        V: torch.Tensor | None,
+        U: torch.Tensor | None,
+        weights: torch.Tensor | None,
+        *,
+        keep_kv: bool,
+        transpose: bool,
+    ) -> tuple[torch.Tensor | None, torch.Tensor | None]:
+        """One pass: ``(K_nm V or None, K_nm^T (w K_nm V + U) or None)``."""
+
+    @staticmethod
+    def _columns(T: Any, size: int, name: str) -> tuple[torch.Tensor, bool]:
+        T = torch.as_tensor(T)
+        vector = T.ndim == 1
+        T = T[:, None] if vector else T
+        if T.ndim != 2 or T.shape[0] != size:
+            raise InputError(
+                f"{name}: expected shape ({size},) or ({size}, c), got {tuple(T.shape)}"
+            )
+        return T, vector
+
+    def matmat(self, V: Any) -> torch.Tensor:
+        """``K_nm V`` (float64, shape ``(n, c)``), one tile of rows at a time (predictions)."""
+        V, vector = self._columns(V, self.shape[1], "V")
+        KV, _ = self._stream(V, None, None, keep_kv=True, transpose=False)
+        assert KV is not None
+        return KV[:, 0] if vector else KV
+
+    def rmatmat(self, U: Any) -> torch.Tensor:
+        """``K_nm^T U`` (float64, shape ``(m, c)``)."""
+        U, vector = self._columns(U, self.shape[0], "U")
+        _, R = self._stream(None, U, None, keep_kv=False, transpose=True)
+        assert R is not None
+        return R[:, 0] if vector else R
+
+    def normal_matmat(
+        self,
+        V: torch.Tensor,
+        *,
+        weights: torch.Tensor | None = None,
+        U: torch.Tensor | None = None,
+        keep_kv: bool = False,
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        r"""``K_nm^T (w K_nm V + U)`` in one pass over the tiles, and ``K_nm V`` if ``keep_kv``.
+
+        ``V`` has shape ``(m, c)``, ``weights`` ``(n,)`` or ``(n, c)``, ``U`` ``(n, c)``.
+        """
+        V, _ = self._columns(V, self.shape[1], "V")
+        KV, R = self._stream(V, U, weights, keep_kv=keep_kv, transpose=True)
+        assert R is not None
+        return R, KV
+
+
+class NystromOperator(StreamedProducts):
     r"""The block ``K_nm = K(X, C)`` as a streamed operator (module docstring).
 
     Parameters
@@ -186,48 +252,6 @@ class NystromOperator:
         for other in acc[1:]:
             total += other
         return KV, (total if transpose else None)
-
-    @staticmethod
-    def _columns(T: Any, size: int, name: str) -> tuple[torch.Tensor, bool]:
-        T = torch.as_tensor(T)
-        vector = T.ndim == 1
-        T = T[:, None] if vector else T
-        if T.ndim != 2 or T.shape[0] != size:
-            raise InputError(
-                f"{name}: expected shape ({size},) or ({size}, c), got {tuple(T.shape)}"
-            )
-        return T, vector
-
-    def matmat(self, V: Any) -> torch.Tensor:
-        """``K_nm V`` (float64, shape ``(n, c)``), one tile of rows at a time (predictions)."""
-        V, vector = self._columns(V, self.shape[1], "V")
-        KV, _ = self._stream(V, None, None, keep_kv=True, transpose=False)
-        assert KV is not None
-        return KV[:, 0] if vector else KV
-
-    def rmatmat(self, U: Any) -> torch.Tensor:
-        """``K_nm^T U`` (float64, shape ``(m, c)``)."""
-        U, vector = self._columns(U, self.shape[0], "U")
-        _, R = self._stream(None, U, None, keep_kv=False, transpose=True)
-        assert R is not None
-        return R[:, 0] if vector else R
-
-    def normal_matmat(
-        self,
-        V: torch.Tensor,
-        *,
-        weights: torch.Tensor | None = None,
-        U: torch.Tensor | None = None,
-        keep_kv: bool = False,
-    ) -> tuple[torch.Tensor, torch.Tensor | None]:
-        r"""``K_nm^T (w K_nm V + U)`` in one pass over the tiles, and ``K_nm V`` if ``keep_kv``.
-
-        ``V`` has shape ``(m, c)``, ``weights`` ``(n,)`` or ``(n, c)``, ``U`` ``(n, c)``.
-        """
-        V, _ = self._columns(V, self.shape[1], "V")
-        KV, R = self._stream(V, U, weights, keep_kv=keep_kv, transpose=True)
-        assert R is not None
-        return R, KV
 
     def __repr__(self) -> str:
         return f"NystromOperator({self.kernel!r}, shape={self.shape})"
