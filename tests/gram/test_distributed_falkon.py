@@ -112,3 +112,24 @@ def test_named_errors_for_dask_ridge(data):
         KernelRidge(Gaussian(1.0)).fit(X_dask, data[1])
     with pytest.raises(InputError, match="n_centers"):
         KernelRidge(Gaussian(1.0), solver="nystrom", n_centers=601).fit(X_dask, data[1])
+
+
+def test_kernel_ridge_on_a_bag_of_strings_equals_in_memory(client):
+    db = pytest.importorskip("dask.bag")
+    from kernelkit.kernels import Spectrum
+
+    rng = np.random.default_rng(4)
+    seqs = ["".join(rng.choice(list("ACGT"), 20)) for _ in range(120)]
+    y = np.array([s.count("GC") - s.count("AT") for s in seqs], dtype=float)
+    params = dict(solver="nystrom", n_centers=30, lam=1e-2, tol=1e-14, max_iter=10, random_state=5)
+    with pytest.warns(UserWarning, match="CG"):
+        local = KernelRidge(Spectrum(3), **params).fit(seqs, y)
+    bag = db.from_sequence(seqs, npartitions=4)
+    with pytest.warns(UserWarning, match="CG"):
+        remote = KernelRidge(Spectrum(3), **params).fit(bag, y)
+    np.testing.assert_array_equal(remote.center_indices_, local.center_indices_)
+    scale = np.abs(local.dual_coef_).max()
+    np.testing.assert_allclose(remote.dual_coef_, local.dual_coef_, rtol=0, atol=1e-10 * scale)
+    pred = remote.predict(bag)
+    expected = local.predict(seqs)
+    np.testing.assert_allclose(pred.compute(), expected, rtol=0, atol=1e-10 * np.abs(y).max())
