@@ -132,6 +132,11 @@ def test_outputs_follow_the_umask(cli, tmp_path):
     assert (tmp_path / "m.zip").stat().st_mode & 0o777 == 0o644
 
 
+def _default_signal_dispositions() -> None:
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize(("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
 def test_a_signal_leaves_no_temporary_folder(tmp_path, signum, code):
     rng = np.random.default_rng(0)
@@ -145,6 +150,9 @@ def test_a_signal_leaves_no_temporary_folder(tmp_path, signum, code):
         env=env,
         stderr=subprocess.PIPE,
         text=True,
+        # a job started in the background of a non-interactive shell inherits SIGINT ignored;
+        # the command is tested as a user runs it, with the default disposition
+        preexec_fn=_default_signal_dispositions,
     )
     deadline = time.monotonic() + 120
     line = ""
