@@ -272,7 +272,7 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
         for name in ("center_indices_", "n_cg_", "gradient_norm_"):
             self.__dict__.pop(name, None)
         if self.solver == "nystrom":
-            return self._fit_nystrom(Xb, Y, X)
+            return self._fit_nystrom(Xb, y, X)
         results = self._fit_exact(Xb, Y)
         coef = torch.stack([res.coef for res in results], dim=1)
         self.dual_coef_ = like_input(squeeze_binary(coef), X)
@@ -283,7 +283,7 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
             warn_max_iter(self, f"gradient {max(self.gradient_norm_):.3g}")
         return self
 
-    def _fit_nystrom(self, Xb: Batch, Y: torch.Tensor, X: Any) -> KernelLogisticRegression:
+    def _fit_nystrom(self, Xb: Batch, y: Any, X: Any) -> KernelLogisticRegression:
         """Newton steps with Falkon's PCG on ``n_centers`` uniform centres (``"nystrom"``)."""
         index = select_centres(
             self.kernel_, Xb, self.n_centers, method="uniform", random_state=self.random_state
@@ -291,7 +291,7 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
         res = nystrom_logistic_fit(
             self.kernel_,
             Xb,
-            (Y[:, 0] > 0).long().numpy() if Y.shape[1] == 1 else Y.argmax(1).numpy(),
+            y,
             index,
             float(self.lam),
             max_newton=self.max_iter,

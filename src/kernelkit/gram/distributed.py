@@ -69,11 +69,6 @@ def require_dask() -> Any:
     return da
 
 
-def _bag_blocks(bag: Any) -> list[Any]:
-    """The partitions of a Dask bag as delayed lists (one block per partition)."""
-    return list(bag.to_delayed())
-
-
 def as_row_blocks(X: Any, *, name: str = "X") -> Any:
     """A Dask array ``X`` rechunked to whole rows (one chunk along every other axis).
 
@@ -200,21 +195,18 @@ def map_row_blocks(
             drop_axis=list(range(2, X.ndim)) or None,
             dtype=dtype,
         )
-    if type(X).__module__.startswith("dask.bag"):
-        import dask
+    import dask
 
-        blocks = _bag_blocks(X)
-        sizes = dask.compute(*[dask.delayed(len)(b) for b in blocks])
-        arrays = [
-            da.from_delayed(
-                dask.delayed(lambda part: np.asarray(fn(list(part)), dtype=dtype))(b),
-                shape=(size, n_columns),
-                dtype=dtype,
-            )
-            for b, size in zip(blocks, sizes, strict=True)
-        ]
-        return da.concatenate(arrays, axis=0)
-    raise InputError(f"X: expected a dask.array.Array or dask.bag.Bag, got {type(X).__name__}")
+    blocks, sizes = row_blocks(X)
+    arrays = [
+        da.from_delayed(
+            dask.delayed(lambda part: np.asarray(fn(list(part)), dtype=dtype))(b),
+            shape=(size, n_columns),
+            dtype=dtype,
+        )
+        for b, size in zip(blocks, sizes, strict=True)
+    ]
+    return da.concatenate(arrays, axis=0)
 
 
 def row_blocks(X: Any) -> tuple[list[Any], list[int]]:
@@ -227,7 +219,7 @@ def row_blocks(X: Any) -> tuple[list[Any], list[int]]:
         sizes = [int(s) for s in X.chunks[0]]
         return list(X.to_delayed().ravel()), sizes
     if type(X).__module__.startswith("dask.bag"):
-        blocks = _bag_blocks(X)
+        blocks = list(X.to_delayed())
         return blocks, [int(s) for s in dask.compute(*[dask.delayed(len)(b) for b in blocks])]
     raise InputError(f"X: expected a dask.array.Array or dask.bag.Bag, got {type(X).__name__}")
 

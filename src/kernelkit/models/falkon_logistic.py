@@ -43,6 +43,7 @@ from kernelkit.kernels.base import Batch, Kernel
 from kernelkit.models.falkon import NystromSystem, nystrom_predict, nystrom_system
 from kernelkit.solvers.nystrom_pcg import nystrom_pcg, nystrom_preconditioner
 from kernelkit.utils.errors import InputError
+from kernelkit.utils.validation import signed_targets
 
 
 @dataclass(frozen=True)
@@ -78,21 +79,6 @@ class NystromLogisticResult:
     n_newton: int
     n_cg: int
     converged: bool
-
-
-def _signed_labels(y: Any) -> tuple[torch.Tensor, np.ndarray]:
-    """``(n, c)`` matrix of +-1 (one-vs-rest columns; one column for two classes)."""
-    y = np.asarray(y)
-    if y.ndim != 1:
-        raise InputError(f"y: expected a 1-D array of class labels, got shape {y.shape}")
-    classes, codes = np.unique(y, return_inverse=True)
-    if len(classes) < 2:
-        raise InputError(f"y: expected at least 2 classes, got {len(classes)} ({classes.tolist()})")
-    if len(classes) == 2:
-        Y = (2.0 * codes - 1.0)[:, None]
-    else:
-        Y = np.where(codes[:, None] == np.arange(len(classes))[None, :], 1.0, -1.0)
-    return torch.as_tensor(Y, dtype=torch.float64), classes
 
 
 def _objective(
@@ -154,7 +140,7 @@ def nystrom_logistic_fit(
     lam = float(lam)
     if not lam > 0 or not np.isfinite(lam):
         raise InputError(f"lam: expected a finite lam > 0 (Newton-PCG), got {lam!r}")
-    Y, classes = _signed_labels(y)
+    classes, Y = signed_targets(y)
     if system is None:
         system = nystrom_system(kernel, X, indices, block_size=block_size)
     n, m = system.op.shape

@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 import torch
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import column_or_1d
 
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.numerics import DEFAULT_DTYPE
@@ -134,3 +136,33 @@ def like_input(result: torch.Tensor, reference: Any) -> Any:
     if isinstance(reference, torch.Tensor):
         return result.to(reference.device)
     return result.detach().cpu().numpy()
+
+
+def signed_targets(y: Any) -> tuple[np.ndarray, torch.Tensor]:
+    """Classes and the +-1 targets of the binary problems, shape ``(n, p)``.
+
+    ``p = 1`` for two classes (``+1`` marks ``classes_[1]``), ``p = n_classes`` otherwise
+    (column ``c``: ``+1`` for class ``c``, ``-1`` for the others).
+
+    Raises
+    ------
+    InputError
+        For non-classification targets or a single class.
+    """
+    labels = y.detach().cpu().numpy() if isinstance(y, torch.Tensor) else np.asarray(y)
+    try:
+        labels = column_or_1d(labels, warn=True)
+        check_classification_targets(labels)
+    except ValueError as exc:
+        raise InputError(f"y: {exc}") from exc
+    classes, codes = np.unique(labels, return_inverse=True)
+    if len(classes) < 2:
+        raise InputError(
+            f"y: expected at least 2 classes, got 1 class ({classes[0]!r}); a classifier "
+            "needs examples of two classes or more"
+        )
+    if len(classes) == 2:
+        signs = np.where(codes == 1, 1.0, -1.0)[:, None]
+    else:
+        signs = np.where(codes[:, None] == np.arange(len(classes))[None, :], 1.0, -1.0)
+    return classes, torch.as_tensor(signs, dtype=torch.float64)
