@@ -97,7 +97,7 @@ def test_power_criterion_equals_formula_and_selection_picks_the_best():
     grid = gaussian_width_grid(X, Y)
     choice = select_kernel(X, Y, grid)
     assert choice.scores[repr(choice.kernel)] == max(choice.scores.values())
-    res = two_sample_test(X, Y, kernel=grid, n_permutations=50, random_state=0)
+    res = two_sample_test(X, Y, kernel=grid, n_permutations=50, random_state=0, selection="split")
     assert res.n_x == m // 2 and len(res.selection) == len(grid)
 
 

@@ -18,8 +18,11 @@ distributions of :mod:`kernelkit.stats.nulls`.  Methods:
 For the Gaussian nulls, ``null_samples`` holds ``J`` draws of that Gaussian (for
 histograms); the p-value is the exact normal tail.
 
-A list of kernels (or :func:`gaussian_width_grid`) chooses the kernel on a held-out part of
-each sample by the estimated test power (:mod:`kernelkit.stats.selection`) and tests on the
+A list of kernels (or :func:`gaussian_width_grid`) with the permutation method is, by default
+(``selection="aggregate"``), the max-standardised permutation test over all the candidates
+on all the data (:mod:`kernelkit.stats.aggregate`: Schrab et al. 2023; Kübler et al. 2020),
+whose level is exact; ``selection="split"`` chooses the kernel on a held-out part of each
+sample by the estimated test power (:mod:`kernelkit.stats.selection`) and tests on the
 rest, so the level holds (Sutherland et al. 2017, section 3).
 """
 
@@ -34,6 +37,7 @@ import torch
 
 from kernelkit.kernels import Kernel
 from kernelkit.stats._inputs import is_precomputed, pooled_gram
+from kernelkit.stats.aggregate import aggregated_permutation_null
 from kernelkit.stats.mmd import block_statistics, linear_statistics, mmd2_from_gram, prepare
 from kernelkit.stats.nulls import permutation_null, pvalue, spectral_null
 from kernelkit.stats.selection import select_kernel, split_samples
@@ -42,6 +46,7 @@ from kernelkit.utils.seeding import RandomStateLike, check_random_state
 from kernelkit.utils.validation import check_int
 
 METHODS = ("permutation", "spectral", "linear", "block")
+SELECTIONS = ("aggregate", "split")
 
 
 @dataclass(frozen=True)
@@ -52,19 +57,24 @@ class TwoSampleResult:
     ----------
     statistic : float
         :math:`T_0`: the unbiased MMD^2 (permutation, spectral), the linear-time MMD^2
-        (linear) or the mean block MMD^2 (block).
+        (linear), the mean block MMD^2 (block), or with ``selection="aggregate"`` the
+        largest standardised MMD^2_u over the kernels, :math:`M_0`
+        (:mod:`kernelkit.stats.aggregate`).
     pvalue : float
         The p-value of :math:`H_0: P = Q`.
     null_samples : numpy.ndarray
         ``J`` samples of the null distribution of the statistic, in its units.
     kernel : Kernel
-        The kernel used (the chosen one when a list was given).
+        The kernel used: with a list, the one chosen on the selection split, or with
+        ``selection="aggregate"`` the one whose standardised statistic is the largest.
     method : str
         The method of the null distribution.
     n_x, n_y : int
         Sizes of the samples the test ran on (after the selection split, if any).
     selection : dict
-        With a list of kernels: ``{repr(kernel): power criterion}`` on the selection split.
+        With a list of kernels: ``{repr(kernel): score}``, the power criterion on the
+        selection split, or with ``selection="aggregate"`` the standardised statistic
+        :math:`Z_{l0}` of each kernel.
     """
 
     statistic: float
@@ -113,6 +123,54 @@ def gram_test(
     return TwoSampleResult(stat, pvalue(stat, null), null, kernel, method, n, K.shape[0] - n)
 
 
+def aggregated_test(
+    X: Any, Y: Any, kernels: list[Any] | tuple[Any, ...], *, n_permutations: int, rng: Any
+) -> TwoSampleResult:
+    """The max-standardised permutation test over ``kernels`` on all of ``X`` and ``Y``
+    (:func:`~kernelkit.stats.aggregate.aggregated_permutation_null`)."""
+    prepared = [prepare(X, Y, k) for k in kernels]
+    samples, resolved = prepared[0][0], [k for _, k in prepared]
+    agg = aggregated_permutation_null(
+        (pooled_gram(k, part) for part, k in prepared),
+        samples.n_x + samples.n_y,
+        samples.n_x,
+        n_permutations,
+        rng,
+    )
+    best = int(np.argmax(agg.scores))
+    return TwoSampleResult(
+        agg.statistic,
+        pvalue(agg.statistic, agg.null),
+        agg.null,
+        resolved[best],
+        "permutation",
+        samples.n_x,
+        samples.n_y,
+        {repr(k): float(z) for k, z in zip(resolved, agg.scores, strict=True)},
+    )
+
+
+def _check_candidates(kernels: list[Any] | tuple[Any, ...]) -> None:
+    if not kernels:
+        raise InputError("kernel: expected at least one candidate kernel, got an empty list")
+    if any(is_precomputed(k) for k in kernels):
+        raise InputError("kernel: choosing among kernels needs the samples, not a precomputed Gram")
+
+
+def _selection_route(selection: str | None, method: str) -> str:
+    if selection is None:
+        return "aggregate" if method == "permutation" else "split"
+    if selection not in SELECTIONS:
+        raise InputError(
+            f"selection: expected one of {', '.join(SELECTIONS)} or None, got {selection!r}"
+        )
+    if selection == "aggregate" and method != "permutation":
+        raise InputError(
+            f"selection: 'aggregate' needs method='permutation', got method={method!r}"
+        )
+    return selection
+
+
 def two_sample_test(
     X: Any,
     Y: Any,
@@ -121,6 +179,7 @@ def two_sample_test(
     method: str = "permutation",
     n_permutations: int = 1000,
     random_state: RandomStateLike = None,
+    selection: str | None = None,
     selection_fraction: float = 0.5,
     n_eigen: int | None = None,
     block_size: int | None = None,
@@ -135,14 +194,20 @@ def two_sample_test(
         ``kernel="precomputed"`` the pooled Gram and the size of the first sample).
     kernel : Kernel, str, None, or a list of them
         As in :func:`kernelkit.stats.mmd`; a list or tuple of candidates (e.g.
-        :func:`gaussian_width_grid`) selects one by estimated power on a random
-        ``selection_fraction`` of each sample, and the test runs on the rest.
+        :func:`gaussian_width_grid`) is tested as ``selection`` says.
     method : {"permutation", "spectral", "linear", "block"}
         The null distribution (module docstring).
     n_permutations : int
         ``J``: permutations, or draws of the spectral or Gaussian null.
     random_state : int, Generator or None
         Seeds the permutations, the null draws and the selection split.
+    selection : {"aggregate", "split"} or None
+        How a list of kernels is tested: ``"aggregate"`` (the default with the permutation
+        method) runs the max-standardised permutation test over all the candidates on all
+        the data (:mod:`kernelkit.stats.aggregate`); ``"split"`` (the default of the other
+        methods) chooses the kernel with the largest power criterion on a random
+        ``selection_fraction`` of each sample and tests on the rest.  Unused for one
+        kernel.
     selection_fraction : float
         Fraction of each sample used to choose among a list of kernels, in (0, 1).
     n_eigen : int, optional
@@ -159,28 +224,26 @@ def two_sample_test(
     Raises
     ------
     InputError
-        For an empty sample, samples of different kinds, an unknown method, or a kernel that
-        takes another kind of input.
+        For an empty sample, samples of different kinds, an unknown method or selection, or a
+        kernel that takes another kind of input.
     """
     if method not in METHODS:
         raise InputError(f"method: expected one of {', '.join(METHODS)}, got {method!r}")
     J = check_int(n_permutations, name="n_permutations")
     rng = check_random_state(random_state)
-    selection: dict[str, float] = {}
+    route = _selection_route(selection, method)
+    scores: dict[str, float] = {}
     if isinstance(kernel, (list, tuple)):
+        _check_candidates(kernel)
+        if route == "aggregate":
+            return aggregated_test(X, Y, kernel, n_permutations=J, rng=rng)
         if not 0 < selection_fraction < 1:
             raise InputError(
                 f"selection_fraction: expected a fraction in (0, 1), got {selection_fraction!r}"
             )
-        if not kernel:
-            raise InputError("kernel: expected at least one candidate kernel, got an empty list")
-        if any(is_precomputed(k) for k in kernel):
-            raise InputError(
-                "kernel: choosing among kernels needs the samples, not a precomputed Gram"
-            )
         (Xs, Ys), (X, Y) = split_samples(X, Y, selection_fraction, rng)
         chosen = select_kernel(Xs, Ys, kernel)
-        selection, kernel = chosen.scores, chosen.kernel
+        scores, kernel = chosen.scores, chosen.kernel
     samples, k = prepare(X, Y, kernel, stream=method == "linear")
     if method in ("permutation", "spectral"):
         res = gram_test(
@@ -192,7 +255,7 @@ def two_sample_test(
             random_state=rng,
             n_eigen=n_eigen,
         )
-        return replace(res, selection=selection)
+        return replace(res, selection=scores)
     if method == "linear":
         lin = linear_statistics(k, samples, chunk_size=chunk_size)
         stat, variance, count = lin.mean, lin.variance, lin.count
@@ -200,4 +263,4 @@ def two_sample_test(
         blocks = block_statistics(k, samples, block_size)
         stat, variance, count = float(blocks.mean()), float(blocks.var(ddof=1)), blocks.size
     p, null = _gaussian_null(stat, variance, count, J, rng)
-    return TwoSampleResult(stat, p, null, k, method, samples.n_x, samples.n_y, selection)
+    return TwoSampleResult(stat, p, null, k, method, samples.n_x, samples.n_y, scores)
