@@ -5,7 +5,8 @@ Course part 3, sections 1-3 (``spec/course_part3.md``): the empirical kernel mea
 linear-time and block estimators), its witness function (:func:`witness`), the two-sample
 test (:func:`two_sample_test`: permutation, spectral, linear-time and block nulls), the
 choice of a kernel by estimated test power (:func:`select_kernel`,
-:func:`gaussian_width_grid`) and the HSIC independence test (:func:`hsic`,
+:func:`gaussian_width_grid`) or by the aggregated permutation test over a list of kernels
+(:mod:`kernelkit.stats.aggregate`) and the HSIC independence test (:func:`hsic`,
 :func:`independence_test`).  Every input kind works (vectors, sequences, graphs,
 molecules, or a Gram matrix of the pooled sample) through :mod:`kernelkit.gram`.
 

@@ -1,8 +1,10 @@
 r"""Choosing among kernels without splitting: the max-standardised permutation test.
 
 Schrab, Kim, Albert, Laurent, Guedj & Gretton (2023), "MMD Aggregated Two-Sample Test",
-JMLR 24(194), sections 3.2-3.5; Kübler, Jitkrittum, Schölkopf & Muandet (2020), "Learning
-Kernel Tests Without Data Splitting", NeurIPS, section 3.  For candidate kernels
+JMLR 24(194), section 3 (aggregating the MMD tests of a collection of kernels, calibrated
+by one set of permutations); Kübler, Jitkrittum, Schölkopf & Muandet (2020), "Learning
+Kernel Tests Without Data Splitting", NeurIPS (a kernel chosen on all the data keeps the
+level when the test accounts for the choice).  For candidate kernels
 :math:`k_1..k_L` and one set of relabellings :math:`\sigma_0 = \mathrm{id}, \sigma_1, ...,
 \sigma_J` (i.i.d. uniform) of the pooled sample :math:`D`, let
 :math:`T_{lj} = \mathrm{MMD}_u^2(k_l; D\sigma_j)` (all ``J`` of one kernel from its Gram
@@ -19,15 +21,15 @@ by one product per batch, :func:`~kernelkit.stats.nulls.split_statistics`), and
 
 Level: under :math:`H_0` the pooled sample is exchangeable, so the ``J + 1`` relabelled
 samples :math:`(D\sigma_0, ..., D\sigma_J)` are exchangeable (Hemerik & Goeman 2018, "Exact
-testing with random permutations", TEST 27, theorem 2).  :math:`\bar T_l` and :math:`s_l`
+testing with random permutations", TEST 27, section 3).  :math:`\bar T_l` and :math:`s_l`
 are symmetric functions of those ``J + 1`` samples, so :math:`(M_0, ..., M_J)` is an
 equivariant function of them and is exchangeable too: the rank of :math:`M_0` is uniform
 (ties counted against it), hence :math:`P(p \le \alpha) \le \alpha` for every ``n``,
-``J`` and set of kernels.  This is the aggregation of Schrab et al. with the quantile
-correction replaced by standardising each kernel's statistic by the moments of its own
-permutation distribution (so no kernel's scale dominates the maximum; Kübler et al.,
-section 3, calibrate the same way a statistic chosen on all the data); with one kernel it
-is the plain permutation test (same permutations, same p-value).
+``J`` and set of kernels, the choice of the kernel (the maximum) included.  It is the
+aggregated test of Schrab et al. with their quantile correction replaced by standardising
+each kernel's statistic by the moments of its own permutation distribution, so that no
+kernel's scale dominates the maximum; with one kernel it is the plain permutation test
+(same permutations, same p-value).
 """
 
 from __future__ import annotations
