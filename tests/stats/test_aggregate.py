@@ -8,7 +8,7 @@ import torch
 
 from kernelkit.kernels import Gaussian
 from kernelkit.stats import gaussian_width_grid, two_sample_test
-from kernelkit.stats.aggregate import aggregated_permutation_null
+from kernelkit.stats.aggregate import aggregated_permutation_null, standardise
 from kernelkit.stats.mmd import mmd2_from_gram
 from kernelkit.stats.nulls import permutation_indicators, pvalue
 from kernelkit.utils.errors import InputError
@@ -106,3 +106,11 @@ def test_selection_errors_name_the_argument(kwargs, match):
     kwargs = {"kernel": [Gaussian(1.0), Gaussian(2.0)], **kwargs}
     with pytest.raises(InputError, match=match):
         two_sample_test(X, X + 1, **kwargs)
+
+
+def test_standardise_centres_scales_and_zeroes_constant_rows():
+    T = torch.tensor([[1.0, 2.0, 3.0, 6.0], [5.0, 5.0, 5.0, 5.0]], dtype=torch.float64)
+    Z = standardise(T)
+    row = T[0].numpy()
+    np.testing.assert_allclose(Z[0].numpy(), (row - row.mean()) / row.std(), atol=1e-15)
+    assert torch.all(Z[1] == 0)
