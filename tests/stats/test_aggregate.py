@@ -99,13 +99,14 @@ def test_aggregate_is_the_default_for_a_list_and_split_stays_available():
         ({"selection": "best"}, "selection: expected one of aggregate, split"),
         ({"selection": "aggregate", "method": "spectral"}, "selection: 'aggregate' needs"),
         ({"kernel": []}, "kernel: expected at least one candidate"),
+        ({"Y": np.ones((1, 2))}, "X, Y: the unbiased MMD needs at least 2 points"),
     ],
 )
 def test_selection_errors_name_the_argument(kwargs, match):
     X = np.arange(20.0).reshape(10, 2)
-    kwargs = {"kernel": [Gaussian(1.0), Gaussian(2.0)], **kwargs}
+    kwargs = {"Y": X + 1, "kernel": [Gaussian(1.0), Gaussian(2.0)], **kwargs}
     with pytest.raises(InputError, match=match):
-        two_sample_test(X, X + 1, **kwargs)
+        two_sample_test(X, **kwargs)
 
 
 def test_standardise_centres_scales_and_zeroes_constant_rows():

@@ -44,6 +44,14 @@ from kernelkit.utils.validation import check_finite, check_int, to_tensor
 ESTIMATORS = ("biased", "unbiased", "linear", "block")
 
 
+def check_unbiased_sizes(n: int, m: int) -> None:
+    """Raise :class:`InputError` unless both samples have the 2 points ``MMD^2_u`` needs."""
+    if n < 2 or m < 2:
+        raise InputError(
+            f"X, Y: the unbiased MMD needs at least 2 points per sample, got {n} and {m}"
+        )
+
+
 def mmd2_tensor(K: torch.Tensor, n: int, *, unbiased: bool = True) -> torch.Tensor:
     r"""MMD^2 of the first ``n`` points against the rest, from the pooled Gram ``K``, as a
     (differentiable) tensor.
@@ -55,10 +63,7 @@ def mmd2_tensor(K: torch.Tensor, n: int, *, unbiased: bool = True) -> torch.Tens
     sxx, syy, sxy = K[:n, :n].sum(), K[n:, n:].sum(), K[:n, n:].sum()
     if not unbiased:
         return sxx / n**2 + syy / m**2 - 2 * sxy / (n * m)
-    if n < 2 or m < 2:
-        raise InputError(
-            f"X, Y: the unbiased MMD needs at least 2 points per sample, got {n} and {m}"
-        )
+    check_unbiased_sizes(n, m)
     d = torch.diagonal(K)
     sxx, syy = sxx - d[:n].sum(), syy - d[n:].sum()
     return sxx / (n * (n - 1)) + syy / (m * (m - 1)) - 2 * sxy / (n * m)

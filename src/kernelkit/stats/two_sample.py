@@ -38,7 +38,13 @@ import torch
 from kernelkit.kernels import Kernel
 from kernelkit.stats._inputs import is_precomputed, pooled_gram
 from kernelkit.stats.aggregate import aggregated_permutation_null
-from kernelkit.stats.mmd import block_statistics, linear_statistics, mmd2_from_gram, prepare
+from kernelkit.stats.mmd import (
+    block_statistics,
+    check_unbiased_sizes,
+    linear_statistics,
+    mmd2_from_gram,
+    prepare,
+)
 from kernelkit.stats.nulls import permutation_null, pvalue, spectral_null
 from kernelkit.stats.selection import select_kernel, split_samples
 from kernelkit.utils.errors import InputError
@@ -130,6 +136,7 @@ def aggregated_test(
     (:func:`~kernelkit.stats.aggregate.aggregated_permutation_null`)."""
     prepared = [prepare(X, Y, k) for k in kernels]
     samples, resolved = prepared[0][0], [k for _, k in prepared]
+    check_unbiased_sizes(samples.n_x, samples.n_y)
     agg = aggregated_permutation_null(
         (pooled_gram(k, part) for part, k in prepared),
         samples.n_x + samples.n_y,
