@@ -150,7 +150,6 @@ def test_auto_reaches_the_best_of_the_same_64_initialisations(inner, lam, patien
     assert agree is not races
     assert n_run == (64 if races else patience) == len(values) == len(auto.restart_eliminated_)
     eliminated = auto.restart_eliminated_
-    assert not eliminated[:patience].any()
     assert bool(eliminated.any()) is races
     # restarts not eliminated end as in the int fit (merged ones within the optima tolerance)
     ends = full.restart_objectives_[:n_run]
