@@ -177,6 +177,7 @@ def test_fewer_rows_than_the_pilot_run_as_one_batch():
     x, res = lbfgs_restarts(wells, x0, patience=8, tol=1e-12)
     _, full = lbfgs_batched(wells, x0, tol=1e-12)
     assert x.shape == (6, 2) and sum(o.count for o in res.optima) == 6
+    assert res.eliminated is not None and not bool(res.eliminated.any())
     # merged rows stop within the optima tolerance of where they would end
     assert torch.allclose(res.values, full.values, rtol=1e-6, atol=0.0)
 

@@ -401,7 +401,9 @@ def lbfgs_restarts(
     distinct = DistinctOptima(rtol, invariant, invariant_rtol)
     b = x0.shape[0]
     if b <= patience:
-        return lbfgs_batched(fun, x0, distinct=distinct, **options)
+        x, res = lbfgs_batched(fun, x0, distinct=distinct, **options)
+        res.eliminated = torch.zeros(b, dtype=torch.bool)
+        return x, res
     hold = torch.arange(b) >= patience
     pilot = ~hold
     admitted_at: list[int] = []  # the batch iteration at which the race starts
