@@ -150,7 +150,6 @@ def test_auto_reaches_the_best_of_the_same_64_initialisations(inner, lam, patien
     assert agree is not races
     assert n_run == (64 if races else patience) == len(values) == len(auto.restart_eliminated_)
     eliminated = auto.restart_eliminated_
-    assert not eliminated[:patience].any()
     assert bool(eliminated.any()) is races
     # restarts not eliminated end as in the int fit (merged ones within the optima tolerance)
     ends = full.restart_objectives_[:n_run]
@@ -220,7 +219,8 @@ SECTION_4_2 = [
 RACE_MISS = pytest.mark.xfail(
     strict=True,
     reason="measured: the one restart of 64 that reaches the best (restart 9, still moving at "
-    "max_iter) ranks 36th of 64 after 12 iterations and leaves the race; auto ends 0.11 % above",
+    "max_iter) ranks 12th-43rd of 64 by objective at iterations 4-96 and leaves the race; "
+    "auto ends 0.18 % above",
 )
 
 

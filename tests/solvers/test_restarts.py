@@ -3,7 +3,9 @@
 Oracles: closed-form minimisers of separable tilted double wells (roots of the cubic
 ``4 t^3 - 4 t + a = 0`` by ``numpy.roots``) for a brute-force clustering of the final rows,
 the full batch run without the option, a brute-force ranking for the successive-halving
-rule, and a problem whose restarts are known to agree (a convex quadratic).
+rule, and a problem whose restarts are known to agree (a convex quadratic); for the pilot's
+early end, every completion of the running rows by lower values (sampled) and the pilot's own
+trajectory recorded alone.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import pytest
 import torch
 
 from kernelkit.solvers import DistinctOptima, lbfgs_batched, lbfgs_restarts
-from kernelkit.solvers.lbfgs import halving
+from kernelkit.solvers.lbfgs import halving, pilot_disagrees
 
 TILT = 0.3
 
@@ -175,6 +177,7 @@ def test_fewer_rows_than_the_pilot_run_as_one_batch():
     x, res = lbfgs_restarts(wells, x0, patience=8, tol=1e-12)
     _, full = lbfgs_batched(wells, x0, tol=1e-12)
     assert x.shape == (6, 2) and sum(o.count for o in res.optima) == 6
+    assert res.eliminated is not None and not bool(res.eliminated.any())
     # merged rows stop within the optima tolerance of where they would end
     assert torch.allclose(res.values, full.values, rtol=1e-6, atol=0.0)
 
@@ -186,3 +189,83 @@ def test_without_a_stop_rule_the_batch_is_bitwise_unchanged():
     assert torch.equal(x_a, x_b) and torch.equal(a.values, b.values)
     assert (a.n_iter, a.n_eval, a.n_rows) == (b.n_iter, b.n_eval, b.n_rows)
     assert a.eliminated is None and b.eliminated is not None and not bool(b.eliminated.any())
+
+
+def _agree(values: np.ndarray, rtol: float) -> bool:
+    """The pilot's agreement test on final values (brute force)."""
+    spread = values.max() - values.min()
+    return bool(np.all(np.isfinite(values)) and spread <= rtol * abs(values.min()))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_pilot_disagreement_is_certain_for_every_completion(seed):
+    """Oracle: sampled completions of the running rows (each ends at or below its current
+    value, L-BFGS values only decrease).  When the rule says "certain", no completion agrees;
+    when every row has stopped, the rule is the negation of the agreement test."""
+    rng = np.random.default_rng(seed)
+    rtol = 1e-3
+    for _ in range(300):
+        m = int(rng.integers(1, 6))
+        base = float(rng.choice([-2.0, 1.0, 5.0]))
+        values = base + rng.choice([0.0, 1e-4, 5e-3, -5e-3, 0.5, -0.5], size=m)
+        running = rng.random(m) < 0.5
+        certain = pilot_disagrees(torch.tensor(values), torch.tensor(running), rtol)
+        if not running.any():
+            assert certain is not _agree(values, rtol)
+            continue
+        completions = [values.copy()]  # the running rows stop where they are
+        for drop in (1e-5, 1e-3, 0.1, 10.0):
+            done = values.copy()
+            done[running] -= drop * rng.random(int(running.sum()))
+            completions.append(done)
+        if certain:
+            assert not any(_agree(c, rtol) for c in completions)
+
+
+def test_an_admitted_row_follows_its_path_from_the_start():
+    """Rows held back and admitted after 5 iterations end bitwise where they end when they
+    run from the start (their empty history slots add nothing)."""
+    x0 = starts(12, 4, seed=7)
+    x_full, full = lbfgs_batched(wells, x0, tol=1e-12)
+    hold = torch.arange(12) >= 4
+    count = [0]
+
+    def admit(values, running, held):
+        count[0] += 1
+        return held if count[0] > 5 else torch.zeros_like(held)
+
+    x, res = lbfgs_batched(wells, x0, tol=1e-12, hold=hold, admit=admit)
+    assert torch.equal(x, x_full) and torch.equal(res.values, full.values)
+    assert res.held is not None and not bool(res.held.any())
+    _, never = lbfgs_batched(wells, x0, tol=1e-12, hold=hold, admit=lambda v, r, h: h & False)
+    assert never.held is not None and torch.equal(never.held, hold)
+    assert bool(torch.isnan(never.values[hold]).all())
+    assert torch.equal(never.values[~hold], full.values[~hold])
+
+
+def test_the_race_starts_as_soon_as_the_pilot_is_certain_to_disagree():
+    """Oracle: the pilot run alone, its values and running rows recorded per iteration; the
+    other rows are first evaluated right after the first iteration at which
+    ``pilot_disagrees`` holds there, before the pilot's slowest row ends."""
+    x0 = starts(64, 4, seed=8)
+    trace: list[bool] = []
+
+    def record(k, x, f, running):
+        trace.append(pilot_disagrees(f, running, 1e-6))
+        return torch.zeros_like(running)
+
+    _, alone = lbfgs_batched(wells, x0[:8], tol=1e-12, distinct=DistinctOptima(1e-6), stop=record)
+    first = trace.index(True) + 1  # iterations of the pilot before the race starts
+    assert first < alone.n_iter
+    calls: list[int] = []
+
+    def counted(x):
+        calls.append(x.shape[0])
+        return wells(x)
+
+    lbfgs_restarts(counted, x0, patience=8, first_round=2, tol=1e-12)
+    admission = calls.index(56)  # the one evaluation of the 56 admitted rows
+    _, pilot_only = lbfgs_batched(
+        wells, x0[:8], tol=1e-12, max_iter=first, distinct=DistinctOptima(1e-6)
+    )
+    assert admission == pilot_only.n_eval

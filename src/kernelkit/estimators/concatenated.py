@@ -101,7 +101,7 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
     ``f o g_L o ... o g_1``.  The coefficients ``c`` are found by L-BFGS with autograd
     gradients from ``n_restarts`` random initialisations run as one batch (the paper uses 64),
     the restart with the lowest objective is kept (``n_restarts="auto"``: ``patience``
-    restarts first, the rest raced by successive halving unless those agree).  The outer
+    restarts first, the rest raced by successive halving as soon as those disagree).  The outer
     function is the closed-form ridge (interpolant) on ``Z``: ``alpha = (Q + n lam I)^{-1} y``.
 
     Conventions: ``(1/n)`` data term; the paper's unnormalised ``lambda, mu, gamma`` are
@@ -130,20 +130,24 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
         The diagonal ``w`` of eq. 20 (or of the Mixture) per layer; ``None``: ones.
     n_restarts : int or "auto", default 64
         Random initialisations, optimised together as one batch.  ``"auto"``: the
-        initialisations of ``n_restarts=64`` (same ``random_state``) in two phases.  The
-        first ``patience`` run together; when their final objectives agree to ``1e-6``
-        relative (``max - min <= 1e-6 min``) the fit ends with them.  Otherwise the other
-        ``64 - patience`` race as one batch: after 12, 24, 48, ... L-BFGS iterations the
-        worse half (by current objective) of the restarts still running stops, until one
-        runs (successive halving).  In both phases a restart that reaches an optimum already
-        found (objective within ``1e-6``, Gram ``Z Z^T`` of the inner images within
-        ``1e-3``, relative) stops there.  A restart that is not stopped by the race ends
-        exactly as in ``n_restarts=64``.
+        initialisations of ``n_restarts=64`` (same ``random_state``) in two phases of one
+        batch.  The first ``patience`` run; when they all end at objectives within ``1e-6``
+        relative (``max - min <= 1e-6 min``: ``patience`` consecutive restarts find no
+        better, and no worse, optimum than the first) the fit ends with them.  As soon as
+        they are certain to disagree (two ended at different objectives, or one still
+        running is already below one that ended), the other ``64 - patience`` join the
+        batch and race with the pilot's restarts still running: after 12, 24, 48, ... L-BFGS
+        iterations of the race the worse half (by current objective) of the restarts still
+        running stops, until one runs (successive halving).  In both phases a restart that
+        reaches an optimum already found (objective within ``1e-6``, Gram ``Z Z^T`` of the
+        inner images within ``1e-3``, relative) stops there.  A restart that is not stopped
+        by the race ends exactly as in ``n_restarts=64``.
     patience : int, default 8
-        Restarts of the first phase of ``n_restarts="auto"``, whose agreement ends it.
+        Restarts of the first phase of ``n_restarts="auto"`` (the ``k`` of "stop when ``k``
+        consecutive restarts find no better optimum"), whose agreement ends the fit.
     max_iter : int, default 200
-        Most L-BFGS iterations of the batched restarts (each iteration one step of every
-        restart still running, with its line search).  Reaching it warns with
+        Most L-BFGS iterations of every restart (each iteration one step of every restart
+        still running, with its line search).  Reaching it warns with
         :class:`kernelkit.utils.errors.ConvergenceWarning`.
     tol : float, default 1e-9
         Stopping tolerance (gradient max-norm and relative decrease).

@@ -389,18 +389,19 @@ def fit_concatenated(
     KAE training loop :func:`kernelkit.models.train` (L-BFGS, strong Wolfe).
 
     ``patience=None``: every restart in one :func:`lbfgs_batched` run.  Otherwise
-    :func:`lbfgs_restarts`: the first ``patience`` restarts run together and end the fit
-    when their objectives agree to ``rtol`` (relative); if not, the other restarts race by
-    successive halving (the worse half of those still running stops after ``first_round``,
-    ``2 first_round``, ... iterations), and restarts that reach an optimum already found
-    stop there.  Restarts reach the same optimum when their objectives agree to ``rtol``
-    and the linear Gram ``Z Z^T`` of the last layer's training images agrees to
-    ``sqrt(rtol)`` (relative Frobenius): the objective depends on the inner coefficients
-    only through ``N(c)`` and ``Q = [k(z_i, z_j)]``, both unchanged by the model's
-    symmetries ``c -> c R`` (``R`` orthogonal with ``K R = R K`` and
-    ``k(z R, z' R) = k(z, z')``: rotations and reflections of the images for a Gaussian
-    outer kernel, signed permutations for a tensor-product one), which leave ``Z Z^T``
-    unchanged too.  The distinct optima (objective and count)
+    :func:`lbfgs_restarts`: the first ``patience`` restarts run and end the fit when their
+    objectives agree to ``rtol`` (relative); as soon as they are certain not to, the other
+    restarts join the batch and race by successive halving (the worse half of those still
+    running stops after ``first_round``, ``2 first_round``, ... iterations of the race), and
+    restarts that reach an optimum already found stop there.  Restarts reach the same
+    optimum when their objectives agree to ``rtol`` and the linear Gram ``Z Z^T`` of the
+    last layer's training images agrees to ``sqrt(rtol)`` (relative Frobenius): the
+    objective depends on the inner coefficients only through ``N(c)`` and
+    ``Q = [k(z_i, z_j)]``, both unchanged by the model's symmetries ``c -> c R`` (``R``
+    orthogonal with ``K R = R K`` and ``k(z R, z' R) = k(z, z')``: rotations and
+    reflections of the images for a Gaussian outer kernel, signed permutations for a
+    tensor-product one), which leave ``Z Z^T`` unchanged too.  The distinct optima
+    (objective and count)
     are reported in the result's ``optima`` either way.
 
     Returns the index of the kept restart and the batched result (``values``: final objective

@@ -6,8 +6,8 @@ Algorithm 7.5 with the line search of Algorithm 3.5); it is the one place where 
 optimiser is driven.  :func:`lbfgs_batched` runs independent L-BFGS problems stacked in the
 rows of one tensor (random restarts of a non-convex fit), sharing only the evaluations, and
 can stop the rows that reach an optimum already found or that a rule eliminates;
-:func:`lbfgs_restarts` runs a pilot batch of restarts and, when they disagree, races the
-others by successive halving.
+:func:`lbfgs_restarts` runs a pilot of restarts and, as soon as they are certain to disagree,
+admits the others and races them by successive halving.
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ from kernelkit.solvers.optima import DistinctOptima, Optimum
 
 StopRule = Callable[[int, torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]
 """``stop(n_iter, x, values, running) -> mask`` of :func:`lbfgs_batched`."""
+AdmitRule = Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]
+"""``admit(values, running, held) -> mask`` of :func:`lbfgs_batched`."""
 
 __all__ = [
     "BatchedLBFGSResult",
@@ -30,6 +32,7 @@ __all__ = [
     "lbfgs",
     "lbfgs_batched",
     "lbfgs_restarts",
+    "pilot_disagrees",
 ]
 
 
@@ -132,6 +135,8 @@ class BatchedLBFGSResult:
     eliminated: torch.Tensor | None = None
     """Rows stopped by the ``stop`` rule of :func:`lbfgs_batched` (their values are those at
     elimination; they carry no optimum label)."""
+    held: torch.Tensor | None = None
+    """Rows of :func:`lbfgs_batched` held back and never admitted (value ``nan``, no label)."""
 
 
 def lbfgs_batched(
@@ -144,6 +149,8 @@ def lbfgs_batched(
     max_ls: int = 30,
     distinct: DistinctOptima | None = None,
     stop: StopRule | None = None,
+    hold: torch.Tensor | None = None,
+    admit: AdmitRule | None = None,
 ) -> tuple[torch.Tensor, BatchedLBFGSResult]:
     r"""Independent L-BFGS runs (Nocedal and Wright 2006, Algorithm 7.4/7.5) on the rows of ``x0``.
 
@@ -166,27 +173,53 @@ def lbfgs_batched(
     its own stopping rule, bit for bit as without the option.
 
     A rule ``stop(n_iter, x, values, running) -> mask`` is called after every iteration with
-    the iterations done, all rows, their values and the boolean mask of the rows still
+    the iterations of the batch done, all rows, their values and the boolean mask of the rows still
     running (after the merges above); the running rows it marks stop there and are flagged in
     the result's ``eliminated`` (they are not labelled with an optimum).  ``stop=None`` adds
     nothing to the run.
+
+    Rows of the boolean mask ``hold`` start held back: they are neither evaluated nor run
+    until a rule ``admit(values, running, held) -> mask`` (called before every iteration,
+    held rows have value ``nan``) admits them; an admitted row is evaluated at its starting
+    point and runs from then on with an empty history, so its path is the one it follows
+    when it runs from the start (its history slots hold zeros, which add nothing to the
+    two-loop recursion).  Every row gets ``max_iter`` iterations of its own; ``n_iter`` is
+    the most any row ran.  Rows never admitted are flagged in the result's ``held``.
     """
     x = x0.detach().clone()
     b, p = x.shape
-    f, g = fun(x)
-    res = BatchedLBFGSResult(f.clone(), n_eval=1, n_rows=b)
+    held = torch.zeros(b, dtype=torch.bool) if hold is None else hold.clone()
+    f, g = x.new_full((b,), math.nan), torch.zeros_like(x)
+    res = BatchedLBFGSResult(f)
     S = x.new_zeros(history_size, b, p)
     Yh = x.new_zeros(history_size, b, p)
     rho = x.new_zeros(history_size, b)
     k = 0
-    active = torch.isfinite(f) & (g.abs().amax(1) > tol)
+    active = torch.zeros(b, dtype=torch.bool)
+    iters = torch.zeros(b, dtype=torch.long)
     labels = torch.full((b,), -1, dtype=torch.long)
     eliminated = torch.zeros(b, dtype=torch.bool)
-    for _ in range(max_iter):
+    start = ~held
+    loops = 0  # iterations of the batch
+    while True:
+        if bool(start.any()):
+            new = start.nonzero()[:, 0]
+            f[new], g[new] = fun(x[new])
+            res.n_eval += 1
+            res.n_rows += new.numel()
+            active[new] = torch.isfinite(f[new]) & (g[new].abs().amax(1) > tol)
+            held &= ~start
+            start = torch.zeros_like(start)
+        active &= iters < max_iter
+        if admit is not None and bool(held.any()):
+            start = admit(f, active.clone(), held.clone()) & held
+            if bool(start.any()):
+                continue
         rows = active.nonzero()[:, 0]
         if rows.numel() == 0:
             break
-        res.n_iter += 1
+        iters[rows] += 1
+        loops += 1
         g_r = g[rows]
         q = g_r.clone()
         idx = [(k - 1 - i) % history_size for i in range(min(k, history_size))]
@@ -247,7 +280,7 @@ def lbfgs_batched(
         still = ~small & (g_new.abs().amax(1) > tol)
         still[pending] = False  # the line search failed for these rows
         active[rows] = still
-        res.history.append(float(f.min()))
+        res.history.append(float(f.masked_fill(held, math.inf).min()))
         if distinct is not None:
             stopped = rows[~still]
             labels[stopped] = distinct.assign(x[stopped], f[stopped])
@@ -259,15 +292,18 @@ def lbfgs_batched(
                 active[running[hit]] = False
                 res.n_merged += int(hit.sum())
         if stop is not None:
-            out = stop(res.n_iter, x, f, active.clone()) & active
+            out = stop(loops, x, f, active.clone()) & active
             eliminated |= out
             active &= ~out
     res.values = f
+    res.n_iter = int(iters.max())
     if stop is not None:
         res.eliminated = eliminated
+    if hold is not None:
+        res.held = held
     if distinct is not None:
         # never active, or still running at max_iter
-        left = ((labels < 0) & ~eliminated).nonzero()[:, 0]
+        left = ((labels < 0) & ~eliminated & ~held).nonzero()[:, 0]
         labels[left] = distinct.assign(x[left], f[left])
         res.labels, res.optima = labels, distinct.optima
     return x, res
@@ -297,6 +333,30 @@ def halving(first_round: int) -> StopRule:
     return stop
 
 
+def pilot_disagrees(values: torch.Tensor, running: torch.Tensor, rtol: float) -> bool:
+    r"""Whether restarts that are still running or have stopped are certain to end at more than
+    one optimum (values within ``rtol``).
+
+    ``values``: current values (final for the stopped rows); ``running``: mask of the rows
+    still running.  L-BFGS values only decrease, so with ``s`` the lowest stopped value the
+    final values cannot all agree (``max f - min f <= rtol |min f|``) when a stopped value
+    is non-finite, the stopped values already spread by more than ``rtol |s|``, or a running
+    value ``f_r`` is below ``s`` with ``s - f_r > rtol |f_r|`` (``m -> s - m - rtol |m|``
+    decreases, so every final value ``m <= f_r`` keeps ``s - m > rtol |m|``).  ``False``
+    while no row has stopped.
+    """
+    stopped = values[~running]
+    if stopped.numel() == 0:
+        return False
+    if not bool(torch.isfinite(stopped).all()):
+        return True
+    low = stopped.min()
+    if float(stopped.max() - low) > rtol * abs(float(low)):
+        return True
+    ahead = values[running]
+    return bool((low - ahead > rtol * ahead.abs()).any())
+
+
 def lbfgs_restarts(
     fun: Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor]],
     x0: torch.Tensor,
@@ -310,53 +370,65 @@ def lbfgs_restarts(
 ) -> tuple[torch.Tensor, BatchedLBFGSResult]:
     r"""Restarts from the rows of ``x0`` that stop when they agree, raced when they do not.
 
-    1. *Pilot*: the first ``patience`` rows run to their own stopping rules as one
-       :func:`lbfgs_batched` call.  When all their final values are finite and within
-       ``rtol`` of each other (``max f - min f <= rtol |min f|``: ``patience`` restarts that
-       agree), the run ends there.
-    2. *Race*: otherwise the other rows run as one batch under :func:`halving`
-       (``first_round``): after ``first_round``, ``2 first_round``, ... iterations the worse
-       half of the rows still running stops, until one runs.
+    One :func:`lbfgs_batched` run in which the rows after the first ``patience`` are held:
 
-    Both phases share one :class:`~kernelkit.solvers.optima.DistinctOptima` registry
-    (``rtol``, ``invariant``, ``invariant_rtol``), so a row heading to an optimum already
-    found (by the pilot or by the race) stops there.  ``options``: ``max_iter``, ``tol``,
-    ``history_size``, ``max_ls`` of :func:`lbfgs_batched`.  A row that is not eliminated
-    follows exactly its path in ``lbfgs_batched`` on all of ``x0``, so the best value is that
-    of the full batch (to ``rtol``) whenever a restart reaching the best optimum (or a copy
-    of it) survives the race.
+    1. *Pilot*: the first ``patience`` rows run.  When all of them stop at finite values
+       within ``rtol`` of each other (``max f - min f <= rtol |min f|``: ``patience``
+       consecutive restarts that find neither a better nor a worse optimum than the first),
+       the run ends there and the other rows are never evaluated.
+    2. *Race*: as soon as the pilot is certain to disagree (:func:`pilot_disagrees`, which
+       implies the test of 1 fails once the pilot ends), the other rows are admitted, and
+       the pilot rows still running go on with their histories.  After ``first_round``,
+       ``2 first_round``, ... iterations counted from the admission, the worse half of the
+       rows still running (pilot rows included) stops (:func:`halving`), until one runs.
+
+    One :class:`~kernelkit.solvers.optima.DistinctOptima` registry (``rtol``, ``invariant``,
+    ``invariant_rtol``) serves both phases, so a row heading to an optimum already found
+    stops there.  ``options``: ``max_iter`` (per row), ``tol``, ``history_size``,
+    ``max_ls`` of :func:`lbfgs_batched`.  A row that is not eliminated follows exactly its
+    path in ``lbfgs_batched`` on all of ``x0``, so the best value is that of the full batch
+    (to ``rtol``) whenever a restart reaching the best optimum (or a copy of it) is in an
+    agreeing pilot or survives the race.
 
     Returns
     -------
     x : torch.Tensor
-        Final rows of the restarts run (the pilot's, then the race's), ``(n_run, p)``.
+        Final rows of the restarts run, ``(n_run, p)``: the pilot's when it agrees, else all.
     result : BatchedLBFGSResult
-        Values (eliminated rows: their value at elimination), ``eliminated`` mask, labels
-        and merged counts of the restarts run; ``n_iter`` the larger of the phases'
-        iteration counts, evaluations and row evaluations summed; the distinct optima.
+        Values (eliminated rows: their value at elimination), ``eliminated`` mask, labels,
+        merged count, counters and the distinct optima of the restarts run.
     """
     distinct = DistinctOptima(rtol, invariant, invariant_rtol)
-    x, res = lbfgs_batched(fun, x0[:patience], distinct=distinct, **options)
-    res.eliminated = torch.zeros(x.shape[0], dtype=torch.bool)
-    v = res.values
-    spread = float(v.max() - v.min())
-    if x0.shape[0] <= patience or (
-        bool(torch.isfinite(v).all()) and spread <= rtol * abs(float(v.min()))
-    ):
+    b = x0.shape[0]
+    if b <= patience:
+        x, res = lbfgs_batched(fun, x0, distinct=distinct, **options)
+        res.eliminated = torch.zeros(b, dtype=torch.bool)
         return x, res
-    x_r, race = lbfgs_batched(
-        fun, x0[patience:], distinct=distinct, stop=halving(first_round), **options
-    )
-    assert res.labels is not None and race.labels is not None and race.eliminated is not None
-    out = BatchedLBFGSResult(
-        torch.cat([res.values, race.values]),
-        n_iter=max(res.n_iter, race.n_iter),
-        n_eval=res.n_eval + race.n_eval,
-        n_rows=res.n_rows + race.n_rows,
-        history=res.history + race.history,
-        labels=torch.cat([res.labels, race.labels]),
-        optima=distinct.optima,
-        n_merged=res.n_merged + race.n_merged,
-        eliminated=torch.cat([res.eliminated, race.eliminated]),
-    )
-    return torch.cat([x, x_r]), out
+    hold = torch.arange(b) >= patience
+    pilot = ~hold
+    admitted_at: list[int] = []  # the batch iteration at which the race starts
+    iters_done = [0]
+    race = halving(first_round)
+
+    def admit(values: torch.Tensor, running: torch.Tensor, held: torch.Tensor) -> torch.Tensor:
+        if pilot_disagrees(values[pilot], running[pilot], rtol):
+            admitted_at.append(iters_done[0])
+            return held
+        return torch.zeros_like(held)
+
+    def stop(n_iter: int, x: torch.Tensor, f: torch.Tensor, running: torch.Tensor) -> torch.Tensor:
+        iters_done[0] = n_iter
+        if not admitted_at:
+            return torch.zeros_like(running)
+        return race(n_iter - admitted_at[0], x, f, running)
+
+    x, res = lbfgs_batched(
+        fun, x0, distinct=distinct, stop=stop, hold=hold, admit=admit, **options
+    )  # fmt: skip
+    if admitted_at:
+        res.held = None
+        return x, res
+    assert res.labels is not None and res.eliminated is not None
+    res.values, res.labels = res.values[:patience], res.labels[:patience]
+    res.eliminated, res.held = res.eliminated[:patience], None
+    return x[:patience], res
