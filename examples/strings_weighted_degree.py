@@ -17,8 +17,9 @@ The run checks this: the docs' spectrum row is rerun on the strings and must giv
 fold scores.
 
 Rows: the docs' spectrum grid (``k in {2,3,4,5}``, normalised; the best existing string
-kernel, 0.970) and the previous WD grids; the widened grids (WD: ``d in 1..20``, shifts
-``S in 0..15``; spectrum, for a like-for-like comparison: ``k in 1..10``); and the sum of the
+kernel, 0.970) and a small WD grid (``d in {2,3,4,6}``); the widened grids (WD:
+``d in 1..20``, shifts ``S in 0..15``; spectrum, for a like-for-like comparison:
+``k in 1..10``); and the sum of the
 normalised WD-with-shifts and spectrum kernels, the combination Sonnenburg, Zien & Rätsch
 (2006, ARTS) use for promoters.  Beside the accuracies: the exact (Clopper-Pearson) 95%
 interval of each accuracy over the 106 sequences, and McNemar's exact test of each row's
@@ -26,7 +27,7 @@ out-of-fold predictions against the docs' spectrum row.  ``per_setting`` holds t
 accuracy of every fixed (degree, shift) of the normalised WD kernel with only ``C`` searched
 (a map of the landscape; choosing the best cell of it would be tuning on the outer folds).
 
-Run: ``python examples/strings_weighted_degree.py`` (about 30 minutes on 2 busy cores;
+Run: ``python examples/strings_weighted_degree.py`` (about 40 minutes on 2 busy cores;
 ``--quick``: 3 outer folds and small grids, nothing written).
 Writes ``examples/results/strings_weighted_degree.json``.
 """
@@ -174,7 +175,7 @@ def rows_to_run(g: dict, bank: GramBank, quick: bool) -> list[tuple[str, list[st
             [f"spectrum k={k}, normalised" for k in docs],
         ),
         (
-            f"weighted degree, d in {set(old_wd)}, normalised (previous)",
+            f"weighted degree, d in {set(old_wd)}, normalised (small grid)",
             [f"wd d={d} S=0, normalised" for d in old_wd],
         ),
         (f"spectrum, k in {g['ks'][0]}..{k_hi}, normalised or not", both(spec)),
