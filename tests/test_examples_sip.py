@@ -2,6 +2,8 @@
 
 They guard the scripts against drifting from the library and from their shared helpers
 (``examples/sip_common.py``); the numbers themselves are checked in ``tests/invariance``.
+The weighted-degree promoter script runs here too: its ``--quick`` run exits non-zero unless
+its Gram-bank nested CV gives the same fold scores as the string route of ``strings_svm.py``.
 """
 
 from __future__ import annotations
@@ -29,6 +31,12 @@ DATA = ROOT / ".." / "shared" / "data"
         ("sip_table2_mixup.py", [], "| p = 1n | Embed |"),
         ("sip_table2_mixup.py", ["--aggregate", "sum"], "| p = 1n | Embed (sum) |"),
         ("sip_table3_hierarchy.py", [], "| Embed |"),
+        pytest.param(
+            "strings_weighted_degree.py",
+            [],
+            "same fold scores as the Gram bank: True",
+            marks=pytest.mark.slow,
+        ),
     ],
 )
 def test_quick_run(script: str, options: list[str], expected: str, tmp_path: Path) -> None:

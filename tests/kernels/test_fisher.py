@@ -1,6 +1,10 @@
-"""Fisher kernels against finite-difference gradients of the log-likelihood."""
+"""Fisher kernels against finite-difference gradients of the log-likelihood; the marginalised
+count kernel against the sum over hidden paths."""
 
 from __future__ import annotations
+
+import collections
+import itertools
 
 import numpy as np
 import pytest
@@ -9,7 +13,7 @@ from scipy.special import logsumexp, softmax
 from sklearn.mixture import GaussianMixture
 
 from kernelkit.io import load, save
-from kernelkit.kernels import FisherVector, HMMFisher
+from kernelkit.kernels import FisherVector, HMMFisher, HMMMarginalized
 from kernelkit.testing import check_kernel
 from kernelkit.utils.errors import InputError
 
@@ -89,7 +93,7 @@ def test_hmm_fisher_kernel_equals_finite_difference_scores(one_torch_thread):
 
 
 def test_check_examples_roundtrip_and_errors(tmp_path):
-    for cls in (FisherVector, HMMFisher):
+    for cls in (FisherVector, HMMFisher, HMMMarginalized):
         kernel, X, Y = cls._check_example()
         check_kernel(kernel, X, Y)
         path = tmp_path / f"{cls.__name__}.kk"
@@ -103,3 +107,46 @@ def test_check_examples_roundtrip_and_errors(tmp_path):
         HMMFisher([1.0], [[1.0]], [[0.5, 0.5]], alphabet="dna")
     with pytest.raises(InputError, match="covariance_type='diag'"):
         FisherVector.from_mixture(GaussianMixture(2))
+
+
+def brute_marginalized(x, y, start, trans, emit, alphabet):
+    """Tsuda et al. (2002): sum over all hidden paths of P(h|x) P(h'|y) K_Z, by enumeration."""
+
+    def posterior_paths(s):
+        codes = [alphabet.index(c) for c in s]
+        paths = list(itertools.product(range(len(start)), repeat=len(s)))
+        joint = []
+        for h in paths:
+            p = start[h[0]] * emit[h[0], codes[0]]
+            for t in range(1, len(s)):
+                p *= trans[h[t - 1], h[t]] * emit[h[t], codes[t]]
+            joint.append(p)
+        joint = np.array(joint)
+        return paths, joint / joint.sum(), codes
+
+    def pair_counts(codes, paths):  # c_{a,s}(x, h) for every hidden path h, one row each
+        out = np.zeros((len(paths), len(start) * len(alphabet)))
+        for i, h in enumerate(paths):
+            for key, n in collections.Counter(zip(h, codes, strict=True)).items():
+                out[i, key[0] * len(alphabet) + key[1]] = n
+        return out
+
+    paths_x, post_x, cx = posterior_paths(x)
+    paths_y, post_y, cy = posterior_paths(y)
+    K_Z = pair_counts(cx, paths_x) @ pair_counts(cy, paths_y).T  # count kernel of all path pairs
+    return float(post_x @ K_Z @ post_y)
+
+
+def test_hmm_marginalized_equals_sum_over_hidden_paths():
+    start = np.array([0.6, 0.3, 0.1])
+    trans = np.array([[0.7, 0.2, 0.1], [0.3, 0.5, 0.2], [0.25, 0.25, 0.5]])
+    emit = np.array([[0.4, 0.1, 0.1, 0.4], [0.1, 0.2, 0.6, 0.1], [0.25, 0.25, 0.25, 0.25]])
+    kernel = HMMMarginalized(start, trans, emit, alphabet="dna")
+    X = ["GATTAC", "ACG", "TTTTT", "C"]
+    Y = ["CAGT", "GGGA"]
+    ref = np.array([[brute_marginalized(x, y, start, trans, emit, "ACGT") for y in Y] for x in X])
+    np.testing.assert_allclose(kernel(X, Y).numpy(), ref, rtol=1e-12, atol=1e-14)
+    # the features are expected counts: each string's entries sum to its length
+    F = kernel.features(kernel.prepare(X)).numpy()
+    np.testing.assert_allclose(F.sum(1), [len(x) for x in X], rtol=1e-12)
+    check_kernel(kernel, X, Y)

@@ -108,3 +108,20 @@ def test_kernel_specs_name_the_new_kernels():
     assert build_kernel("arccos:order=2", "vectors").order == 2
     assert isinstance(build_kernel("relu-ntk", "vectors"), ReLUNTK)
     assert isinstance(build_kernel("arccos", "vectors"), ArcCosine)
+
+
+def test_shifted_kernel_on_hand_computed_examples():
+    """Values worked out by hand from eq. 2 of Rätsch, Sonnenburg & Schölkopf (2005).
+
+    ``AC`` / ``CA``, d = 1, S = 1: no base matches in place; at shift 1 ``x[1] = y[0] = C``
+    and ``x[0] = y[1] = A`` each add ``delta_1 = 1/4``: K = 1/2.
+    ``ACG`` / ``TAC``, d = 2 (``beta = (2/3, 1/3)``), S = 1: 1-mers ``A`` and ``C`` match at
+    shift 1 (2 x 1/4), the 2-mer ``AC`` at shift 1 (1/4): K = 2/3 * 1/2 + 1/3 * 1/4 = 5/12.
+    With S = 0 both are 0; ``AC`` with itself at S = 1 is 2 + 0 (no self-match at shift 1).
+    """
+    assert float(WeightedDegree(1, shift=1)(["AC"], ["CA"])) == pytest.approx(0.5, abs=1e-15)
+    assert float(WeightedDegree(2, shift=1, alphabet="dna")(["ACG"], ["TAC"])) == pytest.approx(
+        5.0 / 12.0, abs=1e-15
+    )
+    assert float(WeightedDegree(2, shift=0)(["ACG"], ["TAC"])) == 0.0
+    assert float(WeightedDegree(1, shift=1)(["AC"])) == pytest.approx(2.0, abs=1e-15)

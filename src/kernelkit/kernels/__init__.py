@@ -27,7 +27,7 @@ from kernelkit.kernels.dot_product import (
     SpherePolynomial,
     SphereVovk,
 )
-from kernelkit.kernels.fisher import FisherVector, HMMFisher
+from kernelkit.kernels.fisher import FisherVector, HMMFisher, HMMMarginalized
 from kernelkit.kernels.graphs import ShortestPath, WeisfeilerLehman
 from kernelkit.kernels.molecules import MinMax, Tanimoto
 from kernelkit.kernels.neural import ArcCosine, ReLUNTK
@@ -49,6 +49,7 @@ __all__ = [
     "FisherVector",
     "Gaussian",
     "HMMFisher",
+    "HMMMarginalized",
     "Kernel",
     "Laplacian",
     "Linear",

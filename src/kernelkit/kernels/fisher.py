@@ -3,7 +3,7 @@ r"""Fisher kernels: inner products of Fisher scores of a generative model.
 Course part 2, section 2 ("Kernels from probabilistic models"; Jaakkola & Haussler 1999):
 the Fisher score ``Phi(x) = grad_theta log P_theta(x)`` at a fitted ``theta_0`` and the
 kernel ``K(x, y) = Phi(x)^T I^{-1} Phi(y)``, p.d. with ``I`` positive definite or replaced by
-the identity (common in practice).  Both kernels here have explicit features (a tensor from
+the identity (common in practice).  The kernels here have explicit features (a tensor from
 :meth:`features`), so the Gram is one product.
 
 * :class:`FisherVector`: the Gaussian-mixture Fisher vector of Perronnin & Dance (2007), the
@@ -11,12 +11,14 @@ the identity (common in practice).  Both kernels here have explicit features (a 
   ``I^{-1/2}``.
 * :class:`HMMFisher`: the score of a discrete hidden Markov model on strings with respect to
   its emission parameters, posteriors from hmmlearn's forward-backward.
+* :class:`HMMMarginalized`: the marginalised count kernel of the same HMM (Tsuda et al. 2002,
+  course part 2, section 2), the expected (symbol, state) counts under those posteriors.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
@@ -119,7 +121,75 @@ class FisherVector(Kernel):
         return (self.features(X) ** 2).sum(1)
 
 
-class HMMFisher(_StringKernel):
+class _HMMStringKernel(_StringKernel):
+    """A kernel built from a discrete HMM's state posteriors on strings (hmmlearn)."""
+
+    _centred: ClassVar[bool]  # features centred by the emission probabilities (Fisher score)
+
+    def __init__(self, startprob: Any, transmat: Any, emissionprob: Any, alphabet: str = "dna"):
+        super().__init__()
+        self.startprob, self.transmat, self.emissionprob = startprob, transmat, emissionprob
+        self._start = _probabilities(startprob, "startprob")
+        S = len(self._start)
+        self._trans = _probabilities(transmat, "transmat", (S, S))
+        if alphabet is None:
+            raise InputError(
+                f"alphabet: {type(self).__name__} needs the alphabet of its emissions, got None"
+            )
+        self.alphabet = alphabet
+        A = len(self._alphabet_chars())
+        self._emit = _probabilities(emissionprob, "emissionprob", (S, A))
+
+    @classmethod
+    def from_hmm(cls, model: Any, alphabet: str) -> _HMMStringKernel:
+        """From a fitted ``hmmlearn.hmm.CategoricalHMM`` whose symbols index ``alphabet``."""
+        return cls(model.startprob_, model.transmat_, model.emissionprob_, alphabet)
+
+    @classmethod
+    def _example(cls) -> tuple[Kernel, Any, Any]:
+        """A two-state DNA model with strings of several lengths (the conformance example)."""
+        kernel = cls(
+            [0.6, 0.4], [[0.9, 0.1], [0.2, 0.8]], [[0.4, 0.1, 0.1, 0.4], [0.1] * 3 + [0.7]]
+        )
+        return kernel, ["GATTACA", "ACGT", "TTTTT", "GCGCGC", "A", "CATCATG"], ["TTAG", "GGG"]
+
+    def _model(self) -> Any:
+        hmm = require("hmmlearn.hmm", purpose=f"The {type(self).__name__} kernel")
+        model = hmm.CategoricalHMM(n_components=len(self._start), init_params="", params="")
+        model.n_features = self._emit.shape[1]
+        model.startprob_, model.transmat_ = self._start, self._trans
+        model.emissionprob_ = self._emit
+        return model
+
+    def features(self, X: StringBatch) -> torch.Tensor:
+        """``sum_t P(y_t = s | x) (1[x_t = a] - c b_{s,a})``, shape ``(n, S A)`` (state-major).
+
+        ``c = 1`` for the Fisher score (``_centred``), ``c = 0`` for the expected counts.
+        """
+        X = self._encoded(X)
+        lengths = X.lengths
+        S, A = self._emit.shape
+        out = np.zeros((len(X), S, A))
+        nonempty = lengths > 0
+        if nonempty.any():
+            codes = X.codes.reshape(-1, 1)
+            post = self._model().predict_proba(codes, lengths[nonempty])  # (T, S)
+            onehot = np.eye(A)[X.codes]  # (T, A)
+            centre = self._emit[None] if self._centred else 0.0
+            per_t = post[:, :, None] * (onehot[:, None, :] - centre)
+            starts = X.offsets[:-1][nonempty]
+            out[nonempty] = np.add.reduceat(per_t, starts, axis=0)
+        return torch.as_tensor(out.reshape(len(X), S * A))
+
+    def block(self, X: StringBatch, Y: StringBatch) -> torch.Tensor:
+        FX = self.features(X)
+        return FX @ (FX if Y is X else self.features(Y)).T
+
+    def block_diag(self, X: StringBatch) -> torch.Tensor:
+        return (self.features(X) ** 2).sum(1)
+
+
+class HMMFisher(_HMMStringKernel):
     r"""The Fisher kernel of a discrete hidden Markov model on strings (Jaakkola & Haussler).
 
     For an HMM with emission probabilities ``b_s = softmax(eta_s)`` over the alphabet, the
@@ -145,60 +215,40 @@ class HMMFisher(_StringKernel):
         The characters, in the order of ``emissionprob``'s columns.
     """
 
-    def __init__(self, startprob: Any, transmat: Any, emissionprob: Any, alphabet: str = "dna"):
-        super().__init__()
-        self.startprob, self.transmat, self.emissionprob = startprob, transmat, emissionprob
-        self._start = _probabilities(startprob, "startprob")
-        S = len(self._start)
-        self._trans = _probabilities(transmat, "transmat", (S, S))
-        if alphabet is None:
-            raise InputError("alphabet: HMMFisher needs the alphabet of its emissions, got None")
-        self.alphabet = alphabet
-        A = len(self._alphabet_chars())
-        self._emit = _probabilities(emissionprob, "emissionprob", (S, A))
-
-    @classmethod
-    def from_hmm(cls, model: Any, alphabet: str) -> HMMFisher:
-        """From a fitted ``hmmlearn.hmm.CategoricalHMM`` whose symbols index ``alphabet``."""
-        return cls(model.startprob_, model.transmat_, model.emissionprob_, alphabet)
+    _centred: ClassVar[bool] = True
 
     @classmethod
     def _check_example(cls) -> tuple[Kernel, Any, Any]:
-        kernel = cls(
-            [0.6, 0.4], [[0.9, 0.1], [0.2, 0.8]], [[0.4, 0.1, 0.1, 0.4], [0.1] * 3 + [0.7]]
-        )
-        return kernel, ["GATTACA", "ACGT", "TTTTT", "GCGCGC", "A", "CATCATG"], ["TTAG", "GGG"]
-
-    def _model(self) -> Any:
-        hmm = require("hmmlearn.hmm", purpose="The HMM Fisher kernel")
-        model = hmm.CategoricalHMM(n_components=len(self._start), init_params="", params="")
-        model.n_features = self._emit.shape[1]
-        model.startprob_, model.transmat_ = self._start, self._trans
-        model.emissionprob_ = self._emit
-        return model
-
-    def features(self, X: StringBatch) -> torch.Tensor:
-        """Scores ``U(x)``, shape ``(n, S A)`` (state-major)."""
-        X = self._encoded(X)
-        lengths = X.lengths
-        S, A = self._emit.shape
-        out = np.zeros((len(X), S, A))
-        nonempty = lengths > 0
-        if nonempty.any():
-            codes = X.codes.reshape(-1, 1)
-            post = self._model().predict_proba(codes, lengths[nonempty])  # (T, S)
-            onehot = np.eye(A)[X.codes]  # (T, A)
-            per_t = post[:, :, None] * (onehot[:, None, :] - self._emit[None])
-            starts = X.offsets[:-1][nonempty]
-            out[nonempty] = np.add.reduceat(per_t, starts, axis=0)
-        return torch.as_tensor(out.reshape(len(X), S * A))
-
-    def block(self, X: StringBatch, Y: StringBatch) -> torch.Tensor:
-        FX = self.features(X)
-        return FX @ (FX if Y is X else self.features(Y)).T
-
-    def block_diag(self, X: StringBatch) -> torch.Tensor:
-        return (self.features(X) ** 2).sum(1)
+        return cls._example()
 
 
-__all__ = ["FisherVector", "HMMFisher"]
+class HMMMarginalized(_HMMStringKernel):
+    r"""The marginalised count kernel of a discrete hidden Markov model (Tsuda et al. 2002).
+
+    A marginalised kernel averages a kernel ``K_Z`` on (visible, hidden) pairs over the hidden
+    states' posteriors, ``K(x, x') = sum_{h, h'} P(h | x) P(h' | x') K_Z((x, h), (x', h'))``,
+    p.d. whenever ``K_Z`` is (course part 2, section 2).  With ``K_Z`` the count kernel of
+    (symbol, state) pairs, ``K_Z = sum_{a, s} c_{a,s}(x, h) c_{a,s}(x', h')`` where
+    ``c_{a,s}(x, h) = #{t : x_t = a, h_t = s}``, the average factorises into
+
+    .. math:: K(x, x') = \sum_{a, s} \Phi_{a,s}(x) \Phi_{a,s}(x'),\qquad
+              \Phi_{a,s}(x) = \sum_t \mathbb{1}[x_t = a] P(y_t = s \mid x),
+
+    the expected (symbol, state) counts (the course's 1-spectrum marginalised over HMM states;
+    state posteriors by hmmlearn's forward-backward).  Tsuda et al. divide ``Phi`` by ``|x|``;
+    ``.normalized()`` removes the length scale altogether.  p.d. (explicit features).
+
+    Parameters
+    ----------
+    startprob, transmat, emissionprob, alphabet
+        The HMM and its alphabet, as for :class:`HMMFisher`.
+    """
+
+    _centred: ClassVar[bool] = False
+
+    @classmethod
+    def _check_example(cls) -> tuple[Kernel, Any, Any]:
+        return cls._example()
+
+
+__all__ = ["FisherVector", "HMMFisher", "HMMMarginalized"]
