@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 
+import kernelkit.io as kio
 from kernelkit.data.molecule_datasets import load_esol
 from kernelkit.estimators._autoencoder_lam import (
     AUTO_FALLBACK_LAM,
@@ -180,3 +181,13 @@ def test_default_k2ae_converges_on_esol_without_warning():
     h = np.asarray(ae.history_)
     # the stopping test: the last change of the objective is below tol * |J_0|
     assert abs(h[-1] - h[-2]) < ae.tol * abs(h[0])
+
+
+def test_auto_fit_round_trips_through_io(tmp_path):
+    X = _X(n=60)
+    ae = KernelAutoencoder(dims=(2,), max_iter=10, validation_fraction=0.2, random_state=0).fit(X)
+    loaded = kio.load(kio.save(ae, tmp_path / "kae.zip"))
+    assert loaded.lam == "auto" and loaded.lam_ == ae.lam_
+    assert [tuple(p) for p in loaded.lam_curve_] == ae.lam_curve_
+    np.testing.assert_array_equal(loaded.transform(X), ae.transform(X))
+    np.testing.assert_array_equal(loaded.reconstruction_error(X), ae.reconstruction_error(X))
