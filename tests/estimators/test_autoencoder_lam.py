@@ -3,6 +3,7 @@ fallback, and the default stopping rule."""
 
 from __future__ import annotations
 
+import itertools
 import warnings
 
 import numpy as np
@@ -81,7 +82,7 @@ def test_auto_walks_the_grid_down_and_stops_at_the_first_rise():
     assert lams == sorted(LAM_GRID, reverse=True)[: len(lams)]
     first = KernelAutoencoder(lam=lams[0], **kw).fit(X[fit])
     assert errors[0] == pytest.approx(_held_out_error(first, X[val]), rel=1e-8)
-    assert all(b < a for a, b in zip(errors[:-2], errors[1:-1], strict=True))
+    assert all(b < a for a, b in itertools.pairwise(errors[:-1]))
     assert len(lams) == len(LAM_GRID) or errors[-1] >= min(errors[:-1])
     assert auto.lam_ == lams[int(np.argmin(errors))]
     assert KernelAutoencoder(lam=1e-3, **kw).fit(X).lam_curve_ is None
