@@ -10,13 +10,14 @@ take every fit's and every held-out point's blocks from them; they walk the grid
 largest ``lam`` down, each fit a plain fit on the fit part from the model's initialisation,
 and stop at the first ``lam`` whose held-out error is not below the best one so far (the
 curve falls while ``lam`` over-smooths and rises once the fit memorises).  The best fit is
-kept: its inner layers as fitted (in exact mode expanded to all training points with zero
-coefficients on the held-out ones, the same functions) and its closed-form last layer solved
-on all the training data.  Measured on 800 ESOL molecules (``docs/kae.md``), warm-starting
-each fit from the previous ``lam``'s took more L-BFGS iterations than the initialisation
-(364 against 289 at code 50), and refitting the inner layers on all the data changed the
-held-out error by -0.2% to +0.4% for up to 16% more time, so neither is done.  Minibatch
-fits (:func:`lam_curve`) fit one clone per grid value and then refit on all the data.
+then refitted on all the training data, starting from its own functions (in exact mode its
+expansion widened to all training points with zero coefficients on the held-out ones).
+Measured (``docs/kae.md``): warm-starting each grid fit from the previous ``lam``'s optimum
+took more L-BFGS iterations than the initialisation (364 against 289 at code 50 on 800 ESOL
+molecules), so it is not done; keeping the best fit without the refit (its last layer solved
+on all the data) saved 3-16% of the time but raised the held-out error of ``amp`` at code 10
+by 23%, so the refit is done.  Minibatch fits (:func:`lam_curve`) fit one clone per grid
+value and then refit on all the data.
 Below :data:`AUTO_MIN_VALIDATION` held-out points, ``"auto"`` is :data:`AUTO_FALLBACK_LAM`.
 """
 
@@ -133,10 +134,10 @@ def fit_auto(
 ) -> tuple[Any, TrainResult, AutoencoderData, list[tuple[float, float]], float]:
     """``lam="auto"`` for a full-batch fit.
 
-    Returns the kept model (the best ``lam``'s fit on the fit part, its last layer to be
-    solved on all the training data), its training result, the data of all the training
-    points, the validation curve (``(lam, mean held-out error)`` in the order fitted, largest
-    ``lam`` first) and the chosen ``lam``.  Landmarks, if any, lie in the fit part.
+    Returns the model refitted on all the training data from the best ``lam``'s fit on the
+    fit part, the refit's training result, the data of all the training points, the
+    validation curve (``(lam, mean held-out error)`` in the order fitted, largest ``lam``
+    first) and the chosen ``lam``.  Landmarks, if any, lie in the fit part.
     """
     fit, val = split
     grams = training_grams(est, setup)
@@ -151,10 +152,10 @@ def fit_auto(
             out_rows = basis.features(held.K_in)
             out_diag = held.k_diag.to(out_rows.dtype)
     curve: list[tuple[float, float]] = []
-    best: tuple[float, float, Any, TrainResult] | None = None
+    best: tuple[float, float, Any] | None = None
     for lam in sorted(LAM_GRID, reverse=True):
         model = build(est, setup, data, [lam] * (len(setup.dims) + 1))
-        res = run_training(est, model, data)
+        run_training(est, model, data)
         coef, supports = model.head_coefficients(data)
         with torch.no_grad():
             err = reconstruction_errors(
@@ -163,10 +164,10 @@ def fit_auto(
         curve.append((lam, float(err.mean())))
         if best is not None and curve[-1][1] >= best[1]:
             break
-        best = (lam, curve[-1][1], model, res)
+        best = (lam, curve[-1][1], model)
     assert best is not None
-    lam, _, model, res = best
+    lam, _, model = best
     if grams.exact:
         _pad_supports(model, fit, len(grams.K1))
     data, est.ref_basis_ = grams.data()
-    return model, res, data, curve, lam
+    return model, run_training(est, model, data), data, curve, lam
