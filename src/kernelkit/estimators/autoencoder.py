@@ -97,10 +97,10 @@ class KernelAutoencoder(
         1e-1)`` whose fit on the rest of the training data has the lowest mean held-out
         reconstruction error on ``validation_fraction`` of it
         (:mod:`kernelkit.estimators._autoencoder_lam`): fits from ``1e-1`` down, stopping at
-        the first rise of the held-out error; the best fit is kept, its closed-form last
-        layer solved on all the training data (minibatch fits: every grid value, then a
-        refit).  With fewer than ``AUTO_MIN_VALIDATION = 10`` held-out points (``n < 95`` at
-        the default fraction) it is ``AUTO_FALLBACK_LAM = 1e-3``, without a split.
+        the first rise of the held-out error, then the best fit refitted on all the training
+        data from its own functions (minibatch fits: every grid value, then a refit).  With
+        fewer than ``AUTO_MIN_VALIDATION = 10`` held-out points (``n < 95`` at the default
+        fraction) it is ``AUTO_FALLBACK_LAM = 1e-3``, without a split.
     operators : sequence of L-1 PSD matrices, optional
         Operators ``A_l`` of the inner layers (``None``: identities).
     code_layer : int, optional
@@ -184,14 +184,14 @@ class KernelAutoencoder(
         Training codes.
     history_ : list of float
         Objective along training: at every evaluation (full batch) or after every epoch, the
-        first entry at the start (minibatches); with ``lam="auto"`` (full batch), that of the
-        kept fit on the fit part.  The curve of ``lam="auto"`` is ``lam_curve_``.
+        first entry at the start (minibatches); with ``lam="auto"``, that of the refit on all
+        the training data.  The curve of ``lam="auto"`` is ``lam_curve_``.
     objective_ : float
         Final objective on all the training data.
     n_iter_ : int
-        Iterations used by the kept fit (``<= max_iter``; see ``max_iter``).
+        Iterations used (``<= max_iter``; see ``max_iter``; the refit's with ``"auto"``).
     n_eval_ : int
-        Objective evaluations used by the kept fit.
+        Objective evaluations used (the refit's with ``"auto"``).
     landmark_indices_ : ndarray or None
         Indices of the landmarks among the training points.
     lam_ : float or sequence of float
