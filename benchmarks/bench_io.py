@@ -45,7 +45,7 @@ def _models(n: int) -> dict[str, object]:
         f"KernelRidge n={n} d=32": KernelRidge(Gaussian(sigma=4.0), lam=1e-3).fit(X, y),
         f"KernelSVC n={len(small)}": KernelSVC(Gaussian(sigma=4.0)).fit(small, y[: len(small)] > 0),
         f"KAE (16, 4, 16) n={len(small)}": KernelAutoencoder(
-            (16, 4, 16), max_iter=3, random_state=0
+            (16, 4, 16), lam=1e-3, max_iter=3, random_state=0
         ).fit(small),
     }
 

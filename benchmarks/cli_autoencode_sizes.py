@@ -76,7 +76,12 @@ def landmarks(data: Path, counts: tuple[int | None, ...] = (None, 400, 500, 600)
         for m in counts:
             cpu = time.process_time()
             ae = KernelAutoencoder(
-                dims=(10,), input_kernel=kernels[name], max_iter=50, landmarks=m, random_state=0
+                dims=(10,),
+                input_kernel=kernels[name],
+                lam=1e-3,
+                max_iter=50,
+                landmarks=m,
+                random_state=0,
             ).fit(train)
             seconds = time.process_time() - cpu
             error = float(np.mean(ae.reconstruction_error(test)))

@@ -66,6 +66,7 @@ def main() -> None:
     kw = {
         "dims": (10,),
         "input_kernel": Gaussian(sigma),
+        "lam": 1e-3,
         "landmarks": args.landmarks,
         "random_state": 0,
     }

@@ -58,8 +58,8 @@ def test_streamed_objective_and_head_equal_full_batch(monkeypatch, input_kernel)
     outputs ``C Phi_L``: the coefficients of the ill-conditioned ridge agree to ~1e-5 only)."""
     X = _torus(200)
     est = KernelAutoencoder(
-        (3,), input_kernel=input_kernel, landmarks=30, optimizer="adam", batch_size=50,
-        random_state=0,
+        (3,), input_kernel=input_kernel, lam=1e-3, landmarks=30, optimizer="adam",
+        batch_size=50, random_state=0,
     )  # fmt: skip
     model, data = _captured(monkeypatch, est, X)
     K1, B = data.rows(np.arange(data.n))
@@ -81,7 +81,8 @@ def test_one_batch_per_epoch_is_full_batch_adam():
     """``batch_size >= n``: every epoch is one full-batch Adam step; the exact objectives after
     each epoch are the full-batch Adam objectives (its history, one step later)."""
     X = _torus(150)
-    kw = {"dims": (3,), "input_kernel": Gaussian(1.0), "landmarks": 25, "random_state": 0}
+    kw = {"dims": (3,), "input_kernel": Gaussian(1.0), "lam": 1e-3, "landmarks": 25}
+    kw["random_state"] = 0
     mb = KernelAutoencoder(**kw, optimizer="adam", batch_size=150, lr=1e-2, max_iter=8, tol=0)
     full = KernelAutoencoder(**kw, optimizer="adam", lr=1e-2, max_iter=9, tol=0)
     np.testing.assert_allclose(mb.fit(X).history_, full.fit(X).history_, rtol=1e-9)
@@ -94,7 +95,8 @@ def test_minibatch_reaches_full_batch_objective():
     L-BFGS optimum (same landmarks, same KPCA start) after 20 epochs (measured 3.1%);
     codes_ equal transform(X)."""
     X = _torus(1000)
-    kw = {"dims": (3,), "input_kernel": Gaussian(1.0), "landmarks": 30, "random_state": 0}
+    kw = {"dims": (3,), "input_kernel": Gaussian(1.0), "lam": 1e-3, "landmarks": 30}
+    kw["random_state"] = 0
     full = KernelAutoencoder(**kw).fit(X)
     mb = KernelAutoencoder(**kw, optimizer="adam", batch_size=200, lr=3e-2, max_iter=20)
     mb.fit(X)

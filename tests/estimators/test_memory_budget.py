@@ -32,7 +32,9 @@ budget = 1 << 20
 
 
 def k2ae(X, b):
-    model = KernelAutoencoder(dims=(2,), input_kernel=Gaussian(2.0), max_iter=3, memory_budget=b)
+    model = KernelAutoencoder(
+        dims=(2,), input_kernel=Gaussian(2.0), lam=1e-3, max_iter=3, memory_budget=b
+    )
     return model.fit(X).codes_
 
 

@@ -19,7 +19,13 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from kernelkit.data import detect_input_kind
-from kernelkit.estimators._autoencoder_lam import lam_curve
+from kernelkit.estimators._autoencoder_lam import (
+    AUTO_FALLBACK_LAM,
+    LAM_GRID,
+    auto_split,
+    fit_auto,
+    lam_curve,
+)
 from kernelkit.estimators._base import (
     MEMORY_BUDGET_CONSTRAINT,
     RANDOM_STATE_CONSTRAINT,
@@ -29,19 +35,22 @@ from kernelkit.estimators._base import (
     warn_max_iter,
 )
 from kernelkit.estimators.autoencoder_minibatch import fit_minibatch
-from kernelkit.estimators.autoencoder_setup import FitSetup, check_params, fit_full_batch
-from kernelkit.gram import feature_space_median, gram
-from kernelkit.gram.nystrom import kmeanspp_centres, take, uniform_centres
-from kernelkit.kernels import FeatureSpaceGaussian, Gaussian, Kernel, Linear
-from kernelkit.kernels.base import Batch
-from kernelkit.models import (
-    median_sigma,
+from kernelkit.estimators.autoencoder_setup import (
+    FitSetup,
+    check_params,
+    fit_full_batch,
+    supports_and_first_kernel,
 )
+from kernelkit.gram import gram
+from kernelkit.gram.nystrom import take
+from kernelkit.kernels import Kernel, Linear
+from kernelkit.kernels.base import Batch
+from kernelkit.models import reconstruction_errors
 from kernelkit.models.autoencoder_minibatch import row_tiles
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.kinds import InputKind
 from kernelkit.utils.seeding import RandomStateLike, as_seed
-from kernelkit.utils.validation import check_int, like_input, to_tensor
+from kernelkit.utils.validation import like_input, to_tensor
 
 __all__ = ["KernelAutoencoder"]
 
@@ -84,9 +93,14 @@ class KernelAutoencoder(
         (``Spectrum(k=3)``, ``Tanimoto()``, ``WeisfeilerLehman()``).
     lam : float, sequence of L floats or "auto"
         ``lam_l >= 0``; the last one must be ``> 0`` unless the last kernel is ``Linear()``.
-        ``"auto"``: the value of ``LAM_GRID = (1e-5, 1e-4, 1e-3, 1e-2, 1e-1)`` (one for all
-        layers) with the lowest mean held-out reconstruction error on a split of
-        ``validation_fraction`` of the training data, then refitted on all of it (six fits).
+        ``"auto"`` (default): one value for all layers, the one of ``LAM_GRID = (1e-5, ...,
+        1e-1)`` whose fit on the rest of the training data has the lowest mean held-out
+        reconstruction error on ``validation_fraction`` of it
+        (:mod:`kernelkit.estimators._autoencoder_lam`): fits from ``1e-1`` down, stopping at
+        the first rise of the held-out error, then the best fit refitted on all the training
+        data from its own functions (minibatch fits: every grid value, then a refit).  With
+        fewer than ``AUTO_MIN_VALIDATION = 10`` held-out points (``n < 95`` at the default
+        fraction) it is ``AUTO_FALLBACK_LAM = 1e-3``, without a split.
     operators : sequence of L-1 PSD matrices, optional
         Operators ``A_l`` of the inner layers (``None``: identities).
     code_layer : int, optional
@@ -142,7 +156,8 @@ class KernelAutoencoder(
     validation_fraction : float
         Fraction of the training data held out to choose ``lam`` when ``lam="auto"``
         (drawn with ``as_seed(random_state, 0)``, as scikit-learn's ``MLPRegressor`` holds
-        out ``validation_fraction`` for early stopping); unused otherwise.
+        out ``validation_fraction`` for early stopping); unused otherwise.  ``lam="auto"``
+        needs ``round(validation_fraction * n) >= 10`` held-out points, else it falls back.
     batch_size : int, optional
         ``None`` (default): full-batch training.  An int: minibatch training of a landmark
         autoencoder (needs ``landmarks`` and ``optimizer="adam"``;
@@ -169,21 +184,22 @@ class KernelAutoencoder(
         Training codes.
     history_ : list of float
         Objective along training: at every evaluation (full batch) or after every epoch, the
-        first entry at the start (minibatches).  The curve of ``lam="auto"`` is
-        ``lam_curve_``.
+        first entry at the start (minibatches); with ``lam="auto"``, that of the refit on all
+        the training data.  The curve of ``lam="auto"`` is ``lam_curve_``.
     objective_ : float
-        Final (best) objective.
+        Final objective on all the training data.
     n_iter_ : int
-        Iterations used (``<= max_iter``; see ``max_iter``).
+        Iterations used (``<= max_iter``; see ``max_iter``; the refit's with ``"auto"``).
     n_eval_ : int
-        Objective evaluations used.
+        Objective evaluations used (the refit's with ``"auto"``).
     landmark_indices_ : ndarray or None
         Indices of the landmarks among the training points.
     lam_ : float or sequence of float
-        The ``lam`` of the fit (``lam``, or the one ``"auto"`` chose).
+        The ``lam`` of the fit (``lam``, the one ``"auto"`` chose, or its fallback ``1e-3``).
     lam_curve_ : list of (float, float) or None
         With ``lam="auto"``: ``(lam, mean held-out reconstruction error)`` for every grid
-        value; ``None`` otherwise.
+        value fitted (full batch: from the largest down, as fitted); ``None`` for a numeric
+        ``lam`` and for the small-sample fallback.
     """
 
     def __init__(
@@ -191,7 +207,7 @@ class KernelAutoencoder(
         dims: Sequence[int] = (10,),
         kernels: Kernel | Sequence[Kernel | None] | None = None,
         input_kernel: Kernel | None = None,
-        lam: float | Sequence[float] = 1e-3,
+        lam: float | Sequence[float] | str = "auto",
         *,
         operators: Sequence[Any] | None = None,
         code_layer: int | None = None,
@@ -262,58 +278,19 @@ class KernelAutoencoder(
     def kernel(self) -> Kernel | None:  # type: ignore[override]
         return self.input_kernel
 
-    # ------------------------------------------------------------------ first layer
-    def _first_kernel(self, spec: Kernel | None, Xb: Batch, ref: Batch) -> Kernel:
-        """The first layer's kernel on the raw input (vectors or the input kernel's space)."""
-        if self.input_kernel_ is None:
-            if spec is None:
-                return Gaussian(sigma=median_sigma(ref))
-            return spec
-        base = self.input_kernel_
-        if isinstance(spec, Linear):
-            return base
-        if spec is None or isinstance(spec, Gaussian):
-            if spec is None:
-                sigma = feature_space_median(base, ref, memory_budget=self.memory_budget)
-            else:
-                sigma = spec.sigma
-            return FeatureSpaceGaussian(base, sigma=sigma)
-        raise InputError(
-            "kernels[0]: with an input_kernel the first layer acts on its feature space; "
-            f"expected Linear(), Gaussian(sigma) or None, got {spec!r}"
-        )
-
-    def _choose_landmarks(
-        self, Xb: Batch, n: int, random_state: RandomStateLike
-    ) -> np.ndarray | None:
-        """Landmark indices (uniform, or k-means++ in the first layer's input feature space)."""
-        if self.landmarks is None:
-            return None
-        m = check_int(self.landmarks, name="landmarks", minimum=1)
-        if m >= n:
-            return None
-        if self.landmark_method == "random":
-            return uniform_centres(n, m, random_state)
-        kern = self.input_kernel_ if self.input_kernel is not None else Linear()
-        return kmeanspp_centres(kern, Xb, m, random_state)
-
     # ------------------------------------------------------------------ fit
     def fit(self, X: Any, y: Any = None) -> KernelAutoencoder:
         """Fit the autoencoder on ``X`` (vectors, or anything ``input_kernel`` takes).
 
-        With ``lam="auto"``, first one autoencoder per ``lam`` of ``LAM_GRID`` on the
-        ``1 - validation_fraction`` part of ``X`` (all with the seed ``as_seed(random_state,
-        0)``), then the refit on all of ``X`` with the ``lam`` of the lowest held-out error.
+        With ``lam="auto"`` the fits of the grid are on the ``1 - validation_fraction`` part
+        of ``X``, all with the seed ``as_seed(random_state, 0)`` (see ``lam``).
         """
         self._validate_params()
         lam, random_state = self.lam, self.random_state
         self.lam_curve_ = None
         if isinstance(lam, str):
             random_state = as_seed(random_state, default=0)
-            self.lam_curve_ = lam_curve(self, X, random_state)
-            lam = min(self.lam_curve_, key=lambda point: point[1])[0]
-        self.lam_ = lam
-        dims, lams, kerns = check_params(self, lam)
+        dims, lams, kerns = check_params(self, LAM_GRID[-1] if isinstance(lam, str) else lam)
         if self.input_kernel is not None or detect_input_kind(X) is not InputKind.VECTOR:
             if not self.closed_form:
                 raise InputError(
@@ -328,21 +305,34 @@ class KernelAutoencoder(
             Xb = self._prepare(Linear(), X, reset=True)
             self.X_fit_ = Xb
         n = len(Xb)
-        idx = self._choose_landmarks(Xb, n, random_state)
+        split = None
+        if isinstance(lam, str):
+            split = auto_split(n, self.validation_fraction, random_state)
+            lam = AUTO_FALLBACK_LAM if split is None else LAM_GRID[-1]
+            if split is not None and self.batch_size is not None:
+                self.lam_curve_ = lam_curve(self, X, random_state, split)
+                lam, split = min(self.lam_curve_, key=lambda point: point[1])[0], None
+            dims, lams, kerns = check_params(self, lam)
+        idx, first = supports_and_first_kernel(
+            self, Xb, kerns[0], None if split is None else split[0], random_state
+        )
         self.landmark_indices_ = idx
         ref = Xb if idx is None else take(Xb, idx)
-        first = self._first_kernel(kerns[0], Xb, ref)
         setup = FitSetup(Xb, ref, first, dims, kerns, lams, random_state)
         if self.batch_size is not None:
             model, res = fit_minibatch(self, setup)
             self.head_coef_, self.supports_ = res.head.coef, res.head.supports
             self.objective_ = res.best
         else:
-            model, res, data = fit_full_batch(self, setup)
+            if split is None:
+                model, res, data = fit_full_batch(self, setup)
+            else:
+                model, res, data, self.lam_curve_, lam = fit_auto(self, setup, split)
             self.head_coef_, self.supports_ = model.head_coefficients(data)
             with torch.no_grad():
                 self.objective_ = float(model.objective(data)[0])
                 codes = model.chain.forward_train(data.K1, data.K1_support).outputs
+        self.lam_ = lam
         if res.stopped == "max_iter":
             warn_max_iter(self, f"{res.n_eval} objective evaluations")
         self.model_ = model
@@ -469,15 +459,14 @@ class KernelAutoencoder(
 
     def _tile_error(self, Xb: Batch, K1: torch.Tensor) -> torch.Tensor:
         """:meth:`reconstruction_error` of the rows ``Xb`` with first-layer Gram rows ``K1``."""
-        Z = self._encode(K1, len(self.model_.chain))
-        rows = self.model_.head_rows(Z, self.supports_[-1], self.landmark_indices_ is None)
-        fit = rows @ self.head_coef_
+        exact = self.landmark_indices_ is None
+        model, coef, supports = self.model_, self.head_coef_, self.supports_
         if self.input_kernel_ is None:
-            return ((Xb - fit) ** 2).sum(1)
-        base = self.input_kernel_
-        b = self.ref_basis_.features(self._gram(base, Xb, self.ref_, fit.dtype))
-        kxx = base.block_diag(Xb).to(fit.dtype)
-        return (kxx - (b * b).sum(1)).clamp_min(0) + ((b - fit) ** 2).sum(1)
+            return reconstruction_errors(model, coef, supports, exact, K1, Xb)
+        base, dtype = self.input_kernel_, coef.dtype
+        b = self.ref_basis_.features(self._gram(base, Xb, self.ref_, dtype))
+        kxx = base.block_diag(Xb).to(dtype)
+        return reconstruction_errors(model, coef, supports, exact, K1, b, kxx)
 
     def score(self, X: Any, y: Any = None) -> float:
         """Minus the mean reconstruction error (higher is better)."""

@@ -13,15 +13,31 @@ import numpy as np
 import torch
 
 from kernelkit.estimators._base import result_dtype
-from kernelkit.gram.nystrom import cholesky_basis
-from kernelkit.kernels import Kernel, Linear
+from kernelkit.gram import feature_space_median
+from kernelkit.gram.nystrom import cholesky_basis, kmeanspp_centres, take, uniform_centres
+from kernelkit.kernels import FeatureSpaceGaussian, Gaussian, Kernel, Linear
 from kernelkit.kernels.base import Batch
-from kernelkit.models import AutoencoderData, build_autoencoder, train, train_alternating
+from kernelkit.models import (
+    AutoencoderData,
+    build_autoencoder,
+    median_sigma,
+    train,
+    train_alternating,
+)
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.seeding import RandomStateLike, as_seed
 from kernelkit.utils.validation import check_int, check_positive
 
-__all__ = ["FitSetup", "check_params", "fit_full_batch"]
+__all__ = [
+    "FitSetup",
+    "TrainingGrams",
+    "build",
+    "check_params",
+    "fit_full_batch",
+    "run_training",
+    "supports_and_first_kernel",
+    "training_grams",
+]
 
 
 def check_params(
@@ -66,6 +82,56 @@ def check_params(
     return dims, lams, kerns
 
 
+def _first_kernel(est: Any, spec: Kernel | None, ref: Batch) -> Kernel:
+    """The first layer's kernel on the raw input (vectors or the input kernel's space); the
+    median heuristic (``spec`` None) on ``ref``."""
+    if est.input_kernel_ is None:
+        return Gaussian(sigma=median_sigma(ref)) if spec is None else spec
+    base = est.input_kernel_
+    if isinstance(spec, Linear):
+        return base
+    if spec is None or isinstance(spec, Gaussian):
+        if spec is None:
+            sigma = feature_space_median(base, ref, memory_budget=est.memory_budget)
+        else:
+            sigma = spec.sigma
+        return FeatureSpaceGaussian(base, sigma=sigma)
+    raise InputError(
+        "kernels[0]: with an input_kernel the first layer acts on its feature space; "
+        f"expected Linear(), Gaussian(sigma) or None, got {spec!r}"
+    )
+
+
+def _choose_landmarks(est: Any, Xb: Batch, random_state: RandomStateLike) -> np.ndarray | None:
+    """Landmark indices (uniform, or k-means++ in the first layer's input feature space)."""
+    if est.landmarks is None:
+        return None
+    n = len(Xb)
+    m = check_int(est.landmarks, name="landmarks", minimum=1)
+    if m >= n:
+        return None
+    if est.landmark_method == "random":
+        return uniform_centres(n, m, random_state)
+    kern = est.input_kernel_ if est.input_kernel is not None else Linear()
+    return kmeanspp_centres(kern, Xb, m, random_state)
+
+
+def supports_and_first_kernel(
+    est: Any,
+    Xb: Batch,
+    spec: Kernel | None,
+    rows: np.ndarray | None,
+    random_state: RandomStateLike,
+) -> tuple[np.ndarray | None, Kernel]:
+    """Landmark indices (``None``: exact mode) drawn among ``rows`` of ``Xb`` (``None``: all),
+    and the first layer's kernel with the median heuristic on the landmarks or those rows."""
+    pool = Xb if rows is None else take(Xb, rows)
+    idx = _choose_landmarks(est, pool, random_state)
+    if idx is not None and rows is not None:
+        idx = rows[idx]
+    return idx, _first_kernel(est, spec, pool if idx is None else take(Xb, idx))
+
+
 @dataclass
 class FitSetup:
     """What both fits (full batch, minibatch) start from.
@@ -91,43 +157,112 @@ class FitSetup:
     random_state: RandomStateLike
 
 
-def fit_full_batch(est: Any, setup: FitSetup) -> tuple[Any, Any, AutoencoderData]:
-    """Model, training result and data of the full-batch fit (exact or landmark mode)."""
+@dataclass
+class TrainingGrams:
+    """Gram blocks of training points against the supports (the points themselves, or the
+    landmarks), from which the objective's data are formed.
+
+    Attributes
+    ----------
+    K1 : tensor, shape (n, m)
+        First-layer Gram against the supports.
+    K1_support : tensor, shape (m, m) or None
+        First-layer Gram of the landmarks; ``None`` in exact mode (``K1`` is square).
+    K_in : tensor, shape (n, m) or None
+        Input-kernel Gram against the supports (K2AE); ``None`` for a finite KAE.
+    K_in_support : tensor, shape (m, m) or None
+        Input-kernel Gram of the landmarks (K2AE, landmark mode).
+    k_diag : tensor, shape (n,) or None
+        ``k_in(x, x)`` (K2AE).
+    targets : tensor, shape (n, d) or None
+        The points themselves (finite KAE).
+    """
+
+    K1: torch.Tensor
+    K1_support: torch.Tensor | None
+    K_in: torch.Tensor | None
+    K_in_support: torch.Tensor | None
+    k_diag: torch.Tensor | None
+    targets: torch.Tensor | None
+
+    @property
+    def exact(self) -> bool:
+        return self.K1_support is None
+
+    def rows(self, index: np.ndarray, columns: np.ndarray | None = None) -> TrainingGrams:
+        """The blocks of the points ``index``; in exact mode against the supports
+        ``columns`` (default: ``index``, the square block of a training subset)."""
+        i = torch.as_tensor(index, dtype=torch.long)
+        j = i if columns is None else torch.as_tensor(columns, dtype=torch.long)
+
+        def cut(M: torch.Tensor | None) -> torch.Tensor | None:
+            if M is None:
+                return None
+            return M[i][:, j] if self.exact else M[i]
+
+        return TrainingGrams(
+            cut(self.K1),
+            self.K1_support,
+            cut(self.K_in),
+            self.K_in_support,
+            None if self.k_diag is None else self.k_diag[i],
+            None if self.targets is None else self.targets[i],
+        )
+
+    def data(self) -> tuple[AutoencoderData, Any]:
+        """The objective's data and the input kernel's basis on the supports (K2AE: the
+        Cholesky factor ``R R^T = K_in(S, S)``; ``None`` for a finite KAE)."""
+        if self.targets is not None:
+            B = self.targets
+            return AutoencoderData(self.K1, B, float((B * B).sum()), self.K1_support, B), None
+        assert self.K_in is not None and self.k_diag is not None
+        basis = cholesky_basis(self.K_in if self.exact else self.K_in_support)
+        B = basis.factor if self.exact else basis.features(self.K_in)
+        return AutoencoderData(self.K1, B, float(self.k_diag.sum()), self.K1_support), basis
+
+
+def training_grams(est: Any, setup: FitSetup) -> TrainingGrams:
+    """The Gram blocks of ``setup``'s training data (exact or landmark mode)."""
     Xb, ref, first = setup.Xb, setup.ref, setup.first
-    dims, kerns, lams, random_state = setup.dims, setup.kerns, setup.lams, setup.random_state
     dtype = result_dtype(Xb)
-    idx = est.landmark_indices_
+    exact = est.landmark_indices_ is None
     with torch.no_grad():
-        K1 = est._gram(first, Xb, None if idx is None else ref, dtype)
-        K1_support = None if idx is None else est._gram(first, ref, None, dtype)
-        targets = None
+        K1 = est._gram(first, Xb, None if exact else ref, dtype)
+        K1_support = None if exact else est._gram(first, ref, None, dtype)
         if est.input_kernel_ is None:
-            targets = Xb.to(dtype)
-            B, trace = targets, float((targets * targets).sum())
-            est.ref_basis_ = None
-        else:
-            base = est.input_kernel_
-            trace = float(base.block_diag(Xb).sum())
-            est.ref_basis_ = cholesky_basis(est._gram(base, ref, None, dtype))
-            if idx is None:
-                B = est.ref_basis_.factor
-            else:
-                B = est.ref_basis_.features(est._gram(base, Xb, ref, dtype))
-    data = AutoencoderData(K1, B, trace, K1_support, targets)
-    model = build_autoencoder(
+            return TrainingGrams(K1, K1_support, None, None, None, Xb.to(dtype))
+        base = est.input_kernel_
+        K_in_support = est._gram(base, ref, None, dtype)
+        K_in = K_in_support if exact else est._gram(base, Xb, ref, dtype)
+        k_diag = base.block_diag(Xb)
+    return TrainingGrams(K1, K1_support, K_in, None if exact else K_in_support, k_diag, None)
+
+
+def build(est: Any, setup: FitSetup, data: AutoencoderData, lams: list[float]) -> Any:
+    """The initialised model of ``est`` on ``data`` (:func:`kernelkit.models.build_autoencoder`)."""
+    return build_autoencoder(
         data,
-        dims,
-        [None, *kerns[1:]],
+        setup.dims,
+        [None, *setup.kerns[1:]],
         lams,
         operators=est.operators,
         init=est.init,
         closed_form=est.closed_form,
-        random_state=as_seed(random_state),
+        random_state=as_seed(setup.random_state),
         memory_budget=est.memory_budget,
     )
+
+
+def run_training(est: Any, model: Any, data: AutoencoderData) -> Any:
+    """Train ``model`` on ``data`` with ``est``'s algorithm, optimiser and stopping rule."""
     options = {"max_iter": est.max_iter, "lr": est.lr, "tol": est.tol}
     if est.algorithm == "alternating":
-        res = train_alternating(model, data, progress=est._reporter(), **options)
-    else:
-        res = train(model, data, optimizer=est.optimizer, progress=est._reporter(), **options)
-    return model, res, data
+        return train_alternating(model, data, progress=est._reporter(), **options)
+    return train(model, data, optimizer=est.optimizer, progress=est._reporter(), **options)
+
+
+def fit_full_batch(est: Any, setup: FitSetup) -> tuple[Any, Any, AutoencoderData]:
+    """Model, training result and data of the full-batch fit (exact or landmark mode)."""
+    data, est.ref_basis_ = training_grams(est, setup).data()
+    model = build(est, setup, data, setup.lams)
+    return model, run_training(est, model, data), data

@@ -12,6 +12,7 @@ from kernelkit.models.autoencoder import (
     TrainResult,
     build_autoencoder,
     median_sigma,
+    reconstruction_errors,
     train,
     train_alternating,
 )
@@ -44,6 +45,7 @@ __all__ = [
     "check_operator",
     "median_sigma",
     "psd_factor",
+    "reconstruction_errors",
     "ridge_coefficients",
     "ridge_coefficients_projected",
     "ridge_loss_projected",

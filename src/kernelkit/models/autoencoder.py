@@ -57,6 +57,7 @@ __all__ = [
     "TrainResult",
     "build_autoencoder",
     "median_sigma",
+    "reconstruction_errors",
     "train",
     "train_alternating",
 ]
@@ -213,6 +214,33 @@ class KernelAutoencoderModel(nn.Module):
         if self.head is None and exact and isinstance(self.head_kernel, Linear):
             return Z
         return self.head_gram(Z, S)
+
+
+def reconstruction_errors(
+    model: KernelAutoencoderModel,
+    coef: torch.Tensor,
+    supports: list[torch.Tensor],
+    exact: bool,
+    K1_rows: torch.Tensor,
+    out_rows: torch.Tensor,
+    out_diag: torch.Tensor | None = None,
+) -> torch.Tensor:
+    r"""Squared reconstruction errors of points given by their first-layer Gram rows.
+
+    With ``c(x)`` the last layer's rows (:meth:`KernelAutoencoderModel.head_rows`) of the
+    codes ``f_{L-1} o ... o f_1(x)`` and ``coef = Phi_L`` (:meth:`~KernelAutoencoderModel.
+    head_coefficients`): ``||x - c(x) Phi_L||^2`` for a finite KAE (``out_rows`` the points
+    ``x``, ``out_diag`` None); for a K2AE (appendix B.7; ``out_rows = b(x)``, the coordinates
+    of the projection of ``phi(x)`` on the supports' features, ``out_diag = k(x, x)``)
+
+    .. math:: \|\phi(x) - \hat\phi(x)\|^2 = k(x, x) - \|b(x)\|^2 + \|b(x) - c(x)\Phi_L\|^2.
+    """
+    Z = model.chain.encode(K1_rows, supports, len(model.chain))
+    fit = model.head_rows(Z, supports[-1], exact) @ coef
+    err = ((out_rows - fit) ** 2).sum(1)
+    if out_diag is None:
+        return err
+    return (out_diag - (out_rows * out_rows).sum(1)).clamp_min(0) + err
 
 
 # ---------------------------------------------------------------------- construction
