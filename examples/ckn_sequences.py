@@ -18,7 +18,9 @@ stratified grid search (``random_state=1``) picks the hyperparameters (nested CV
   Mairal 2016, §3) and the epoch of best accuracy on a held-out 10 % of the training fold
   (stopping after 10 epochs without a better one);
   row ``supervised-zeros``: k-means anchors, a zero classifier and all 60 epochs on the
-  whole training fold (the estimator before that initialisation, for comparison).
+  whole training fold (the estimator before that initialisation, for comparison);
+  row ``supervised-256``: as ``supervised`` with the unsupervised rows' 256 anchors and
+  k = 5.
 
 Datasets: ``promoter`` (106 x 57 nt), ``AMPvsTMset`` (412 peptides) and
 ``ACP_CancPPD_vs_TM`` (826 peptides).  Run: ``python examples/ckn_sequences.py``;
@@ -59,9 +61,9 @@ def unsupervised(alphabet: str, gap: float):
     return GridSearchCV(pipe, grid, cv=StratifiedKFold(3, shuffle=True, random_state=1))
 
 
-def supervised(alphabet: str, head_init: str = "linear"):
+def supervised(alphabet: str, head_init: str = "linear", n_filters: int = 32, k: int = 4):
     return SequenceCKNClassifier(
-        32, 4, sigma=0.5, alphabet=alphabet, max_iter=60, lr=0.01, batch_size=32,
+        n_filters, k, sigma=0.5, alphabet=alphabet, max_iter=60, lr=0.01, batch_size=32,
         head_init=head_init, validation_fraction=0.1 if head_init == "linear" else 0.0,
         n_iter_no_change=10, random_state=0,
     )  # fmt: skip
@@ -79,6 +81,10 @@ MODELS = {
     "supervised": (
         "CKN-seq supervised, 32 anchors, k=4, k-means + logistic init, best held-out epoch",
         supervised,
+    ),
+    "supervised-256": (
+        "CKN-seq supervised, 256 anchors, k=5, k-means + logistic init, best held-out epoch",
+        lambda alphabet: supervised(alphabet, n_filters=256, k=5),
     ),
     "supervised-zeros": (
         "CKN-seq supervised, 32 anchors, k=4, k-means + zero classifier, 60 epochs",
