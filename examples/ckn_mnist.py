@@ -13,12 +13,18 @@ split is used once per model.
   anchors by spherical k-means, pooling strides 2 and 5, ``kappa(u) = exp((u - 1)/0.6^2)``,
   the reference implementation's sigma), features standardised, then
   ``KernelSVC(Linear())`` with ``C`` in {0.01, 0.1, 1} by CV.
-* **Supervised CKN**: ``CKNClassifier`` with 2 layers (32 and 128 anchors, same patches and
-  strides), anchors initialised by spherical k-means and trained end to end with a softmax
-  classifier (6 epochs of Adam, batch 64, lr 0.01, cosine decay, lam 1e-5), fixed settings
-  (no CV).
+* **Supervised CKN** (Mairal 2016, §3, and its reference code): ``CKNClassifier`` with the
+  unsupervised network's architecture (64 and 256 anchors), initialised as that model
+  (spherical k-means anchors, then the multinomial logistic regression on their features,
+  ``lam = 1e-6``), then trained end to end (Adam, batch 128, lr 1e-3 with cosine decay, at
+  most 4 epochs, what the shared machine allowed) on 90 % of the training split; the epoch
+  of best accuracy on the other 10 % (held out, stratified; never the test split) is kept,
+  and training stops after 2 epochs without a better one.  ``lam`` was chosen by the
+  held-out accuracy of the initial classifier on a 10 % held-out part (1e-6: 0.985,
+  1e-5: 0.978, 1e-4: 0.970).  The row ``supervised-init`` is the same estimator with
+  ``max_iter=0``: the starting point of the training.
 
-Run: ``python examples/ckn_mnist.py`` (about 20-40 minutes on 2 shared cores);
+Run: ``python examples/ckn_mnist.py`` (about 10 minutes of CPU time);
 ``--quick`` uses 1000 training images and smaller networks.  ``--only`` runs
 one model.  Writes ``examples/results/ckn_mnist_<model>.json`` and the Markdown table
 ``examples/results/ckn_mnist.md`` of the models run so far.
@@ -102,14 +108,17 @@ def unsupervised_ckn(Xtr, ytr, Xte, yte, filters) -> dict:
 
 def supervised_ckn(Xtr, ytr, Xte, yte, filters, epochs) -> dict:
     clf = CKNClassifier(
-        filters, (3, 3), (2, 5), sigma=0.6, max_iter=epochs, lr=0.01, lam=1e-5,
-        batch_size=64, random_state=0,
+        filters, (3, 3), (2, 5), sigma=0.6, max_iter=epochs, lr=1e-3, lam=1e-6,
+        batch_size=128, validation_fraction=0.1, n_iter_no_change=2, random_state=0,
     )  # fmt: skip
     _, wall, cpu = timed(lambda: clf.fit(Xtr.astype(np.float32), ytr))
     return {
-        "model": f"supervised CKN {filters}, {epochs} epochs",
+        "model": f"supervised CKN {filters}, k-means + logistic init, "
+        f"best of {clf.n_iter_} epochs on held-out 10 % (epoch {clf.best_epoch_})",
         "accuracy": float(clf.score(Xte.astype(np.float32), yte)),
         "loss_per_epoch": [round(v, 5) for v in clf.history_],
+        "validation_accuracy": clf.validation_scores_,
+        "best_epoch": clf.best_epoch_,
         "fit_wall_s": wall,
         "fit_cpu_s": cpu,
     }
@@ -119,7 +128,9 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="1000 training images, small nets")
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--only", choices=["svm", "unsupervised", "supervised"], default=None)
+    parser.add_argument(
+        "--only", choices=["svm", "unsupervised", "supervised-init", "supervised"], default=None
+    )
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     Xtr, ytr, Xte, yte = load(1000 if args.quick else 4000)
@@ -132,8 +143,11 @@ def main(argv: list[str] | None = None) -> None:
             yte,
             (16, 64) if args.quick else (64, 256),
         ),
+        "supervised-init": lambda: supervised_ckn(
+            Xtr, ytr, Xte, yte, (16, 64) if args.quick else (64, 256), 0
+        ),
         "supervised": lambda: supervised_ckn(
-            Xtr, ytr, Xte, yte, (16, 32) if args.quick else (32, 128), 3 if args.quick else 6
+            Xtr, ytr, Xte, yte, (16, 64) if args.quick else (64, 256), 3 if args.quick else 4
         ),
     }
     name = "ckn_mnist_quick" if args.quick else "ckn_mnist"

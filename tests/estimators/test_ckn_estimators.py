@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from sklearn.linear_model import LogisticRegression
 
 from kernelkit import CKNClassifier, CKNFeatures, SequenceCKNClassifier, SequenceCKNFeatures
 from kernelkit.models.ckn import CKN
@@ -95,6 +96,37 @@ def test_supervised_ckn_learns_bars_and_beats_its_initialisation():
     assert clf.decision_function(X[60:]).shape == (20,)
 
 
+def _assert_is_the_unsupervised_model(clf, features, X, y):
+    """``clf`` (fitted with ``max_iter=0``, no held-out part) has the network of ``features``
+    and the multinomial logistic regression on its features as classifier."""
+    assert clf.n_iter_ == 0 and clf.best_epoch_ == 0 and clf.validation_scores_ == []
+    ours, theirs = clf.network_.state_dict(), features.network_.state_dict()
+    assert list(ours) == list(theirs)
+    for name in ours:
+        torch.testing.assert_close(ours[name], theirs[name], rtol=0, atol=0)
+    F = features.transform(X)
+    np.testing.assert_array_equal(clf._features(clf._inputs(X, reset=False)).numpy(), F)
+    ref = LogisticRegression(C=1.0 / (2 * len(y) * clf.lam), tol=1e-12, max_iter=10000)
+    np.testing.assert_allclose(clf.predict_proba(X), ref.fit(F, y).predict_proba(F), atol=1e-5)
+
+
+def test_supervised_ckn_without_epochs_is_the_unsupervised_model():
+    X, _ = _bars(30)
+    y = np.arange(30) % 3
+    clf = CKNClassifier(**SMALL, max_iter=0, validation_fraction=0.0, lam=1e-2,
+                        random_state=4).fit(X, y)  # fmt: skip
+    _assert_is_the_unsupervised_model(clf, CKNFeatures(**SMALL, random_state=4).fit(X), X, y)
+
+
+def test_supervised_ckn_holds_out_a_validation_part():
+    X, y = _bars(40)
+    clf = CKNClassifier(**SMALL, max_iter=4, lr=0.05, batch_size=10, n_iter_no_change=2,
+                        random_state=0).fit(X, y)  # fmt: skip
+    assert len(clf.validation_scores_) == clf.n_iter_ + 1
+    assert clf.validation_scores_[clf.best_epoch_] == max(clf.validation_scores_)
+    assert clf.n_iter_ == 4 or clf.n_iter_ - clf.best_epoch_ == 2
+
+
 def _motif_data(n=80, seed=0):
     rng = np.random.default_rng(seed)
     seqs, y = [], np.arange(n) % 2
@@ -128,6 +160,15 @@ def test_sequence_classifier_finds_a_motif():
         16, 6, sigma=0.5, pooling="sum", max_iter=20, lr=0.05, batch_size=30, random_state=0
     ).fit(seqs[:80], y[:80])
     assert clf.score(seqs[80:], y[80:]) >= 0.9
+
+
+def test_sequence_classifier_without_epochs_is_the_unsupervised_model():
+    seqs, _ = _motif_data(30)
+    y = np.arange(30) % 3
+    params = {"n_filters": 6, "k": 3, "gap_penalty": 0.3, "alphabet": "dna", "random_state": 2}
+    clf = SequenceCKNClassifier(**params, max_iter=0, validation_fraction=0.0, lam=1e-2)
+    clf.fit(seqs, y)
+    _assert_is_the_unsupervised_model(clf, SequenceCKNFeatures(**params).fit(seqs), seqs, y)
 
 
 def test_models_roundtrip_through_io(tmp_path):

@@ -17,214 +17,31 @@ device; float32 input computes in float32.
 
 from __future__ import annotations
 
-from numbers import Integral, Real
+from numbers import Integral
 from typing import Any, ClassVar
 
 import numpy as np
 import torch
-import torch.nn.functional as F
-from sklearn.base import (
-    BaseEstimator,
-    ClassifierMixin,
-    ClassNamePrefixFeaturesOutMixin,
-    TransformerMixin,
-)
-from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
+from sklearn.base import ClassifierMixin
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import check_is_fitted
 
-from kernelkit.estimators._base import RANDOM_STATE_CONSTRAINT, KernelEstimatorMixin, to_numpy
-from kernelkit.kernels.dot_product import KAPPAS
+from kernelkit.estimators._ckn_base import (
+    COMMON_CONSTRAINTS,
+    SUPERVISED_ATTRIBUTES_DOC,
+    SUPERVISED_CONSTRAINTS,
+    SUPERVISED_PARAMS_DOC,
+    CKNClassifierMixin,
+    CKNTransformerMixin,
+    _CKNBase,
+    float_tensor,
+    store_params,
+)
 from kernelkit.models.ckn import CKN, as_pair
-from kernelkit.models.ckn_train import fit_image_anchors, map_in_batches, train_classifier
+from kernelkit.models.ckn_train import fit_image_anchors
 from kernelkit.utils.errors import InputError
-from kernelkit.utils.seeding import torch_generator
-from kernelkit.utils.validation import check_finite, like_input
 
 __all__ = ["CKNClassifier", "CKNFeatures"]
-
-COMMON_CONSTRAINTS: dict[str, list[Any]] = {
-    "kappa": [StrOptions(set(KAPPAS))],
-    "sigma": [Interval(Real, 0, None, closed="neither")],
-    "shift": [Interval(Real, 0, None, closed="left")],
-    "kmeans_iter": [Interval(Integral, 0, None, closed="left")],
-    "batch_size": [Interval(Integral, 1, None, closed="left")],
-    "random_state": RANDOM_STATE_CONSTRAINT,
-}
-"""Parameters shared by the image and sequence CKN estimators."""
-
-SUPERVISED_CONSTRAINTS: dict[str, list[Any]] = {
-    "lam": [Interval(Real, 0, None, closed="left")],
-    "max_iter": [Interval(Integral, 0, None, closed="left")],
-    "lr": [Interval(Real, 0, None, closed="neither")],
-}
-"""Parameters of the supervised CKN estimators."""
-
-
-def float_tensor(X: Any, estimator: Any, *, reset: bool, allow_nd: bool) -> torch.Tensor:
-    """Validated float tensor of ``X`` (float32 kept, anything else float64).
-
-    Arrays go through scikit-learn's ``validate_data`` (NaN/inf, empty input,
-    ``n_features_in_`` = ``X.shape[1]``); tensors stay on their device.
-    """
-    if isinstance(X, torch.Tensor):
-        X = X.detach()
-        if X.ndim < 2 or X.shape[0] == 0:
-            raise InputError(f"X: expected an array of >= 2 dimensions, got {tuple(X.shape)}")
-        if X.dtype not in (torch.float32, torch.float64):
-            X = X.to(torch.float64)
-        check_finite(X, name="X")
-        if reset:
-            estimator.n_features_in_ = int(X.shape[1])
-        elif X.shape[1] != estimator.n_features_in_:
-            raise InputError(
-                f"X has {X.shape[1]} features, but {type(estimator).__name__} is expecting "
-                f"{estimator.n_features_in_} features as input"
-            )
-        return X
-    try:
-        arr = validate_data(
-            estimator, X, reset=reset, allow_nd=allow_nd, dtype=[np.float64, np.float32]
-        )
-    except ValueError as exc:
-        raise InputError(str(exc) if str(exc).startswith("X") else f"X: {exc}") from exc
-    return torch.from_numpy(np.ascontiguousarray(arr))
-
-
-def store_params(estimator: Any, params: dict[str, Any]) -> None:
-    """Set each ``__init__`` argument in ``params`` (its ``locals()``) as an attribute."""
-    for name, value in params.items():
-        if name != "self":
-            setattr(estimator, name, value)
-
-
-class _CKNBase(BaseEstimator):
-    """Fitting and prediction shared by the image and sequence CKN estimators.
-
-    Subclasses define ``_inputs(X, reset)`` (validated tensor), ``_make_network(X)`` (the
-    torch module, anchors at random) and ``_fit_anchors(network, X, generator)``.
-    """
-
-    batch_size: int
-    random_state: Any
-
-    def _inputs(self, X: Any, *, reset: bool) -> torch.Tensor:
-        raise NotImplementedError
-
-    def _make_network(self, X: torch.Tensor) -> torch.nn.Module:
-        raise NotImplementedError
-
-    def _fit_anchors(self, network: Any, X: torch.Tensor, generator: torch.Generator) -> None:
-        raise NotImplementedError
-
-    _validate_params = KernelEstimatorMixin._validate_params
-
-    def _fit_network(self, X: Any) -> tuple[torch.Tensor, torch.Generator]:
-        self._validate_params()
-        Xt = self._inputs(X, reset=True)
-        generator = torch_generator(self.random_state)
-        network = self._make_network(Xt).to(Xt.device)
-        self._fit_anchors(network, Xt, generator)
-        self.network_ = network
-        return Xt, generator
-
-    def _features(self, X: torch.Tensor) -> torch.Tensor:
-        network = self.network_.to(X.device)
-        return map_in_batches(lambda b: network(b).flatten(1), X, self.batch_size)
-
-    def _transform(self, X: Any) -> Any:
-        check_is_fitted(self, "network_")
-        return like_input(self._features(self._inputs(X, reset=False)), X)
-
-
-class CKNClassifierMixin:
-    """End-to-end training and prediction of the supervised CKN estimators."""
-
-    network_: Any
-    _fit_network: Any
-    _features: Any
-    _inputs: Any
-    batch_size: int
-    lam: float
-    max_iter: int
-    lr: float
-
-    def _fit_classifier(self, X: Any, y: Any) -> Any:
-        Xt, generator = self._fit_network(X)
-        y = column_or_1d(to_numpy(y), warn=True)
-        if len(y) != Xt.shape[0]:
-            raise InputError(f"y: expected {Xt.shape[0]} labels (one per sample), got {len(y)}")
-        check_classification_targets(y)
-        self.classes_, codes = np.unique(y, return_inverse=True)
-        n_features = int(self._features(Xt[:1]).shape[1])
-        head = torch.nn.Linear(n_features, len(self.classes_), dtype=Xt.dtype, device=Xt.device)
-        torch.nn.init.zeros_(head.weight)
-        torch.nn.init.zeros_(head.bias)
-        self.history_ = train_classifier(
-            self.network_,
-            head,
-            Xt,
-            torch.as_tensor(codes, device=Xt.device),
-            lam=self.lam,
-            n_epochs=self.max_iter,
-            lr=self.lr,
-            batch_size=self.batch_size,
-            generator=generator,
-        )
-        self.head_ = head
-        self.n_iter_ = len(self.history_)
-        return self
-
-    def _logits(self, X: Any) -> torch.Tensor:
-        check_is_fitted(self, "head_")
-        Xt = self._inputs(X, reset=False)
-        head = self.head_.to(Xt.device)
-        return map_in_batches(lambda b: head(self.network_(b).flatten(1)), Xt, self.batch_size)
-
-    def decision_function(self, X: Any) -> Any:
-        """Class scores ``W Phi(x) + b``; for two classes the score of ``classes_[1]``."""
-        logits = self._logits(X)
-        scores = logits[:, 1] - logits[:, 0] if logits.shape[1] == 2 else logits
-        return like_input(scores, X)
-
-    def predict_proba(self, X: Any) -> Any:
-        """Softmax of the class scores, shape ``(n_samples, n_classes)``."""
-        return like_input(F.softmax(self._logits(X), dim=1), X)
-
-    def predict(self, X: Any) -> Any:
-        """The class of largest score (labels of ``classes_``; a tensor for tensor input
-        when the labels are numeric)."""
-        best = to_numpy(self._logits(X).argmax(1))
-        labels = self.classes_[best]
-        if isinstance(X, torch.Tensor) and labels.dtype.kind in "biuf":
-            return torch.as_tensor(labels, device=X.device)
-        return labels
-
-
-class CKNTransformerMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin):
-    """``fit`` (unsupervised anchors) and ``transform`` of the CKN feature transformers."""
-
-    n_components_: int
-    _fit_network: Any
-    _transform: Any
-
-    def fit(self, X: Any, y: Any = None) -> Any:
-        """Learn the anchors by spherical k-means on sampled patches (``y`` is ignored)."""
-        self._fit_network(X)
-        return self
-
-    def transform(self, X: Any) -> Any:
-        """The CKN features, shape ``(n_samples, n_components_)``, in the container of ``X``."""
-        return self._transform(X)
-
-    @property
-    def _n_features_out(self) -> int:
-        return self.n_components_
-
-    def __sklearn_tags__(self) -> Any:
-        tags = super().__sklearn_tags__()
-        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
-        return tags
 
 
 class _ImageCKN(_CKNBase):
@@ -410,10 +227,15 @@ class CKNClassifier(ClassifierMixin, CKNClassifierMixin, _ImageCKN):
         r"""Supervised convolutional kernel network: anchors and a linear classifier trained
     end to end (course part 3, section 6, "learning a linear subspace of the RKHS").
 
-    The anchors start from the spherical k-means of :class:`CKNFeatures`; then minibatch
-    Adam minimises ``(1/n) sum_i CE(W Phi_Z(x_i) + b, y_i) + lam ||W||^2`` (multinomial
-    logistic loss) over the anchors ``Z`` of every layer and ``(W, b)``, with a cosine
-    learning-rate decay (:func:`kernelkit.models.ckn_train.train_classifier`).
+    Mairal (2016, §3) and its reference implementation: the anchors start from the spherical
+    k-means of :class:`CKNFeatures` and the classifier from the multinomial logistic
+    regression on those fixed features (``head_init="linear"``, by L-BFGS); then minibatch
+    Adam minimises ``(1/n) sum_i CE(W Phi_Z(x_i) + b, y_i) + lam ||W||^2`` over the anchors
+    ``Z`` of every layer and ``(W, b)``, with a cosine learning-rate decay, on all but a
+    held-out ``validation_fraction`` of the training set (stratified), and keeps the epoch of
+    best held-out accuracy (:func:`kernelkit.models.ckn_train.train_classifier`).  With
+    ``max_iter=0`` the network is the unsupervised :class:`CKNFeatures` network and the
+    classifier the logistic regression on its features.
 
     Parameters
     ----------"""
@@ -424,7 +246,9 @@ class CKNClassifier(ClassifierMixin, CKNClassifierMixin, _ImageCKN):
     max_iter : int, default 20
         Training epochs.
     lr : float, default 0.01
-        Initial Adam learning rate.
+        Initial Adam learning rate."""
+        + SUPERVISED_PARAMS_DOC
+        + """
 
     Attributes
     ----------
@@ -435,7 +259,9 @@ class CKNClassifier(ClassifierMixin, CKNClassifierMixin, _ImageCKN):
     classes_ : ndarray
         Class labels.
     history_ : list of float
-        Mean objective of each epoch.
+        Mean objective of each epoch."""
+        + SUPERVISED_ATTRIBUTES_DOC
+        + """
     image_shape_, n_features_in_ :
         As in :class:`CKNFeatures`.
     """
@@ -461,11 +287,15 @@ class CKNClassifier(ClassifierMixin, CKNClassifierMixin, _ImageCKN):
         lam: float = 1e-4,
         max_iter: int = 20,
         lr: float = 0.01,
+        head_init: str = "linear",
+        validation_fraction: float = 0.1,
+        n_iter_no_change: int = 5,
         batch_size: int = 256,
         random_state: Any = None,
     ):
         store_params(self, locals())
 
     def fit(self, X: Any, y: Any) -> CKNClassifier:
-        """Initialise the anchors by spherical k-means, then train everything end to end."""
+        """Spherical k-means anchors and the logistic regression on their features, then
+        end-to-end training with the best held-out epoch kept."""
         return self._fit_classifier(X, y)

@@ -26,9 +26,11 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from kernelkit.data.strings import StringBatch
-from kernelkit.estimators.ckn import (
+from kernelkit.estimators._ckn_base import (
     COMMON_CONSTRAINTS,
+    SUPERVISED_ATTRIBUTES_DOC,
     SUPERVISED_CONSTRAINTS,
+    SUPERVISED_PARAMS_DOC,
     CKNClassifierMixin,
     CKNTransformerMixin,
     _CKNBase,
@@ -221,8 +223,10 @@ class SequenceCKNClassifier(ClassifierMixin, CKNClassifierMixin, _SequenceCKN):
     __doc__ = (
         r"""Supervised CKN-seq: anchors and a linear classifier trained end to end.
 
-    Spherical k-means anchors (as :class:`SequenceCKNFeatures`), then minibatch Adam on
-    ``(1/n) sum_i CE(W Psi_Z(x_i) + b, y_i) + lam ||W||^2`` over ``Z`` and ``(W, b)``
+    Spherical k-means anchors (as :class:`SequenceCKNFeatures`) and the logistic regression
+    on their features, then minibatch Adam on
+    ``(1/n) sum_i CE(W Psi_Z(x_i) + b, y_i) + lam ||W||^2`` over ``Z`` and ``(W, b)`` with
+    the best held-out epoch kept, as :class:`~kernelkit.estimators.ckn.CKNClassifier`
     (course part 3, sections 6 and 10; Chen, Jacob & Mairal 2019a).
 
     Parameters
@@ -234,7 +238,9 @@ class SequenceCKNClassifier(ClassifierMixin, CKNClassifierMixin, _SequenceCKN):
     max_iter : int, default 50
         Training epochs.
     lr : float, default 0.01
-        Initial Adam learning rate.
+        Initial Adam learning rate."""
+        + SUPERVISED_PARAMS_DOC
+        + """
 
     Attributes
     ----------
@@ -245,7 +251,9 @@ class SequenceCKNClassifier(ClassifierMixin, CKNClassifierMixin, _SequenceCKN):
     classes_ : ndarray
         Class labels.
     history_ : list of float
-        Mean objective of each epoch.
+        Mean objective of each epoch."""
+        + SUPERVISED_ATTRIBUTES_DOC
+        + """
     """
     )
 
@@ -270,6 +278,9 @@ class SequenceCKNClassifier(ClassifierMixin, CKNClassifierMixin, _SequenceCKN):
         lam: float = 1e-4,
         max_iter: int = 50,
         lr: float = 0.01,
+        head_init: str = "linear",
+        validation_fraction: float = 0.1,
+        n_iter_no_change: int = 5,
         batch_size: int = 256,
         random_state: Any = None,
     ):

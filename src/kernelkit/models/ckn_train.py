@@ -8,19 +8,28 @@ r"""Learning the anchors of a convolutional kernel network (course part 3, secti
   linear classifier on top, minimising ``(1/n) sum_i L(y_i, W psi_Z(x_i) + b) + lam ||W||^2``
   over ``Z`` and ``(W, b)`` with ``L`` the multinomial logistic loss ("end-to-end kernel
   learning = learning a linear subspace of the RKHS", part 3, section 6; Mairal 2016, §3),
-  by minibatch Adam.
+  by minibatch Adam, keeping the epoch of best accuracy on a held-out part of the training
+  set (:func:`validation_split`).  The starting point is the unsupervised model: k-means
+  anchors and the classifier fitted on their fixed features (:func:`fit_linear_head`), the
+  initialisation of Mairal (2016, §3) and of the reference implementation
+  (claying/CKN-Pytorch-image, ``experiments/cifar10_sup.py``: ``unsup_train_ckn``, then
+  ``unsup_train_classifier`` on the frozen features, then end-to-end SGD with the model of
+  best validation accuracy kept).
 """
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from kernelkit.models.ckn import CKN, extract_patches
+from kernelkit.solvers import LBFGSResult, lbfgs
 from kernelkit.utils.errors import InputError
 
 
@@ -155,6 +164,106 @@ def fit_image_anchors(
         )
 
 
+def validation_split(
+    y: torch.Tensor, fraction: float, generator: torch.Generator
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Indices ``(train, validation)`` of a split stratified by class.
+
+    Class ``c`` with ``n_c`` members gives ``min(round(fraction n_c), n_c - 1)`` random
+    members to the validation part (at least one member of every class stays in training);
+    ``fraction = 0`` gives an empty validation part.  Both index sets are sorted.
+    """
+    train, held = [], []
+    for c in torch.unique(y):
+        members = torch.nonzero(y == c).flatten()
+        members = members[torch.randperm(len(members), generator=generator).to(y.device)]
+        n_held = min(math.floor(fraction * len(members) + 0.5), len(members) - 1)
+        held.append(members[:n_held])
+        train.append(members[n_held:])
+    return torch.cat(train).sort().values, torch.cat(held).sort().values
+
+
+def fit_linear_head(
+    head: nn.Linear,
+    features: torch.Tensor,
+    y: torch.Tensor,
+    *,
+    lam: float,
+    max_iter: int = 500,
+) -> LBFGSResult:
+    r"""Multinomial logistic regression on fixed features, written into ``head``.
+
+    Minimises ``(1/n) sum_i CE(W f_i + b, y_i) + lam ||W||^2`` (the objective of
+    :func:`train_classifier` with the network frozen) over ``(W, b)`` from zero, in float64,
+    by L-BFGS (:func:`kernelkit.solvers.lbfgs`): the classifier of the unsupervised CKN, the
+    starting point of the end-to-end training (Mairal 2016, §3).
+
+    Parameters
+    ----------
+    head : nn.Linear
+        Receives the solution (cast to its dtype and device).
+    features : tensor, shape (n, d)
+        Fixed features ``f_i``.
+    y : tensor of int, shape (n,)
+        Class codes in ``0 .. head.out_features - 1``.
+    lam : float
+        Ridge penalty on ``W`` (``b`` is not penalised).
+    max_iter : int
+        L-BFGS iterations.
+
+    Returns
+    -------
+    LBFGSResult
+    """
+    F64 = features.detach().to(torch.float64)
+    W = torch.zeros(head.out_features, F64.shape[1], dtype=torch.float64, device=F64.device)
+    b = torch.zeros(head.out_features, dtype=torch.float64, device=F64.device)
+    W.requires_grad_(True)
+    b.requires_grad_(True)
+    codes = y.to(F64.device)
+
+    def objective() -> torch.Tensor:
+        return F.cross_entropy(F64 @ W.T + b, codes) + lam * (W**2).sum()
+
+    result = lbfgs(
+        objective, [W, b], max_iter=max_iter, tolerance_grad=1e-9, tolerance_change=1e-12
+    )
+    with torch.no_grad():
+        head.weight.copy_(W.detach().to(head.weight))
+        head.bias.copy_(b.detach().to(head.bias))
+    return result
+
+
+@dataclass
+class ClassifierTraining:
+    """Record of :func:`train_classifier`.
+
+    Attributes
+    ----------
+    objective : list of float
+        Mean training objective of each epoch.
+    validation : list of tuple (float, float)
+        ``(accuracy, mean cross-entropy)`` on the held-out part before training (entry 0)
+        and after each epoch; empty without a held-out part.
+    best_epoch : int
+        Epoch of the returned parameters (0: the starting point); the last epoch without a
+        held-out part.
+    """
+
+    objective: list[float] = field(default_factory=list)
+    validation: list[tuple[float, float]] = field(default_factory=list)
+    best_epoch: int = 0
+
+
+def _evaluate(
+    network: nn.Module, head: nn.Linear, X: torch.Tensor, y: torch.Tensor, batch_size: int
+) -> tuple[float, float]:
+    """``(accuracy, mean cross-entropy)`` of ``head(network(X))`` against ``y``."""
+    logits = map_in_batches(lambda b: head(network(b).flatten(1)), X, batch_size)
+    accuracy = float((logits.argmax(1) == y).to(torch.float64).mean())
+    return accuracy, float(F.cross_entropy(logits, y))
+
+
 def train_classifier(
     network: nn.Module,
     head: nn.Linear,
@@ -166,17 +275,23 @@ def train_classifier(
     lr: float,
     batch_size: int,
     generator: torch.Generator,
-) -> list[float]:
+    validation: tuple[torch.Tensor, torch.Tensor] | None = None,
+    n_iter_no_change: int | None = None,
+) -> ClassifierTraining:
     r"""Minibatch Adam on ``(1/n) sum_i CE(head(network(x_i)), y_i) + lam ||W||^2``.
 
     ``network`` maps a batch to features ``(b, d)`` (flattened inside); every trainable
-    parameter of ``network`` (the anchors) and of ``head`` moves.  The learning rate decays
-    as a cosine from ``lr`` to 0 over the epochs.
+    parameter of ``network`` (the anchors) and of ``head`` moves, from their current values.
+    The learning rate decays as a cosine from ``lr`` to 0 over the epochs.  With
+    ``validation = (X_val, y_val)`` the held-out accuracy is measured before training and
+    after every epoch; training stops after ``n_iter_no_change`` epochs without a better
+    one, and the parameters of the best epoch (highest accuracy, then lowest held-out
+    cross-entropy; the earliest on ties) are restored, as the reference implementation
+    keeps its best validation epoch.
 
     Returns
     -------
-    list of float
-        The mean objective of each epoch.
+    ClassifierTraining
     """
     if X.shape[0] != y.shape[0]:
         raise InputError(f"y: expected {X.shape[0]} labels, got {y.shape[0]}")
@@ -187,8 +302,16 @@ def train_classifier(
     schedule = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda t: 0.5 * (1.0 + math.cos(math.pi * min(t, steps) / max(steps, 1)))
     )
-    history = []
-    for _ in range(n_epochs):
+    log = ClassifierTraining()
+
+    def snapshot() -> tuple[dict, dict]:
+        return copy.deepcopy(network.state_dict()), copy.deepcopy(head.state_dict())
+
+    best = None
+    if validation is not None:
+        log.validation.append(_evaluate(network, head, *validation, batch_size))
+        best = snapshot()
+    for epoch in range(1, n_epochs + 1):
         perm = torch.randperm(n, generator=generator).to(X.device)
         total = 0.0
         for start in range(0, n, batch_size):
@@ -200,15 +323,31 @@ def train_classifier(
             opt.step()
             schedule.step()
             total += float(loss.detach()) * len(idx)
-        history.append(total / n)
-    return history
+        log.objective.append(total / n)
+        if validation is None:
+            log.best_epoch = epoch
+            continue
+        acc, ce = _evaluate(network, head, *validation, batch_size)
+        log.validation.append((acc, ce))
+        best_acc, best_ce = log.validation[log.best_epoch]
+        if acc > best_acc or (acc == best_acc and ce < best_ce):
+            log.best_epoch, best = epoch, snapshot()
+        elif n_iter_no_change is not None and epoch - log.best_epoch >= n_iter_no_change:
+            break
+    if best is not None:
+        network.load_state_dict(best[0])
+        head.load_state_dict(best[1])
+    return log
 
 
 __all__ = [
+    "ClassifierTraining",
     "fit_image_anchors",
+    "fit_linear_head",
     "map_in_batches",
     "normalize_blocks",
     "sample_rows",
     "spherical_kmeans",
     "train_classifier",
+    "validation_split",
 ]

@@ -1,0 +1,247 @@
+r"""Shared machinery of the CKN estimators (images and sequences, course part 3, sections 6-7
+and 10): input validation, the fitting of the network, the supervised training and the
+transformer interface of :mod:`kernelkit.estimators.ckn` and
+:mod:`kernelkit.estimators.ckn_seq`.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
+
+from kernelkit.estimators._base import RANDOM_STATE_CONSTRAINT, KernelEstimatorMixin, to_numpy
+from kernelkit.kernels.dot_product import KAPPAS
+from kernelkit.models.ckn_train import (
+    fit_linear_head,
+    map_in_batches,
+    train_classifier,
+    validation_split,
+)
+from kernelkit.utils.errors import InputError
+from kernelkit.utils.seeding import torch_generator
+from kernelkit.utils.validation import check_finite, like_input
+
+COMMON_CONSTRAINTS: dict[str, list[Any]] = {
+    "kappa": [StrOptions(set(KAPPAS))],
+    "sigma": [Interval(Real, 0, None, closed="neither")],
+    "shift": [Interval(Real, 0, None, closed="left")],
+    "kmeans_iter": [Interval(Integral, 0, None, closed="left")],
+    "batch_size": [Interval(Integral, 1, None, closed="left")],
+    "random_state": RANDOM_STATE_CONSTRAINT,
+}
+"""Parameters shared by the image and sequence CKN estimators."""
+
+SUPERVISED_CONSTRAINTS: dict[str, list[Any]] = {
+    "lam": [Interval(Real, 0, None, closed="left")],
+    "max_iter": [Interval(Integral, 0, None, closed="left")],
+    "lr": [Interval(Real, 0, None, closed="neither")],
+    "head_init": [StrOptions({"linear", "zeros"})],
+    "validation_fraction": [Interval(Real, 0, 1, closed="left")],
+    "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
+}
+"""Parameters of the supervised CKN estimators."""
+
+
+def float_tensor(X: Any, estimator: Any, *, reset: bool, allow_nd: bool) -> torch.Tensor:
+    """Validated float tensor of ``X`` (float32 kept, anything else float64).
+
+    Arrays go through scikit-learn's ``validate_data`` (NaN/inf, empty input,
+    ``n_features_in_`` = ``X.shape[1]``); tensors stay on their device.
+    """
+    if isinstance(X, torch.Tensor):
+        X = X.detach()
+        if X.ndim < 2 or X.shape[0] == 0:
+            raise InputError(f"X: expected an array of >= 2 dimensions, got {tuple(X.shape)}")
+        if X.dtype not in (torch.float32, torch.float64):
+            X = X.to(torch.float64)
+        check_finite(X, name="X")
+        if reset:
+            estimator.n_features_in_ = int(X.shape[1])
+        elif X.shape[1] != estimator.n_features_in_:
+            raise InputError(
+                f"X has {X.shape[1]} features, but {type(estimator).__name__} is expecting "
+                f"{estimator.n_features_in_} features as input"
+            )
+        return X
+    try:
+        arr = validate_data(
+            estimator, X, reset=reset, allow_nd=allow_nd, dtype=[np.float64, np.float32]
+        )
+    except ValueError as exc:
+        raise InputError(str(exc) if str(exc).startswith("X") else f"X: {exc}") from exc
+    return torch.from_numpy(np.ascontiguousarray(arr))
+
+
+def store_params(estimator: Any, params: dict[str, Any]) -> None:
+    """Set each ``__init__`` argument in ``params`` (its ``locals()``) as an attribute."""
+    for name, value in params.items():
+        if name != "self":
+            setattr(estimator, name, value)
+
+
+class _CKNBase(BaseEstimator):
+    """Fitting and prediction shared by the image and sequence CKN estimators.
+
+    Subclasses define ``_inputs(X, reset)`` (validated tensor), ``_make_network(X)`` (the
+    torch module, anchors at random) and ``_fit_anchors(network, X, generator)``.
+    """
+
+    batch_size: int
+    random_state: Any
+
+    def _inputs(self, X: Any, *, reset: bool) -> torch.Tensor:
+        raise NotImplementedError
+
+    def _make_network(self, X: torch.Tensor) -> torch.nn.Module:
+        raise NotImplementedError
+
+    def _fit_anchors(self, network: Any, X: torch.Tensor, generator: torch.Generator) -> None:
+        raise NotImplementedError
+
+    _validate_params = KernelEstimatorMixin._validate_params
+
+    def _fit_network(self, X: Any) -> tuple[torch.Tensor, torch.Generator]:
+        self._validate_params()
+        Xt = self._inputs(X, reset=True)
+        generator = torch_generator(self.random_state)
+        network = self._make_network(Xt).to(Xt.device)
+        self._fit_anchors(network, Xt, generator)
+        self.network_ = network
+        return Xt, generator
+
+    def _features(self, X: torch.Tensor) -> torch.Tensor:
+        network = self.network_.to(X.device)
+        return map_in_batches(lambda b: network(b).flatten(1), X, self.batch_size)
+
+    def _transform(self, X: Any) -> Any:
+        check_is_fitted(self, "network_")
+        return like_input(self._features(self._inputs(X, reset=False)), X)
+
+
+SUPERVISED_PARAMS_DOC = """
+    head_init : {"linear", "zeros"}, default "linear"
+        Starting classifier: the multinomial logistic regression (same ``lam``) on the
+        features of the k-means anchors, fitted by L-BFGS on the training part (Mairal 2016,
+        §3), or zero.
+    validation_fraction : float in [0, 1), default 0.1
+        Part of every class held out from training to choose the epoch (model of best
+        held-out accuracy, the initial one included) and to stop early; 0 trains on
+        everything for ``max_iter`` epochs and keeps the last.
+    n_iter_no_change : int, default 5
+        Epochs without a better held-out accuracy before training stops."""
+
+SUPERVISED_ATTRIBUTES_DOC = """
+    validation_scores_ : list of float
+        Held-out accuracy before training (entry 0) and after each epoch (empty when
+        ``validation_fraction=0``).
+    best_epoch_ : int
+        Epoch of the kept parameters (0: the initialisation).
+    n_iter_ : int
+        Epochs run."""
+
+
+class CKNClassifierMixin:
+    """End-to-end training and prediction of the supervised CKN estimators."""
+
+    network_: Any
+    _fit_network: Any
+    _features: Any
+    _inputs: Any
+    batch_size: int
+    lam: float
+    max_iter: int
+    lr: float
+
+    def _fit_classifier(self, X: Any, y: Any) -> Any:
+        Xt, generator = self._fit_network(X)
+        y = column_or_1d(to_numpy(y), warn=True)
+        if len(y) != Xt.shape[0]:
+            raise InputError(f"y: expected {Xt.shape[0]} labels (one per sample), got {len(y)}")
+        check_classification_targets(y)
+        self.classes_, codes = np.unique(y, return_inverse=True)
+        codes = torch.as_tensor(codes, device=Xt.device)
+        train, held = validation_split(codes, self.validation_fraction, generator)
+        n_features = int(self._features(Xt[:1]).shape[1])
+        head = torch.nn.Linear(n_features, len(self.classes_), dtype=Xt.dtype, device=Xt.device)
+        torch.nn.init.zeros_(head.weight)
+        torch.nn.init.zeros_(head.bias)
+        if self.head_init == "linear":
+            fit_linear_head(head, self._features(Xt[train]), codes[train], lam=self.lam)
+        log = train_classifier(
+            self.network_,
+            head,
+            Xt[train],
+            codes[train],
+            lam=self.lam,
+            n_epochs=self.max_iter,
+            lr=self.lr,
+            batch_size=self.batch_size,
+            generator=generator,
+            validation=(Xt[held], codes[held]) if len(held) else None,
+            n_iter_no_change=self.n_iter_no_change,
+        )
+        self.head_ = head
+        self.history_ = log.objective
+        self.validation_scores_ = [acc for acc, _ in log.validation]
+        self.best_epoch_ = log.best_epoch
+        self.n_iter_ = len(self.history_)
+        return self
+
+    def _logits(self, X: Any) -> torch.Tensor:
+        check_is_fitted(self, "head_")
+        Xt = self._inputs(X, reset=False)
+        head = self.head_.to(Xt.device)
+        return map_in_batches(lambda b: head(self.network_(b).flatten(1)), Xt, self.batch_size)
+
+    def decision_function(self, X: Any) -> Any:
+        """Class scores ``W Phi(x) + b``; for two classes the score of ``classes_[1]``."""
+        logits = self._logits(X)
+        scores = logits[:, 1] - logits[:, 0] if logits.shape[1] == 2 else logits
+        return like_input(scores, X)
+
+    def predict_proba(self, X: Any) -> Any:
+        """Softmax of the class scores, shape ``(n_samples, n_classes)``."""
+        return like_input(F.softmax(self._logits(X), dim=1), X)
+
+    def predict(self, X: Any) -> Any:
+        """The class of largest score (labels of ``classes_``; a tensor for tensor input
+        when the labels are numeric)."""
+        best = to_numpy(self._logits(X).argmax(1))
+        labels = self.classes_[best]
+        if isinstance(X, torch.Tensor) and labels.dtype.kind in "biuf":
+            return torch.as_tensor(labels, device=X.device)
+        return labels
+
+
+class CKNTransformerMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin):
+    """``fit`` (unsupervised anchors) and ``transform`` of the CKN feature transformers."""
+
+    n_components_: int
+    _fit_network: Any
+    _transform: Any
+
+    def fit(self, X: Any, y: Any = None) -> Any:
+        """Learn the anchors by spherical k-means on sampled patches (``y`` is ignored)."""
+        self._fit_network(X)
+        return self
+
+    def transform(self, X: Any) -> Any:
+        """The CKN features, shape ``(n_samples, n_components_)``, in the container of ``X``."""
+        return self._transform(X)
+
+    @property
+    def _n_features_out(self) -> int:
+        return self.n_components_
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags
