@@ -5,11 +5,19 @@ Falkon (Rudi, Carratino and Rosasco, NeurIPS 2017, Algorithm 1, ``KnM_times_vect
 ``X_b``; each tile's kernel block ``K_b = K(X_b, C)`` is computed once (in the dtype of the
 data: float32 blocks for float32 data) and used for both products,
 
-.. math:: K_{nm}^T W (K_{nm} V) + K_{nm}^T U = \sum_b K_b^T \big(w_b \odot (K_b V) + U_b\big),
+.. math:: K_{nm}^T W (K_{nm} V) + K_{nm}^T U = \sum_b K_b^T \big(w_b \odot (K_b V) + U_b\big).
 
-the per-tile ``m x c`` contributions being summed in float64.  The work per tile is one kernel
-block (for the Gaussian: the ``exp`` pass over ``b m`` entries) and two GEMMs with ``c``
-columns; memory is one tile per worker thread plus its ``m x c`` float64 accumulator.
+Only the kernel evaluation (the ``b m`` volume) runs in the block dtype; the products run in
+float64 on a float64 copy of the tile, as the ``m x m`` algebra does (Meanti et al., "Kernel
+methods through the roof", NeurIPS 2020, section 4: low precision where the ``n x m`` volume
+is, the rest numerically safe).  The vectors ``V = B U`` of Falkon's CG carry the factor
+``T^{-1}`` of an ill-conditioned ``K_mm``: their entries are large and ``K_b V`` cancels, so a
+float32 product loses digits that CG cannot recover (measured: test MSE 0.01183 with float32
+products against 0.01132 with float64 products of the same float32 blocks, n = 2e4,
+m = 1000, benchmarks/bench_falkon.py's problem; the float64 fit is 0.01132).  The
+per-tile work is one kernel block (for the Gaussian: the ``exp`` pass over ``b m`` entries),
+its float64 copy and two float64 GEMMs with ``c`` columns; memory is one tile (and its copy)
+per worker thread plus its ``m x c`` float64 accumulator.
 
 :func:`nystrom_tile` is the per-tile function: pure (its inputs are a row block of ``X``,
 the centres, the vectors and the row blocks of the weights and of ``U``; its outputs are that
@@ -49,6 +57,7 @@ def nystrom_tile(
     weights: torch.Tensor | None = None,
     transpose: bool = True,
     out: torch.Tensor | None = None,
+    out64: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor | None, torch.Tensor | None]:
     r"""One row tile of the streamed products: ``K_b V`` and ``K_b^T (w_b (K_b V) + U_b)``.
 
@@ -61,7 +70,7 @@ def nystrom_tile(
     centres : batch
         The ``m`` prepared centres.
     V : torch.Tensor, optional
-        Shape ``(m, c)``; cast to the block dtype for the product.
+        Shape ``(m, c)``; the products run in float64.
     U : torch.Tensor, optional
         This tile's rows of ``U``, shape ``(b, c)``.
     weights : torch.Tensor, optional
@@ -71,6 +80,9 @@ def nystrom_tile(
     out : torch.Tensor, optional
         Scratch of at least ``b m`` elements of the block dtype for ``K_b`` (reused across
         tiles; a new tensor is allocated when None).
+    out64 : torch.Tensor, optional
+        Scratch of at least ``b m`` float64 elements for the copy of a lower-precision
+        ``K_b`` (a new tensor is allocated when None).
 
     Returns
     -------
@@ -85,19 +97,20 @@ def nystrom_tile(
     else:
         K = out[: b * m].view(b, m)
         kernel.block_into(X_block, centres, K)
-    KV = None if V is None else K @ V.to(K.dtype)
+    if K.dtype != torch.float64:
+        K = K.to(torch.float64) if out64 is None else out64[: b * m].view(b, m).copy_(K)
+    KV = None if V is None else K @ V.to(torch.float64)
     if not transpose:
-        return (None if KV is None else KV.to(torch.float64)), None
+        return KV, None
     Z = KV
     if Z is not None and weights is not None:
-        w = weights.to(Z.dtype)
+        w = weights.to(torch.float64)
         Z = Z * (w[:, None] if w.ndim == 1 else w)
     if U is not None:
-        Z = U.to(K.dtype) if Z is None else Z + U.to(K.dtype)
+        Z = U.to(torch.float64) if Z is None else Z + U.to(torch.float64)
     if Z is None:
         raise InputError("V, U: expected at least one of them, got neither")
-    KtZ = (K.T @ Z).to(torch.float64)
-    return (None if KV is None else KV.to(torch.float64)), KtZ
+    return KV, K.T @ Z
 
 
 class StreamedProducts(ABC):
@@ -228,6 +241,8 @@ class NystromOperator(StreamedProducts):
 
         def work(w: int) -> None:
             scratch = torch.empty(b * m, dtype=block_dtype) if vector else None
+            low = vector and block_dtype != torch.float64
+            scratch64 = torch.empty(b * m, dtype=torch.float64) if low else None
             for r0 in starts[w::workers]:
                 r1 = min(r0 + b, n)
                 Xi = self.Xb[r0:r1] if sliceable else self.Xb
@@ -240,6 +255,7 @@ class NystromOperator(StreamedProducts):
                     weights=None if weights is None else weights[r0:r1],
                     transpose=transpose,
                     out=scratch,
+                    out64=scratch64,
                 )
                 if KV is not None and kv is not None:
                     KV[r0:r1] = kv

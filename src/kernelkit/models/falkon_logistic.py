@@ -142,7 +142,7 @@ def nystrom_logistic_fit(
         raise InputError(f"lam: expected a finite lam > 0 (Newton-PCG), got {lam!r}")
     classes, Y = signed_targets(y)
     if system is None:
-        system = nystrom_system(kernel, X, indices, block_size=block_size)
+        system = nystrom_system(kernel, X, indices, block_size=block_size, lam=lam)
     n, m = system.op.shape
     if len(Y) != n:
         raise InputError(f"y: expected {n} labels (one per row of X), got {len(Y)}")
