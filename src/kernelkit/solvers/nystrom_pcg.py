@@ -205,22 +205,27 @@ class NystromPCGResult:
         ``alpha = B beta``.
     cg : CGResult
         The CG run on ``beta`` (iterations, residual ``||B^T (b - H alpha)|| / ||B^T b||``).
+    image : torch.Tensor or None
+        ``G alpha`` when ``normal`` also returned ``G V`` (``image=True``); None without
+        ``image``, or when no CG step ran from ``x0 = 0`` (then ``alpha = 0``).
     """
 
     coef: torch.Tensor
     cg: CGResult
+    image: torch.Tensor | None = None
 
 
 def nystrom_pcg(
-    normal: Callable[[torch.Tensor], torch.Tensor],
+    normal: Callable[[torch.Tensor], Any],
     rhs: torch.Tensor,
     precond: NystromPreconditioner,
     *,
     n: int,
-    tol: float = 1e-6,
+    tol: float | Callable[[torch.Tensor], float] = 1e-6,
     max_iter: int = 100,
     x0: torch.Tensor | None = None,
     penalty_at: torch.Tensor | None = None,
+    image: bool = False,
     callback: Callable[[int, torch.Tensor], None] | None = None,
 ) -> NystromPCGResult:
     r"""Solve ``(K_nm^T W K_nm / n + lam K_mm) alpha = rhs / n - lam K_mm a`` by Falkon's CG.
@@ -228,36 +233,66 @@ def nystrom_pcg(
     Parameters
     ----------
     normal : callable
-        ``V -> K_nm^T W K_nm V`` for ``V`` of shape ``(m, c)`` (float64 in and out).
+        ``V -> K_nm^T W K_nm V`` for ``V`` of shape ``(m, c)`` (float64 in and out); with
+        ``image``, ``V -> (K_nm^T W K_nm V, G V)`` for a linear map ``G`` (``K_nm`` itself:
+        the tile pass computes ``K_nm V`` on the way).
     rhs : torch.Tensor, shape (m, c)
         ``K_nm^T W Y`` (not yet divided by ``n``).
     precond : NystromPreconditioner
         ``B``; ``c`` must be a multiple of its number of groups.
     n : int
         Number of training points.
-    tol, max_iter : float, int
+    tol, max_iter : float or callable, int
         Stopping rule of :func:`~kernelkit.solvers.conjugate_gradient` on ``beta``: relative
-        residual ``||B^T (rhs - n H alpha)|| / ||B^T rhs||`` per column.
+        residual ``||B^T (rhs - n H alpha)|| / ||B^T rhs||`` per column.  A callable gets the
+        norms ``||B^T rhs||`` of the columns (after the ``penalty_at`` term) and returns the
+        tolerance (the forcing term of an inexact Newton step).
     x0 : torch.Tensor, optional
         Starting ``alpha`` (warm start), mapped to ``beta_0 = A T alpha``.
     penalty_at : torch.Tensor, optional
         ``a`` (default 0): a Newton step ``delta`` of a penalised loss at ``a`` solves this
         system with ``rhs`` the loss part of the negative gradient times ``n``; the term
         enters the preconditioned right-hand side as ``B^T lam T^T T a = lam A^{-T} T a``.
+    image : bool
+        Carry ``G alpha`` along the CG steps from the ``G V`` of every product
+        (:func:`~kernelkit.solvers.conjugate_gradient`'s ``on_step``): no extra product.
     callback : callable, optional
         ``callback(k, rel)`` after every CG iteration.
     """
+    latest: list[torch.Tensor] = []
+    carried: list[torch.Tensor] = []
 
     def operator(U: torch.Tensor) -> torch.Tensor:
-        return precond.apply_t(normal(precond.apply(U)) / n) + precond.penalty(U)
+        out = normal(precond.apply(U))
+        if image:
+            out, GV = out
+            if not latest and x0 is not None:  # the first product is the one with beta_0
+                carried.append(GV)
+            latest[:] = [GV]
+        return precond.apply_t(out / n) + precond.penalty(U)
+
+    def on_step(step: torch.Tensor) -> None:
+        increment = latest[0] * step
+        carried[:] = [increment if not carried else carried[0] + increment]
 
     rhs = rhs.to(torch.float64)
     b = precond.apply_t(rhs / n)
     if penalty_at is not None:
         b = b - precond.penalty(precond.inverse(penalty_at.to(torch.float64)))
+    if callable(tol):
+        tol = tol(torch.linalg.vector_norm(b, dim=0))
     beta0 = None if x0 is None else precond.inverse(x0.to(torch.float64))
-    res = conjugate_gradient(operator, b, tol=tol, max_iter=max_iter, x0=beta0, callback=callback)
-    return NystromPCGResult(precond.apply(res.solution), res)
+    res = conjugate_gradient(
+        operator,
+        b,
+        tol=tol,
+        max_iter=max_iter,
+        x0=beta0,
+        callback=callback,
+        on_step=on_step if image else None,
+    )
+    G_alpha = carried[0] if carried else None
+    return NystromPCGResult(precond.apply(res.solution), res, G_alpha)
 
 
 __all__ = [
