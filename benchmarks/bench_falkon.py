@@ -162,13 +162,16 @@ def run_case(case: dict) -> dict:
                 idx,
                 LAM_LOGISTIC,
                 tol=1e-2,
-                max_iter=10,
-                max_newton=6,
-                newton_tol=1e-6,
+                max_iter=20,
+                max_newton=20,
+                newton_tol=1e-3,
             )
             score = nystrom_logistic_decision(Gaussian(SIGMA), torch.as_tensor(Xt), res)
             pred = (score[:, 0] > 0).numpy().astype(int)
             out["newton_steps"], out["cg_iterations"] = res.n_newton, res.n_cg
+            # one gradient pass per Newton step, one pass per CG iteration
+            out["passes"], out["converged"] = res.n_newton + res.n_cg, res.converged
+            out["objective"] = float(res.objective[0])
         else:
             pipe = make_pipeline(
                 Nystroem(gamma=1.0 / (2.0 * SIGMA**2), n_components=m, random_state=0),

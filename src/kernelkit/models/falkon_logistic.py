@@ -152,6 +152,8 @@ def nystrom_logistic_fit(
     lam = float(lam)
     if not lam > 0 or not np.isfinite(lam):
         raise InputError(f"lam: expected a finite lam > 0 (Newton-PCG), got {lam!r}")
+    if not 0 <= forcing < 1:
+        raise InputError(f"forcing: expected a CG tolerance in [0, 1), got {forcing!r}")
     classes, Y = signed_targets(y)
     if system is None:
         system = nystrom_system(kernel, X, indices, block_size=block_size, lam=lam)
