@@ -58,6 +58,7 @@ def nystrom_tile(
     transpose: bool = True,
     out: torch.Tensor | None = None,
     out64: torch.Tensor | None = None,
+    fast: bool = False,
 ) -> tuple[torch.Tensor | None, torch.Tensor | None]:
     r"""One row tile of the streamed products: ``K_b V`` and ``K_b^T (w_b (K_b V) + U_b)``.
 
@@ -83,6 +84,10 @@ def nystrom_tile(
     out64 : torch.Tensor, optional
         Scratch of at least ``b m`` float64 elements for the copy of a lower-precision
         ``K_b`` (a new tensor is allocated when None).
+    fast : bool
+        Run the products in the block dtype (float32 blocks: float32 products, still summed
+        over tiles in float64): about 25% less time per pass, for products whose rounding
+        the caller tolerates (the Hessian products of an inexact Newton step).
 
     Returns
     -------
@@ -97,20 +102,21 @@ def nystrom_tile(
     else:
         K = out[: b * m].view(b, m)
         kernel.block_into(X_block, centres, K)
-    if K.dtype != torch.float64:
+    if K.dtype != torch.float64 and not fast:
         K = K.to(torch.float64) if out64 is None else out64[: b * m].view(b, m).copy_(K)
-    KV = None if V is None else K @ V.to(torch.float64)
+    KV = None if V is None else K @ V.to(K.dtype)
+    KV64 = None if KV is None else KV.to(torch.float64)
     if not transpose:
-        return KV, None
+        return KV64, None
     Z = KV
     if Z is not None and weights is not None:
-        w = weights.to(torch.float64)
+        w = weights.to(Z.dtype)
         Z = Z * (w[:, None] if w.ndim == 1 else w)
     if U is not None:
-        Z = U.to(torch.float64) if Z is None else Z + U.to(torch.float64)
+        Z = U.to(K.dtype) if Z is None else Z + U.to(K.dtype)
     if Z is None:
         raise InputError("V, U: expected at least one of them, got neither")
-    return KV, K.T @ Z
+    return KV64, (K.T @ Z).to(torch.float64)
 
 
 class StreamedProducts(ABC):
@@ -132,8 +138,10 @@ class StreamedProducts(ABC):
         *,
         keep_kv: bool,
         transpose: bool,
+        fast: bool = False,
     ) -> tuple[torch.Tensor | None, torch.Tensor | None]:
-        """One pass: ``(K_nm V or None, K_nm^T (w K_nm V + U) or None)``."""
+        """One pass: ``(K_nm V or None, K_nm^T (w K_nm V + U) or None)`` (``fast``: products
+        in the block dtype, :func:`nystrom_tile`)."""
 
     @staticmethod
     def _columns(T: Any, size: int, name: str) -> tuple[torch.Tensor, bool]:
@@ -167,13 +175,15 @@ class StreamedProducts(ABC):
         weights: torch.Tensor | None = None,
         U: torch.Tensor | None = None,
         keep_kv: bool = False,
+        fast: bool = False,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         r"""``K_nm^T (w K_nm V + U)`` in one pass over the tiles, and ``K_nm V`` if ``keep_kv``.
 
-        ``V`` has shape ``(m, c)``, ``weights`` ``(n,)`` or ``(n, c)``, ``U`` ``(n, c)``.
+        ``V`` has shape ``(m, c)``, ``weights`` ``(n,)`` or ``(n, c)``, ``U`` ``(n, c)``;
+        ``fast``: products in the block dtype (:func:`nystrom_tile`).
         """
         V, _ = self._columns(V, self.shape[1], "V")
-        KV, R = self._stream(V, U, weights, keep_kv=keep_kv, transpose=True)
+        KV, R = self._stream(V, U, weights, keep_kv=keep_kv, transpose=True, fast=fast)
         assert R is not None
         return R, KV
 
@@ -226,6 +236,7 @@ class NystromOperator(StreamedProducts):
         *,
         keep_kv: bool,
         transpose: bool,
+        fast: bool = False,
     ) -> tuple[torch.Tensor | None, torch.Tensor | None]:
         n, m = self.shape
         cols = (V if V is not None else U).shape[1]  # type: ignore[union-attr]
@@ -241,7 +252,7 @@ class NystromOperator(StreamedProducts):
 
         def work(w: int) -> None:
             scratch = torch.empty(b * m, dtype=block_dtype) if vector else None
-            low = vector and block_dtype != torch.float64
+            low = vector and block_dtype != torch.float64 and not fast
             scratch64 = torch.empty(b * m, dtype=torch.float64) if low else None
             for r0 in starts[w::workers]:
                 r1 = min(r0 + b, n)
@@ -256,6 +267,7 @@ class NystromOperator(StreamedProducts):
                     transpose=transpose,
                     out=scratch,
                     out64=scratch64,
+                    fast=fast,
                 )
                 if KV is not None and kv is not None:
                     KV[r0:r1] = kv
