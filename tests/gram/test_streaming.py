@@ -77,6 +77,12 @@ def test_float32_blocks_multiply_in_float64():
     torch.testing.assert_close(KV, K32 @ V, rtol=1e-12, atol=1e-12 * float((K32 @ V).abs().max()))
     ref = K32.T @ (K32 @ V + U)
     torch.testing.assert_close(R, ref, rtol=1e-12, atol=1e-12 * float(ref.abs().max()))
+    # fast: the float32 products of the same block, summed over tiles in float64
+    R_fast, KV_fast = op.normal_matmat(V, U=U, keep_kv=True, fast=True)
+    K32f = K32.float()
+    torch.testing.assert_close(KV_fast, (K32f @ V.float()).double(), rtol=1e-5, atol=1e-2)
+    assert float((R_fast - ref).abs().max()) > 1e-9 * float(ref.abs().max())  # not float64
+    assert float((R_fast - ref).abs().max()) < 1e-5 * float(ref.abs().max())
 
 
 def test_structured_inputs_are_streamed_through_gram_blocks():
