@@ -164,7 +164,7 @@ def run_case(case: dict) -> dict:
                 tol=1e-2,
                 max_iter=20,
                 max_newton=20,
-                newton_tol=case.get("newton_tol", 1e-3),
+                newton_tol=case.get("newton_tol", 1e-2),
             )
             score = nystrom_logistic_decision(Gaussian(SIGMA), torch.as_tensor(Xt), res)
             pred = (score[:, 0] > 0).numpy().astype(int)
@@ -261,7 +261,7 @@ def main() -> None:
         "--logistic-only-n", type=int, default=None, help="run only the logistic case at this n"
     )
     parser.add_argument(
-        "--newton-tol", type=float, default=1e-3, help="Newton decrement stopping the logistic fit"
+        "--newton-tol", type=float, default=1e-2, help="Newton decrement stopping the logistic fit"
     )
     parser.add_argument("--name", default=None, help="results file name (default bench_falkon)")
     parser.add_argument("--scaling", action="store_true", help="only the pass-time exponents")
