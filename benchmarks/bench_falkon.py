@@ -257,6 +257,7 @@ def main() -> None:
         "--krr", nargs="*", default=None, metavar="N:M", help="KRR cases instead of the grid"
     )
     parser.add_argument("--no-logistic", action="store_true")
+    parser.add_argument("--tol", type=float, default=1e-4, help="CG tolerance of the KRR fits")
     parser.add_argument(
         "--logistic-only-n", type=int, default=None, help="run only the logistic case at this n"
     )
@@ -299,7 +300,7 @@ def main() -> None:
         grid, exact_n, logistic = [], [], [(args.logistic_only_n, 1000)]
     rows = []
     for n, m in grid:
-        ours = _spawn({"task": "regression", "method": "falkon", "n": n, "m": m})
+        ours = _spawn({"task": "regression", "method": "falkon", "n": n, "m": m, "tol": args.tol})
         row = {"case": f"KRR n={n} m={m}", "kernelkit_s": ours.get("seconds", float("nan"))}
         row.update({f"kernelkit_{k}": v for k, v in ours.items() if k != "seconds"})
         projected_gb = n * m * 8 / 1e9
