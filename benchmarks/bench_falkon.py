@@ -162,13 +162,16 @@ def run_case(case: dict) -> dict:
                 idx,
                 LAM_LOGISTIC,
                 tol=1e-2,
-                max_iter=10,
-                max_newton=6,
-                newton_tol=1e-6,
+                max_iter=20,
+                max_newton=20,
+                newton_tol=case.get("newton_tol", 1e-2),
             )
             score = nystrom_logistic_decision(Gaussian(SIGMA), torch.as_tensor(Xt), res)
             pred = (score[:, 0] > 0).numpy().astype(int)
             out["newton_steps"], out["cg_iterations"] = res.n_newton, res.n_cg
+            # one gradient pass per Newton step, one pass per CG iteration
+            out["passes"], out["converged"] = res.n_newton + res.n_cg, res.converged
+            out["objective"] = float(res.objective[0])
         else:
             pipe = make_pipeline(
                 Nystroem(gamma=1.0 / (2.0 * SIGMA**2), n_components=m, random_state=0),
@@ -254,6 +257,13 @@ def main() -> None:
         "--krr", nargs="*", default=None, metavar="N:M", help="KRR cases instead of the grid"
     )
     parser.add_argument("--no-logistic", action="store_true")
+    parser.add_argument("--tol", type=float, default=1e-4, help="CG tolerance of the KRR fits")
+    parser.add_argument(
+        "--logistic-only-n", type=int, default=None, help="run only the logistic case at this n"
+    )
+    parser.add_argument(
+        "--newton-tol", type=float, default=1e-2, help="Newton decrement stopping the logistic fit"
+    )
     parser.add_argument("--name", default=None, help="results file name (default bench_falkon)")
     parser.add_argument("--scaling", action="store_true", help="only the pass-time exponents")
     parser.add_argument("--case", type=str, default=None, help=argparse.SUPPRESS)
@@ -286,9 +296,11 @@ def main() -> None:
         grid = [tuple(int(v) for v in item.split(":")) for item in args.krr]
     if args.no_logistic:
         logistic = []
+    if args.logistic_only_n is not None:
+        grid, exact_n, logistic = [], [], [(args.logistic_only_n, 1000)]
     rows = []
     for n, m in grid:
-        ours = _spawn({"task": "regression", "method": "falkon", "n": n, "m": m})
+        ours = _spawn({"task": "regression", "method": "falkon", "n": n, "m": m, "tol": args.tol})
         row = {"case": f"KRR n={n} m={m}", "kernelkit_s": ours.get("seconds", float("nan"))}
         row.update({f"kernelkit_{k}": v for k, v in ours.items() if k != "seconds"})
         projected_gb = n * m * 8 / 1e9
@@ -310,9 +322,12 @@ def main() -> None:
         rows.append(row)
         print(json.dumps(row), flush=True)
     for n, m in logistic:
-        ours = _spawn({"task": "logistic", "method": "falkon", "n": n, "m": m})
+        ours = _spawn(
+            {"task": "logistic", "method": "falkon", "n": n, "m": m, "newton_tol": args.newton_tol}
+        )
         base = _spawn({"task": "logistic", "method": "sklearn", "n": n, "m": m})
-        row = {"case": f"logistic n={n} m={m}", "kernelkit_s": ours.get("seconds", float("nan"))}
+        row = {"case": f"logistic n={n} m={m} newton_tol={args.newton_tol:g}"}
+        row["kernelkit_s"] = ours.get("seconds", float("nan"))
         row.update({f"kernelkit_{k}": v for k, v in ours.items() if k != "seconds"})
         row.update(baseline="sklearn Nystroem+LogisticRegression")
         row["baseline_s"] = base.get("seconds", float("nan"))

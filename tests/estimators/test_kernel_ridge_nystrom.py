@@ -71,6 +71,20 @@ def test_float32_input_stays_float32_and_matches_float64(one_torch_thread):
     assert np.abs(p32 - m64.predict(X)).max() < 1e-3 * np.abs(y).max()
 
 
+def test_float32_input_matches_float64_at_small_lam(one_torch_thread):
+    """Float32 kernel blocks, float64 products and factors: at ``lam = 1e-6`` (``K_mm`` far
+    more ill-conditioned than float32's epsilon) the predictions stay within 0.1% of the
+    target's range of the float64 fit's, and CG takes as many iterations."""
+    X, y = _data(n=1200)
+    Xt = _data(n=300, seed=4)[0]
+    kw = dict(lam=1e-6, solver="nystrom", n_centers=150, random_state=0, tol=1e-8, max_iter=600)
+    m64 = KernelRidge(Gaussian(1.5), **kw).fit(X, y)
+    m32 = KernelRidge(Gaussian(1.5), **kw).fit(X.astype(np.float32), y)
+    p32, p64 = m32.predict(Xt.astype(np.float32)), m64.predict(Xt)
+    assert np.abs(p32 - p64).max() < 1e-3 * np.ptp(p64)
+    assert m32.n_iter_ <= 1.1 * m64.n_iter_
+
+
 def test_strings_through_gram_blocks_equal_exact(one_torch_thread):
     rng = np.random.default_rng(0)
     S = ["".join(rng.choice(list("ACGT"), size=int(rng.integers(8, 15)))) for _ in range(60)]

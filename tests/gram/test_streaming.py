@@ -63,6 +63,28 @@ def test_float32_blocks_accumulate_in_float64():
     assert float((R - ref).norm() / ref.norm()) < 1e-5
 
 
+def test_float32_blocks_multiply_in_float64():
+    """The products of a float32 block are float64 products of its float32 values: a ``V``
+    whose entries are large and cancel (as ``B U`` in Falkon's CG) keeps its digits."""
+    X, C = _data(n=600, m=40, dtype=torch.float32)
+    kernel = Gaussian(2.0)
+    K32 = gram(kernel, X, C).to(torch.float64)  # the float32 values, exactly
+    g = torch.Generator().manual_seed(3)
+    V = 1e4 * torch.randn(40, 2, generator=g, dtype=torch.float64)
+    U = torch.randn(600, 2, generator=g, dtype=torch.float64)
+    op = NystromOperator(kernel, X, C, block_size=64)
+    R, KV = op.normal_matmat(V, U=U, keep_kv=True)
+    torch.testing.assert_close(KV, K32 @ V, rtol=1e-12, atol=1e-12 * float((K32 @ V).abs().max()))
+    ref = K32.T @ (K32 @ V + U)
+    torch.testing.assert_close(R, ref, rtol=1e-12, atol=1e-12 * float(ref.abs().max()))
+    # fast: the float32 products of the same block, summed over tiles in float64
+    R_fast, KV_fast = op.normal_matmat(V, U=U, keep_kv=True, fast=True)
+    K32f = K32.float()
+    torch.testing.assert_close(KV_fast, (K32f @ V.float()).double(), rtol=1e-5, atol=1e-2)
+    assert float((R_fast - ref).abs().max()) > 1e-9 * float(ref.abs().max())  # not float64
+    assert float((R_fast - ref).abs().max()) < 1e-5 * float(ref.abs().max())
+
+
 def test_structured_inputs_are_streamed_through_gram_blocks():
     rng = np.random.default_rng(1)
     S = ["".join(rng.choice(list("ACGT"), size=int(rng.integers(5, 12)))) for _ in range(40)]

@@ -79,6 +79,23 @@ def test_strings_are_classified_through_gram_blocks(one_torch_thread):
     np.testing.assert_allclose(ours, ref.decision_function(phi), rtol=1e-4, atol=1e-4)
 
 
+def test_inexact_newton_reaches_the_exact_newton_solution(one_torch_thread):
+    """The forcing term changes the CG tolerances of the Newton steps, not the solution:
+    ``forcing=0.5`` and ``forcing=0`` (every CG to ``tol``) end at the same coefficients,
+    the inexact run with fewer CG iterations in all."""
+    X, rng = _data(400)
+    y = (X[:, 0] * X[:, 1] + 0.3 * rng.standard_normal(len(X)) > 0).astype(int)
+    idx = select_centres(KERNEL, torch.as_tensor(X), 60, random_state=0)
+    kw = dict(tol=1e-10, max_iter=200, newton_tol=1e-14)
+    exact = nystrom_logistic_fit(KERNEL, torch.as_tensor(X), y, idx, 1e-5, forcing=0.0, **kw)
+    inexact = nystrom_logistic_fit(KERNEL, torch.as_tensor(X), y, idx, 1e-5, forcing=0.5, **kw)
+    assert exact.converged and inexact.converged
+    f_exact = nystrom_logistic_decision(KERNEL, torch.as_tensor(X), exact)
+    f_inexact = nystrom_logistic_decision(KERNEL, torch.as_tensor(X), inexact)
+    assert float((f_exact - f_inexact).abs().max()) <= 1e-6 * float(f_exact.abs().max())
+    assert inexact.n_cg < exact.n_cg
+
+
 def test_bad_input_is_named():
     X, _ = _data(20)
     idx = np.arange(5)
@@ -88,3 +105,5 @@ def test_bad_input_is_named():
         nystrom_logistic_fit(KERNEL, torch.as_tensor(X), np.zeros(20), idx, 1e-2)
     with pytest.raises(ValueError, match=r"^y: expected 20 labels"):
         nystrom_logistic_fit(KERNEL, torch.as_tensor(X), np.arange(19) % 2, idx, 1e-2)
+    with pytest.raises(ValueError, match=r"^forcing: expected a CG tolerance in \[0, 1\)"):
+        nystrom_logistic_fit(KERNEL, torch.as_tensor(X), np.arange(20) % 2, idx, 1e-2, forcing=1.0)

@@ -26,6 +26,26 @@ def test_tensor_matches_torch_solve():
     torch.testing.assert_close(res.solution, REF, rtol=1e-8, atol=1e-8)
 
 
+@pytest.mark.parametrize("warm", [False, True])
+def test_on_step_carries_the_image_of_the_iterate(warm):
+    """``on_step`` gets the step lengths: ``G x`` summed from the ``G p_k`` of the products
+    equals ``G`` applied to the solution (from zero and from a warm start)."""
+    G = torch.as_tensor(RNG.normal(size=(7, 120)))
+    x0 = 0.3 * REF if warm else None
+    latest, carried = [], [None if x0 is None else G @ x0]
+
+    def product(P):
+        latest[:] = [G @ P]
+        return K @ P
+
+    def on_step(step):
+        inc = latest[0] * step
+        carried[0] = inc if carried[0] is None else carried[0] + inc
+
+    res = conjugate_gradient(product, Y, shift=SHIFT, tol=1e-10, x0=x0, on_step=on_step)
+    torch.testing.assert_close(carried[0], G @ res.solution, rtol=1e-10, atol=1e-10)
+
+
 def test_gram_operator_and_callable():
     op = GramOperator(Gaussian(1.0), X, block_size=32)
     res = conjugate_gradient(op, Y, shift=SHIFT, tol=1e-12)

@@ -68,6 +68,31 @@ def test_newton_step_form_with_penalty_at():
     np.testing.assert_allclose((Knm @ res.coef).numpy(), Knm.numpy() @ ref, rtol=1e-6, atol=1e-8)
 
 
+def test_image_and_forcing_term():
+    """``image=True``: ``K_nm alpha`` carried from the products equals the dense product; a
+    callable ``tol`` gets the norms of the preconditioned right-hand side's columns."""
+    Knm, Kmm, Y = _problem()
+    n, lam = Knm.shape[0], 1e-3
+    pre = nystrom_preconditioner(centre_factor(Kmm), lam)
+    rhs = Knm.T @ Y
+    seen = []
+
+    def tol(norms):
+        seen.append(norms)
+        return 1e-12
+
+    res = nystrom_pcg(
+        lambda V: (Knm.T @ (Knm @ V), Knm @ V), rhs, pre, n=n, tol=tol, max_iter=500, image=True
+    )
+    torch.testing.assert_close(res.image, Knm @ res.coef, rtol=1e-10, atol=1e-10)
+    torch.testing.assert_close(seen[0], torch.linalg.vector_norm(pre.apply_t(rhs / n), dim=0))
+    assert res.cg.residual <= 1e-12
+    warm = nystrom_pcg(
+        lambda V: (Knm.T @ (Knm @ V), Knm @ V), rhs, pre, n=n, tol=1e-12, x0=res.coef, image=True
+    )
+    torch.testing.assert_close(warm.image, Knm @ warm.coef, rtol=1e-10, atol=1e-10)
+
+
 def test_bad_lam_and_weights_are_named():
     _, Kmm, _ = _problem()
     factor = centre_factor(Kmm)

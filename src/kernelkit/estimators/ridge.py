@@ -289,7 +289,9 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         index = select_centres(
             self.kernel_, Xb, self.n_centers, method=self.centers, random_state=self.random_state
         )
-        system = nystrom_system(self.kernel_, Xb, index, block_size=self.block_size)
+        system = nystrom_system(
+            self.kernel_, Xb, index, block_size=self.block_size, lam=float(self.lam)
+        )
         return self._solve_nystrom(system, Y, w, result_dtype(Xb), X)
 
     def _check_nystrom_lam(self) -> None:
@@ -349,7 +351,7 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         Y = self._validate_y_numeric(np.asarray(y), n, dtype)
         w = check_sample_weight(None if sample_weight is None else np.asarray(sample_weight), n)
         system = distributed_nystrom_system(
-            self.kernel_, X, len(index), centres=centres, indices=index
+            self.kernel_, X, len(index), centres=centres, indices=index, lam=float(self.lam)
         )
         self._solve_nystrom(system, Y, w, dtype, None)
         return self

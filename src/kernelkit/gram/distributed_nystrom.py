@@ -46,6 +46,7 @@ def _block_task(
     centres: Batch,
     transpose: bool,
     keep_kv: bool,
+    fast: bool = False,
 ) -> tuple[np.ndarray | None, np.ndarray | None]:
     """One row block's ``K_b V`` and ``K_b^T (w_b K_b V + U_b)`` (run on a worker).
 
@@ -60,7 +61,7 @@ def _block_task(
     if V is None:
         return None, op.rmatmat(_as_tensor(U)).numpy()
     R, KV = op.normal_matmat(
-        _as_tensor(V), weights=_as_tensor(weights), U=_as_tensor(U), keep_kv=keep_kv
+        _as_tensor(V), weights=_as_tensor(weights), U=_as_tensor(U), keep_kv=keep_kv, fast=fast
     )
     return (None if KV is None else KV.numpy()), R.numpy()
 
@@ -106,13 +107,14 @@ class DistributedNystromOperator(StreamedProducts):
         *,
         keep_kv: bool,
         transpose: bool,
+        fast: bool = False,
     ) -> tuple[torch.Tensor | None, torch.Tensor | None]:
         V_np = None if V is None else V.detach().cpu().numpy()
         parts = run_row_blocks(
             _block_task,
             self.blocks,
             rows=[self._split(U, "U"), self._split(weights, "weights")],
-            shared=[V_np, self.kernel, self.centres, transpose, keep_kv],
+            shared=[V_np, self.kernel, self.centres, transpose, keep_kv, fast],
             client=self.client,
         )
         KV = torch.from_numpy(np.concatenate([kv for kv, _ in parts], axis=0)) if keep_kv else None

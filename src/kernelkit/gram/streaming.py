@@ -5,11 +5,19 @@ Falkon (Rudi, Carratino and Rosasco, NeurIPS 2017, Algorithm 1, ``KnM_times_vect
 ``X_b``; each tile's kernel block ``K_b = K(X_b, C)`` is computed once (in the dtype of the
 data: float32 blocks for float32 data) and used for both products,
 
-.. math:: K_{nm}^T W (K_{nm} V) + K_{nm}^T U = \sum_b K_b^T \big(w_b \odot (K_b V) + U_b\big),
+.. math:: K_{nm}^T W (K_{nm} V) + K_{nm}^T U = \sum_b K_b^T \big(w_b \odot (K_b V) + U_b\big).
 
-the per-tile ``m x c`` contributions being summed in float64.  The work per tile is one kernel
-block (for the Gaussian: the ``exp`` pass over ``b m`` entries) and two GEMMs with ``c``
-columns; memory is one tile per worker thread plus its ``m x c`` float64 accumulator.
+Only the kernel evaluation (the ``b m`` volume) runs in the block dtype; the products run in
+float64 on a float64 copy of the tile, as the ``m x m`` algebra does (Meanti et al., "Kernel
+methods through the roof", NeurIPS 2020, section 4: low precision where the ``n x m`` volume
+is, the rest numerically safe).  The vectors ``V = B U`` of Falkon's CG carry the factor
+``T^{-1}`` of an ill-conditioned ``K_mm``: their entries are large and ``K_b V`` cancels, so a
+float32 product loses digits that CG cannot recover (measured: test MSE 0.01183 with float32
+products against 0.01132 with float64 products of the same float32 blocks, n = 2e4,
+m = 1000, benchmarks/bench_falkon.py's problem; the float64 fit is 0.01132).  The
+per-tile work is one kernel block (for the Gaussian: the ``exp`` pass over ``b m`` entries),
+its float64 copy and two float64 GEMMs with ``c`` columns; memory is one tile (and its copy)
+per worker thread plus its ``m x c`` float64 accumulator.
 
 :func:`nystrom_tile` is the per-tile function: pure (its inputs are a row block of ``X``,
 the centres, the vectors and the row blocks of the weights and of ``U``; its outputs are that
@@ -49,6 +57,8 @@ def nystrom_tile(
     weights: torch.Tensor | None = None,
     transpose: bool = True,
     out: torch.Tensor | None = None,
+    out64: torch.Tensor | None = None,
+    fast: bool = False,
 ) -> tuple[torch.Tensor | None, torch.Tensor | None]:
     r"""One row tile of the streamed products: ``K_b V`` and ``K_b^T (w_b (K_b V) + U_b)``.
 
@@ -61,7 +71,7 @@ def nystrom_tile(
     centres : batch
         The ``m`` prepared centres.
     V : torch.Tensor, optional
-        Shape ``(m, c)``; cast to the block dtype for the product.
+        Shape ``(m, c)``; the products run in float64.
     U : torch.Tensor, optional
         This tile's rows of ``U``, shape ``(b, c)``.
     weights : torch.Tensor, optional
@@ -71,6 +81,13 @@ def nystrom_tile(
     out : torch.Tensor, optional
         Scratch of at least ``b m`` elements of the block dtype for ``K_b`` (reused across
         tiles; a new tensor is allocated when None).
+    out64 : torch.Tensor, optional
+        Scratch of at least ``b m`` float64 elements for the copy of a lower-precision
+        ``K_b`` (a new tensor is allocated when None).
+    fast : bool
+        Run the products in the block dtype (float32 blocks: float32 products, still summed
+        over tiles in float64): about 25% less time per pass, for products whose rounding
+        the caller tolerates (the Hessian products of an inexact Newton step).
 
     Returns
     -------
@@ -85,9 +102,12 @@ def nystrom_tile(
     else:
         K = out[: b * m].view(b, m)
         kernel.block_into(X_block, centres, K)
+    if K.dtype != torch.float64 and not fast:
+        K = K.to(torch.float64) if out64 is None else out64[: b * m].view(b, m).copy_(K)
     KV = None if V is None else K @ V.to(K.dtype)
+    KV64 = None if KV is None else KV.to(torch.float64)
     if not transpose:
-        return (None if KV is None else KV.to(torch.float64)), None
+        return KV64, None
     Z = KV
     if Z is not None and weights is not None:
         w = weights.to(Z.dtype)
@@ -96,8 +116,7 @@ def nystrom_tile(
         Z = U.to(K.dtype) if Z is None else Z + U.to(K.dtype)
     if Z is None:
         raise InputError("V, U: expected at least one of them, got neither")
-    KtZ = (K.T @ Z).to(torch.float64)
-    return (None if KV is None else KV.to(torch.float64)), KtZ
+    return KV64, (K.T @ Z).to(torch.float64)
 
 
 class StreamedProducts(ABC):
@@ -119,8 +138,10 @@ class StreamedProducts(ABC):
         *,
         keep_kv: bool,
         transpose: bool,
+        fast: bool = False,
     ) -> tuple[torch.Tensor | None, torch.Tensor | None]:
-        """One pass: ``(K_nm V or None, K_nm^T (w K_nm V + U) or None)``."""
+        """One pass: ``(K_nm V or None, K_nm^T (w K_nm V + U) or None)`` (``fast``: products
+        in the block dtype, :func:`nystrom_tile`)."""
 
     @staticmethod
     def _columns(T: Any, size: int, name: str) -> tuple[torch.Tensor, bool]:
@@ -154,13 +175,15 @@ class StreamedProducts(ABC):
         weights: torch.Tensor | None = None,
         U: torch.Tensor | None = None,
         keep_kv: bool = False,
+        fast: bool = False,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         r"""``K_nm^T (w K_nm V + U)`` in one pass over the tiles, and ``K_nm V`` if ``keep_kv``.
 
-        ``V`` has shape ``(m, c)``, ``weights`` ``(n,)`` or ``(n, c)``, ``U`` ``(n, c)``.
+        ``V`` has shape ``(m, c)``, ``weights`` ``(n,)`` or ``(n, c)``, ``U`` ``(n, c)``;
+        ``fast``: products in the block dtype (:func:`nystrom_tile`).
         """
         V, _ = self._columns(V, self.shape[1], "V")
-        KV, R = self._stream(V, U, weights, keep_kv=keep_kv, transpose=True)
+        KV, R = self._stream(V, U, weights, keep_kv=keep_kv, transpose=True, fast=fast)
         assert R is not None
         return R, KV
 
@@ -213,6 +236,7 @@ class NystromOperator(StreamedProducts):
         *,
         keep_kv: bool,
         transpose: bool,
+        fast: bool = False,
     ) -> tuple[torch.Tensor | None, torch.Tensor | None]:
         n, m = self.shape
         cols = (V if V is not None else U).shape[1]  # type: ignore[union-attr]
@@ -228,6 +252,8 @@ class NystromOperator(StreamedProducts):
 
         def work(w: int) -> None:
             scratch = torch.empty(b * m, dtype=block_dtype) if vector else None
+            low = vector and block_dtype != torch.float64 and not fast
+            scratch64 = torch.empty(b * m, dtype=torch.float64) if low else None
             for r0 in starts[w::workers]:
                 r1 = min(r0 + b, n)
                 Xi = self.Xb[r0:r1] if sliceable else self.Xb
@@ -240,6 +266,8 @@ class NystromOperator(StreamedProducts):
                     weights=None if weights is None else weights[r0:r1],
                     transpose=transpose,
                     out=scratch,
+                    out64=scratch64,
+                    fast=fast,
                 )
                 if KV is not None and kv is not None:
                     KV[r0:r1] = kv

@@ -106,14 +106,23 @@ class NystromSystem:
 
 
 def nystrom_system(
-    kernel: Kernel, X: Any, indices: np.ndarray, *, block_size: int | None = None
+    kernel: Kernel,
+    X: Any,
+    indices: np.ndarray,
+    *,
+    block_size: int | None = None,
+    lam: float | None = None,
 ) -> NystromSystem:
-    """Prepare ``K_nm`` (streamed) and ``T = chol(K_mm)`` for the centres ``X[indices]``."""
+    """Prepare ``K_nm`` (streamed) and ``T = chol(K_mm)`` for the centres ``X[indices]``.
+
+    ``lam`` (the smallest ``lam`` the system will be solved for) sets the jitter of ``T``
+    for float32 blocks (:func:`~kernelkit.solvers.nystrom_pcg.centre_factor`).
+    """
     Xb, _ = prepare_pair(kernel, X)
     centres = take(Xb, np.asarray(indices))
     op = NystromOperator(kernel, Xb, centres, block_size=block_size)
     block_dtype = Xb.dtype if isinstance(Xb, torch.Tensor) else torch.float64
-    factor = centre_factor(centre_gram(kernel, centres), block_dtype=block_dtype)
+    factor = centre_factor(centre_gram(kernel, centres), block_dtype=block_dtype, lam=lam)
     return NystromSystem(op, factor, np.asarray(indices))
 
 

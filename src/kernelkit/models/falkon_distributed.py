@@ -32,6 +32,7 @@ def distributed_nystrom_system(
     centres: Any = None,
     indices: np.ndarray | None = None,
     client: Any = None,
+    lam: float | None = None,
 ) -> NystromSystem:
     """``K_nm`` streamed on the workers and ``T = chol(K_mm)`` on the client.
 
@@ -49,10 +50,13 @@ def distributed_nystrom_system(
         Centres already gathered (and their indices), instead of drawing them.
     client : distributed.Client, optional
         The client to run on.
+    lam : float, optional
+        The smallest ``lam`` the system will be solved for (the jitter of ``T`` for float32
+        blocks, :func:`~kernelkit.solvers.nystrom_pcg.centre_factor`).
     """
     if centres is None or indices is None:
         indices, centres = draw_centres(X, n_centers, random_state)
     op = DistributedNystromOperator(kernel, X, centres, client=client)
     block_dtype = op.centres.dtype if isinstance(op.centres, torch.Tensor) else torch.float64
-    factor = centre_factor(centre_gram(kernel, op.centres), block_dtype=block_dtype)
+    factor = centre_factor(centre_gram(kernel, op.centres), block_dtype=block_dtype, lam=lam)
     return NystromSystem(op, factor, np.asarray(indices))  # type: ignore[arg-type]

@@ -90,6 +90,7 @@ def conjugate_gradient(
     x0: Any = None,
     vector_dims: int | None = None,
     callback: Callable[[int, torch.Tensor], None] | None = None,
+    on_step: Callable[[torch.Tensor], None] | None = None,
 ) -> CGResult:
     r"""Solve :math:`(A + \text{shift}\, I) X = B` by (preconditioned) conjugate gradients.
 
@@ -120,6 +121,12 @@ def conjugate_gradient(
     callback : callable, optional
         Called after every iteration as ``callback(k, rel)`` with the iteration count ``k``
         and the relative residuals ``rel`` of the systems (a tensor; progress bars).
+    on_step : callable, optional
+        Called with the step lengths ``alpha_k`` of every update ``x_{k+1} = x_k + alpha_k
+        p_k`` (shaped like an inner product over the vector dimensions, zero for stopped
+        systems), ``p_k`` being the argument of the latest product with ``A``: a caller
+        that keeps ``G p_k`` from its product carries ``G x`` for a linear map ``G``
+        without applying it to ``x``.
 
     Returns
     -------
@@ -150,7 +157,7 @@ def conjugate_gradient(
         out = matmat(V).to(Bm.dtype).reshape(V.shape)
         return out + shift * V if shift else out
 
-    X, it, rel = _cg(apply, Bm, x0, preconditioner, tol, max_iter, dims, callback)
+    X, it, rel = _cg(apply, Bm, x0, preconditioner, tol, max_iter, dims, callback, on_step)
     converged = bool((rel <= tol).all())
     sol = X[:, 0] if vector else X
     return CGResult(sol, converged, it, float(rel.max()) if rel.numel() else 0.0)
@@ -165,6 +172,7 @@ def _cg(
     max_iter: int,
     dims: tuple[int, ...],
     callback: Callable[[int, torch.Tensor], None] | None = None,
+    on_step: Callable[[torch.Tensor], None] | None = None,
 ) -> tuple[torch.Tensor, int, torch.Tensor]:
     """The recursion of the module docstring; inner products reduce over ``dims``."""
 
@@ -197,6 +205,8 @@ def _cg(
         pap = dot(P, AP)
         alpha = torch.where(active & (pap > 0), rz / torch.where(pap > 0, pap, 1.0), 0.0)
         X.addcmul_(alpha, P)
+        if on_step is not None:
+            on_step(alpha)
         R.addcmul_(alpha, AP, value=-1.0)
         Z = precond(R).reshape(R.shape)
         rz_new = dot(R, Z)

@@ -65,19 +65,36 @@ class CentreFactor:
         return int(self.L.shape[0])
 
 
-def centre_factor(K_mm: torch.Tensor, *, block_dtype: torch.dtype | None = None) -> CentreFactor:
-    r"""``T`` of Algorithm 1: Cholesky of ``K_mm + eps m s I`` in float64.
+def centre_factor(
+    K_mm: torch.Tensor, *, block_dtype: torch.dtype | None = None, lam: float | None = None
+) -> CentreFactor:
+    r"""``T`` of Algorithm 1: Cholesky of ``K_mm + tau s I`` in float64, ``s = mean(diag K_mm)``.
 
-    ``eps`` is the machine epsilon of ``block_dtype`` (the dtype the ``K_nm`` blocks are
-    computed in; default that of ``K_mm``) and ``s = mean(diag K_mm)``; the solver's jitter
-    ladder adds more when the factorisation still breaks down.
+    ``tau = max(m eps_64, eps_b^2 / lam)``.  ``m eps_64`` is Falkon's jitter ``eps m`` in the
+    dtype of the factors and of the streamed products (float64 whatever the dtype of the
+    kernel blocks, :mod:`kernelkit.gram.streaming`).  ``eps_b`` is the machine epsilon of
+    ``block_dtype``, the dtype the ``K_nm`` blocks are computed in (default: that of
+    ``K_mm``): kernel values rounded at ``eps_b s`` add about ``eps_b^2 s^2 I`` to
+    ``K_nm^T K_nm / n``, a noise floor the preconditioner, built from the exact ``K_mm``,
+    does not see; ``lam tau >= eps_b^2 s`` keeps the preconditioned operator's eigenvalues
+    in those directions bounded (with float64 blocks the term is below ``m eps_64``).
+    Without ``lam``, ``eps_b^2 / lam`` is replaced by ``eps_b``.  The penalty of the CG
+    system is ``lam T^T T``, so the jitter also enters the objective.  Measured with float32
+    blocks on benchmarks/bench_falkon.py's problem (n = 2e4, m = 1000, ``lam = 1e-6``): test
+    MSE 0.011317 as the float64 fit (``tau = eps_b``: 0.011318; Falkon's ``m eps_b =
+    1.2e-4``: 0.01173); on a 4-D problem (Gaussian(3), n = 2000, m = 200, ``lam = 1e-6``;
+    float64: 0.01035) 0.0108 against 0.0111 with ``tau = eps_b``, and 101 CG iterations
+    where no jitter in the penalty took 247.  The solver's jitter ladder adds more when the
+    factorisation still breaks down.
     """
     if K_mm.ndim != 2 or K_mm.shape[0] != K_mm.shape[1] or K_mm.shape[0] == 0:
         raise InputError(f"K_mm: expected a non-empty square matrix, got {tuple(K_mm.shape)}")
     K = K_mm.to(torch.float64)
     m = K.shape[0]
     scale = float(K.diagonal().abs().mean()) or 1.0
-    shift = eps(block_dtype or K_mm.dtype) * m * scale
+    eps_b = eps(block_dtype or K_mm.dtype)
+    floor = eps_b if lam is None else eps_b**2 / float(lam)
+    shift = max(eps(torch.float64) * m, floor) * scale
     fac = cholesky_factor(K, shift=shift, name="K_mm")
     return CentreFactor(fac.factor, shift + fac.jitter)
 
@@ -188,22 +205,27 @@ class NystromPCGResult:
         ``alpha = B beta``.
     cg : CGResult
         The CG run on ``beta`` (iterations, residual ``||B^T (b - H alpha)|| / ||B^T b||``).
+    image : torch.Tensor or None
+        ``G alpha`` when ``normal`` also returned ``G V`` (``image=True``); None without
+        ``image``, or when no CG step ran from ``x0 = 0`` (then ``alpha = 0``).
     """
 
     coef: torch.Tensor
     cg: CGResult
+    image: torch.Tensor | None = None
 
 
 def nystrom_pcg(
-    normal: Callable[[torch.Tensor], torch.Tensor],
+    normal: Callable[[torch.Tensor], Any],
     rhs: torch.Tensor,
     precond: NystromPreconditioner,
     *,
     n: int,
-    tol: float = 1e-6,
+    tol: float | Callable[[torch.Tensor], float] = 1e-6,
     max_iter: int = 100,
     x0: torch.Tensor | None = None,
     penalty_at: torch.Tensor | None = None,
+    image: bool = False,
     callback: Callable[[int, torch.Tensor], None] | None = None,
 ) -> NystromPCGResult:
     r"""Solve ``(K_nm^T W K_nm / n + lam K_mm) alpha = rhs / n - lam K_mm a`` by Falkon's CG.
@@ -211,36 +233,66 @@ def nystrom_pcg(
     Parameters
     ----------
     normal : callable
-        ``V -> K_nm^T W K_nm V`` for ``V`` of shape ``(m, c)`` (float64 in and out).
+        ``V -> K_nm^T W K_nm V`` for ``V`` of shape ``(m, c)`` (float64 in and out); with
+        ``image``, ``V -> (K_nm^T W K_nm V, G V)`` for a linear map ``G`` (``K_nm`` itself:
+        the tile pass computes ``K_nm V`` on the way).
     rhs : torch.Tensor, shape (m, c)
         ``K_nm^T W Y`` (not yet divided by ``n``).
     precond : NystromPreconditioner
         ``B``; ``c`` must be a multiple of its number of groups.
     n : int
         Number of training points.
-    tol, max_iter : float, int
+    tol, max_iter : float or callable, int
         Stopping rule of :func:`~kernelkit.solvers.conjugate_gradient` on ``beta``: relative
-        residual ``||B^T (rhs - n H alpha)|| / ||B^T rhs||`` per column.
+        residual ``||B^T (rhs - n H alpha)|| / ||B^T rhs||`` per column.  A callable gets the
+        norms ``||B^T rhs||`` of the columns (after the ``penalty_at`` term) and returns the
+        tolerance (the forcing term of an inexact Newton step).
     x0 : torch.Tensor, optional
         Starting ``alpha`` (warm start), mapped to ``beta_0 = A T alpha``.
     penalty_at : torch.Tensor, optional
         ``a`` (default 0): a Newton step ``delta`` of a penalised loss at ``a`` solves this
         system with ``rhs`` the loss part of the negative gradient times ``n``; the term
         enters the preconditioned right-hand side as ``B^T lam T^T T a = lam A^{-T} T a``.
+    image : bool
+        Carry ``G alpha`` along the CG steps from the ``G V`` of every product
+        (:func:`~kernelkit.solvers.conjugate_gradient`'s ``on_step``): no extra product.
     callback : callable, optional
         ``callback(k, rel)`` after every CG iteration.
     """
+    latest: list[torch.Tensor] = []
+    carried: list[torch.Tensor] = []
 
     def operator(U: torch.Tensor) -> torch.Tensor:
-        return precond.apply_t(normal(precond.apply(U)) / n) + precond.penalty(U)
+        out = normal(precond.apply(U))
+        if image:
+            out, GV = out
+            if not latest and x0 is not None:  # the first product is the one with beta_0
+                carried.append(GV)
+            latest[:] = [GV]
+        return precond.apply_t(out / n) + precond.penalty(U)
+
+    def on_step(step: torch.Tensor) -> None:
+        increment = latest[0] * step
+        carried[:] = [increment if not carried else carried[0] + increment]
 
     rhs = rhs.to(torch.float64)
     b = precond.apply_t(rhs / n)
     if penalty_at is not None:
         b = b - precond.penalty(precond.inverse(penalty_at.to(torch.float64)))
+    if callable(tol):
+        tol = tol(torch.linalg.vector_norm(b, dim=0))
     beta0 = None if x0 is None else precond.inverse(x0.to(torch.float64))
-    res = conjugate_gradient(operator, b, tol=tol, max_iter=max_iter, x0=beta0, callback=callback)
-    return NystromPCGResult(precond.apply(res.solution), res)
+    res = conjugate_gradient(
+        operator,
+        b,
+        tol=tol,
+        max_iter=max_iter,
+        x0=beta0,
+        callback=callback,
+        on_step=on_step if image else None,
+    )
+    G_alpha = carried[0] if carried else None
+    return NystromPCGResult(precond.apply(res.solution), res, G_alpha)
 
 
 __all__ = [
