@@ -75,6 +75,11 @@ class _SequenceCKN(_CKNBase):
     pooling: str
     n_kmers: int
 
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.input_tags.string = True
+        return tags
+
     def _inputs(self, X: Any, *, reset: bool) -> torch.Tensor:
         strings = is_string_input(X)
         if not reset and strings != (self.input_kind_ == "strings"):
@@ -213,11 +218,6 @@ class SequenceCKNFeatures(CKNTransformerMixin, _SequenceCKN):
         check_is_fitted(self, "network_")
         return self.network_.n_filters
 
-    def __sklearn_tags__(self) -> Any:
-        tags = super().__sklearn_tags__()
-        tags.input_tags.string = True
-        return tags
-
 
 class SequenceCKNClassifier(ClassifierMixin, CKNClassifierMixin, _SequenceCKN):
     __doc__ = (
@@ -289,8 +289,3 @@ class SequenceCKNClassifier(ClassifierMixin, CKNClassifierMixin, _SequenceCKN):
     def fit(self, X: Any, y: Any) -> SequenceCKNClassifier:
         """Initialise the anchors by spherical k-means, then train everything end to end."""
         return self._fit_classifier(X, y)
-
-    def __sklearn_tags__(self) -> Any:
-        tags = super().__sklearn_tags__()
-        tags.input_tags.string = True
-        return tags

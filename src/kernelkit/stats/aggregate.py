@@ -40,7 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from kernelkit.stats.nulls import permutation_indicators, split_statistics
+from kernelkit.stats.nulls import permutation_batches, split_statistics
 
 
 @dataclass(frozen=True)
@@ -72,10 +72,7 @@ def observed_and_permuted(
     draws them (same ``rng`` calls, so the same permutations)."""
     first = torch.zeros(N, 1, dtype=torch.float64)
     first[:n] = 1.0
-    cols = [first]
-    for start in range(0, n_permutations, batch):
-        cols.append(permutation_indicators(N, n, min(batch, n_permutations - start), rng))
-    return torch.cat(cols, dim=1)
+    return torch.cat([first, *permutation_batches(N, n, n_permutations, rng, batch=batch)], dim=1)
 
 
 def standardise(T: torch.Tensor) -> torch.Tensor:

@@ -23,6 +23,8 @@ centred pooled Gram :math:`HKH` (for ``n = m`` this is the course's
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 import torch
 
@@ -71,11 +73,17 @@ def permutation_null(
 
     Batches of ``batch`` permutations: one ``N x N`` by ``N x batch`` product each.
     """
-    out = []
+    batches = permutation_batches(K.shape[0], n, n_permutations, rng, batch=batch)
+    return torch.cat([split_statistics(K, S, unbiased=unbiased) for S in batches]).numpy()
+
+
+def permutation_batches(
+    N: int, n: int, n_permutations: int, rng: np.random.Generator, *, batch: int = 256
+) -> Iterator[torch.Tensor]:
+    """:func:`permutation_indicators` of ``n_permutations`` relabellings, ``batch`` columns at
+    a time (the draws of :func:`permutation_null`)."""
     for start in range(0, n_permutations, batch):
-        S = permutation_indicators(K.shape[0], n, min(batch, n_permutations - start), rng)
-        out.append(split_statistics(K, S, unbiased=unbiased))
-    return torch.cat(out).numpy()
+        yield permutation_indicators(N, n, min(batch, n_permutations - start), rng)
 
 
 def centred_gram_eigenvalues(K: torch.Tensor, n_eigen: int | None = None) -> np.ndarray:
