@@ -6,9 +6,9 @@ p.d. whenever ``k`` is (the Gram of :math:`k_c` on ``x_1..x_n`` is the Gram of `
 ``x_1 - c, ..., x_n - c``; course part 1, section 1).  A stationary kernel does not change;
 a dot-product kernel does: with ``k = <x, y>^p`` the feature map of :math:`k_c` is the
 tensor power :math:`(x - c)^{\otimes p}`, so the mean embedding of a sample under
-:math:`k_c` is its ``p``-th moment tensor about ``c`` (Gretton, Borgwardt, Rasch,
-Schölkopf & Smola 2012, "A Kernel Two-Sample Test", JMLR 13, section 2.2 and
-example 2: polynomial kernels give MMDs that compare moments).  Used by
+:math:`k_c` is its ``p``-th moment tensor about ``c``, and the MMD, the RKHS distance of
+the mean embeddings (Gretton, Borgwardt, Rasch, Schölkopf & Smola 2012, "A Kernel
+Two-Sample Test", JMLR 13, section 2.2), compares those moments.  Used by
 :func:`kernelkit.stats.width_and_moment_grid` with ``c`` the pooled mean of two samples.
 """
 

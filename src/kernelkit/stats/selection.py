@@ -130,8 +130,10 @@ def width_and_moment_grid(
       of the two biased sample covariances).
 
     Moment kernels are the classical parametric tests of mean shifts and scale changes
-    (Gretton, Borgwardt, Rasch, Schölkopf & Smola 2012, "A Kernel Two-Sample Test", JMLR 13,
-    section 2.2: a polynomial kernel's MMD compares moments up to its degree, and is not
+    (the MMD is the RKHS distance of the mean embeddings, Gretton, Borgwardt, Rasch,
+    Schölkopf & Smola 2012, "A Kernel Two-Sample Test", JMLR 13, section 2.2, and the mean
+    embedding under these kernels is the moment itself; course part 3, section 15: with the
+    linear kernel the biased MMD^2 is :math:`\|\bar x - \bar y\|^2`; they are not
     characteristic).  Passed as ``kernel=`` to :func:`~kernelkit.stats.two_sample_test`,
     the list is tested by the max-standardised permutation test over all candidates
     (:mod:`kernelkit.stats.aggregate`; Schrab, Kim, Albert, Laurent, Guedj & Gretton 2023,
