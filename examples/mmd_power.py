@@ -21,11 +21,17 @@ It measures
    criterion of Sutherland et al. (2017) on the other half, the aggregated test over the
    same grid (and over the narrower grid median x 0.5, 1, 2) on all ``n`` points and, for
    Gaussian vs Laplace, the quadratic kernel; with the mean and standard error of the
-   paired differences "aggregated minus median heuristic (all n)" over the draws.
+   paired differences "aggregated minus median heuristic (all n)" over the draws;
+3. the same for the aggregated test over the width grid plus the mean and covariance tests
+   (``width_and_moment_grid``: median x 0.25..4, the linear kernel and the quadratic kernel
+   on data centred by the pooled mean), level included.
 
 Writes ``examples/results/mmd_power.{json,png}``.  About 25 minutes on one loaded core.
+``--only-moments`` runs only the median-heuristic and the widths-plus-moments columns, on
+the same draws and permutations (the draws that the other columns consume are still
+taken), and writes ``mmd_power_moments.json`` instead.
 
-Run: ``PYTHONPATH=src python examples/mmd_power.py [--reps 100]``
+Run: ``PYTHONPATH=src python examples/mmd_power.py [--reps 100] [--only-moments]``
 """
 
 from __future__ import annotations
@@ -39,7 +45,12 @@ import numpy as np
 import torch
 
 from kernelkit.kernels import Polynomial
-from kernelkit.stats import gaussian_width_grid, select_kernel, two_sample_test
+from kernelkit.stats import (
+    gaussian_width_grid,
+    select_kernel,
+    two_sample_test,
+    width_and_moment_grid,
+)
 from kernelkit.stats.mmd import pooled_gram, prepare
 from kernelkit.stats.two_sample import gram_test
 
@@ -49,6 +60,8 @@ AGGREGATED = {
     "aggregated (all n)": (0.25, 0.5, 1.0, 2.0, 4.0),
     "aggregated 3 widths (all n)": (0.5, 1.0, 2.0),
 }
+MOMENTS = "aggregated widths + moments (all n)"
+"""Column of ``width_and_moment_grid(X, Y)``: the 5 widths, ``<x, y>``, ``<x - c, y - c>^2``."""
 
 
 def alternatives() -> dict:
@@ -66,64 +79,68 @@ SIZES = {
 }
 
 
-def type_one_error(draws: int, n: int, seed: int = 0) -> dict:
+def type_one_error(draws: int, n: int, seed: int = 0, *, only_moments: bool = False) -> dict:
     """Rejection rates under H0 of the permutation, spectral, power-selected and aggregated
-    tests."""
+    tests (only the widths-plus-moments one with ``only_moments``; same draws either way)."""
     rng = np.random.default_rng(seed)
-    rejected = dict.fromkeys(
-        ("permutation", "spectral", "power-selected", "aggregated", "aggregated 3 widths"), 0
-    )
+    names = ("permutation", "spectral", "power-selected", "aggregated", "aggregated 3 widths")
+    rejected = dict.fromkeys(() if only_moments else names, 0)
+    rejected["aggregated widths + moments"] = 0
     for d in range(draws):
         X, Y = rng.normal(size=(n, 1)), rng.normal(size=(n, 1))
-        samples, k = prepare(X, Y, None)
-        K = pooled_gram(k, samples)
-        for method in ("permutation", "spectral"):
-            res = gram_test(K, n, k, method=method, n_permutations=500, random_state=d)
-            rejected[method] += res.pvalue <= ALPHA
-        routes = (
-            ("power-selected", "split", AGGREGATED["aggregated (all n)"]),
-            ("aggregated", "aggregate", AGGREGATED["aggregated (all n)"]),
-            ("aggregated 3 widths", "aggregate", AGGREGATED["aggregated 3 widths (all n)"]),
-        )
-        for name, route, factors in routes:
+        routes = [("aggregated widths + moments", "aggregate", width_and_moment_grid)]
+        if not only_moments:
+            samples, k = prepare(X, Y, None)
+            K = pooled_gram(k, samples)
+            for method in ("permutation", "spectral"):
+                res = gram_test(K, n, k, method=method, n_permutations=500, random_state=d)
+                rejected[method] += res.pvalue <= ALPHA
+            routes += [
+                ("power-selected", "split", _width_grid(AGGREGATED["aggregated (all n)"])),
+                ("aggregated", "aggregate", _width_grid(AGGREGATED["aggregated (all n)"])),
+                (
+                    "aggregated 3 widths",
+                    "aggregate",
+                    _width_grid(AGGREGATED["aggregated 3 widths (all n)"]),
+                ),
+            ]
+        for name, route, grid in routes:
             res = two_sample_test(
-                X,
-                Y,
-                kernel=gaussian_width_grid(X, Y, factors),
-                n_permutations=500,
-                random_state=d,
-                selection=route,
+                X, Y, kernel=grid(X, Y), n_permutations=500, random_state=d, selection=route
             )
             rejected[name] += res.pvalue <= ALPHA
     return {m: r / draws for m, r in rejected.items()}
 
 
-def power_point(name: str, n: int, reps: int, seed: int) -> dict:
-    """Rejection rates at size n of every kernel choice on one alternative."""
+def _width_grid(factors: tuple[float, ...]):
+    return lambda X, Y: gaussian_width_grid(X, Y, factors)
+
+
+def power_point(name: str, n: int, reps: int, seed: int, *, only_moments: bool = False) -> dict:
+    """Rejection rates at size n of every kernel choice on one alternative (only the median
+    heuristic and the widths-plus-moments list with ``only_moments``; same draws)."""
     rng = np.random.default_rng(seed)
     draw = alternatives()[name]
-    counts = {
-        "median (all n)": 0,
-        "median (test half)": 0,
-        "power-selected (test half)": 0,
-        "aggregated (all n)": 0,
-        "aggregated 3 widths (all n)": 0,
-    }
-    if name == "Gaussian vs Laplace":
+    grids = {MOMENTS: width_and_moment_grid}
+    if not only_moments:
+        grids = {key: _width_grid(factors) for key, factors in AGGREGATED.items()} | grids
+    others = () if only_moments else ("median (test half)", "power-selected (test half)")
+    counts = dict.fromkeys(("median (all n)", *grids, *others), 0)
+    if name == "Gaussian vs Laplace" and not only_moments:
         counts["quadratic (x y)^2"] = 0
-    diff = np.zeros((2, reps))
+    diff = np.zeros((len(grids), reps))
     for r in range(reps):
         X, Y = rng.normal(size=(n, 1)), draw(rng, n)
         J = 200
         med_all = two_sample_test(X, Y, n_permutations=J, random_state=r).reject()
         counts["median (all n)"] += med_all
-        for i, (key, factors) in enumerate(AGGREGATED.items()):
-            agg = two_sample_test(
-                X, Y, kernel=gaussian_width_grid(X, Y, factors), n_permutations=J, random_state=r
-            ).reject()
-            counts[key] += agg
-            diff[i, r] = float(agg) - float(med_all)
+        for i, (key, grid) in enumerate(grids.items()):
+            agg = two_sample_test(X, Y, kernel=grid(X, Y), n_permutations=J, random_state=r)
+            counts[key] += agg.reject()
+            diff[i, r] = float(agg.reject()) - float(med_all)
         split = rng.permutation(n)
+        if only_moments:
+            continue
         sel, test = split[: n // 2], split[n // 2 :]
         choice = select_kernel(X[sel], Y[sel], gaussian_width_grid(X[sel], Y[sel]))
         chosen = two_sample_test(
@@ -140,7 +157,7 @@ def power_point(name: str, n: int, reps: int, seed: int) -> dict:
     rates = {k: v / reps for k, v in counts.items()}
     paired = {
         key: {"mean": float(d.mean()), "se": float(d.std(ddof=1) / np.sqrt(reps))}
-        for key, d in zip(AGGREGATED, diff, strict=True)
+        for key, d in zip(grids, diff, strict=True)
     }
     return {"power": rates, "aggregated_minus_median": paired}
 
@@ -167,21 +184,41 @@ def plot(curves: dict, path: Path) -> None:
     plt.close(fig)
 
 
+def verdict(level: float, curves: dict) -> dict:
+    """The protocol of docs/mmd.md for the widths-plus-moments list, fixed before the run:
+    the item holds when its type-I error lies in [0.03, 0.07] and no paired difference
+    "widths + moments minus median heuristic" is below -2 standard errors."""
+    diffs = [p["aggregated_minus_median"][MOMENTS] for points in curves.values() for p in points]
+    below = sum(d["mean"] < -2 * d["se"] for d in diffs)
+    above = sum(d["mean"] > 2 * d["se"] for d in diffs)
+    level_ok = 0.03 <= level <= 0.07
+    return {
+        "type_one_error": level,
+        "points": len(diffs),
+        "below_minus_2_se": below,
+        "above_plus_2_se": above,
+        "holds": bool(level_ok and below == 0),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=100)
     parser.add_argument("--null-draws", type=int, default=500)
+    parser.add_argument("--only-moments", action="store_true")
     args = parser.parse_args()
     torch.set_num_threads(1)
     RESULTS.mkdir(exist_ok=True)
     start = time.perf_counter()
-    level = type_one_error(args.null_draws, 200)
+    level = type_one_error(args.null_draws, 200, only_moments=args.only_moments)
     print(f"type-I error (n=200, {args.null_draws} draws):", level, flush=True)
     curves: dict = {}
     for i, name in enumerate(SIZES):
         curves[name] = []
         for n in SIZES[name]:
-            point = power_point(name, n, args.reps, seed=100 * i + n)
+            point = power_point(
+                name, n, args.reps, seed=100 * i + n, only_moments=args.only_moments
+            )
             curves[name].append({"n": n, **point})
             print(name, n, point, flush=True)
     result = {
@@ -189,11 +226,15 @@ def main() -> None:
         "type_one_error": {"n": 200, "draws": args.null_draws, "rates": level},
         "power_reps": args.reps,
         "power": curves,
+        "widths_and_moments_protocol": verdict(level["aggregated widths + moments"], curves),
         "seconds": time.perf_counter() - start,
     }
-    (RESULTS / "mmd_power.json").write_text(json.dumps(result, indent=1))
-    plot(curves, RESULTS / "mmd_power.png")
-    print(f"wrote {RESULTS}/mmd_power.json and .png in {result['seconds']:.0f} s")
+    stem = "mmd_power_moments" if args.only_moments else "mmd_power"
+    (RESULTS / f"{stem}.json").write_text(json.dumps(result, indent=1))
+    if not args.only_moments:
+        plot(curves, RESULTS / f"{stem}.png")
+    print(result["widths_and_moments_protocol"])
+    print(f"wrote {RESULTS}/{stem}.json in {result['seconds']:.0f} s")
 
 
 if __name__ == "__main__":

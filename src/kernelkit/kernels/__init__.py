@@ -20,6 +20,7 @@ from kernelkit.kernels.base import (
     StationaryKernel,
     SumKernel,
 )
+from kernelkit.kernels.centered import CenteredKernel
 from kernelkit.kernels.characteristic import BallSpectrum
 from kernelkit.kernels.dot_product import (
     SphereExponential,
@@ -41,6 +42,7 @@ from kernelkit.kernels.weighted_degree import UnequalLengthError, WeightedDegree
 __all__ = [
     "ArcCosine",
     "BallSpectrum",
+    "CenteredKernel",
     "CommuteTime",
     "Constant",
     "Diffusion",

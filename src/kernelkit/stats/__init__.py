@@ -6,7 +6,8 @@ linear-time and block estimators), its witness function (:func:`witness`), the t
 test (:func:`two_sample_test`: permutation, spectral, linear-time and block nulls), the
 choice of a kernel by estimated test power (:func:`select_kernel`,
 :func:`gaussian_width_grid`) or by the aggregated permutation test over a list of kernels
-(:mod:`kernelkit.stats.aggregate`) and the HSIC independence test (:func:`hsic`,
+(:mod:`kernelkit.stats.aggregate`; :func:`width_and_moment_grid` adds the mean and
+covariance tests to the Gaussian widths) and the HSIC independence test (:func:`hsic`,
 :func:`independence_test`).  Every input kind works (vectors, sequences, graphs,
 molecules, or a Gram matrix of the pooled sample) through :mod:`kernelkit.gram`.
 
@@ -21,7 +22,12 @@ True
 
 from kernelkit.stats.hsic import IndependenceResult, hsic, independence_test
 from kernelkit.stats.mmd import MeanEmbedding, mmd, witness
-from kernelkit.stats.selection import KernelChoice, gaussian_width_grid, select_kernel
+from kernelkit.stats.selection import (
+    KernelChoice,
+    gaussian_width_grid,
+    select_kernel,
+    width_and_moment_grid,
+)
 from kernelkit.stats.two_sample import TwoSampleResult, two_sample_test
 
 __all__ = [
@@ -35,5 +41,6 @@ __all__ = [
     "mmd",
     "select_kernel",
     "two_sample_test",
+    "width_and_moment_grid",
     "witness",
 ]
