@@ -106,19 +106,29 @@ def build_bank(seqs: list[str], degrees, shifts, ks) -> GramBank:
     return bank
 
 
-def nested_cv(bank: GramBank, labels: list[str], y: np.ndarray, folds: int) -> dict:
-    """The docs' nested CV over ``labels x C_GRID``; scores, choices and out-of-fold predictions."""
+def nested_cv(
+    bank: GramBank,
+    labels: list[str],
+    y: np.ndarray,
+    folds: int,
+    outer_seed: int = 0,
+    inner_seed: int = 1,
+) -> dict:
+    """The docs' nested CV over ``labels x C_GRID``; scores, choices and out-of-fold predictions.
+
+    The docs' folds are ``outer_seed=0, inner_seed=1``; other seeds reshuffle both loops.
+    """
     search = GridSearchCV(
         GramBankSVC(bank),
         {"gram": labels, "C": C_GRID},
-        cv=StratifiedKFold(3, shuffle=True, random_state=1),
+        cv=StratifiedKFold(3, shuffle=True, random_state=inner_seed),
     )
     X = np.arange(len(y))[:, None]
     res = cross_validate(
         search,
         X,
         y,
-        cv=StratifiedKFold(folds, shuffle=True, random_state=0),
+        cv=StratifiedKFold(folds, shuffle=True, random_state=outer_seed),
         return_estimator=True,
         return_indices=True,
     )
