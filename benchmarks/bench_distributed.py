@@ -48,8 +48,14 @@ def _estimator(m: int, max_iter: int, verbose=0):
     from kernelkit.kernels import Gaussian
 
     return KernelRidge(
-        Gaussian(SIGMA), lam=LAM, solver="nystrom", n_centers=m, tol=1e-14, max_iter=max_iter,
-        random_state=0, verbose=verbose,
+        Gaussian(SIGMA),
+        lam=LAM,
+        solver="nystrom",
+        n_centers=m,
+        tol=1e-14,
+        max_iter=max_iter,
+        random_state=0,
+        verbose=verbose,
     )
 
 
@@ -138,7 +144,10 @@ def run_large(n: int, m: int, chunk: int, iterations: int) -> None:
     size_mb = sum(f.stat().st_size for f in (store / "X.zarr").rglob("*") if f.is_file()) / 1e6
     with (
         distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
             memory_limit="3GiB",
         ) as cluster,
         distributed.Client(cluster) as client,
@@ -146,8 +155,13 @@ def run_large(n: int, m: int, chunk: int, iterations: int) -> None:
         X = da.from_zarr(str(store / "X.zarr"))
         y = da.from_zarr(str(store / "y.zarr"))
         model = KernelRidge(
-            Gaussian(SIGMA), lam=LAM, solver="nystrom", n_centers=m, tol=1e-14,
-            max_iter=iterations, random_state=0,
+            Gaussian(SIGMA),
+            lam=LAM,
+            solver="nystrom",
+            n_centers=m,
+            tol=1e-14,
+            max_iter=iterations,
+            random_state=0,
         )
         client_before_fit = _peak_rss_mib()
         workers_before_fit = client.run(_current_rss_mib)

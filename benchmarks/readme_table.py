@@ -136,9 +136,11 @@ SECTIONS = [
     Section("concatenated.json", _always("ablation")),
     Section(
         "bench_falkon.json",
-        lambda r: "alternative"
-        if _measured(r.get("baseline_s")) and not r["case"].startswith("exact")
-        else "kernelkit only",
+        lambda r: (
+            "alternative"
+            if _measured(r.get("baseline_s")) and not r["case"].startswith("exact")
+            else "kernelkit only"
+        ),
         normalise=_falkon_row,
     ),
     Section("bench_toolbox.json", _always("alternative"), normalise=_scored_row),

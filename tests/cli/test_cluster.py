@@ -27,8 +27,23 @@ def table(tmp_path):
 
 def _fit(cli, path, out, *extra):
     return cli(
-        "fit", path, "--model", "ridge", "--kernel", "gaussian:sigma=2", "--lam", "0.001",
-        "--target", "y", "--solver", "nystrom", "--centers", "40", "--out", out, *extra,
+        "fit",
+        path,
+        "--model",
+        "ridge",
+        "--kernel",
+        "gaussian:sigma=2",
+        "--lam",
+        "0.001",
+        "--target",
+        "y",
+        "--solver",
+        "nystrom",
+        "--centers",
+        "40",
+        "--out",
+        out,
+        *extra,
     )
 
 
@@ -66,8 +81,16 @@ def test_cluster_usage_errors(cli, table, tmp_path, extra, message):
 
 def test_cluster_needs_the_nystrom_solver(cli, table, tmp_path):
     res = cli(
-        "fit", table[0], "--model", "ridge", "--target", "y", "--workers", "2",
-        "--out", tmp_path / "m.zip",
+        "fit",
+        table[0],
+        "--model",
+        "ridge",
+        "--target",
+        "y",
+        "--workers",
+        "2",
+        "--out",
+        tmp_path / "m.zip",
     )
     assert res.code == 2
     assert "--workers: a cluster fit needs --model ridge --solver nystrom" in res.err

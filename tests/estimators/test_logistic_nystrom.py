@@ -26,9 +26,7 @@ def test_all_points_as_centres_equal_the_exact_fit(blobs):
         Gaussian(1.5), lam=1e-2, solver="nystrom", n_centers=len(X), tol=1e-12, random_state=0
     ).fit(X, y)
     np.testing.assert_array_equal(np.sort(nystrom.center_indices_), np.arange(len(X)))
-    np.testing.assert_allclose(
-        nystrom.predict_proba(X), exact.predict_proba(X), rtol=0, atol=1e-6
-    )
+    np.testing.assert_allclose(nystrom.predict_proba(X), exact.predict_proba(X), rtol=0, atol=1e-6)
     assert list(nystrom.classes_) == ["neg", "pos"]
 
 

@@ -82,8 +82,11 @@ def test_fit_survives_a_killed_worker(client, data):
     distributed.wait(X_dask)
     Y = torch.as_tensor(y)
     undisturbed = nystrom_ridge(
-        distributed_nystrom_system(kernel, X_dask, 40, random_state=3), Y, 1e-2,
-        tol=1e-14, max_iter=12,
+        distributed_nystrom_system(kernel, X_dask, 40, random_state=3),
+        Y,
+        1e-2,
+        tol=1e-14,
+        max_iter=12,
     )
     pids = client.run(os.getpid)
     killed = []
@@ -95,8 +98,12 @@ def test_fit_survives_a_killed_worker(client, data):
             killed.append(victim)
 
     disturbed = nystrom_ridge(
-        distributed_nystrom_system(kernel, X_dask, 40, random_state=3), Y, 1e-2,
-        tol=1e-14, max_iter=12, callback=kill_one_worker,
+        distributed_nystrom_system(kernel, X_dask, 40, random_state=3),
+        Y,
+        1e-2,
+        tol=1e-14,
+        max_iter=12,
+        callback=kill_one_worker,
     )
     assert killed
     assert disturbed.cg.iterations == undisturbed.cg.iterations == 12

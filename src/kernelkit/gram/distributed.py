@@ -129,8 +129,18 @@ def gram_blocks(kernel: Kernel, X: Any, Y: Any = None, *, dtype: Any = None) -> 
     if isinstance(Y, da.Array):
         Y = as_row_blocks(Y, name="Y")
         return da.blockwise(
-            _kernel_block, "ij", kernel, None, out_dtype, None, X, "ik", Y, "jk",
-            concatenate=True, dtype=out_dtype,
+            _kernel_block,
+            "ij",
+            kernel,
+            None,
+            out_dtype,
+            None,
+            X,
+            "ik",
+            Y,
+            "jk",
+            concatenate=True,
+            dtype=out_dtype,
         )
     Y = np.asarray(Y)
     return X.map_blocks(
@@ -178,9 +188,7 @@ def write_gram(
     return da.from_zarr(os.fspath(path))
 
 
-def map_row_blocks(
-    fn: Callable[[Any], np.ndarray], X: Any, n_columns: int, dtype: Any
-) -> Any:
+def map_row_blocks(fn: Callable[[Any], np.ndarray], X: Any, n_columns: int, dtype: Any) -> Any:
     """Apply ``fn`` to every row block of ``X``: a Dask array ``(n, n_columns)`` chunked like ``X``.
 
     ``fn`` maps a block of ``b`` rows (a NumPy array, or a list of items for a Dask bag) to a
@@ -328,7 +336,6 @@ def n_rows(X: Any) -> int:
             )
         return n
     return int(X.count().compute())
-
 
 
 def draw_centres(X: Any, n_components: int, random_state: Any = None) -> tuple[np.ndarray, Any]:
