@@ -1,15 +1,16 @@
 """Run every benchmark script of this folder, then regenerate the README's table (``make bench``).
 
 ``python benchmarks/run_all.py [NAME ...]`` runs the scripts whose name contains one of the
-NAMEs (all without arguments).  The wall time of each script and of the whole run goes to
-``results/run_all.json``; then :mod:`readme_table` rewrites the README's performance table
-from the JSON rows in ``results/``.
+NAMEs (all without arguments), each in a fresh Python process: a script's settings (torch's
+thread count, for one) must not carry over into the next one's timings.  The wall time of
+each script and of the whole run goes to ``results/run_all.json``; then :mod:`readme_table`
+rewrites the README's performance table from the JSON rows in ``results/``.
 """
 
 from __future__ import annotations
 
 import json
-import runpy
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -28,8 +29,10 @@ if __name__ == "__main__":
             continue
         print(f"\n## {script.stem}", flush=True)
         t0 = time.perf_counter()
-        sys.argv = [str(script)]  # each script parses its own options: run it with none
-        runpy.run_path(str(script), run_name="__main__")
+        # each script parses its own options: run it with none
+        run = subprocess.run([sys.executable, str(script)], check=False)
+        if run.returncode:
+            raise SystemExit(f"{script.name} exited with {run.returncode}")
         scripts[script.stem] = round(time.perf_counter() - t0, 1)
     total = time.perf_counter() - start
     RESULTS_DIR.mkdir(exist_ok=True)
