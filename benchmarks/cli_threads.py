@@ -2,8 +2,9 @@
 ``gram`` with ``--threads 1`` and ``--threads 2``, each in a fresh process (median of
 ``--repeat`` runs), on files of real size built by ``benchmarks/cli_data.py``.
 
-The defaults of ``kernelkit.cli.main.DEFAULT_THREADS`` are the faster count of this
-benchmark on the project's 2-core machine (shared with other jobs).  Run
+Its numbers are quoted in ``kernelkit.cli.main.THREADED_COMMANDS`` (the ``--threads``
+default is torch's own: two threads win on the quiet 2-core machine, one wins while other
+jobs load the cores).  Run
 ``python benchmarks/cli_threads.py DATA_FOLDER`` after ``python benchmarks/cli_data.py
 DATA_FOLDER --molecules 1000``; prints a Markdown table and writes
 ``benchmarks/results/cli_threads.json``.

@@ -32,11 +32,13 @@ _KINDS = tuple(k.plural for k in InputKind if k not in (InputKind.NODE, InputKin
 """``--kind``: the plural names of the kinds of :class:`~kernelkit.utils.kinds.InputKind` that
 files hold (:data:`kernelkit.data.readers.KINDS`)."""
 
-DEFAULT_THREADS = {"demo": 1, "autoencode": 1, "fit": 1, "gram": 1}
-"""Torch threads of each command when ``--threads`` is not given: the faster count of
-``benchmarks/cli_threads.py`` on the project's 2-core machine (load 4 to 7; 1000 molecules,
-1 vs 2 threads): gram 8.6 vs 9.7 s, fit (2-D K2AE) 30.6 vs 81.5 s, autoencode 34.9 vs
-34.6 s (equal); demo (README) 44 vs 88 s."""
+THREADED_COMMANDS = ("demo", "autoencode", "fit", "gram")
+"""Commands with ``--threads`` (torch threads; torch's own default, one per physical core,
+when not given).  ``benchmarks/cli_threads.py`` on the project's 2-core machine, 1000
+molecules, 1 vs 2 threads: quiet (load 1) gram 4.0 vs 3.8 s, fit (2-D K2AE) 13.3 vs 9.0 s,
+autoencode 11.0 vs 9.0 s, demo 22.0 vs 16.7 s; while other jobs loaded the cores (load 4 to
+7) one thread was faster (fit 30.6 vs 81.5 s: OpenMP threads spin-waiting for a busy core),
+hence the option."""
 
 
 class _Formatter(argparse.ArgumentDefaultsHelpFormatter):
@@ -88,13 +90,13 @@ def _add_common(p: argparse.ArgumentParser, command: str) -> None:
     p.add_argument(
         "--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks"
     )
-    if command in DEFAULT_THREADS:
+    if command in THREADED_COMMANDS:
         p.add_argument(
             "--threads",
             type=int,
-            default=DEFAULT_THREADS[command],
-            help="torch threads (default %(default)s: the faster count for this command on a "
-            "2-core machine, benchmarks/cli_threads.py)",
+            default=None,
+            help="torch threads (default: torch's, one per physical core; 1 can be faster "
+            "when other jobs keep the cores busy, benchmarks/cli_threads.py)",
         )
 
 
