@@ -129,9 +129,6 @@ def run_large(n: int, m: int, chunk: int, iterations: int) -> None:
     import dask.array as da
     import distributed
 
-    from kernelkit import KernelRidge
-    from kernelkit.kernels import Gaussian
-
     store = Path(tempfile.mkdtemp(prefix="kernelkit-large-"))
     t0 = time.perf_counter()
     gen = da.random.default_rng(0)
@@ -154,15 +151,7 @@ def run_large(n: int, m: int, chunk: int, iterations: int) -> None:
     ):
         X = da.from_zarr(str(store / "X.zarr"))
         y = da.from_zarr(str(store / "y.zarr"))
-        model = KernelRidge(
-            Gaussian(SIGMA),
-            lam=LAM,
-            solver="nystrom",
-            n_centers=m,
-            tol=1e-14,
-            max_iter=iterations,
-            random_state=0,
-        )
+        model = _estimator(m, iterations)
         client_before_fit = _peak_rss_mib()
         workers_before_fit = client.run(_current_rss_mib)
         t1 = time.perf_counter()
