@@ -100,10 +100,19 @@ def gaussian_width_grid(
 ) -> list[Kernel]:
     """Gaussian kernels of widths ``factor * sigma_med`` (median heuristic on the pooled
     vectors, :func:`kernelkit.kernels.specs.median_sigma`)."""
+    return _width_grid(_pooled_vector_samples(X, Y, "a Gaussian width grid"), factors)
+
+
+def _pooled_vector_samples(X: Any, Y: Any, what: str) -> torch.Tensor:
+    """The pooled ``X`` and ``Y``, which must be vectors (``what`` names the caller)."""
     samples = check_samples(X, Y)
     if samples.kind is not InputKind.VECTOR:
-        raise InputError(f"X: a Gaussian width grid needs vectors, got {samples.kind.plural}")
-    sigma = median_sigma(pooled_vectors(samples))
+        raise InputError(f"X: {what} needs vectors, got {samples.kind.plural}")
+    return pooled_vectors(samples)
+
+
+def _width_grid(pooled: torch.Tensor, factors: tuple[float, ...]) -> list[Kernel]:
+    sigma = median_sigma(pooled)
     return [Gaussian(sigma=sigma * f) for f in factors]
 
 
@@ -160,16 +169,13 @@ def width_and_moment_grid(
     InputError
         For samples that are not vectors, or moments that are not distinct integers >= 1.
     """
-    samples = check_samples(X, Y)
-    if samples.kind is not InputKind.VECTOR:
-        raise InputError(f"X: a width and moment grid needs vectors, got {samples.kind.plural}")
+    pooled = _pooled_vector_samples(X, Y, "a width and moment grid")
     degrees = [check_int(p, name="moments") for p in moments]
     if len(set(degrees)) != len(degrees):
         raise InputError(f"moments: expected distinct degrees, got {tuple(moments)!r}")
-    pooled = pooled_vectors(samples)
     center = tuple(float(v) for v in pooled.to(torch.float64).mean(0))
     moment_kernels: list[Kernel] = [
         Linear() if p == 1 else CenteredKernel(Polynomial(degree=p, offset=0.0), center=center)
         for p in degrees
     ]
-    return gaussian_width_grid(X, Y, factors) + moment_kernels
+    return _width_grid(pooled, factors) + moment_kernels
