@@ -26,12 +26,10 @@ It measures
    (``width_and_moment_grid``: median x 0.25..4, the linear kernel and the quadratic kernel
    on data centred by the pooled mean), level included.
 
-Writes ``examples/results/mmd_power.{json,png}``.  About 25 minutes on one loaded core.
-``--only-moments`` runs only the median-heuristic and the widths-plus-moments columns, on
-the same draws and permutations (the draws that the other columns consume are still
-taken), and writes ``mmd_power_moments.json`` instead.
+Writes ``examples/results/mmd_power.{json,png}``.  About 11 minutes on the 2-core machine
+(load 2-3).
 
-Run: ``PYTHONPATH=src python examples/mmd_power.py [--reps 100] [--only-moments]``
+Run: ``PYTHONPATH=src python examples/mmd_power.py [--reps 100]``
 """
 
 from __future__ import annotations
@@ -79,31 +77,28 @@ SIZES = {
 }
 
 
-def type_one_error(draws: int, n: int, seed: int = 0, *, only_moments: bool = False) -> dict:
+def type_one_error(draws: int, n: int, seed: int = 0) -> dict:
     """Rejection rates under H0 of the permutation, spectral, power-selected and aggregated
-    tests (only the widths-plus-moments one with ``only_moments``; same draws either way)."""
+    tests."""
     rng = np.random.default_rng(seed)
-    names = ("permutation", "spectral", "power-selected", "aggregated", "aggregated 3 widths")
-    rejected = dict.fromkeys(() if only_moments else names, 0)
-    rejected["aggregated widths + moments"] = 0
+    routes = (
+        ("aggregated widths + moments", "aggregate", width_and_moment_grid),
+        ("power-selected", "split", _width_grid(AGGREGATED["aggregated (all n)"])),
+        ("aggregated", "aggregate", _width_grid(AGGREGATED["aggregated (all n)"])),
+        (
+            "aggregated 3 widths",
+            "aggregate",
+            _width_grid(AGGREGATED["aggregated 3 widths (all n)"]),
+        ),
+    )
+    rejected = dict.fromkeys(("permutation", "spectral", *(name for name, _, _ in routes)), 0)
     for d in range(draws):
         X, Y = rng.normal(size=(n, 1)), rng.normal(size=(n, 1))
-        routes = [("aggregated widths + moments", "aggregate", width_and_moment_grid)]
-        if not only_moments:
-            samples, k = prepare(X, Y, None)
-            K = pooled_gram(k, samples)
-            for method in ("permutation", "spectral"):
-                res = gram_test(K, n, k, method=method, n_permutations=500, random_state=d)
-                rejected[method] += res.pvalue <= ALPHA
-            routes += [
-                ("power-selected", "split", _width_grid(AGGREGATED["aggregated (all n)"])),
-                ("aggregated", "aggregate", _width_grid(AGGREGATED["aggregated (all n)"])),
-                (
-                    "aggregated 3 widths",
-                    "aggregate",
-                    _width_grid(AGGREGATED["aggregated 3 widths (all n)"]),
-                ),
-            ]
+        samples, k = prepare(X, Y, None)
+        K = pooled_gram(k, samples)
+        for method in ("permutation", "spectral"):
+            res = gram_test(K, n, k, method=method, n_permutations=500, random_state=d)
+            rejected[method] += res.pvalue <= ALPHA
         for name, route, grid in routes:
             res = two_sample_test(
                 X, Y, kernel=grid(X, Y), n_permutations=500, random_state=d, selection=route
@@ -116,17 +111,15 @@ def _width_grid(factors: tuple[float, ...]):
     return lambda X, Y: gaussian_width_grid(X, Y, factors)
 
 
-def power_point(name: str, n: int, reps: int, seed: int, *, only_moments: bool = False) -> dict:
-    """Rejection rates at size n of every kernel choice on one alternative (only the median
-    heuristic and the widths-plus-moments list with ``only_moments``; same draws)."""
+def power_point(name: str, n: int, reps: int, seed: int) -> dict:
+    """Rejection rates at size n of every kernel choice on one alternative."""
     rng = np.random.default_rng(seed)
     draw = alternatives()[name]
-    grids = {MOMENTS: width_and_moment_grid}
-    if not only_moments:
-        grids = {key: _width_grid(factors) for key, factors in AGGREGATED.items()} | grids
-    others = () if only_moments else ("median (test half)", "power-selected (test half)")
+    grids = {key: _width_grid(factors) for key, factors in AGGREGATED.items()}
+    grids[MOMENTS] = width_and_moment_grid
+    others = ("median (test half)", "power-selected (test half)")
     counts = dict.fromkeys(("median (all n)", *grids, *others), 0)
-    if name == "Gaussian vs Laplace" and not only_moments:
+    if name == "Gaussian vs Laplace":
         counts["quadratic (x y)^2"] = 0
     diff = np.zeros((len(grids), reps))
     for r in range(reps):
@@ -139,8 +132,6 @@ def power_point(name: str, n: int, reps: int, seed: int, *, only_moments: bool =
             counts[key] += agg.reject()
             diff[i, r] = float(agg.reject()) - float(med_all)
         split = rng.permutation(n)
-        if only_moments:
-            continue
         sel, test = split[: n // 2], split[n // 2 :]
         choice = select_kernel(X[sel], Y[sel], gaussian_width_grid(X[sel], Y[sel]))
         chosen = two_sample_test(
@@ -205,20 +196,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=100)
     parser.add_argument("--null-draws", type=int, default=500)
-    parser.add_argument("--only-moments", action="store_true")
     args = parser.parse_args()
     torch.set_num_threads(1)
     RESULTS.mkdir(exist_ok=True)
     start = time.perf_counter()
-    level = type_one_error(args.null_draws, 200, only_moments=args.only_moments)
+    level = type_one_error(args.null_draws, 200)
     print(f"type-I error (n=200, {args.null_draws} draws):", level, flush=True)
     curves: dict = {}
     for i, name in enumerate(SIZES):
         curves[name] = []
         for n in SIZES[name]:
-            point = power_point(
-                name, n, args.reps, seed=100 * i + n, only_moments=args.only_moments
-            )
+            point = power_point(name, n, args.reps, seed=100 * i + n)
             curves[name].append({"n": n, **point})
             print(name, n, point, flush=True)
     result = {
@@ -229,12 +217,10 @@ def main() -> None:
         "widths_and_moments_protocol": verdict(level["aggregated widths + moments"], curves),
         "seconds": time.perf_counter() - start,
     }
-    stem = "mmd_power_moments" if args.only_moments else "mmd_power"
-    (RESULTS / f"{stem}.json").write_text(json.dumps(result, indent=1))
-    if not args.only_moments:
-        plot(curves, RESULTS / f"{stem}.png")
+    (RESULTS / "mmd_power.json").write_text(json.dumps(result, indent=1))
+    plot(curves, RESULTS / "mmd_power.png")
     print(result["widths_and_moments_protocol"])
-    print(f"wrote {RESULTS}/{stem}.json in {result['seconds']:.0f} s")
+    print(f"wrote {RESULTS}/mmd_power.json and .png in {result['seconds']:.0f} s")
 
 
 if __name__ == "__main__":
