@@ -50,14 +50,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="JSON results file")
     parser.add_argument("--repeats", type=int, default=20, help="outer seeds 0..R-1 (default 20)")
     args = parser.parse_args(argv)
+    if args.repeats < 2:
+        parser.error(f"--repeats: expected at least 2 seeds (a spread), got {args.repeats}")
     torch.set_num_threads(1)
     data = load_promoter(args.data)
     seqs, y = list(data.sequences), np.asarray(data.y)
     start = time.perf_counter()
-    bank = build_bank(
-        seqs, sorted(set(DEGREES) | set(SUM_GRID[0])), sorted(set(SHIFTS) | set(SUM_GRID[1])), KS
+    degrees, shifts, ks = (
+        sorted(set(own) | set(summed))
+        for own, summed in zip((DEGREES, SHIFTS, KS), SUM_GRID, strict=True)
     )
-    bank |= build_bank(seqs, [], [], [k for k in SUM_GRID[2] if k not in KS])
+    bank = build_bank(seqs, degrees, shifts, ks)
     rows = {
         "spectrum, k in {2,3,4,5}, normalised": [f"spectrum k={k}, normalised" for k in KS],
         "weighted degree, d in {2,3,4,6}, normalised": [
