@@ -25,20 +25,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import time
-from functools import partial
 
 import numpy as np
 import torch
 from _common import RESULTS_DIR
 from bench_concatenated import _data, _esol, _h2_data
-from torch import nn
 
 from kernelkit.kernels import Gaussian, Polynomial, TensorMatern
-from kernelkit.models.concatenated import build_concatenated
+from kernelkit.models.concatenated import build_concatenated, restart_problem
 from kernelkit.solvers import DistinctOptima, lbfgs_batched
-from kernelkit.utils.errors import NotPSDError
 
 FRACS = (1 / 4, 1 / 3)
 KS = (1, 2, 4)
@@ -63,46 +59,11 @@ def _build(spec: dict, X: torch.Tensor, y: torch.Tensor, restarts: int):
     )  # fmt: skip
 
 
-def _fun(model, data):
-    """The batched objective and gradient of ``fit_concatenated`` (one inner layer)."""
-    layer = model.inner_layers[0]
-    shape = tuple(layer.coef.shape[1:])
-
-    def set_coef(x: torch.Tensor) -> None:
-        layer.coef = nn.Parameter(x.reshape(x.shape[0], *shape).clone())
-
-    def fun(x: torch.Tensor):
-        m = x.shape[0]
-        set_coef(x)
-        try:
-            value, _ = model.objective_batch(data)
-        except NotPSDError:
-            return torch.full((m,), math.nan, dtype=x.dtype), torch.zeros_like(x)
-        finite = torch.isfinite(value)
-        value.masked_fill(~finite, 0.0).sum().backward()
-        grad = layer.coef.grad.reshape(m, -1).clone()
-        grad[~finite] = 0.0
-        return value.detach().masked_fill(~finite, math.inf), grad
-
-    def images(x: torch.Tensor) -> torch.Tensor:
-        set_coef(x)
-        with torch.no_grad():
-            return model.chain.forward_train(data.K1).outputs[-1]
-
-    return fun, images, shape
-
-
 def _run(model, data, x0, max_iter):
-    fun, _, _ = _fun(model, data)
+    fun = restart_problem(model, data).objective
     t = time.perf_counter()
     x, res = lbfgs_batched(fun, x0, max_iter=max_iter, tol=1e-9)
     return x, res, time.perf_counter() - t
-
-
-def _linear_gram(images, x: torch.Tensor) -> torch.Tensor:
-    """``Z Z^T`` of the inner images: the summary of ``fit_concatenated``'s "same optimum"."""
-    Z = images(x)
-    return Z @ Z.transpose(-1, -2)
 
 
 def _first_reaching(values: torch.Tensor, best: float) -> int | None:
@@ -115,8 +76,7 @@ def case_rows(name, spec, X, y, max_iter, paper_mu=False, ks=KS):
     Xt, yt = torch.as_tensor(X), torch.as_tensor(y)
     n, d = Xt.shape
     model, data = _build(spec, Xt, yt, 64)
-    x0 = model.inner_layers[0].coef.detach().reshape(64, -1)
-    _, res64, t64 = _run(model, data, x0, max_iter)
+    _, res64, t64 = _run(model, data, restart_problem(model, data).start, max_iter)
     best64 = float(res64.values.min())
     rows = []
     for frac in FRACS:
@@ -126,10 +86,9 @@ def case_rows(name, spec, X, y, max_iter, paper_mu=False, ks=KS):
         # subsample's mu is mu n / n_s (paper_mu); otherwise the estimator's mu as given
         scale = n / ns if paper_mu and spec["interpolate"] else 1.0
         sub, sdata = _build({**spec, "mu": [m * scale for m in spec["mu"]]}, Xt[S], yt[S], 64)
-        xs0 = sub.inner_layers[0].coef.detach().reshape(64, -1)
-        xs, rs, ts = _run(sub, sdata, xs0, max_iter)
-        _, images, _ = _fun(sub, sdata)
-        distinct = DistinctOptima(1e-6, partial(_linear_gram, images))
+        sub_problem = restart_problem(sub, sdata)
+        xs, rs, ts = _run(sub, sdata, sub_problem.start, max_iter)
+        distinct = DistinctOptima(1e-6, sub_problem.image_gram)
         order = torch.argsort(rs.values)
         labels = distinct.assign(xs[order], rs.values[order])
         reps, seen = [], set()
@@ -145,8 +104,8 @@ def case_rows(name, spec, X, y, max_iter, paper_mu=False, ks=KS):
             coef[:, torch.as_tensor(S)] = xs[chosen].reshape(m, ns, d)
             xw = coef.reshape(m, -1)
             # the padded coefficients give the subsample map on the subsample points exactly
-            _, fimages, _ = _fun(full, fdata)
-            gap = float((fimages(xw)[:, S] - images(xs[chosen])).abs().max())
+            full_images = restart_problem(full, fdata).images
+            gap = float((full_images(xw)[:, S] - sub_problem.images(xs[chosen])).abs().max())
             _, rf, tf = _run(full, fdata, xw, max_iter)
             final = float(rf.values.min())
             rel = (final - best64) / abs(best64)

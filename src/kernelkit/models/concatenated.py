@@ -43,7 +43,7 @@ training loop, strong-Wolfe L-BFGS, best state kept).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,9 +69,11 @@ __all__ = [
     "ConcatenatedModel",
     "InnerLayer",
     "Mixture",
+    "RestartProblem",
     "build_concatenated",
     "coth_penalty",
     "fit_concatenated",
+    "restart_problem",
 ]
 
 
@@ -374,6 +376,70 @@ def build_concatenated(
 
 
 # ---------------------------------------------------------------------- optimisation
+@dataclass(frozen=True)
+class RestartProblem:
+    """The restarts of a :class:`ConcatenatedModel` as the rows of one tensor: the problem
+    that :func:`fit_concatenated` hands to the batched L-BFGS.
+
+    Attributes
+    ----------
+    start : torch.Tensor, shape (b, p)
+        The model's initial inner coefficients, one flattened restart per row.
+    objective : callable
+        ``x -> (values, gradients)`` of the restarts in the rows of ``x`` (non-finite
+        values: ``inf`` with a zero gradient; a singular outer Gram: ``nan``).
+    images : callable
+        ``x -> Z``: the last inner layer's training images of the restarts, ``(b, n, D)``.
+    set_coefficients : callable
+        ``x -> None``: give every inner layer the coefficients of the rows of ``x``.
+    """
+
+    start: torch.Tensor
+    objective: Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor]]
+    images: Callable[[torch.Tensor], torch.Tensor]
+    set_coefficients: Callable[[torch.Tensor], None]
+
+    def image_gram(self, x: torch.Tensor) -> torch.Tensor:
+        """``Z Z^T`` of the restarts' images: unchanged by the model's symmetries
+        (:func:`fit_concatenated`), the summary of "same optimum"."""
+        Z = self.images(x)
+        return Z @ Z.transpose(-1, -2)
+
+
+def restart_problem(model: ConcatenatedModel, data: ConcatenatedData) -> RestartProblem:
+    """The batched objective of ``model``'s restarts on ``data`` (:class:`RestartProblem`)."""
+    layers = model.inner_layers
+    b = layers[0].coef.shape[0]
+    shapes = [tuple(layer.coef.shape[1:]) for layer in layers]
+    sizes = [math.prod(shape) for shape in shapes]
+
+    def set_coefficients(x: torch.Tensor) -> None:
+        for layer, shape, chunk in zip(layers, shapes, torch.split(x, sizes, dim=1), strict=True):
+            layer.coef = nn.Parameter(chunk.reshape(x.shape[0], *shape).clone())
+
+    def objective(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        m = x.shape[0]
+        set_coefficients(x)
+        try:
+            value, _ = model.objective_batch(data)
+        except NotPSDError:
+            nan = torch.full((m,), math.nan, dtype=x.dtype)
+            return nan, torch.zeros_like(x)
+        finite = torch.isfinite(value)
+        value.masked_fill(~finite, 0.0).sum().backward()
+        grad = torch.cat([layer.coef.grad.reshape(m, -1) for layer in layers], dim=1)
+        grad[~finite] = 0.0
+        return value.detach().masked_fill(~finite, math.inf), grad
+
+    def images(x: torch.Tensor) -> torch.Tensor:
+        set_coefficients(x)
+        with torch.no_grad():
+            return model.chain.forward_train(data.K1).outputs[-1]
+
+    start = torch.cat([layer.coef.detach().reshape(b, -1) for layer in layers], dim=1)
+    return RestartProblem(start, objective, images, set_coefficients)
+
+
 def fit_concatenated(
     model: ConcatenatedModel,
     data: ConcatenatedData,
@@ -408,45 +474,17 @@ def fit_concatenated(
     of every restart run, at elimination for the ones the race stopped).  Raises
     :class:`NotPSDError` when no restart has a finite objective.
     """
-    layers = model.inner_layers
-    b = layers[0].coef.shape[0]
-    shapes = [tuple(layer.coef.shape[1:]) for layer in layers]
-    sizes = [math.prod(shape) for shape in shapes]
-
-    def set_coefficients(x: torch.Tensor) -> None:
-        """Give every layer the coefficients of the restarts in the rows of ``x``."""
-        for layer, shape, chunk in zip(layers, shapes, torch.split(x, sizes, dim=1), strict=True):
-            layer.coef = nn.Parameter(chunk.reshape(x.shape[0], *shape).clone())
-
-    def fun(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        m = x.shape[0]
-        set_coefficients(x)
-        try:
-            value, _ = model.objective_batch(data)
-        except NotPSDError:
-            nan = torch.full((m,), math.nan, dtype=x.dtype)
-            return nan, torch.zeros_like(x)
-        finite = torch.isfinite(value)
-        value.masked_fill(~finite, 0.0).sum().backward()
-        grad = torch.cat([layer.coef.grad.reshape(m, -1) for layer in layers], dim=1)
-        grad[~finite] = 0.0
-        return value.detach().masked_fill(~finite, math.inf), grad
-
-    def gram_of_images(x: torch.Tensor) -> torch.Tensor:
-        set_coefficients(x)
-        Z = model.chain.forward_train(data.K1).outputs[-1]
-        return Z @ Z.transpose(-1, -2)
-
-    x0 = torch.cat([layer.coef.detach().reshape(b, -1) for layer in layers], dim=1)
+    problem = restart_problem(model, data)
+    fun, x0 = problem.objective, problem.start
     if patience is None:
         x, res = lbfgs_batched(fun, x0, max_iter=max_iter, tol=tol)
-        distinct = DistinctOptima(rtol, gram_of_images)
+        distinct = DistinctOptima(rtol, problem.image_gram)
         res.labels, res.optima = distinct.assign(x, res.values), distinct.optima
     else:
         options = {"max_iter": max_iter, "tol": tol}
         x, res = lbfgs_restarts(
             fun, x0, patience=patience, first_round=first_round, rtol=rtol,
-            invariant=gram_of_images, **options,
+            invariant=problem.image_gram, **options,
         )  # fmt: skip
     values = res.values
     if not bool(torch.isfinite(values).any()):
@@ -456,7 +494,7 @@ def fit_concatenated(
             "interpolation mode); use interpolate=False with lam > 0 or the coth penalty gamma > 0"
         )
     best = int(torch.argmin(values))
-    set_coefficients(x[best : best + 1])
+    problem.set_coefficients(x[best : best + 1])
     if polish_iter > 0:
         train(model, data, optimizer="lbfgs", max_iter=polish_iter, tol=tol)  # type: ignore[arg-type]
     return best, res
