@@ -28,9 +28,9 @@ def data():
 
 
 def _sklearn(lam, n):
-    """scikit-learn's problem times ``n C``: ``C = 1 / (n lam)``."""
+    """scikit-learn's problem times ``2 n C``: ``C = 1 / (2 n lam)`` (README convention)."""
     return LogisticRegression(
-        C=1 / (n * lam), fit_intercept=False, solver="newton-cholesky", tol=1e-12, max_iter=1000
+        C=1 / (2 * n * lam), fit_intercept=False, solver="newton-cholesky", tol=1e-12, max_iter=1000
     )
 
 
@@ -60,8 +60,8 @@ def _objective_and_gradient(K, y, lam):
 
     def fun(alpha):
         m = K @ alpha
-        J = np.mean(log1p(np.exp(-y * m))) + 0.5 * lam * alpha @ m
-        grad = K @ (-y * expit(-y * m)) / n + lam * m
+        J = np.mean(log1p(np.exp(-y * m))) + lam * alpha @ m
+        grad = K @ (-y * expit(-y * m)) / n + 2 * lam * m
         return J, grad
 
     return fun
@@ -85,7 +85,7 @@ def test_gaussian_objective_decreases_and_gradient_vanishes(data, one_torch_thre
 
 
 def test_first_step_is_the_weighted_krr_of_the_course(data, one_torch_thread):
-    """From alpha_0 = 0: W = 1/4, z = 2y, alpha_1 = W^1/2 (W^1/2 K W^1/2 + n lam I)^-1 W^1/2 z
+    """From alpha_0 = 0: W = 1/4, z = 2y, alpha_1 = W^1/2 (W^1/2 K W^1/2 + 2 n lam I)^-1 W^1/2 z
     (course part 1, section 3.3, IRLS step 5, with the WKRR closed form of section 3.2)."""
     X, y, _ = data
     s = np.where(y == 1, 1.0, -1.0)
@@ -94,7 +94,7 @@ def test_first_step_is_the_weighted_krr_of_the_course(data, one_torch_thread):
     res = kernel_logistic_regression(torch.as_tensor(K), torch.as_tensor(s), lam=lam, max_iter=1)
     w = np.full(n, 0.25)
     expected = np.sqrt(w) * np.linalg.solve(
-        np.sqrt(w)[:, None] * K * np.sqrt(w)[None, :] + n * lam * np.eye(n), np.sqrt(w) * 2 * s
+        np.sqrt(w)[:, None] * K * np.sqrt(w)[None, :] + 2 * n * lam * np.eye(n), np.sqrt(w) * 2 * s
     )
     assert res.iterations == 1 and not res.converged
     np.testing.assert_allclose(res.coef.numpy(), expected, atol=1e-12)

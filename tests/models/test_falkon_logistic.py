@@ -39,7 +39,7 @@ def test_equals_sklearn_logistic_regression_on_nystrom_features(classes, one_tor
     idx = select_centres(KERNEL, torch.as_tensor(X), 40, random_state=0)
     res = nystrom_logistic_fit(KERNEL, torch.as_tensor(X), labels, idx, lam, tol=1e-10)
     assert res.converged and list(res.classes) == sorted(set(labels))
-    lr = LogisticRegression(C=1 / (n * lam), fit_intercept=False, tol=1e-12, max_iter=10000)
+    lr = LogisticRegression(C=1 / (2 * n * lam), fit_intercept=False, tol=1e-12, max_iter=10000)
     ref = lr if classes == 2 else OneVsRestClassifier(lr)
     C = X[idx]
     ref.fit(_features(KERNEL, X, C), labels)
@@ -57,7 +57,7 @@ def test_sample_weight_equals_sklearn(one_torch_thread):
     idx = select_centres(KERNEL, torch.as_tensor(X), 30, random_state=1)
     res = nystrom_logistic_fit(KERNEL, torch.as_tensor(X), y, idx, lam, sample_weight=w, tol=1e-10)
     C = X[idx]
-    ref = LogisticRegression(C=1 / (n * lam), fit_intercept=False, tol=1e-12, max_iter=10000)
+    ref = LogisticRegression(C=1 / (2 * n * lam), fit_intercept=False, tol=1e-12, max_iter=10000)
     ref.fit(_features(KERNEL, X, C), y, sample_weight=w)
     ours = nystrom_logistic_decision(KERNEL, torch.as_tensor(X), res).numpy()[:, 0]
     theirs = ref.decision_function(_features(KERNEL, X, C))
@@ -73,7 +73,7 @@ def test_strings_are_classified_through_gram_blocks(one_torch_thread):
     C = [S[i] for i in range(0, 80, 4)]
     L = np.linalg.cholesky(gram(kernel, C) + 1e-10 * np.eye(20))
     phi = np.linalg.solve(L, gram(kernel, S, C).T).T
-    ref = LogisticRegression(C=1 / (80 * 1e-3), fit_intercept=False, tol=1e-12, max_iter=10000)
+    ref = LogisticRegression(C=1 / (2 * 80 * 1e-3), fit_intercept=False, tol=1e-12, max_iter=10000)
     ref.fit(phi, y)
     ours = nystrom_logistic_decision(kernel, S, res).numpy()[:, 0]
     np.testing.assert_allclose(ours, ref.decision_function(phi), rtol=1e-4, atol=1e-4)

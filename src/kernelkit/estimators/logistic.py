@@ -55,9 +55,9 @@ class KLRResult:
 
 
 def klr_objective(m: torch.Tensor, quad: torch.Tensor, y: torch.Tensor, lam: float) -> torch.Tensor:
-    r"""``J = (1/n) sum_i log(1 + exp(-y_i m_i)) + (lam/2) quad`` with ``m = K alpha`` and
+    r"""``J = (1/n) sum_i log(1 + exp(-y_i m_i)) + lam quad`` with ``m = K alpha`` and
     ``quad = alpha^T K alpha`` (the softplus form, stable for large margins)."""
-    return F.softplus(-y * m).mean() + 0.5 * lam * quad
+    return F.softplus(-y * m).mean() + lam * quad
 
 
 def kernel_logistic_regression(
@@ -68,17 +68,18 @@ def kernel_logistic_regression(
     Minimises (course part 1, section 3.3)
 
     .. math:: J(\alpha) = \frac1n \sum_{i=1}^n \log(1 + e^{-y_i [K\alpha]_i})
-              + \frac{\lambda}{2} \alpha^T K \alpha, \qquad y_i \in \{-1, +1\},
+              + \lambda \alpha^T K \alpha, \qquad y_i \in \{-1, +1\},
 
-    with gradient ``grad J = (1/n) K (P y + n lam alpha)`` and Hessian
-    ``(1/n) K (W K + n lam I)``, where ``m = K alpha``, ``P_i = -sigma(-y_i m_i)`` and
-    ``W_i = sigma(m_i) sigma(-m_i)``.  The Newton step is the course's IRLS step
-    ``alpha_{t+1} = solveWKRR(K, W, z)``, ``z_i = m_i + y_i / sigma(y_i m_i)``: the weighted
-    kernel ridge regression of section 3.2 with the same ``lam`` (shift ``n lam``).  It is
-    computed as the direction ``Delta`` with ``(W K + n lam I) Delta = r``,
-    ``r = -(P y + n lam alpha)``, by the Woodbury form
+    the package's convention ``(1/n) sum loss + lam ||f||^2`` (the course's KLR slide writes
+    ``lam_c / 2``, so ``lam_c = 2 lam``).  With ``s = 2 n lam``, the gradient is
+    ``grad J = (1/n) K (P y + s alpha)`` and the Hessian ``(1/n) K (W K + s I)``, where
+    ``m = K alpha``, ``P_i = -sigma(-y_i m_i)`` and ``W_i = sigma(m_i) sigma(-m_i)``.  The
+    Newton step is the course's IRLS step ``alpha_{t+1} = solveWKRR(K, W, z)``,
+    ``z_i = m_i + y_i / sigma(y_i m_i)``: the weighted kernel ridge regression of section 3.2
+    (shift ``s``).  It is computed as the direction ``Delta`` with ``(W K + s I) Delta = r``,
+    ``r = -(P y + s alpha)``, by the Woodbury form
 
-    .. math:: \Delta = \frac{1}{n\lambda}\big(r - W^{1/2} (W^{1/2} K W^{1/2} + n\lambda I)^{-1}
+    .. math:: \Delta = \frac{1}{s}\big(r - W^{1/2} (W^{1/2} K W^{1/2} + s I)^{-1}
               W^{1/2} K r\big),
 
     which is the weighted-KRR system but never divides by ``W_i`` (``W_i -> 0`` and
@@ -93,7 +94,7 @@ def kernel_logistic_regression(
     y : torch.Tensor, shape (n,)
         Labels in ``{-1, +1}``.
     lam : float
-        Regularisation ``lam > 0`` of the course's ``(lam / 2) ||f||^2``.
+        Regularisation ``lam > 0`` of ``lam ||f||^2``.
     tol : float
         Stop when ``max_i |grad J(alpha)_i| <= tol``.
     max_iter : int
@@ -111,14 +112,14 @@ def kernel_logistic_regression(
     K = K.to(torch.float64)
     y = check_signs(y).to(K.device)
     n = K.shape[0]
-    nlam = n * lam
+    nlam = 2 * n * lam  # the shift s = 2 n lam of the Newton systems
     alpha = torch.zeros(n, dtype=K.dtype, device=K.device)
     m = torch.zeros_like(alpha)
     quad = torch.zeros((), dtype=K.dtype, device=K.device)
     objectives = [float(klr_objective(m, quad, y, lam))]
     grad = float("inf")
     for it in range(max_iter + 1):
-        r = y * torch.sigmoid(-y * m) - nlam * alpha  # r = -(P y + n lam alpha)
+        r = y * torch.sigmoid(-y * m) - nlam * alpha  # r = -(P y + 2 n lam alpha)
         Kr = K @ r
         grad = float(Kr.abs().max()) / n
         if grad <= tol or it == max_iter:
@@ -149,7 +150,8 @@ def kernel_logistic_regression(
 def _gradient_norm(
     K: torch.Tensor, y: torch.Tensor, m: torch.Tensor, alpha: torch.Tensor, nlam: float
 ) -> float:
-    """``max_i |grad J(alpha)_i|``, ``grad J = -(1/n) K r``, ``r = y sigma(-y m) - n lam alpha``."""
+    """``max_i |grad J(alpha)_i|``, ``grad J = -(1/n) K r``,
+    ``r = y sigma(-y m) - 2 n lam alpha`` (``nlam = 2 n lam``)."""
     return float((K @ (y * torch.sigmoid(-y * m) - nlam * alpha)).abs().max()) / K.shape[0]
 
 
@@ -165,22 +167,27 @@ def _weighted_factor(K: torch.Tensor, sw: torch.Tensor, shift: float) -> Cholesk
 
 
 class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstimator):
-    r"""Kernel logistic regression with the course's ``lam / 2`` convention.
+    r"""Kernel logistic regression, ``(1/n) sum loss + lam ||f||^2``.
 
     Solves, for labels ``y_i in {-1, +1}`` (course part 1, section 3.3),
 
     .. math:: \min_{f \in H} \frac1n \sum_{i=1}^n \log\big(1 + e^{-y_i f(x_i)}\big)
-              + \frac{\lambda}{2} \|f\|_H^2, \qquad f(x) = \sum_i \alpha_i k(x_i, x),
+              + \lambda \|f\|_H^2, \qquad f(x) = \sum_i \alpha_i k(x_i, x),
 
     with no intercept, by IRLS: damped Newton steps, each a weighted kernel ridge regression
     (:func:`kernel_logistic_regression`).  ``P(y = classes_[1] | x) = sigma(f(x))``.
 
-    The ``lam / 2`` is the course's KLR slide (the large-margin slide writes ``lam``; here
-    ``lam`` multiplies ``||f||^2 / 2``).  scikit-learn's
-    ``LogisticRegression(C, fit_intercept=False)`` minimises
-    ``C sum_i log(1 + exp(-y_i w^T x_i)) + ||w||^2 / 2``, the same problem times ``n C`` with
-    ``C = 1 / (n lam)``: with ``kernel="linear"`` the weights ``w = X^T alpha`` and the
-    probabilities equal scikit-learn's.
+    ``lam`` has the package's meaning (the README's ``(1/n) sum loss + lam ||f||^2``, as in
+    :class:`~kernelkit.estimators.KernelRidge` and
+    :class:`~kernelkit.estimators.BiasFreeSVC`; the course's KLR slide writes ``lam / 2``).
+    scikit-learn's ``LogisticRegression(C, fit_intercept=False)`` minimises
+    ``C sum_i log(1 + exp(-y_i w^T x_i)) + ||w||^2 / 2``, the same problem times ``2 n C``
+    with **``C = 1 / (2 n lam)``**: with ``kernel="linear"`` the weights ``w = X^T alpha`` and
+    the probabilities equal scikit-learn's.
+
+    .. versionchanged:: 0.2
+        ``lam`` used to weight ``(lam / 2) ||f||^2`` (scikit-learn's ``C = 1 / (n lam)``).
+        For the solution of an old ``lam``, pass ``lam / 2``.
 
     More than two classes: one-vs-rest, one binary KLR per class against the rest (each an
     IRLS run on the same Gram), predicted class the largest ``f_c(x)``, probabilities
@@ -193,10 +200,10 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
         ``"precomputed"``...) or ``None``: the default kernel of the input's kind (see
         :mod:`kernelkit.estimators._kernels`).
     lam : float, default 1e-3
-        Regularisation ``lam > 0`` of ``(lam / 2) ||f||^2``; scikit-learn's ``C = 1 / (n lam)``.
+        Regularisation ``lam > 0`` of ``lam ||f||^2``; scikit-learn's ``C = 1 / (2 n lam)``.
     solver : {"exact", "nystrom"}, default "exact"
         ``"exact"``: IRLS on the full ``n x n`` Gram matrix (one Cholesky of
-        ``W^{1/2} K W^{1/2} + n lam I`` per Newton step).  ``"nystrom"``: the same objective
+        ``W^{1/2} K W^{1/2} + 2 n lam I`` per Newton step).  ``"nystrom"``: the same objective
         over ``f = sum_j alpha_j k(c_j, .)`` on ``n_centers`` uniform centres, each Newton
         step a weighted Nyström ridge problem solved by Falkon's preconditioned CG with
         ``K_nm`` streamed, never stored (Meanti et al., NeurIPS 2020;

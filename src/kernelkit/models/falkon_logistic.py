@@ -4,18 +4,21 @@ The course's kernel logistic regression (part 1, section 3.3) restricted to the 
 Nyström centres, ``f(x) = sum_j alpha_j k(x, c_j)``, with labels ``y_i in {-1, +1}`` and
 optional sample weights ``s_i``:
 
-.. math:: J(\alpha) = \frac1n \sum_i s_i \,\ell(y_i f(x_i)) + \frac\lambda2 \alpha^T K_{mm}
-          \alpha, \qquad \ell(u) = \log(1 + e^{-u}).
+.. math:: J(\alpha) = \frac1n \sum_i s_i \,\ell(y_i f(x_i)) + \lambda \alpha^T K_{mm}
+          \alpha, \qquad \ell(u) = \log(1 + e^{-u}),
+
+the package's ``(1/n) sum loss + lam ||f||^2`` (the course's slide writes ``lam_c / 2``,
+``lam_c = 2 lam``).
 
 Its gradient and Hessian (course, same section; ``f = K_nm alpha``) are
 
-.. math:: \nabla J = -\frac1n K_{nm}^T u + \lambda K_{mm} \alpha, \quad
+.. math:: \nabla J = -\frac1n K_{nm}^T u + 2\lambda K_{mm} \alpha, \quad
           u_i = s_i y_i \sigma(-y_i f_i), \qquad
-          \nabla^2 J = \frac1n K_{nm}^T W K_{nm} + \lambda K_{mm}, \quad
+          \nabla^2 J = \frac1n K_{nm}^T W K_{nm} + 2\lambda K_{mm}, \quad
           W_i = s_i \sigma(f_i) \sigma(-f_i),
 
-so every Newton step ``delta`` is a weighted Nyström ridge system (IRLS with the same
-``lam``), solved by the preconditioned CG of :func:`kernelkit.solvers.nystrom_pcg.nystrom_pcg`
+so every Newton step ``delta`` is a weighted Nyström ridge system (IRLS with ridge
+``2 lam``), solved by the preconditioned CG of :func:`kernelkit.solvers.nystrom_pcg.nystrom_pcg`
 with the preconditioner built from the Hessian weights at the centres, as in the logistic
 Falkon of Meanti, Carratino, Rosasco and Rudi ("Kernel methods through the roof", NeurIPS
 2020, section 3; Marteau-Ferey, Bach and Rudi, NeurIPS 2019, for the Newton scheme).  A
@@ -27,7 +30,7 @@ stops at a tolerance tied to the gradient (inexact Newton, ``forcing``).
 
 Several classes run together as columns (one-vs-rest: column ``c`` separates class ``c``
 from the rest), each with its own weights and preconditioner; sharing ``T = chol(K_mm)`` and
-every pass over the data.  This equals scikit-learn's ``LogisticRegression(C=1 / (n lam),
+every pass over the data.  This equals scikit-learn's ``LogisticRegression(C=1 / (2 n lam),
 fit_intercept=False)`` on the explicit Nyström features ``phi(x) = L^{-1} k_C(x)``
 (``K_mm = L L^T``), whose weights are ``w = L^T alpha``.
 """
@@ -88,7 +91,7 @@ def _objective(
 ) -> torch.Tensor:
     """``J`` per column from the predictions ``f`` and ``L^T alpha``."""
     data = (s[:, None] * torch.nn.functional.softplus(-Y * f)).mean(0)
-    return data + 0.5 * lam * (Lt_alpha**2).sum(0)
+    return data + lam * (Lt_alpha**2).sum(0)
 
 
 def nystrom_logistic_fit(
@@ -123,8 +126,8 @@ def nystrom_logistic_fit(
         The centres among the rows of ``X``
         (:func:`kernelkit.models.falkon.select_centres`).
     lam : float
-        ``lam > 0`` of ``(1/n) sum_i s_i l(y_i f(x_i)) + (lam/2) ||f||^2`` (course part 1,
-        section 3.3).
+        ``lam > 0`` of ``(1/n) sum_i s_i l(y_i f(x_i)) + lam ||f||^2`` (course part 1,
+        section 3.3, whose slide writes ``lam_c / 2``: ``lam_c = 2 lam``).
     sample_weight : array-like, optional
         Non-negative weights ``s_i``.
     tol, max_iter : float, int
@@ -162,9 +165,10 @@ def nystrom_logistic_fit(
         raise InputError(f"lam: expected a finite lam > 0 (Newton-PCG), got {lam!r}")
     if not 0 <= forcing < 1:
         raise InputError(f"forcing: expected a CG tolerance in [0, 1), got {forcing!r}")
+    reg = 2 * lam  # the ridge of the Newton systems: the Hessian of lam ||f||^2 is 2 lam K_mm
     classes, Y = signed_targets(y)
     if system is None:
-        system = nystrom_system(kernel, X, indices, block_size=block_size, lam=lam)
+        system = nystrom_system(kernel, X, indices, block_size=block_size, lam=reg)
     n, m = system.op.shape
     if len(Y) != n:
         raise InputError(f"y: expected {n} labels (one per row of X), got {len(Y)}")
@@ -191,7 +195,7 @@ def nystrom_logistic_fit(
         steps += 1
         U = s[:, None] * Y * torch.sigmoid(-Y * f)
         W = s[:, None] * torch.sigmoid(f) * torch.sigmoid(-f)
-        precond = nystrom_preconditioner(system.factor, [lam] * c, W[centre_index].mT)
+        precond = nystrom_preconditioner(system.factor, [reg] * c, W[centre_index].mT)
         rhs = system.op.rmatmat(U)
 
         def normal(V: torch.Tensor, W: torch.Tensor = W) -> tuple[torch.Tensor, torch.Tensor]:
@@ -214,7 +218,7 @@ def nystrom_logistic_fit(
         delta = res.coef
         f_delta = torch.zeros_like(f) if res.image is None else res.image
         Lt_a, Lt_d = L.mT @ alpha, L.mT @ delta
-        slope = -(U * f_delta).sum(0) / n + lam * (Lt_a * Lt_d).sum(0)  # grad^T delta
+        slope = -(U * f_delta).sum(0) / n + reg * (Lt_a * Lt_d).sum(0)  # grad^T delta
         t = torch.ones(c, dtype=torch.float64)
         for _ in range(40):
             J_new = _objective(f + t * f_delta, Y, s, Lt_a + t * Lt_d, lam)
