@@ -60,7 +60,9 @@ def methods(sigma: float) -> dict:
     """Method name -> unfitted clusterer at the kernel width ``sigma``."""
     out = {"kernel k-means": KernelKMeans(2, Gaussian(sigma), random_state=0)}
     for norm in SPECTRAL:
-        out[f"spectral ({norm})"] = SpectralClustering(2, Gaussian(sigma), 0, normalization=norm)
+        out[f"spectral ({norm})"] = SpectralClustering(
+            2, Gaussian(sigma), random_state=0, normalization=norm
+        )
     return out
 
 

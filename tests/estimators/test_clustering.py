@@ -87,7 +87,9 @@ def test_spectral_agrees_with_sklearn_precomputed(one_torch_thread):
     K = _gram(Gaussian(1.5), X)
     ref = SkSpectralClustering(3, affinity="precomputed", random_state=0).fit(K)
     for normalization in ("none", "symmetric", "random_walk"):
-        ours = SpectralClustering(3, "precomputed", 0, normalization=normalization).fit(K)
+        ours = SpectralClustering(
+            3, "precomputed", random_state=0, normalization=normalization
+        ).fit(K)
         assert adjusted_rand_score(ref.labels_, ours.labels_) == 1.0, normalization
 
 
@@ -96,7 +98,7 @@ def test_spectral_relaxation_bounds_kernel_kmeans(one_torch_thread):
     least sum_l (1/|C_l|) sum_{C_l} K_ij for any partition (Ky Fan), here kernel k-means'."""
     X, _ = make_blobs(100, centers=3, random_state=5)
     K = _gram(Gaussian(2.0), X)
-    model = SpectralClustering(3, Gaussian(2.0), 0, normalization="none").fit(X)
+    model = SpectralClustering(3, Gaussian(2.0), random_state=0, normalization="none").fit(X)
     Z = model.eigenvectors_
     np.testing.assert_allclose(Z.T @ Z, np.eye(3), atol=1e-12)
     np.testing.assert_allclose(np.trace(Z.T @ K @ Z), model.eigenvalues_.sum(), rtol=1e-12)
@@ -110,10 +112,14 @@ def test_out_of_sample_matches_a_refit_on_the_union(normalization, one_torch_thr
     X, y = MOONS
     perm = np.random.default_rng(0).permutation(len(X))
     train, new = perm[:300], perm[300:]
-    model = SpectralClustering(2, Gaussian(0.15), 0, normalization=normalization).fit(X[train])
+    model = SpectralClustering(2, Gaussian(0.15), random_state=0, normalization=normalization).fit(
+        X[train]
+    )
     assert adjusted_rand_score(y[train], model.labels_) == 1.0
     np.testing.assert_array_equal(model.predict(X[train]), model.labels_)
-    union = SpectralClustering(2, Gaussian(0.15), 0, normalization=normalization).fit(X)
+    union = SpectralClustering(2, Gaussian(0.15), random_state=0, normalization=normalization).fit(
+        X
+    )
     # the refit's labels named as the model's (majority over the shared training points)
     names = {c: np.bincount(model.labels_[union.labels_[train] == c]).argmax() for c in (0, 1)}
     refit = np.array([names[c] for c in union.labels_[new]])
@@ -135,7 +141,7 @@ def test_save_load_round_trip(tmp_path, one_torch_thread):
     X, _ = MOONS
     for model in (
         KernelKMeans(2, Gaussian(0.3), random_state=0).fit(X),
-        SpectralClustering(2, Gaussian(0.15), 0).fit(X),
+        SpectralClustering(2, Gaussian(0.15), random_state=0).fit(X),
     ):
         loaded = load(save(model, tmp_path / type(model).__name__))
         np.testing.assert_array_equal(loaded.predict(X[:40] + 0.01), model.predict(X[:40] + 0.01))

@@ -11,7 +11,8 @@ Every estimator of :mod:`kernelkit.estimators` reads its data *through its kerne
   ``_parameter_constraints`` (scikit-learn's ``sklearn.utils._param_validation``), at the
   start of ``fit``; a bad value raises :class:`~kernelkit.utils.errors.ParameterError`
   naming the parameter, what was expected and what came in.
-* The training data are stored as ``X_fit_ = kernel_.prepare(X, reference=True)``: a float
+* The training data are stored as ``X_fit_ = kernel_.prepare(X, reference=True)``, never a
+  view of the caller's array (:func:`~kernelkit.utils.validation.owned`): a float
   tensor for vector kernels, a :class:`~kernelkit.kernels.PrecomputedBatch` for
   ``Precomputed()``, and the kernel's own batch type for structured kernels (strings,
   graphs, molecules ...).
@@ -50,7 +51,7 @@ from kernelkit.kernels.base import Batch, batch_dtype
 from kernelkit.utils import errors
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.kinds import InputKind
-from kernelkit.utils.validation import to_tensor
+from kernelkit.utils.validation import owned, to_tensor
 
 ARRAY_KINDS = (InputKind.VECTOR, InputKind.GRAM)
 """Input kinds given as numeric arrays (validated like scikit-learn input)."""
@@ -171,11 +172,11 @@ class KernelEstimatorMixin:
             raise InputError("X: expected data, got None")
         kernel = resolve_kernel(self.kernel, X, **self._kernel_extras())
         if isinstance(kernel, VectorKernelRecipe):
-            self.X_fit_ = self._prepare(Linear(), X, reset=True)
+            self.X_fit_ = owned(self._prepare(Linear(), X, reset=True), X)
             self.kernel_ = kernel.build(self.X_fit_)
         else:
             self.kernel_ = clone(kernel)
-            self.X_fit_ = self._prepare(self.kernel_, X, reset=True)
+            self.X_fit_ = owned(self._prepare(self.kernel_, X, reset=True), X)
         return self.X_fit_
 
     def _predict_X(self, X: Any) -> Batch:

@@ -20,6 +20,7 @@ from kernelkit.estimators._kernels import VectorKernelRecipe
 from kernelkit.kernels import Kernel, Linear, PrecomputedBatch
 from kernelkit.kernels.base import Batch
 from kernelkit.utils.errors import InputError
+from kernelkit.utils.validation import owned
 
 
 def fit_view(estimator: Any, spec: Kernel | VectorKernelRecipe, X: Any, *, reset: bool) -> tuple:
@@ -29,10 +30,10 @@ def fit_view(estimator: Any, spec: Kernel | VectorKernelRecipe, X: Any, *, reset
     a :class:`VectorKernelRecipe` is built on the validated training vectors.
     """
     if isinstance(spec, VectorKernelRecipe):
-        batch = estimator._prepare(Linear(), X, reset=reset)
+        batch = owned(estimator._prepare(Linear(), X, reset=reset), X)
         return spec.build(batch), batch
     kernel = clone(spec)
-    return kernel, estimator._prepare(kernel, X, reset=reset)
+    return kernel, owned(estimator._prepare(kernel, X, reset=reset), X)
 
 
 def second_view(
@@ -45,6 +46,7 @@ def second_view(
     """
     if Y is None:
         raise InputError("Y: expected the second view, got None")
+    source = Y
     kind = "vector" if isinstance(kernel, VectorKernelRecipe) else kernel.input_kind
     if kind in ARRAY_KINDS and not isinstance(Y, PrecomputedBatch):
         if isinstance(Y, torch.Tensor):
@@ -63,10 +65,11 @@ def second_view(
     if isinstance(kernel, VectorKernelRecipe):
         with _readonly_ok():
             base = Linear().prepare(Y)
+        base = owned(base, source) if reset else base
         return kernel.build(base), base, n_features
     with _readonly_ok():
         batch: Batch = kernel.prepare(Y, reference=reset)
-    return kernel, batch, n_features
+    return kernel, owned(batch, source) if reset else batch, n_features
 
 
 __all__ = ["fit_view", "second_view"]

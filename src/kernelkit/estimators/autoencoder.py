@@ -50,7 +50,7 @@ from kernelkit.models.autoencoder_minibatch import row_tiles
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.kinds import InputKind
 from kernelkit.utils.seeding import RandomStateLike, as_seed
-from kernelkit.utils.validation import like_input, to_tensor
+from kernelkit.utils.validation import like_input, owned, to_tensor
 
 __all__ = ["KernelAutoencoder"]
 
@@ -140,9 +140,10 @@ class KernelAutoencoder(
         Uniform sample, or k-means++ seeding (D^2 sampling) in the first layer's input
         feature space (landmarks stay data points, so Gram-only input works).
     random_state : int, RandomState, Generator or None
-        Seed of the random initialisation and of the landmark choice (``None``: seed 0 for
-        the initialisation, fresh entropy for landmarks).  A generator is consumed; fits from
-        generators in the same state are identical (see :mod:`kernelkit.utils.seeding`).
+        Seed of the random initialisation and of the landmark choice (``None``: fresh
+        entropy, so two fits differ; an int for reproducible fits).  A generator is
+        consumed; fits from generators in the same state are identical (see
+        :mod:`kernelkit.utils.seeding`).
     verbose : int, bool or callable
         ``0``: silent.  ``>= 1``: one line per 5% of ``max_iter`` on stderr (objective
         evaluation count and value).  A callable ``report(evaluation, objective)`` is called
@@ -155,7 +156,7 @@ class KernelAutoencoder(
         ``None``: no limit (the blocks on the codes are evaluated whole, fastest).
     validation_fraction : float
         Fraction of the training data held out to choose ``lam`` when ``lam="auto"``
-        (drawn with ``as_seed(random_state, 0)``, as scikit-learn's ``MLPRegressor`` holds
+        (drawn with ``as_seed(random_state)``, as scikit-learn's ``MLPRegressor`` holds
         out ``validation_fraction`` for early stopping); unused otherwise.  ``lam="auto"``
         needs ``round(validation_fraction * n) >= 10`` held-out points, else it falls back.
     batch_size : int, optional
@@ -283,13 +284,13 @@ class KernelAutoencoder(
         """Fit the autoencoder on ``X`` (vectors, or anything ``input_kernel`` takes).
 
         With ``lam="auto"`` the fits of the grid are on the ``1 - validation_fraction`` part
-        of ``X``, all with the seed ``as_seed(random_state, 0)`` (see ``lam``).
+        of ``X``, all with the one seed ``as_seed(random_state)`` (see ``lam``).
         """
         self._validate_params()
         lam, random_state = self.lam, self.random_state
         self.lam_curve_ = None
         if isinstance(lam, str):
-            random_state = as_seed(random_state, default=0)
+            random_state = as_seed(random_state)
         dims, lams, kerns = check_params(self, LAM_GRID[-1] if isinstance(lam, str) else lam)
         if self.input_kernel is not None or detect_input_kind(X) is not InputKind.VECTOR:
             if not self.closed_form:
@@ -302,7 +303,7 @@ class KernelAutoencoder(
             self.input_kernel_ = self.kernel_
         else:
             self.input_kernel_ = None
-            Xb = self._prepare(Linear(), X, reset=True)
+            Xb = owned(self._prepare(Linear(), X, reset=True), X)
             self.X_fit_ = Xb
         n = len(Xb)
         split = None

@@ -98,7 +98,7 @@ def fit_minibatch(est: Any, setup: FitSetup) -> tuple[Any, MinibatchResult]:
         lr=est.lr,
         tol=est.tol,
         n_iter_no_change=est.n_iter_no_change,
-        random_state=as_seed(random_state, 1),
+        random_state=as_seed(random_state),
         tile=est._tile_rows(len(ref)),
         progress=est._reporter(),
     )

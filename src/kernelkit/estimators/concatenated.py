@@ -33,7 +33,7 @@ from kernelkit.models.concatenated import (
 from kernelkit.models.layers import layer_gram
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.seeding import RandomStateLike, as_seed
-from kernelkit.utils.validation import check_int, check_positive, like_input
+from kernelkit.utils.validation import check_int, check_positive, like_input, owned
 
 __all__ = ["ConcatenatedKernelRegressor", "Mixture"]
 
@@ -156,7 +156,7 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
     init_scale : float, default 1.0
         Root-mean-square of the initial inner images.
     random_state : int, RandomState, Generator or None
-        Seed of the initialisations (``None``: 0, so that fits are reproducible).  A
+        Seed of the initialisations (``None``: fresh entropy; an int for reproducible fits).  A
         generator is consumed (one draw); see :mod:`kernelkit.utils.seeding`.
     memory_budget : int, optional
         Bytes of scratch memory allowed besides the Gram blocks themselves, with the meaning of
@@ -188,6 +188,7 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
         self,
         inner_kernel: Kernel | Mixture | Sequence[Kernel | Mixture] | None = None,
         outer_kernel: Kernel | None = None,
+        *,
         inner_dim: int | Sequence[int] | None = None,
         lam: float = 1e-3,
         mu: float | Sequence[float] = 1e-3,
@@ -269,7 +270,7 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
         patience = int(self.patience) if auto else None
         first = specs[0].kernels[0] if isinstance(specs[0], Mixture) else specs[0]
         self.kernel_ = first
-        Xb = self._prepare(first, X, reset=True)
+        Xb = owned(self._prepare(first, X, reset=True), X)
         self.X_fit_ = Xb
         dtype = result_dtype(Xb)
         Y = self._validate_y_numeric(y, len(Xb), dtype)

@@ -136,8 +136,9 @@ class KernelPCA(
         convention: scikit-learn's ``alpha`` is ``n * inverse_lam``.
     random_state : int, RandomState, Generator or None
         Seed of the random start of the iterative eigensolvers (``"arpack"``, ``"block"``;
-        ``"full"`` and ``"subset"`` are deterministic); ``None`` is seed 0, so fits are
-        reproducible.  A generator is consumed (see :mod:`kernelkit.utils.seeding`).
+        ``"full"`` and ``"subset"`` are deterministic); ``None`` draws fresh entropy
+        (an int makes fits reproducible).  A generator is consumed (see
+        :mod:`kernelkit.utils.seeding`).
     gamma, degree, coef0 : optional
         scikit-learn's kernel parameters, used only with its kernel names.
 
@@ -210,7 +211,7 @@ class KernelPCA(
         K = gram(self.kernel_, Xb)
         self.centerer_ = GramCenterer().fit(K)
         Kc = center_train_gram_(K, self.centerer_)
-        seed = as_seed(self.random_state, default=0)
+        seed = as_seed(self.random_state)
         result = kernel_pca(Kc, n_components, method=self.eigen_solver, seed=seed)
         del Kc
         self._alphas = result.alphas

@@ -319,7 +319,7 @@ def build_autoencoder(
     if len(kernels) != L or len(lam) != L:
         raise InputError(f"kernels, lam: expected {L} entries each, got {len(kernels)}, {len(lam)}")
     operators = [None] * (L - 1) if operators is None else list(operators)
-    gen = torch.Generator().manual_seed(as_seed(random_state, default=0))
+    gen = torch.Generator().manual_seed(as_seed(random_state))
     dtype = data.K1.dtype
     exact = data.exact
     layers: list[KernelLayer] = []

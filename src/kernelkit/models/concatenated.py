@@ -335,7 +335,7 @@ def build_concatenated(
             f"dims: expected one width per inner layer ({len(inner)}), got {list(dims)}"
         )
     weights = [None] * len(inner) if weights is None else list(weights)
-    gen = torch.Generator().manual_seed(as_seed(random_state, default=0))
+    gen = torch.Generator().manual_seed(as_seed(random_state))
     dtype = y.dtype
     n = y.shape[0]
     layers: list[InnerLayer] = []

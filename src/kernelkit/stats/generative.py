@@ -132,7 +132,7 @@ def train_mmd_generator(
     """
     steps = check_int(steps, name="steps")
     batch_size = check_int(batch_size, name="batch_size", minimum=2)
-    gen = torch.Generator().manual_seed(as_seed(random_state, 0))
+    gen = torch.Generator().manual_seed(as_seed(random_state))
     if critic is None:
         from kernelkit.kernels.specs import median_sigma
 

@@ -1,10 +1,11 @@
 """Random-state handling shared by every stochastic routine and estimator.
 
 Every ``random_state`` of kernelkit accepts ``None``, an ``int``, a NumPy ``RandomState`` or a
-NumPy ``Generator``:
+NumPy ``Generator``, with scikit-learn's meaning (one rule, no exception):
 
-* an ``int`` (or ``None`` where a routine documents a fixed default seed) gives the same
-  result on every call;
+* ``None`` draws fresh entropy from the operating system: two calls differ (no routine or
+  estimator rewrites ``None`` to a fixed seed);
+* an ``int`` gives the same result on every call;
 * a ``RandomState`` or ``Generator`` is *consumed*: each use draws from it, as in
   scikit-learn.  Two fits give identical results when their generators start in the same
   state, e.g. two fresh ``np.random.default_rng(0)``, or an estimator and its
@@ -13,8 +14,6 @@ NumPy ``Generator``:
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 import numpy as np
 import torch
@@ -33,15 +32,17 @@ def check_random_state(seed: RandomStateLike) -> np.random.Generator:
     return np.random.default_rng(seed)
 
 
-def as_seed(random_state: RandomStateLike, default: Any = None) -> Any:
-    """An integer seed from a ``random_state``: ints pass through, ``None`` gives ``default``,
-    a ``Generator`` or ``RandomState`` gives one draw in ``[0, 2**31 - 1)`` (consuming it).
+def as_seed(random_state: RandomStateLike) -> int:
+    """An integer seed from a ``random_state``: ints pass through, ``None`` gives a fresh seed
+    from the operating system's entropy, a ``Generator`` or ``RandomState`` gives one draw in
+    ``[0, 2**31 - 1)`` (consuming it).
 
-    Routines seeded by an integer (``torch.Generator().manual_seed``) take their seed from
-    here, so an int gives the same stream as before and a generator is accepted as well.
+    Routines seeded by an integer (``torch.Generator().manual_seed``, scikit-learn's
+    ``random_state``) take their seed from here, so an int gives the same stream as before
+    and ``None`` a different one on every call.
     """
     if random_state is None:
-        return default
+        return int(np.random.default_rng().integers(0, 2**31 - 1))
     if isinstance(random_state, np.random.Generator):
         return int(random_state.integers(0, 2**31 - 1))
     if isinstance(random_state, np.random.RandomState):

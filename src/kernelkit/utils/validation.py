@@ -7,6 +7,7 @@ container of the input (NumPy in, NumPy out; torch in, torch out on the same dev
 
 from __future__ import annotations
 
+import dataclasses
 from numbers import Real
 from typing import Any
 
@@ -129,6 +130,43 @@ def check_int(value: Any, *, name: str, minimum: int = 1) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
         raise InputError(f"{name}: expected an integer >= {minimum}, got {value!r}")
     return int(value)
+
+
+def owned(value: Any, source: Any) -> Any:
+    """``value`` with every tensor that shares memory with ``source`` replaced by a copy.
+
+    A fitted model owns its data (scikit-learn's ``copy_X``): the training batch an estimator
+    stores must not be a view of the caller's array (``torch.from_numpy`` and
+    ``torch.as_tensor`` share memory), or overwriting that array after ``fit`` would move
+    every later prediction.  ``value`` is a tensor, a dataclass of tensors (a
+    :class:`~kernelkit.kernels.PrecomputedBatch`) or anything else (returned as is);
+    ``source`` is the caller's input (NumPy, pandas or torch).  Only shared tensors are
+    copied, so an input the validation already copied costs nothing more.
+    """
+    if isinstance(value, torch.Tensor):
+        return value.clone() if _shares_memory(value, source) else value
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = {
+            f.name: owned(getattr(value, f.name), source)
+            for f in dataclasses.fields(value)
+            if isinstance(getattr(value, f.name), torch.Tensor)
+        }
+        return dataclasses.replace(value, **fields) if fields else value
+    return value
+
+
+def _shares_memory(tensor: torch.Tensor, source: Any) -> bool:
+    if isinstance(source, torch.Tensor):
+        if source.device != tensor.device or tensor.numel() == 0 or source.numel() == 0:
+            return False
+        a, b = tensor.untyped_storage(), source.untyped_storage()
+        return a.data_ptr() < b.data_ptr() + b.nbytes() and b.data_ptr() < a.data_ptr() + a.nbytes()
+    if tensor.device.type != "cpu":
+        return False
+    array = source.to_numpy() if hasattr(source, "to_numpy") else source
+    if not isinstance(array, np.ndarray):
+        return False
+    return bool(np.shares_memory(tensor.detach().numpy(), array))
 
 
 def like_input(result: torch.Tensor, reference: Any) -> Any:

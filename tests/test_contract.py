@@ -1,0 +1,209 @@
+"""The estimator contract, checked on every estimator found by introspection.
+
+Every :class:`sklearn.base.BaseEstimator` exported by ``kernelkit`` (its lazy top-level
+names) is enrolled; :data:`CASES` says how to fit a small instance of each, and
+``test_every_exported_estimator_has_a_case`` fails when an estimator is added without one.
+
+* **Seeding** (:mod:`kernelkit.utils.seeding`): ``random_state=None`` draws fresh entropy
+  (two fits differ), an int reproduces (two fits are identical), and ``random_state`` is
+  keyword-only.
+* **Containers**: every public fitted attribute that is an array (found with ``dir``, not a
+  list of names) is NumPy on NumPy input; on torch input every floating-point one is a torch
+  tensor on the input's device, and integer / boolean bookkeeping (labels, classes,
+  indices, counts) is NumPy in both cases.  ``X_fit_`` / ``Y_fit_`` are the kernel's
+  prepared batch (``kernel_.prepare``, see :mod:`kernelkit.estimators._base`), not
+  outputs, and are exempt.
+* **Ownership**: overwriting the training array after ``fit`` leaves every output
+  (``predict``, ``transform``, ``decision_function``, ``predict_proba``) unchanged.
+"""
+
+from __future__ import annotations
+
+import inspect
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+from sklearn.base import BaseEstimator
+
+import kernelkit
+from kernelkit.kernels import Gaussian
+
+OUTPUTS = ("predict", "transform", "decision_function", "predict_proba")
+"""The methods whose results must not move when the caller's training array does."""
+
+PREPARED_BATCHES = {"X_fit_", "Y_fit_"}
+"""The kernel's prepared training batch (a tensor for vector kernels): not an output."""
+
+
+def _exported_estimators() -> list[type]:
+    classes = (getattr(kernelkit, name) for name in kernelkit.__all__ if name[0].isupper())
+    return sorted(
+        (c for c in classes if isinstance(c, type) and issubclass(c, BaseEstimator)),
+        key=lambda c: c.__name__,
+    )
+
+
+def _data(seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((40, 3))
+    y = (X[:, 0] + 0.5 * rng.standard_normal(40) > 0).astype(int)
+    return X, y
+
+
+def _second_view(X: Any) -> Any:
+    """KernelCCA's ``Y``: a fixed nonlinear view of ``X`` (same container)."""
+    return X[:, :2] ** 2 + X[:, 1:]
+
+
+CKN_IMAGES = {"n_filters": (6,), "patch_sizes": (1,), "subsamplings": (1,), "n_patches": 200}
+CKN_SEQ = {"n_filters": 6, "k": 2, "n_kmers": 200}
+
+CASES: dict[str, Callable[[], BaseEstimator]] = {
+    "BiasFreeSVC": lambda: kernelkit.BiasFreeSVC(Gaussian(1.0)),
+    "CKNClassifier": lambda: kernelkit.CKNClassifier(**CKN_IMAGES, max_iter=5),
+    "CKNFeatures": lambda: kernelkit.CKNFeatures(**CKN_IMAGES),
+    "ConcatenatedKernelRegressor": lambda: kernelkit.ConcatenatedKernelRegressor(
+        n_restarts=2, max_iter=5
+    ),
+    "InvariantEmbedding": lambda: kernelkit.InvariantEmbedding(Gaussian(2.0), n_landmarks=10),
+    "KernelAutoencoder": lambda: kernelkit.KernelAutoencoder(
+        dims=(2,), init="random", landmarks=15, max_iter=5
+    ),
+    "KernelCCA": lambda: kernelkit.KernelCCA(),
+    "KernelKMeans": lambda: kernelkit.KernelKMeans(5, Gaussian(1.0), n_init=1),
+    "KernelLogisticRegression": lambda: kernelkit.KernelLogisticRegression(
+        Gaussian(1.0), solver="nystrom", n_centers=10
+    ),
+    "KernelPCA": lambda: kernelkit.KernelPCA(Gaussian(2.0), n_components=3, eigen_solver="arpack"),
+    "KernelRidge": lambda: kernelkit.KernelRidge(Gaussian(1.0), solver="nystrom", n_centers=10),
+    "KernelSVC": lambda: kernelkit.KernelSVC(Gaussian(1.0)),
+    "NystromFeatures": lambda: kernelkit.NystromFeatures(Gaussian(1.0), n_components=10),
+    "RandomFourierFeatures": lambda: kernelkit.RandomFourierFeatures(
+        Gaussian(1.0), n_components=10
+    ),
+    "SequenceCKNClassifier": lambda: kernelkit.SequenceCKNClassifier(**CKN_SEQ, max_iter=5),
+    "SequenceCKNFeatures": lambda: kernelkit.SequenceCKNFeatures(**CKN_SEQ),
+    "SimpleMKL": lambda: kernelkit.SimpleMKL(),
+    "SpectralClustering": lambda: kernelkit.SpectralClustering(5, Gaussian(1.0), n_init=1),
+}
+"""A small fit of every estimator; the random ones in a configuration that draws."""
+
+ESTIMATORS = _exported_estimators()
+RANDOM = [c for c in ESTIMATORS if "random_state" in inspect.signature(c).parameters]
+
+
+def _fit(est: BaseEstimator, X: Any, y: Any) -> BaseEstimator:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # max_iter is kept tiny on purpose
+        if isinstance(est, kernelkit.KernelCCA):
+            return est.fit(X, _second_view(X))
+        return est.fit(X, y)
+
+
+def _outputs(est: BaseEstimator, X: Any) -> dict[str, np.ndarray]:
+    out = {}
+    for name in OUTPUTS:
+        if hasattr(est, name):
+            arg = (X, _second_view(X)) if isinstance(est, kernelkit.KernelCCA) else (X,)
+            value = getattr(est, name)(*arg)
+            for i, part in enumerate(value if isinstance(value, tuple) else (value,)):
+                if isinstance(part, torch.Tensor):
+                    part = part.detach().cpu().numpy()
+                out[f"{name}[{i}]"] = np.array(part, copy=True)
+    assert out, f"{type(est).__name__} has none of {OUTPUTS}"
+    return out
+
+
+def _fitted_arrays(est: BaseEstimator) -> dict[str, Any]:
+    """Every public fitted attribute (``name_``) that is an array, found with ``dir``."""
+    found = {}
+    for name in dir(est):
+        if not name.endswith("_") or name.startswith("_") or name in PREPARED_BATCHES:
+            continue
+        try:
+            value = getattr(est, name)
+        except AttributeError:
+            continue
+        if isinstance(value, np.ndarray | torch.Tensor):
+            found[name] = value
+    return found
+
+
+def test_every_exported_estimator_has_a_case():
+    names = {c.__name__ for c in ESTIMATORS}
+    assert len(names) >= 18 and names == set(CASES), names ^ set(CASES)
+
+
+@pytest.mark.parametrize("cls", RANDOM, ids=lambda c: c.__name__)
+def test_random_state_is_keyword_only(cls):
+    assert inspect.signature(cls).parameters["random_state"].kind is inspect.Parameter.KEYWORD_ONLY
+
+
+@pytest.mark.parametrize("cls", RANDOM, ids=lambda c: c.__name__)
+def test_none_draws_fresh_entropy_and_an_int_reproduces(cls, one_torch_thread):
+    """``None``: two fits differ (scikit-learn's meaning; no estimator rewrites it to a fixed
+    seed).  The same int: two fits are identical, bit for bit."""
+    X, y = _data()
+
+    def run(state: Any) -> dict[str, np.ndarray]:
+        return _outputs(_fit(CASES[cls.__name__]().set_params(random_state=state), X, y), X)
+
+    a, b = run(7), run(7)
+    assert a.keys() == b.keys()
+    for key in a:
+        np.testing.assert_array_equal(a[key], b[key], err_msg=key)
+    c, d = run(None), run(None)
+    assert any(not np.array_equal(c[key], d[key]) for key in c), (
+        f"{cls.__name__}: two fits with random_state=None gave the same outputs"
+    )
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS, ids=lambda c: c.__name__)
+def test_every_fitted_array_follows_the_input_container(cls, one_torch_thread):
+    X, y = _data()
+    counts = []
+    for data, labels in ((X, y), (torch.as_tensor(X), torch.as_tensor(y))):
+        est = _fit(CASES[cls.__name__](), data, labels)
+        arrays = _fitted_arrays(est)
+        counts.append(len(arrays))
+        for name, value in arrays.items():
+            floating = (
+                value.dtype.is_floating_point
+                if isinstance(value, torch.Tensor)
+                else (np.issubdtype(value.dtype, np.floating))
+            )
+            want = torch.Tensor if floating and isinstance(data, torch.Tensor) else np.ndarray
+            assert isinstance(value, want), (
+                f"{cls.__name__}.{name}: {type(value).__name__} ({value.dtype}) on "
+                f"{type(data).__name__} input, expected {want.__name__}"
+            )
+            if isinstance(value, torch.Tensor):
+                assert value.device == data.device, name
+    print(f"{cls.__name__}: {counts[0]} fitted arrays (NumPy input), {counts[1]} (torch input)")
+    assert counts[0] == counts[1]
+
+
+@pytest.mark.parametrize("container", ["numpy", "torch"])
+@pytest.mark.parametrize("cls", ESTIMATORS, ids=lambda c: c.__name__)
+def test_overwriting_the_training_array_changes_no_output(cls, container, one_torch_thread):
+    """A fitted model owns its data (scikit-learn's ``copy_X``): the caller may reuse the
+    array it trained on."""
+    X, y = _data()
+    Xt = _data(seed=1)[0]
+    train = torch.as_tensor(X.copy()) if container == "torch" else X.copy()
+    query = torch.as_tensor(Xt) if container == "torch" else Xt
+    est = _fit(CASES[cls.__name__]().set_params(**_seed(cls)), train, y)
+    before = _outputs(est, query)
+    noise = 7.0 * _data(seed=2)[0]
+    train[:] = torch.as_tensor(noise) if container == "torch" else noise
+    after = _outputs(est, query)
+    for key in before:
+        np.testing.assert_array_equal(before[key], after[key], err_msg=f"{cls.__name__} {key}")
+
+
+def _seed(cls: type) -> dict[str, int]:
+    return {"random_state": 0} if cls in RANDOM else {}
