@@ -78,7 +78,9 @@ CASES: dict[str, Callable[[], BaseEstimator]] = {
     "KernelLogisticRegression": lambda: kernelkit.KernelLogisticRegression(
         Gaussian(1.0), solver="nystrom", n_centers=10
     ),
-    "KernelPCA": lambda: kernelkit.KernelPCA(Gaussian(2.0), n_components=3, eigen_solver="arpack"),
+    "KernelPCA": lambda: kernelkit.KernelPCA(
+        Gaussian(2.0), n_components=3, eigen_solver="arpack", fit_inverse_transform=True
+    ),
     "KernelRidge": lambda: kernelkit.KernelRidge(Gaussian(1.0), solver="nystrom", n_centers=10),
     "KernelSVC": lambda: kernelkit.KernelSVC(Gaussian(1.0)),
     "NystromFeatures": lambda: kernelkit.NystromFeatures(Gaussian(1.0), n_components=10),

@@ -327,9 +327,10 @@ def test_unfitted_estimator_and_bare_kernel_roundtrip(tmp_path):
 def test_shared_objects_stay_shared(tmp_path):
     X, _, _ = _vectors()
     model = KernelAutoencoder((2,), max_iter=2, random_state=0).fit(X)
-    assert model.ref_ is model.X_fit_ and model.kernels_[-1] is model.model_.head_kernel
+    # the landmark batch is the training batch (ref_ is its copy in the input's container)
+    assert model._ref is model.X_fit_ and model.kernels_[-1] is model.model_.head_kernel
     loaded = load(save(model, tmp_path / "kae"))
-    assert loaded.ref_ is loaded.X_fit_
+    assert loaded._ref is loaded.X_fit_
     assert loaded.kernels_[-1] is loaded.model_.head_kernel
 
 

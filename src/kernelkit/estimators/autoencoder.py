@@ -322,14 +322,14 @@ class KernelAutoencoder(
         setup = FitSetup(Xb, ref, first, dims, kerns, lams, random_state)
         if self.batch_size is not None:
             model, res = fit_minibatch(self, setup)
-            self.head_coef_, self.supports_ = res.head.coef, res.head.supports
+            self._head_coef, self.supports_ = res.head.coef, res.head.supports
             self.objective_ = res.best
         else:
             if split is None:
                 model, res, data = fit_full_batch(self, setup)
             else:
                 model, res, data, self.lam_curve_, lam = fit_auto(self, setup, split)
-            self.head_coef_, self.supports_ = model.head_coefficients(data)
+            self._head_coef, self.supports_ = model.head_coefficients(data)
             with torch.no_grad():
                 self.objective_ = float(model.objective(data)[0])
                 codes = model.chain.forward_train(data.K1, data.K1_support).outputs
@@ -349,7 +349,9 @@ class KernelAutoencoder(
         self.n_layers_ = len(dims) + 1
         self.code_layer_ = int(np.argmin(dims)) if self.code_layer is None else int(self.code_layer)
         self.dims_ = dims
-        self.ref_ = ref
+        self._ref = ref
+        self.ref_ = like_input(ref, X) if isinstance(ref, torch.Tensor) else ref
+        self.head_coef_ = like_input(self._head_coef, X)
         if self.batch_size is None:
             self.codes_ = like_input(codes[self.code_layer_].detach(), X)
         else:
@@ -393,8 +395,8 @@ class KernelAutoencoder(
         """``fn(rows, K1_rows)`` on row tiles of ``Xb`` (``K1_rows`` their first-layer Gram
         against the supports), concatenated; tiles of :attr:`tile_rows` rows, so that the
         ``n x m`` first-layer Gram of many new points is never held whole."""
-        dtype = result_dtype(self.ref_)
-        first, ref = self.kernels_[0], self.ref_
+        dtype = result_dtype(self._ref)
+        first, ref = self.kernels_[0], self._ref
         outs = []
         with torch.no_grad():
             for index in row_tiles(len(Xb), self._tile_rows(len(ref))):
@@ -424,7 +426,7 @@ class KernelAutoencoder(
         chain = self.model_.chain
         Z = chain.propagate(Z, self.supports_, start + 1)
         rows = self.model_.head_rows(Z, self.supports_[-1], self.landmark_indices_ is None)
-        return rows @ self.head_coef_
+        return rows @ self._head_coef
 
     def inverse_transform(self, X: Any) -> Any:
         """Reconstructions in the input space from codes (finite KAE only)."""
@@ -461,11 +463,11 @@ class KernelAutoencoder(
     def _tile_error(self, Xb: Batch, K1: torch.Tensor) -> torch.Tensor:
         """:meth:`reconstruction_error` of the rows ``Xb`` with first-layer Gram rows ``K1``."""
         exact = self.landmark_indices_ is None
-        model, coef, supports = self.model_, self.head_coef_, self.supports_
+        model, coef, supports = self.model_, self._head_coef, self.supports_
         if self.input_kernel_ is None:
             return reconstruction_errors(model, coef, supports, exact, K1, Xb)
         base, dtype = self.input_kernel_, coef.dtype
-        b = self.ref_basis_.features(self._gram(base, Xb, self.ref_, dtype))
+        b = self.ref_basis_.features(self._gram(base, Xb, self._ref, dtype))
         kxx = base.block_diag(Xb).to(dtype)
         return reconstruction_errors(model, coef, supports, exact, K1, b, kxx)
 

@@ -318,7 +318,7 @@ class KernelKMeans(KernelEstimatorMixin, ClusterMixin, BaseEstimator):
         self.labels_ = res.labels
         self.inertia_ = res.inertia
         self.n_iter_ = res.iterations
-        self.centre_norms_ = res.centre_norms
+        self.centre_norms_ = like_input(torch.as_tensor(res.centre_norms), X)
         return self
 
     def predict(self, X: Any) -> Any:

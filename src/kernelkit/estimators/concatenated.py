@@ -335,7 +335,7 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
         self._alpha = alpha
         self.dual_coef_ = like_input(alpha, X)
         self.best_restart_ = best
-        self.restart_objectives_ = to_numpy(res.values)
+        self.restart_objectives_ = like_input(res.values.detach(), X)
         self.n_restarts_run_ = len(self.restart_objectives_)
         eliminated = res.eliminated
         self.restart_eliminated_ = (

@@ -138,7 +138,7 @@ class InvariantEmbedding(
     ----------
     kernel_, X_fit_ :
         Fitted kernel and training data.
-    landmarks_ : torch.Tensor
+    landmarks_ : ndarray or torch.Tensor
         The centres ``z``: the landmarks, followed with the augmented basis by the inputs
         the invariances embed.
     basis_used_, features_used_ : str
@@ -225,13 +225,13 @@ class InvariantEmbedding(
 
     def _embed_base(self, X: torch.Tensor) -> torch.Tensor:
         """``k~_x`` of the rows of ``X``; differentiable in ``X`` (the mixup ``jvp``)."""
-        Z = None if X is self.landmarks_ else self.landmarks_
+        Z = None if X is self._landmarks else self._landmarks
         budget = self.memory_budget
         if budget is None or (torch.is_grad_enabled() and X.requires_grad):
             K_xz = gram(self.kernel_, X, Z, memory_budget=budget, differentiable=True)
             return self.basis_.features(K_xz)
         # the budget bounds the tiles; the product (n x d, the features) is the output
-        side = max(X.shape[0], self.landmarks_.shape[0])
+        side = max(X.shape[0], self._landmarks.shape[0])
         b = tile_size(side, X.element_size(), memory_budget=budget)
         return self.basis_.features(GramOperator(self.kernel_, X, Z, block_size=b))
 
@@ -255,11 +255,11 @@ class InvariantEmbedding(
             )
         n = Xb.shape[0]
         if self.n_landmarks is None or self.n_landmarks >= n:
-            self.landmarks_ = Xb
+            self._landmarks = Xb
         else:
             size = int(self.n_landmarks)
             index = uniform_centres(n, size, self.random_state)
-            self.landmarks_ = Xb[torch.as_tensor(index, device=Xb.device)]
+            self._landmarks = Xb[torch.as_tensor(index, device=Xb.device)]
         joint = [inv for inv in invariances if inv.joint]
         self.n_labels_ = 0
         labels = None
@@ -269,9 +269,9 @@ class InvariantEmbedding(
         self.features_used_ = self._resolve_features()
         if self.basis_used_ == "augmented" and invariances:
             cap = AUTO_MAX_CENTRES if self.basis == "auto" else None
-            self.landmarks_ = self._augmented_centres(invariances, Xb, labels, cap)
+            self._landmarks = self._augmented_centres(invariances, Xb, labels, cap)
         with torch.no_grad():
-            K_zz = gram(self.kernel_, self.landmarks_, memory_budget=self.memory_budget)
+            K_zz = gram(self.kernel_, self._landmarks, memory_budget=self.memory_budget)
         self.basis_ = nystrom_basis(K_zz, jitter=self.jitter)
         self.n_components_ = self.basis_.dim
         reps = [inv.representers(self._embed_base, Xb, labels) for inv in invariances]
@@ -287,6 +287,7 @@ class InvariantEmbedding(
             self.seminorm_scale_ = 1.0 if self.seminorm_ is None else seminorm_scale(self.seminorm_)
             self.strength_ /= self.seminorm_scale_
         result = self._embed(Xb)
+        self.landmarks_ = like_input(self._landmarks, X)
         self.certificates_ = like_input(result.gap, X)
         self.n_iter_ = result.iterations
         return result
@@ -330,13 +331,13 @@ class InvariantEmbedding(
         for inv in invariances:
             inv.representers(record, Xb, labels)
         if not seen:
-            return self.landmarks_
+            return self._landmarks
         moved = torch.cat(seen)
-        room = moved.shape[0] if cap is None else max(cap - self.landmarks_.shape[0], 0)
+        room = moved.shape[0] if cap is None else max(cap - self._landmarks.shape[0], 0)
         if room < moved.shape[0]:
             index = uniform_centres(moved.shape[0], room, self.random_state)
             moved = moved[torch.as_tensor(index, device=moved.device)]
-        return torch.cat([self.landmarks_, moved])
+        return torch.cat([self._landmarks, moved])
 
     def _joint_labels(self, y: Any, n: int) -> torch.Tensor:
         """Labels of joint invariances as an ``(n, n_labels)`` float indicator tensor."""

@@ -171,8 +171,8 @@ class KernelCCA(
         Q = (M.T @ P) / torch.where(rho > 0, rho, torch.ones_like(rho))[None, :]
         alpha = Ua @ (Sa[:, None] * P)
         beta = Ub @ (Sb[:, None] * Q)
-        self.rho_ = rho.cpu().numpy()
-        self.correlations_ = _correlations(Ka @ alpha, Kb @ beta)
+        self.rho_ = like_input(rho, X)
+        self.correlations_ = like_input(torch.as_tensor(_correlations(Ka @ alpha, Kb @ beta)), X)
         self.alpha_ = like_input(alpha, X)
         self.beta_ = like_input(beta, X)
         return self

@@ -285,9 +285,10 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
         self.dual_coef_ = like_input(squeeze_binary(coef), X)
         self.n_iter_ = torch.tensor([res.iterations for res in results]).numpy()
         self.objectives_ = [res.objectives for res in results]
-        self.gradient_norm_ = torch.tensor([res.gradient for res in results]).numpy()
+        gradients = torch.tensor([res.gradient for res in results], dtype=torch.float64)
+        self.gradient_norm_ = like_input(gradients, X)
         if not all(res.converged for res in results):
-            warn_max_iter(self, f"gradient {max(self.gradient_norm_):.3g}")
+            warn_max_iter(self, f"gradient {float(gradients.max()):.3g}")
         return self
 
     def _fit_nystrom(self, Xb: Batch, y: Any, X: Any) -> KernelLogisticRegression:

@@ -102,12 +102,12 @@ class SimpleMKL(KernelEstimatorMixin, BaseEstimator):
 
     Attributes
     ----------
-    weights_ : ndarray, shape (M,)
+    weights_ : ndarray or tensor, shape (M,)
         The kernel weights ``eta`` (on the simplex; of the trace-scaled kernels with
         ``scale="trace"``).
     kernels_ : list of Kernel
         The fitted kernels (empty with ``"precomputed"``).
-    scales_ : ndarray, shape (M,)
+    scales_ : ndarray or tensor, shape (M,)
         Factors dividing each Gram (1 with ``scale=None``).
     dual_coef_ : ndarray or tensor, shape (n,) or (n, n_classes)
         ``gamma`` of each problem; ``intercept_`` the intercepts (hinge only, else 0).
@@ -201,7 +201,8 @@ class SimpleMKL(KernelEstimatorMixin, BaseEstimator):
             scales = torch.where(scales > 0, scales, torch.ones_like(scales))
         else:
             scales = torch.ones(grams.shape[0], dtype=grams.dtype)
-        self.scales_ = scales.numpy()
+        self._scales = scales.numpy()
+        self.scales_ = like_input(scales, X)
         return grams / scales[:, None, None]
 
     def _test_grams(self, X: Any, active: np.ndarray) -> torch.Tensor:
@@ -221,7 +222,7 @@ class SimpleMKL(KernelEstimatorMixin, BaseEstimator):
                     for m in active
                 ]
             )
-        return grams / torch.as_tensor(self.scales_[active])[:, None, None]
+        return grams / torch.as_tensor(self._scales[active])[:, None, None]
 
     def _targets(self, y: Any, n: int) -> torch.Tensor:
         """Targets as columns ``(n, T)``: ``y`` (squared loss) or +-1 one-vs-rest columns."""
@@ -293,10 +294,12 @@ class SimpleMKL(KernelEstimatorMixin, BaseEstimator):
             self.n_iter_ += 1
         if not converged:
             warn_max_iter(self, "KKT gap of the kernel weights")
-        self.weights_ = eta
+        self._weights = eta
+        self.weights_ = like_input(torch.as_tensor(eta), X)
         gammas = torch.stack([s.gamma for s in solutions], 1)
         self.dual_coef_ = like_input(gammas[:, 0] if Y.shape[1] == 1 else gammas, X)
-        self.intercept_ = np.array([s.intercept for s in solutions])
+        self._intercept = np.array([s.intercept for s in solutions], dtype=np.float64)
+        self.intercept_ = like_input(torch.as_tensor(self._intercept), X)
         return self
 
     def _line_search(self, grams, Y, eta, D, grad, value) -> tuple | None:
@@ -321,12 +324,12 @@ class SimpleMKL(KernelEstimatorMixin, BaseEstimator):
     # ------------------------------------------------------------------ predict
     def _scores(self, X: Any) -> torch.Tensor:
         check_is_fitted(self, "weights_")
-        active = np.flatnonzero(self.weights_ > 0)
+        active = np.flatnonzero(self._weights > 0)
         Kt = torch.einsum(
-            "m,mij->ij", torch.as_tensor(self.weights_[active]), self._test_grams(X, active)
+            "m,mij->ij", torch.as_tensor(self._weights[active]), self._test_grams(X, active)
         )
         gamma = torch.as_tensor(to_numpy(self.dual_coef_), dtype=Kt.dtype)
-        b = torch.as_tensor(self.intercept_ if gamma.ndim == 2 else self.intercept_[0])
+        b = torch.as_tensor(self._intercept if gamma.ndim == 2 else self._intercept[0])
         return Kt @ gamma + b
 
     @available_if(lambda self: self.loss != "squared")

@@ -16,7 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 from kernelkit.estimators._base import KERNEL_CONSTRAINTS, KernelEstimatorMixin
 from kernelkit.gram import GramCenterer, gram
 from kernelkit.kernels import Kernel
-from kernelkit.solvers import cholesky_solve, top_eigenpairs
+from kernelkit.solvers import cholesky_solve, fix_signs, top_eigenpairs
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.numerics import eps
 from kernelkit.utils.seeding import RandomStateLike, as_seed
@@ -81,11 +81,7 @@ def kernel_pca(
     if top <= 0:
         keep = torch.zeros_like(keep)
     values, vectors = values[keep], vectors[:, keep]
-    # deterministic signs: the largest-magnitude entry of each eigenvector is positive
-    rows = vectors.abs().argmax(0)
-    signs = torch.sign(vectors[rows, torch.arange(vectors.shape[1], device=vectors.device)])
-    signs[signs == 0] = 1
-    vectors = vectors * signs
+    vectors = fix_signs(vectors)  # the solvers' sign rule (top_eigenpairs already applies it)
     return KernelPCAResult(values, vectors, vectors / values.sqrt())
 
 
@@ -220,9 +216,11 @@ class KernelPCA(
         self.eigenvectors_ = like_input(result.eigenvectors, X)
         Z = result.eigenvectors * result.eigenvalues.sqrt()
         if self.fit_inverse_transform:
-            self.X_transformed_fit_ = Z
+            self._Z_fit = Z
             Kz = gram(self.kernel_, Z)
-            self.dual_coef_ = cholesky_solve(Kz, self.X_fit_, shift=n * inverse_lam).solution
+            self._pre_image = cholesky_solve(Kz, self.X_fit_, shift=n * inverse_lam).solution
+            self.X_transformed_fit_ = like_input(Z, X)
+            self.dual_coef_ = like_input(self._pre_image, X)
         return Z
 
     def fit(self, X: Any, y: Any = None) -> KernelPCA:
@@ -271,15 +269,15 @@ class KernelPCA(
                 "inverse_transform: the pre-image map was not learned; refit with "
                 "fit_inverse_transform=True"
             )
-        Z = to_tensor(X, name="X", dtype=self.X_transformed_fit_.dtype)
+        Z = to_tensor(X, name="X", dtype=self._Z_fit.dtype)
         if Z.shape[1] != self.n_components_:
             raise InputError(
                 f"X: expected codes with {self.n_components_} columns (n_components_), "
                 f"got shape {tuple(Z.shape)}"
             )
-        Z = Z.to(self.X_transformed_fit_.device)
-        Kz = gram(self.kernel_, Z, self.X_transformed_fit_)
-        return like_input(Kz @ self.dual_coef_, X)
+        Z = Z.to(self._Z_fit.device)
+        Kz = gram(self.kernel_, Z, self._Z_fit)
+        return like_input(Kz @ self._pre_image, X)
 
     @property
     def _n_features_out(self) -> int:

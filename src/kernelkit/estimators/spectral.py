@@ -144,10 +144,11 @@ class SpectralClustering(KernelEstimatorMixin, ClusterMixin, BaseEstimator):
         self.eigenvalues_ = like_input(values, X)
         self.eigenvectors_ = like_input(eig.vectors, X)
         self.degrees_ = None if degrees is None else like_input(degrees, X)
-        self.embedding_ = self._embed(eig.vectors, degrees)
+        embedding = self._embed(eig.vectors, degrees)
+        self.embedding_ = like_input(torch.as_tensor(embedding), X)
         rounding = KMeans(k, n_init=self.n_init, random_state=as_seed(self.random_state))
-        self.labels_ = rounding.fit_predict(self.embedding_)
-        self.cluster_centers_ = rounding.cluster_centers_
+        self.labels_ = rounding.fit_predict(embedding)
+        self.cluster_centers_ = like_input(torch.as_tensor(rounding.cluster_centers_), X)
         return self
 
     def _embed(self, U: torch.Tensor, degrees: torch.Tensor | None) -> np.ndarray:
@@ -176,7 +177,7 @@ class SpectralClustering(KernelEstimatorMixin, ClusterMixin, BaseEstimator):
             Kt = Kt * degrees.rsqrt()[:, None] * train.rsqrt()[None, :]
         values = torch.as_tensor(self.eigenvalues_, device=Kt.device)
         Z = torch.as_tensor(self._embed(Kt @ U / values, degrees))
-        centres = torch.as_tensor(self.cluster_centers_, dtype=Z.dtype)
+        centres = torch.as_tensor(self.cluster_centers_, dtype=Z.dtype, device=Z.device)
         dist = (Z[:, None, :] - centres[None, :, :]).pow(2).sum(-1)
         return like_input(dist.argmin(1), X)
 

@@ -150,8 +150,8 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.classes_ = self.svc_.classes_
         self.support_ = self._fit_rows[self.svc_.support_]
         self.n_support_ = self.svc_.n_support_
-        self.dual_coef_ = self.svc_.dual_coef_
-        self.intercept_ = self.svc_.intercept_
+        self.dual_coef_ = like_input(torch.as_tensor(self.svc_.dual_coef_), X)
+        self.intercept_ = like_input(torch.as_tensor(self.svc_.intercept_), X)
         self.n_iter_ = self.svc_.n_iter_
         return self
 

@@ -224,10 +224,11 @@ class BiasFreeSVC(MarginClassifierMixin, ClassifierMixin, BaseEstimator):
         coef = torch.stack([res.coef for res in results], dim=1)
         self.support_ = torch.nonzero((coef != 0).any(1)).flatten().cpu().numpy()
         self.dual_coef_ = like_input(squeeze_binary(coef), X)
-        self.duality_gap_ = np.array([res.gap for res in results])
+        gaps = torch.tensor([res.gap for res in results], dtype=torch.float64)
+        self.duality_gap_ = like_input(gaps, X)
         self.n_iter_ = np.array([res.iterations for res in results])
         if not all(res.converged for res in results):
-            warn_max_iter(self, f"duality gap {self.duality_gap_.max():.3g}")
+            warn_max_iter(self, f"duality gap {float(gaps.max()):.3g}")
         return self
 
     def _scores(self, X: Any) -> torch.Tensor:

@@ -36,6 +36,7 @@ from kernelkit.gram.engine import gram_tensor, prepare_pair
 from kernelkit.kernels.base import Batch, Kernel
 from kernelkit.kernels.precomputed import PrecomputedBatch
 from kernelkit.solvers import cholesky_solve, solve_triangular, symmetric_eigh
+from kernelkit.solvers.psd import spectrum_check
 from kernelkit.utils.errors import InputError, NotPSDError
 from kernelkit.utils.numerics import eps, psd_tolerance
 from kernelkit.utils.seeding import check_random_state
@@ -159,9 +160,9 @@ def nystrom_basis(
             f"K_zz: expected a positive semi-definite landmark Gram with a positive "
             f"eigenvalue, got largest eigenvalue {lam_max:.3g} (jitter {jitter:.1e})"
         )
-    lam_min = float(lam[0])
-    tolerance = max(psd_tolerance(K_zz.dtype), jitter)
-    if lam_min < -tolerance * lam_max:
+    verdict = spectrum_check(lam, rtol=max(psd_tolerance(K_zz.dtype), jitter))
+    lam_min, tolerance = float(lam[0]), verdict.tolerance
+    if not verdict.is_psd:
         raise NotPSDError(
             f"K_zz: the landmark Gram is not positive semi-definite: smallest eigenvalue "
             f"{lam_min:.3g} = {lam_min / lam_max:.2e} x lambda_max, below the tolerance "

@@ -30,6 +30,7 @@ from kernelkit.models.sip import Embedding, embed_quadratic, embed_quadratic_pri
 from kernelkit.models.sip_blocks import embed_block_max
 from kernelkit.models.sip_metric import local_metric_features, quadratic_metric_features
 from kernelkit.models.sip_polar import embed_max
+from kernelkit.solvers.spectra import symmetric_eigvalsh
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.numerics import eps
 
@@ -156,7 +157,7 @@ def seminorm_scale(norm: SemiNorm) -> float:
 
     def top(A: torch.Tensor) -> float:
         small = A @ A.T if A.shape[0] <= A.shape[1] else A.T @ A
-        return float(torch.linalg.eigvalsh((small + small.T) / 2)[-1])
+        return float(symmetric_eigvalsh((small + small.T) / 2)[-1])
 
     if norm.aggregate == "max" and norm.blocks:
         value = max(top(G[idx]) for idx in norm.blocks)

@@ -13,12 +13,12 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 import torch
-from scipy.sparse.linalg import eigsh
 
 from kernelkit.data.graphs import GraphBatch
 from kernelkit.kernels.base import Batch, Kernel
 from kernelkit.kernels.graphs import _check_label_name, _GraphKernel, example_graphs
 from kernelkit.solvers import conjugate_gradient
+from kernelkit.solvers.spectra import symmetric_eigvalsh, symmetric_spectral_radius
 from kernelkit.utils.errors import ConvergenceError, InputError
 from kernelkit.utils.validation import check_int, check_positive
 
@@ -172,7 +172,7 @@ class RandomWalk(_GraphKernel):
             stop = min(len(order), start + max(1, min(256, _PAIR_BUDGET // (n * n))))
             n = max(int(X.n_nodes[order[stop - 1]]), 1)
             A, _, _ = _dense_graphs(X, order[start:stop], n, zeros_e, 1, zeros_n)
-            out[order[start:stop]] = torch.linalg.eigvalsh(A[:, 0]).abs().amax(1).numpy()
+            out[order[start:stop]] = symmetric_eigvalsh(A[:, 0]).abs().amax(1).numpy()
             start = stop
         return out
 
@@ -192,12 +192,7 @@ class RandomWalk(_GraphKernel):
                 vals = (c[ent] == e).astype(np.float64)
                 mats.append(sp.csr_matrix((vals, Z.adj_idx[ent] - s, ptr), shape=(t - s, t - s)))
             Ax = Ax + sp.kron(mats[0], mats[1], format="csr")
-        Ax = Ax[keep][:, keep]
-        if Ax.shape[0] == 0 or Ax.nnz == 0:
-            return 0.0
-        if Ax.shape[0] <= 200:
-            return float(np.abs(np.linalg.eigvalsh(Ax.toarray())).max())
-        return float(eigsh(Ax, k=1, which="LA", return_eigenvectors=False)[0])
+        return symmetric_spectral_radius(Ax[keep][:, keep])
 
     def _check_convergence(
         self,

@@ -40,6 +40,7 @@ from kernelkit.models.ridge import (
     ridge_trace_loss,
 )
 from kernelkit.solvers import top_eigenpairs
+from kernelkit.solvers.optimizers import first_order_optimizer
 from kernelkit.solvers.training import (
     NonFiniteObjectiveWarning,
     TrainResult,
@@ -411,7 +412,7 @@ def train_alternating(
     if not model.closed_form:
         raise InputError("train_alternating needs a closed-form last layer (closed_form=True)")
     params = [p for p in model.chain.parameters() if p.requires_grad]
-    opt = torch.optim.SGD(params, lr=lr)
+    opt = first_order_optimizer("sgd", params, lr=lr)
     result = TrainResult()
     best_state = snapshot_state(model)
     report = progress_reporter(progress, max_iter)

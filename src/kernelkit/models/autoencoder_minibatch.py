@@ -53,6 +53,7 @@ import torch
 
 from kernelkit.models.autoencoder import AutoencoderData, KernelAutoencoderModel
 from kernelkit.solvers import cholesky_factor, solve_triangular
+from kernelkit.solvers.optimizers import first_order_optimizer
 from kernelkit.solvers.training import (
     NonFiniteObjectiveWarning,
     TrainResult,
@@ -219,7 +220,7 @@ def train_minibatch(
     if not model.closed_form:
         raise InputError("model: minibatch training needs a closed-form last layer")
     params = [p for p in model.chain.parameters() if p.requires_grad]
-    opt = torch.optim.Adam(params, lr=lr)
+    opt = first_order_optimizer("adam", params, lr=lr)
     rng = np.random.default_rng(random_state)
     report = progress_reporter(progress, max_iter)
     result = MinibatchResult()

@@ -30,6 +30,7 @@ from torch import nn
 
 from kernelkit.models.ckn import CKN, extract_patches
 from kernelkit.solvers import LBFGSResult, lbfgs
+from kernelkit.solvers.optimizers import cosine_schedule, first_order_optimizer
 from kernelkit.utils.errors import InputError
 
 
@@ -296,12 +297,10 @@ def train_classifier(
     if X.shape[0] != y.shape[0]:
         raise InputError(f"y: expected {X.shape[0]} labels, got {y.shape[0]}")
     params = [p for p in (*network.parameters(), *head.parameters()) if p.requires_grad]
-    opt = torch.optim.Adam(params, lr=lr)
+    opt = first_order_optimizer("adam", params, lr=lr)
     n = X.shape[0]
     steps = n_epochs * math.ceil(n / batch_size)
-    schedule = torch.optim.lr_scheduler.LambdaLR(
-        opt, lambda t: 0.5 * (1.0 + math.cos(math.pi * min(t, steps) / max(steps, 1)))
-    )
+    schedule = cosine_schedule(opt, steps)
     log = ClassifierTraining()
 
     def snapshot() -> tuple[dict, dict]:

@@ -21,7 +21,7 @@ from kernelkit.utils.errors import InputError, NotPSDError
 from kernelkit.utils.numerics import psd_tolerance
 from kernelkit.utils.validation import to_tensor
 
-__all__ = ["PSDCheck", "check_psd"]
+__all__ = ["PSDCheck", "check_psd", "spectrum_check"]
 
 
 @dataclass(frozen=True)
@@ -42,6 +42,21 @@ class PSDCheck:
     tolerance: float
     min_eigenvalue: float | None = None
     max_eigenvalue: float | None = None
+
+
+def spectrum_check(values: torch.Tensor, *, rtol: float | None = None) -> PSDCheck:
+    r"""The PSD verdict from eigenvalues already computed (ascending or not).
+
+    The rule of :func:`check_psd`, :math:`\lambda_{\min} \ge -\mathrm{rtol}\,
+    \max(\lambda_{\max}, 0)`, with ``rtol`` the
+    :func:`~kernelkit.utils.numerics.psd_tolerance` of the eigenvalues' dtype when None (a
+    caller with its own eigenvalue floor passes ``max(psd_tolerance, floor)``).
+    """
+    tol = psd_tolerance(values.dtype) if rtol is None else float(rtol)
+    if values.numel() == 0:
+        return PSDCheck(True, tol)
+    lam_min, lam_max = float(values.min()), float(values.max())
+    return PSDCheck(lam_min >= -tol * max(lam_max, 0.0), tol, lam_min, lam_max)
 
 
 def check_psd(
@@ -90,9 +105,8 @@ def check_psd(
     _, info = torch.linalg.cholesky_ex(shifted)
     if int(info) == 0:
         return PSDCheck(True, tol)
-    evals = torch.linalg.eigvalsh(S)
-    lam_min, lam_max = float(evals[0]), float(evals[-1])
-    ok = lam_min >= -tol * max(lam_max, 0.0)
+    verdict = spectrum_check(torch.linalg.eigvalsh(S), rtol=tol)
+    lam_min, lam_max, ok = verdict.min_eigenvalue, verdict.max_eigenvalue, verdict.is_psd
     if not ok and strict:
         raise NotPSDError(
             f"{name}: expected a positive semi-definite matrix, got smallest eigenvalue "

@@ -29,6 +29,7 @@ from torch import nn
 
 from kernelkit.gram import gram
 from kernelkit.kernels import Gaussian, Kernel
+from kernelkit.solvers.optimizers import first_order_optimizer
 from kernelkit.stats.mmd import mmd2_tensor
 from kernelkit.utils.seeding import RandomStateLike, as_seed
 from kernelkit.utils.validation import check_int
@@ -140,8 +141,8 @@ def train_mmd_generator(
         critic_opt = None
     else:
         k = critic
-        critic_opt = torch.optim.Adam(critic.parameters(), lr=lr, betas=(0.5, 0.9))
-    opt = torch.optim.Adam(generator.parameters(), lr=lr, betas=(0.5, 0.9))
+        critic_opt = first_order_optimizer("adam", critic.parameters(), lr=lr, betas=(0.5, 0.9))
+    opt = first_order_optimizer("adam", generator.parameters(), lr=lr, betas=(0.5, 0.9))
     history = GeneratorHistory()
 
     def batch() -> tuple[torch.Tensor, torch.Tensor]:
