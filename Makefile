@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 # The CPU build of torch that these machines serve locally; a bare `torch` may pull a CUDA build.
 TORCH_PIN ?= torch==2.13.0
 
-.PHONY: setup test test-fast test-slow lint demo bench clean
+.PHONY: setup test test-fast test-slow test-min lint demo bench clean
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -31,6 +31,18 @@ test-fast: lint
 test-slow: $(STAMP)
 	$(PY) -m pytest -m slow -q -p no:cacheprovider
 
+# The declared minimum versions (the ">=" floors of pyproject.toml) of the core numerics, in a
+# separate venv, running the fast suite: the floors are tested, not guessed.
+VENV_MIN := .venv-min
+MIN_PINS = $(shell $(PYTHON) -c 'import re, tomllib; deps = tomllib.load(open("pyproject.toml", "rb"))["project"]["dependencies"]; print(" ".join(m[1] + "==" + m[2] for d in deps if (m := re.fullmatch(r"(numpy|scipy|scikit-learn|torch)>=([0-9.]+)", d))))')
+
+test-min:
+	test -x $(VENV_MIN)/bin/python || $(PYTHON) -m venv $(VENV_MIN)
+	$(VENV_MIN)/bin/python -m pip install --quiet --upgrade pip
+	$(VENV_MIN)/bin/python -m pip install --quiet -e ".[all]" $(MIN_PINS)
+	$(VENV_MIN)/bin/python -c 'import numpy, scipy, sklearn, torch; print("test-min:", numpy.__version__, scipy.__version__, sklearn.__version__, torch.__version__)'
+	$(VENV_MIN)/bin/python -m pytest -m "not slow" -q -p no:cacheprovider
+
 demo: $(STAMP)
 	$(VENV)/bin/kernelkit demo --out demo_output --overwrite
 
@@ -38,4 +50,4 @@ bench: $(STAMP)
 	$(PY) benchmarks/run_all.py
 
 clean:
-	rm -rf $(VENV) demo_output .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(VENV_MIN) demo_output .pytest_cache .ruff_cache

@@ -23,7 +23,7 @@ from sklearn.model_selection import GridSearchCV, KFold
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
-from sklearn.utils.estimator_checks import check_param_validation, parametrize_with_checks
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import kernelkit
 from kernelkit import (
@@ -50,6 +50,7 @@ from kernelkit.invariance import TransformInvariance
 from kernelkit.kernels import Gaussian
 from kernelkit.testing import all_kernel_classes, check_kernel, is_abstract, kernel_examples
 from kernelkit.testing.kernels import EXTRA_EXAMPLES
+from kernelkit.testing.params import check_param_validation
 from kernelkit.utils.errors import ConvergenceWarning, ParameterError
 
 

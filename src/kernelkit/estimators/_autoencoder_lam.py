@@ -28,7 +28,6 @@ from typing import Any
 import numpy as np
 import torch
 from sklearn.base import clone
-from sklearn.utils import _safe_indexing
 from torch import nn
 
 from kernelkit.estimators.autoencoder_setup import (
@@ -92,7 +91,17 @@ def _split(X: Any, fit: np.ndarray, val: np.ndarray, precomputed: bool) -> tuple
         return K[fit][:, fit], PrecomputedBatch(K[val][:, fit], diag=K.diagonal()[val])
     if isinstance(X, torch.Tensor):
         return X[torch.as_tensor(fit)], X[torch.as_tensor(val)]
-    return _safe_indexing(X, fit), _safe_indexing(X, val)
+    return _rows(X, fit), _rows(X, val)
+
+
+def _rows(X: Any, index: np.ndarray) -> Any:
+    """The rows ``index`` of ``X`` in its own container: pandas (by position), arrays and
+    sparse matrices by fancy indexing, sequences (strings, graphs, SMILES) as a list."""
+    if hasattr(X, "iloc"):
+        return X.iloc[index]
+    if hasattr(X, "shape"):
+        return X[index]
+    return [X[int(i)] for i in index]
 
 
 def lam_curve(

@@ -8,7 +8,7 @@ Every estimator of :mod:`kernelkit.estimators` reads its data *through its kerne
   :mod:`kernelkit.estimators._kernels`.  The fitted kernel is ``kernel_`` (a clone of a
   given kernel), so later changes to the ``kernel`` parameter never leak into a fitted model.
 * Constructor parameters are validated declaratively, from the class's
-  ``_parameter_constraints`` (scikit-learn's ``sklearn.utils._param_validation``), at the
+  ``_parameter_constraints`` (:mod:`kernelkit.utils.constraints`, scikit-learn's vocabulary), at the
   start of ``fit``; a bad value raises :class:`~kernelkit.utils.errors.ParameterError`
   naming the parameter, what was expected and what came in.
 * The training data are stored as ``X_fit_ = kernel_.prepare(X, reference=True)``, never a
@@ -38,17 +38,17 @@ from typing import Any
 import numpy as np
 import torch
 from sklearn.base import clone
-from sklearn.utils._param_validation import (
-    Interval,
-    InvalidParameterError,
-    validate_parameter_constraints,
-)
-from sklearn.utils.validation import _check_sample_weight, check_array, validate_data
+from sklearn.utils.validation import check_array, validate_data
 
 from kernelkit.estimators._kernels import VectorKernelRecipe, parameter_kind, resolve_kernel
 from kernelkit.kernels import Kernel, Linear, PrecomputedBatch
 from kernelkit.kernels.base import Batch, batch_dtype
 from kernelkit.utils import errors
+from kernelkit.utils.constraints import (
+    Interval,
+    InvalidParameterError,
+    validate_parameter_constraints,
+)
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.kinds import InputKind
 from kernelkit.utils.validation import owned, to_tensor
@@ -96,9 +96,16 @@ def check_sample_weight(sample_weight: Any, n: int) -> np.ndarray | None:
     if sample_weight is None:
         return None
     try:
-        w = _check_sample_weight(to_numpy(sample_weight), np.empty((n, 0)), dtype=np.float64)
-    except ValueError as exc:
-        raise _reraise(exc, "sample_weight") from exc
+        w = np.asarray(to_numpy(sample_weight), dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"sample_weight: expected numbers, got {exc}") from exc
+    if w.ndim == 0:
+        w = np.full(n, float(w))
+    if w.shape != (n,):
+        raise InputError(
+            f"sample_weight: expected shape ({n},) (one weight per sample) or a scalar, got "
+            f"shape {w.shape}"
+        )
     if not np.isfinite(w).all() or (w < 0).any() or not (w > 0).any():
         raise InputError(
             "sample_weight: expected finite non-negative weights, not all zero; got "

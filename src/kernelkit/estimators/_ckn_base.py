@@ -13,7 +13,6 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
@@ -25,6 +24,7 @@ from kernelkit.models.ckn_train import (
     train_classifier,
     validation_split,
 )
+from kernelkit.utils.constraints import Interval, StrOptions
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.seeding import torch_generator
 from kernelkit.utils.validation import check_finite, like_input

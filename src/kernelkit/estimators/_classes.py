@@ -14,10 +14,10 @@ from typing import Any
 
 import numpy as np
 import torch
-from sklearn.utils._param_validation import Interval
 
 from kernelkit.estimators._base import KERNEL_CONSTRAINTS, KernelEstimatorMixin
 from kernelkit.kernels.base import Batch
+from kernelkit.utils.constraints import Interval
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.validation import like_input, signed_targets
 

@@ -15,7 +15,6 @@ from typing import Any, ClassVar
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from kernelkit.data import detect_input_kind
@@ -47,6 +46,7 @@ from kernelkit.kernels import Kernel, Linear
 from kernelkit.kernels.base import Batch
 from kernelkit.models import reconstruction_errors
 from kernelkit.models.autoencoder_minibatch import row_tiles
+from kernelkit.utils.constraints import Interval, StrOptions
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.kinds import InputKind
 from kernelkit.utils.seeding import RandomStateLike, as_seed

@@ -23,7 +23,6 @@ from typing import Any, ClassVar
 import numpy as np
 import torch
 from sklearn.base import ClassifierMixin
-from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
 from kernelkit.estimators._ckn_base import (
@@ -39,6 +38,7 @@ from kernelkit.estimators._ckn_base import (
 )
 from kernelkit.models.ckn import CKN, as_pair
 from kernelkit.models.ckn_train import fit_image_anchors
+from kernelkit.utils.constraints import Interval
 from kernelkit.utils.errors import InputError
 
 __all__ = ["CKNClassifier", "CKNFeatures"]

@@ -22,7 +22,6 @@ import torch
 from sklearn.base import (
     ClassifierMixin,
 )
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from kernelkit.data.strings import StringBatch
@@ -38,6 +37,7 @@ from kernelkit.estimators._ckn_base import (
     store_params,
 )
 from kernelkit.models.ckn_seq import POOLINGS, GappedKmerLayer, fit_kmer_anchors
+from kernelkit.utils.constraints import Interval, StrOptions
 from kernelkit.utils.errors import InputError
 
 __all__ = ["SequenceCKNClassifier", "SequenceCKNFeatures"]

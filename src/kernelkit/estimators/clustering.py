@@ -10,7 +10,6 @@ from typing import Any, ClassVar
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator, ClusterMixin
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from kernelkit.estimators._base import (
@@ -20,6 +19,7 @@ from kernelkit.estimators._base import (
 )
 from kernelkit.gram import gram
 from kernelkit.kernels import Kernel
+from kernelkit.utils.constraints import Interval, StrOptions
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.seeding import check_random_state
 from kernelkit.utils.validation import like_input

@@ -13,7 +13,6 @@ import torch
 from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.exceptions import DataConversionWarning
 from sklearn.metrics import r2_score
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from kernelkit.estimators._base import (
@@ -31,6 +30,7 @@ from kernelkit.models.concatenated import (
     fit_concatenated,
 )
 from kernelkit.models.layers import layer_gram
+from kernelkit.utils.constraints import Interval, StrOptions
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.seeding import RandomStateLike, as_seed
 from kernelkit.utils.validation import check_int, check_positive, like_input, owned

@@ -14,7 +14,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from kernelkit.estimators._base import (
@@ -27,6 +26,7 @@ from kernelkit.gram.distributed import draw_centres, is_dask_collection, map_row
 from kernelkit.gram.nystrom import METHODS, nystrom_map, nystrom_map_on_centres
 from kernelkit.gram.random_features import check_spectral_kernel, random_fourier_map
 from kernelkit.kernels import Kernel
+from kernelkit.utils.constraints import Interval, StrOptions
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.validation import like_input
 

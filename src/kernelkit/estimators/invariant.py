@@ -14,7 +14,6 @@ from typing import Any, ClassVar
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from kernelkit.estimators._base import (
@@ -38,6 +37,7 @@ from kernelkit.invariance import (
     seminorm_scale,
 )
 from kernelkit.kernels import Kernel
+from kernelkit.utils.constraints import Interval, StrOptions
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.seeding import RandomStateLike
 from kernelkit.utils.validation import like_input

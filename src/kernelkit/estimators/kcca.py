@@ -8,7 +8,6 @@ from typing import Any, ClassVar
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
-from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
 from kernelkit.estimators._base import KernelEstimatorMixin, result_dtype
@@ -16,6 +15,7 @@ from kernelkit.estimators._kernels import resolve_kernel
 from kernelkit.estimators._views import fit_view, second_view
 from kernelkit.gram import GramCenterer, gram
 from kernelkit.solvers import symmetric_eigh
+from kernelkit.utils.constraints import Interval
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.validation import like_input
 

@@ -10,7 +10,6 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from kernelkit.estimators._base import RANDOM_STATE_CONSTRAINT, warn_max_iter
@@ -26,6 +25,7 @@ from kernelkit.kernels.base import Batch
 from kernelkit.models.falkon import select_centres
 from kernelkit.models.falkon_logistic import nystrom_logistic_fit
 from kernelkit.solvers import CholeskyFactor, cholesky_factor
+from kernelkit.utils.constraints import Interval, StrOptions
 from kernelkit.utils.validation import like_input
 
 

@@ -10,8 +10,7 @@ import torch
 from sklearn.base import BaseEstimator
 from sklearn.metrics import accuracy_score, r2_score
 from sklearn.utils import ClassifierTags, RegressorTags
-from sklearn.utils._available_if import available_if
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
@@ -33,6 +32,7 @@ from kernelkit.estimators._views import fit_view
 from kernelkit.gram import gram
 from kernelkit.kernels import Gaussian, Kernel
 from kernelkit.kernels.specs import default_kernel, median_sigma
+from kernelkit.utils.constraints import Interval, StrOptions
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.kinds import InputKind
 from kernelkit.utils.validation import like_input, to_tensor

@@ -10,13 +10,13 @@ from typing import Any, ClassVar
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from kernelkit.estimators._base import KERNEL_CONSTRAINTS, KernelEstimatorMixin
 from kernelkit.gram import GramCenterer, gram
 from kernelkit.kernels import Kernel
 from kernelkit.solvers import cholesky_solve, fix_signs, top_eigenpairs
+from kernelkit.utils.constraints import Interval, StrOptions
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.numerics import eps
 from kernelkit.utils.seeding import RandomStateLike, as_seed

@@ -12,7 +12,6 @@ import numpy as np
 import torch
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.metrics import r2_score
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from kernelkit.estimators._base import (
@@ -44,6 +43,7 @@ from kernelkit.models.falkon import (
 )
 from kernelkit.models.falkon_distributed import distributed_nystrom_system
 from kernelkit.solvers import CholeskyResult, cholesky_factor, cholesky_solve
+from kernelkit.utils.constraints import Interval, StrOptions
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.validation import like_input
 

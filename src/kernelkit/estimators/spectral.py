@@ -8,7 +8,6 @@ import numpy as np
 import torch
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.cluster import KMeans
-from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from kernelkit.estimators._base import KernelEstimatorMixin
@@ -16,6 +15,7 @@ from kernelkit.estimators.clustering import CLUSTER_CONSTRAINTS, check_n_cluster
 from kernelkit.gram import gram
 from kernelkit.kernels import Kernel
 from kernelkit.solvers import top_eigenpairs
+from kernelkit.utils.constraints import StrOptions
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.seeding import as_seed
 from kernelkit.utils.validation import like_input

@@ -9,7 +9,6 @@ import numpy as np
 import torch
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.svm import SVC
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
@@ -22,6 +21,7 @@ from kernelkit.estimators._base import (
 from kernelkit.gram import gram
 from kernelkit.gram.nystrom import take
 from kernelkit.kernels import Kernel
+from kernelkit.utils.constraints import Interval, StrOptions
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.validation import like_input
 

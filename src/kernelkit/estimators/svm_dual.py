@@ -12,7 +12,6 @@ from typing import Any, ClassVar
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from kernelkit.estimators._base import warn_max_iter
@@ -26,6 +25,7 @@ from kernelkit.gram import gram
 from kernelkit.gram.nystrom import take
 from kernelkit.kernels import Kernel
 from kernelkit.solvers import box_qp
+from kernelkit.utils.constraints import Interval, StrOptions
 from kernelkit.utils.validation import like_input
 
 LOSSES = ("hinge", "squared_hinge")

@@ -48,20 +48,22 @@ class DataFileError(InputError):
 def _sklearn_classes() -> dict[str, type]:
     """:class:`ParameterError` and :class:`ConvergenceWarning`, built on first use.
 
-    They subclass scikit-learn's ``InvalidParameterError`` and ``ConvergenceWarning``; building
+    ``ParameterError`` subclasses :class:`kernelkit.utils.constraints.InvalidParameterError`
+    and ``ConvergenceWarning`` scikit-learn's ``ConvergenceWarning``; building
     them on first access (PEP 562 module ``__getattr__``) keeps ``import kernelkit.utils.errors``
     free of scikit-learn, whose import the command line's start-up does not pay.
     """
     from sklearn.exceptions import ConvergenceWarning as SkConvergenceWarning
-    from sklearn.utils._param_validation import InvalidParameterError
+
+    from kernelkit.utils.constraints import InvalidParameterError
 
     class ParameterError(InputError, InvalidParameterError):
         """A constructor parameter of an estimator has the wrong type or value.
 
-        Raised by the declarative validation of ``_parameter_constraints`` (scikit-learn's
-        ``sklearn.utils._param_validation``); ``str(error)`` starts with the parameter's name,
+        Raised by the declarative validation of ``_parameter_constraints``
+        (:mod:`kernelkit.utils.constraints`); ``str(error)`` starts with the parameter's name,
         then scikit-learn's sentence ``The 'lam' parameter of KernelRidge must be ... Got ...
-        instead.``  It is an :class:`InputError` and scikit-learn's ``InvalidParameterError``.
+        instead.``  It is an :class:`InputError` (a ``ValueError``) and a ``TypeError``.
         """
 
     class ConvergenceWarning(SkConvergenceWarning):
