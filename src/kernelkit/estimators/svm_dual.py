@@ -155,7 +155,7 @@ class BiasFreeSVC(MarginClassifierMixin, ClassifierMixin, BaseEstimator):
     lam : float, default 1e-3
         Regularisation ``lam > 0`` of ``lam ||f||^2``; ``C = 1 / (2 n lam)``.
     loss : {"hinge", "squared_hinge"}, default "hinge"
-        ``phi``.
+        ``phi``: the hinge ``max(0, 1 - u)`` or the squared hinge ``max(0, 1 - u)^2``.
     tol : float, default 1e-6
         Stop when the duality gap (an absolute bound on the primal suboptimality) is at most
         ``tol``.
