@@ -34,11 +34,9 @@ files hold (:data:`kernelkit.data.readers.KINDS`)."""
 
 THREADED_COMMANDS = ("demo", "autoencode", "fit", "gram")
 """Commands with ``--threads`` (torch threads; torch's own default, one per physical core,
-when not given).  ``benchmarks/cli_threads.py`` on the project's 2-core machine, 1000
-molecules, 1 vs 2 threads: quiet (load 1) gram 4.0 vs 3.8 s, fit (2-D K2AE) 13.3 vs 9.0 s,
-autoencode 11.0 vs 9.0 s, demo 22.4 vs 19.1 s (``make bench``); while other jobs loaded the
-cores (load 4 to 7) one thread was faster (fit 30.6 vs 81.5 s: OpenMP threads spin-waiting
-for a busy core), hence the option."""
+when not given).  On loaded cores one thread can be faster than two (OpenMP threads
+spin-waiting for a busy core), hence the option (``benchmarks/cli_threads.py``; measured:
+``docs/measurements.md``)."""
 
 
 class _Formatter(argparse.ArgumentDefaultsHelpFormatter):

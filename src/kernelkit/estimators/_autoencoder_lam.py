@@ -12,11 +12,9 @@ and stop at the first ``lam`` whose held-out error is not below the best one so 
 curve falls while ``lam`` over-smooths and rises once the fit memorises).  The best fit is
 then refitted on all the training data, starting from its own functions (in exact mode its
 expansion widened to all training points with zero coefficients on the held-out ones).
-Measured (``docs/kae.md``): warm-starting each grid fit from the previous ``lam``'s optimum
-took more L-BFGS iterations than the initialisation (364 against 289 at code 50 on 800 ESOL
-molecules), so it is not done; keeping the best fit without the refit (its last layer solved
-on all the data) saved 3-16% of the time but raised the held-out error of ``amp`` at code 10
-by 23%, so the refit is done.  Minibatch fits (:func:`lam_curve`) fit one clone per grid
+Each grid fit starts from the model's initialisation (no warm start), and the best fit is
+always refitted on all the data (the measurements behind both rules: ``docs/measurements.md``,
+"Choosing the autoencoder's lam").  Minibatch fits (:func:`lam_curve`) fit one clone per grid
 value and then refit on all the data.
 Below :data:`AUTO_MIN_VALIDATION` held-out points, ``"auto"`` is :data:`AUTO_FALLBACK_LAM`.
 """

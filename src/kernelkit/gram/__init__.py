@@ -45,10 +45,7 @@ InvariantEmbedding fit, n = 20000, 400 landmarks       184.3 MiB     61.3 MiB
 
 The rest of those peaks is the numerics (Cholesky factors, the kernel PCA initialisation,
 the polar solver), outside this package.  Time: the checkpointed backward pass evaluates the
-kernel a second time and pays a Python call per tile; forward and backward of one
-2000 x 2000 Gaussian block took 0.74 s unbudgeted, 0.21 s with 4 MiB and 1.54 s with 1 MiB
-(one run on the loaded 2-core machine, where the fits above varied by up to 2x in either
-direction between runs).
+kernel a second time and pays a Python call per tile (timings: ``docs/measurements.md``).
 
 >>> import torch
 >>> from kernelkit.kernels import Gaussian

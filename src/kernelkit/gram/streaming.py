@@ -41,10 +41,7 @@ from kernelkit.utils.validation import check_int
 
 NYSTROM_TILE_BYTES = 2 << 20
 """Default bytes of one ``b x m`` tile: the block stays in the L2 cache between the kernel pass
-and the two products.  Sweep of ``K_nm^T K_nm v`` (Gaussian, float32, d = 10, 2 threads on the
-shared 2-core machine): n = 2e5, m = 1000, rows 64 / 128 / 256 / 512 / 1024 / 2048:
-1.83 / 0.90 / 0.79 / 0.78 / 1.20 / 1.66 s; n = 1e5, m = 5000, rows 32 / 64 / 128 / 256:
-4.9 / 3.0 / 2.7 / 3.1 s."""
+and the two products (the sweep behind it: ``docs/measurements.md``)."""
 
 
 def nystrom_tile(
@@ -86,8 +83,8 @@ def nystrom_tile(
         ``K_b`` (a new tensor is allocated when None).
     fast : bool
         Run the products in the block dtype (float32 blocks: float32 products, still summed
-        over tiles in float64): about 25% less time per pass, for products whose rounding
-        the caller tolerates (the Hessian products of an inexact Newton step).
+        over tiles in float64): less time per pass (``docs/measurements.md``), for products
+        whose rounding the caller tolerates (the Hessian products of an inexact Newton step).
 
     Returns
     -------

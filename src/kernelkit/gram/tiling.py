@@ -18,8 +18,8 @@ from kernelkit.kernels.base import Batch, Kernel, batch_dtype
 from kernelkit.utils.errors import InputError
 
 DEFAULT_TILE_BYTES = 4 << 20
-"""Default bytes of one tile (1024 x 1024 in float32): the fastest size in a sweep of the fused
-Gaussian Gram at n = 10^4 on a 2-core CPU (512: +4%, 2048: +6%, 256: +70%, 128: +200% time)."""
+"""Default bytes of one tile (1024 x 1024 in float32): the fastest size of a sweep of the fused
+Gaussian Gram (``docs/measurements.md``)."""
 
 SCRATCH_FACTOR = 4
 """Tile-sized temporaries a non-fused ``block`` may allocate (``block`` + profile + copies)."""
@@ -112,7 +112,7 @@ def run_parallel(fn: Callable[[Any], None], items: Sequence[Any], *, parallel: b
 
     Each tile is small, so splitting every one of its ~7 passes over OpenMP threads costs a
     barrier per pass; when the cores are oversubscribed a descheduled thread stalls every
-    barrier (a 5-10x slowdown of the tiled Gaussian Gram).  Instead the tiles are
+    barrier (the tiled Gaussian Gram slows down several times).  Instead the tiles are
     spread over worker threads that each run torch single-threaded (``torch.set_num_threads(1)``
     for the duration of the call; torch releases the GIL inside its kernels).  ``items`` are
     taken dynamically, so callers that reduce into shared memory pass one item per worker.

@@ -145,9 +145,8 @@ def nystrom_logistic_fit(
         Compute the Hessian products of the CG (and the ``K_nm delta`` carried along) in the
         block dtype (:func:`~kernelkit.gram.streaming.nystrom_tile`'s ``fast``); the
         gradient pass stays in float64.  An inexact Newton method tolerates perturbed
-        Hessian products as long as the gradient is exact (Nocedal and Wright, section 7.1):
-        n = 10^5, m = 1000, float32: the same 8 Newton steps and 28 CG iterations, accuracy
-        0.9472 either way, 10.2 s against 12.6 s CPU.  No effect for float64 data.
+        Hessian products as long as the gradient is exact (Nocedal and Wright, section 7.1;
+        measured: ``docs/measurements.md``).  No effect for float64 data.
     max_newton : int
         Most Newton steps.
     newton_tol : float

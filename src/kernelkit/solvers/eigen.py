@@ -23,7 +23,7 @@ from kernelkit.utils.validation import check_int, to_tensor
 METHODS = ("auto", "full", "subset", "arpack", "block")
 
 FULL_MAX_N = 300
-"""Below this size a full ``eigh`` is as fast as anything (measured, see ``top_eigenpairs``)."""
+"""Below this size a full ``eigh`` is as fast as anything (``docs/measurements.md``)."""
 
 ARPACK_MAX_FRACTION = 0.02
 """ARPACK is used when ``k <= ARPACK_MAX_FRACTION * n``; a subset ``eigh`` otherwise."""
@@ -278,27 +278,7 @@ def top_eigenpairs(
 
     Notes
     -----
-    ``auto`` rule, from these timings on a 2-core CPU (OpenBLAS, float64, centred Gaussian Gram of
-    16-d normal data, sigma = 4; seconds, shared machine so +-30%):
-
-    ======  =====  =======  ========  ========
-    n       k      full     subset    arpack
-    ======  =====  =======  ========  ========
-    5000    10     14.2     4.8       0.54
-    5000    50     --       5.5       4.3
-    5000    250    --       4.9       42.3
-    5000    500    --       35.8      108.4
-    2000    10     0.64     1.16      0.42
-    2000    50     0.71     0.22      0.20
-    2000    200    0.73     0.32      8.6
-    500     10     0.034    0.018     0.010
-    300     10     0.011    0.019     0.043
-    ======  =====  =======  ========  ========
-
-    (``full`` is ``torch.linalg.eigh``.)  ``block`` (block Krylov, BLAS-3 products ``K Q_j``
-    of 16 columns instead of ARPACK's matrix-vector products) at n = 5000, k = 50: 0.70 s in 21
-    block products, residuals <= 3.7e-11 |lambda_1|, against 2.05 s for ``eigsh`` as
-    scikit-learn calls it; so ``auto`` uses ``block`` where it used ``arpack`` on dense input.
+    ``auto`` rule (the timings behind it: ``docs/measurements.md``, "Top-k eigensolvers").
 
     Hence: ``full`` for ``n <= FULL_MAX_N`` or ``k = n``;
     ``block`` for the largest pairs of a dense ``K`` when ``k <= BLOCK_MAX_FRACTION * n`` (2%),

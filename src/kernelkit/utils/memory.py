@@ -1,9 +1,8 @@
 """Allocation of large output buffers.
 
 A Gram matrix is written once into fresh pages, and on Linux the kernel's page-fault path
-(4 KiB zeroed pages) costs as much as the ``exp`` pass itself: 0.21 s for a 1.6 GB
-float32 matrix against 0.07 s when the buffer is backed by transparent huge pages (x86-64,
-2 cores).  :func:`empty_large` asks for huge pages with
+(4 KiB zeroed pages) costs as much as the ``exp`` pass itself (measured:
+``docs/measurements.md``).  :func:`empty_large` asks for huge pages with
 ``madvise(MADV_HUGEPAGE)`` on an anonymous mapping, and falls back to ``torch.empty``
 elsewhere (other platforms, other devices, small buffers).
 """
