@@ -240,3 +240,18 @@ def test_auto_reaches_the_best_of_64_restarts_on_the_section_4_2_settings(h, set
         full.fit(X, y)
         auto = _section_4_2(h, setting, p, "auto")[0].fit(X, y)
     assert auto.objective_ <= full.objective_ * (1 + 1e-6)
+
+
+def test_gamma_is_a_deprecated_alias_of_separation():
+    """The coth penalty weight is ``separation``; ``gamma`` (a kernel width everywhere else)
+    still works, with a FutureWarning, and gives the same fit."""
+    rng = np.random.default_rng(11)
+    X = rng.standard_normal((20, 2))
+    y = np.sin(X[:, 0])
+    kw = {"n_restarts": 2, "max_iter": 5, "random_state": 0}
+    new = ConcatenatedKernelRegressor(separation=0.1, **kw).fit(X, y)
+    with pytest.warns(FutureWarning, match="'gamma' was renamed 'separation'"):
+        old = ConcatenatedKernelRegressor(gamma=0.1, **kw).fit(X, y)
+    np.testing.assert_array_equal(new.predict(X), old.predict(X))
+    zero = ConcatenatedKernelRegressor(**kw).fit(X, y)
+    assert not np.array_equal(new.predict(X), zero.predict(X))

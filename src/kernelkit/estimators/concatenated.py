@@ -80,7 +80,7 @@ def _check_no_conflicting_duplicates(X: torch.Tensor, y: torch.Tensor) -> None:
                 f"X: duplicate input points with different targets (e.g. row {i}) map to the "
                 "same inner image, so the outer Gram Q = [k(g(x_i), g(x_j))] is singular and "
                 "no f o g interpolates them (Bohn et al., section 3.4.2); use "
-                "interpolate=False with lam > 0, or the coth separation penalty gamma > 0"
+                "interpolate=False with lam > 0, or the coth separation penalty separation > 0"
             )
 
 
@@ -94,7 +94,8 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
               + \mu\, \mathcal N(c) \quad\text{(uR-X), eq. 19}
 
     or, with ``interpolate=True``, ``(1/n) y^T Q^{-1} y + mu N(c)`` (problem (Int)), plus the
-    optional separation penalty ``gamma sum_{i<j} coth ||g(x_i) - g(x_j)||^2`` (eq. 15).  The
+    optional separation penalty ``separation sum_{i<j} coth ||g(x_i) - g(x_j)||^2`` (eq. 15,
+    the paper's ``gamma``).  The
     inner function ``g(x) = sum_j K(x_j, x) c_j`` (eq. 16) has the matrix-valued kernel
     ``K = k_I diag(w)`` (eq. 20) or a :class:`~kernelkit.models.concatenated.Mixture`
     ``diag(k_1, ..., k_D)`` (section 4.2.3); a list of such specifications is a deeper chain
@@ -105,7 +106,7 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
     function is the closed-form ridge (interpolant) on ``Z``: ``alpha = (Q + n lam I)^{-1} y``.
 
     Conventions: ``(1/n)`` data term; the paper's unnormalised ``lambda, mu, gamma`` are
-    ``n lam, n mu, n gamma`` (its interpolation problem (Int) is ``mu = 1/n``); the outer layer
+    ``n lam, n mu, n separation`` (its interpolation problem (Int) is ``mu = 1/n``); the outer layer
     is scikit-learn's ``KernelRidge(alpha=n * lam)`` fitted on ``inner_transform(X)``.
 
     Parameters
@@ -124,8 +125,9 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
         Inner regularisation of each layer (``>= 0``).
     interpolate : bool, default False
         Solve (Int) (``f o g`` interpolates the data) instead of (uR-X).
-    gamma : float, default 0.0
-        Weight of the coth separation penalty (eq. 15).
+    separation : float, default 0.0
+        Weight of the coth separation penalty (eq. 15, the paper's ``gamma``; renamed so that
+        ``gamma`` means a kernel width in every estimator).
     weights : sequence of float or list of them, optional
         The diagonal ``w`` of eq. 20 (or of the Mixture) per layer; ``None``: ones.
     n_restarts : int or "auto", default 64
@@ -164,6 +166,8 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
         blocks on the inner images (differentiated tile by tile, :mod:`kernelkit.gram.autodiff`)
         are computed by the tiled engine within it.  ``None``: no limit (the blocks on the
         inner images are evaluated whole, fastest).
+    gamma : float, deprecated
+        The former name of ``separation`` (a ``FutureWarning`` when set; removed in 0.3).
 
     Attributes
     ----------
@@ -193,7 +197,7 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
         lam: float = 1e-3,
         mu: float | Sequence[float] = 1e-3,
         interpolate: bool = False,
-        gamma: float = 0.0,
+        separation: float = 0.0,
         weights: Any = None,
         n_restarts: int | str = 64,
         patience: int = 8,
@@ -203,6 +207,7 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
         init_scale: float = 1.0,
         random_state: RandomStateLike = None,
         memory_budget: int | None = None,
+        gamma: float | str = "deprecated",
     ):
         self.inner_kernel = inner_kernel
         self.outer_kernel = outer_kernel
@@ -210,6 +215,7 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
         self.lam = lam
         self.mu = mu
         self.interpolate = interpolate
+        self.separation = separation
         self.gamma = gamma
         self.weights = weights
         self.n_restarts = n_restarts
@@ -228,7 +234,8 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
         "lam": [Interval(Real, 0, None, closed="left")],
         "mu": [Interval(Real, 0, None, closed="left"), list, tuple],
         "interpolate": ["boolean"],
-        "gamma": [Interval(Real, 0, None, closed="left")],
+        "separation": [Interval(Real, 0, None, closed="left")],
+        "gamma": [Interval(Real, 0, None, closed="left"), StrOptions({"deprecated"})],
         "weights": ["array-like", None],
         "n_restarts": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "patience": [Interval(Integral, 1, None, closed="left")],
@@ -245,6 +252,18 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
         specs = self.inner_kernel
         first = specs[0] if isinstance(specs, list | tuple) and specs else specs
         return first.kernels[0] if isinstance(first, Mixture) else first
+
+    def _separation(self) -> float:
+        """``separation``, or the deprecated ``gamma`` when given (with a ``FutureWarning``)."""
+        if self.gamma == "deprecated":
+            return float(self.separation)
+        warnings.warn(
+            "ConcatenatedKernelRegressor: 'gamma' was renamed 'separation' (the coth penalty "
+            "weight; gamma means a kernel width elsewhere) and will be removed in 0.3",
+            FutureWarning,
+            stacklevel=3,
+        )
+        return float(self.gamma)
 
     def fit(self, X: Any, y: Any) -> ConcatenatedKernelRegressor:
         """Fit the inner coefficients (batched restarts) and the closed-form outer layer."""
@@ -263,7 +282,7 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
             check_positive(m, name="mu", strict=False)
             for m in _per_layer(self.mu, len(specs), "mu")
         ]
-        gamma, max_iter = float(self.gamma), int(self.max_iter)
+        gamma, max_iter = self._separation(), int(self.max_iter)
         polish, tol, init_scale = int(self.polish_iter), float(self.tol), float(self.init_scale)
         auto = self.n_restarts == "auto"
         n_restarts = AUTO_MAX_RESTARTS if auto else int(self.n_restarts)
