@@ -110,7 +110,7 @@ def test_named_errors() -> None:
         ConcatenatedKernelRegressor(lam=0.0, n_restarts=1).fit(X, y)
     Xd = np.vstack([X, X[:1]])
     yd = np.append(y, y[0] + 1.0)
-    with pytest.raises(InputError, match=r"duplicate.*gamma > 0"):
+    with pytest.raises(InputError, match=r"duplicate.*separation > 0"):
         ConcatenatedKernelRegressor(interpolate=True, n_restarts=1).fit(Xd, yd)
     with pytest.raises(InputError, match="inner_dim"):
         ConcatenatedKernelRegressor(Mixture([Gaussian(1.0), Polynomial(1)]), inner_dim=3).fit(X, y)
