@@ -40,7 +40,7 @@ def k2ae(X, b):
 
 def concatenated(X, b):
     y = np.sin(X[:, 0])
-    model = ConcatenatedKernelRegressor(n_restarts=4, max_iter=3, memory_budget=b)
+    model = ConcatenatedKernelRegressor(n_restarts=4, max_iter=3, memory_budget=b, random_state=0)
     return model.fit(X, y).predict(X)
 
 
@@ -166,7 +166,8 @@ def test_concatenated_budget_gives_the_same_fit():
         "inner_dim": [3, 2],
         "n_restarts": 3,
         "max_iter": 8,
-        "gamma": 1e-3,
+        "separation": 1e-3,
+        "random_state": 0,
     }
     ref = ConcatenatedKernelRegressor(**params).fit(X, Y)
     got = ConcatenatedKernelRegressor(**params, memory_budget=SMALL).fit(X, Y)
