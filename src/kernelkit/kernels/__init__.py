@@ -29,6 +29,12 @@ from kernelkit.kernels.dot_product import (
     SphereVovk,
 )
 from kernelkit.kernels.fisher import FisherVector, HMMFisher, HMMMarginalized
+from kernelkit.kernels.graph_histograms import (
+    EdgeHistogram,
+    NeighborhoodHash,
+    VertexHistogram,
+    WeisfeilerLehmanOptimalAssignment,
+)
 from kernelkit.kernels.graphs import ShortestPath, WeisfeilerLehman
 from kernelkit.kernels.molecules import MinMax, Tanimoto
 from kernelkit.kernels.neural import ArcCosine, ReLUNTK
@@ -47,6 +53,7 @@ __all__ = [
     "Constant",
     "Diffusion",
     "DotProductKernel",
+    "EdgeHistogram",
     "FeatureSpaceGaussian",
     "FisherVector",
     "Gaussian",
@@ -60,6 +67,7 @@ __all__ = [
     "Matern",
     "MinMax",
     "Mismatch",
+    "NeighborhoodHash",
     "NormalizedKernel",
     "Polynomial",
     "PowerKernel",
@@ -82,6 +90,8 @@ __all__ = [
     "Tanimoto",
     "TensorMatern",
     "UnequalLengthError",
+    "VertexHistogram",
     "WeightedDegree",
     "WeisfeilerLehman",
+    "WeisfeilerLehmanOptimalAssignment",
 ]
