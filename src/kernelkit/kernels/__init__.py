@@ -29,6 +29,7 @@ from kernelkit.kernels.dot_product import (
     SphereVovk,
 )
 from kernelkit.kernels.fisher import FisherVector, HMMFisher, HMMMarginalized
+from kernelkit.kernels.graph_core import CoreFramework
 from kernelkit.kernels.graph_histograms import (
     EdgeHistogram,
     NeighborhoodHash,
@@ -51,6 +52,7 @@ __all__ = [
     "CenteredKernel",
     "CommuteTime",
     "Constant",
+    "CoreFramework",
     "Diffusion",
     "DotProductKernel",
     "EdgeHistogram",
