@@ -29,6 +29,7 @@ from kernelkit.kernels.dot_product import (
     SphereVovk,
 )
 from kernelkit.kernels.fisher import FisherVector, HMMFisher, HMMMarginalized
+from kernelkit.kernels.graph_attributes import GraphHopper, Propagation, PropagationAttr
 from kernelkit.kernels.graph_core import CoreFramework
 from kernelkit.kernels.graph_histograms import (
     EdgeHistogram,
@@ -59,6 +60,7 @@ __all__ = [
     "FeatureSpaceGaussian",
     "FisherVector",
     "Gaussian",
+    "GraphHopper",
     "HMMFisher",
     "HMMMarginalized",
     "Kernel",
@@ -76,6 +78,8 @@ __all__ = [
     "Precomputed",
     "PrecomputedBatch",
     "ProductKernel",
+    "Propagation",
+    "PropagationAttr",
     "RandomWalk",
     "ReLUNTK",
     "RegularizedLaplacian",
