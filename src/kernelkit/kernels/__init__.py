@@ -37,6 +37,7 @@ from kernelkit.kernels.graph_histograms import (
     VertexHistogram,
     WeisfeilerLehmanOptimalAssignment,
 )
+from kernelkit.kernels.graph_pyramid import PyramidMatch
 from kernelkit.kernels.graphs import ShortestPath, WeisfeilerLehman
 from kernelkit.kernels.molecules import MinMax, Tanimoto
 from kernelkit.kernels.neural import ArcCosine, ReLUNTK
@@ -80,6 +81,7 @@ __all__ = [
     "ProductKernel",
     "Propagation",
     "PropagationAttr",
+    "PyramidMatch",
     "RandomWalk",
     "ReLUNTK",
     "RegularizedLaplacian",
