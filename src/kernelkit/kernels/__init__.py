@@ -37,6 +37,7 @@ from kernelkit.kernels.graph_histograms import (
     VertexHistogram,
     WeisfeilerLehmanOptimalAssignment,
 )
+from kernelkit.kernels.graph_nspdk import NeighborhoodSubgraphPairwiseDistance
 from kernelkit.kernels.graph_pyramid import PyramidMatch
 from kernelkit.kernels.graphs import ShortestPath, WeisfeilerLehman
 from kernelkit.kernels.molecules import MinMax, Tanimoto
@@ -73,6 +74,7 @@ __all__ = [
     "MinMax",
     "Mismatch",
     "NeighborhoodHash",
+    "NeighborhoodSubgraphPairwiseDistance",
     "NormalizedKernel",
     "Polynomial",
     "PowerKernel",
