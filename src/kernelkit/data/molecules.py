@@ -26,7 +26,14 @@ from kernelkit.data.graphs import GraphBatch, label_codes
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.optional import require
 
-__all__ = ["MoleculeBatch", "as_molecule_batch", "is_molecule_input", "parse_molecules"]
+__all__ = [
+    "InvalidRecordsError",
+    "MoleculeBatch",
+    "as_molecule_batch",
+    "invalid_smiles",
+    "is_molecule_input",
+    "parse_molecules",
+]
 
 
 def _chem() -> Any:
@@ -61,14 +68,39 @@ def is_molecule_input(X: Any) -> bool:
     return isinstance(first, (str, np.str_)) or _is_mol(first)
 
 
+def invalid_smiles(smiles: Sequence[str]) -> list[int]:
+    """Positions of the strings RDKit does not parse as a molecule with at least one atom."""
+    Chem = _chem()
+    bad = []
+    with _quiet_rdkit():
+        for i, text in enumerate(smiles):
+            mol = Chem.MolFromSmiles(str(text)) if text else None
+            if mol is None or mol.GetNumAtoms() == 0:
+                bad.append(i)
+    return bad
+
+
+class InvalidRecordsError(InputError):
+    """Records that do not parse as the kind of input: ``indices`` holds their positions."""
+
+    def __init__(self, message: str, indices: list[int]):
+        super().__init__(message)
+        self.indices = indices
+
+
+_SHOWN = 5
+
+
 def parse_molecules(X: Any, *, name: str = "X", allow_empty: bool = False) -> list[Any]:
     """Parse SMILES strings (or pass RDKit ``Mol`` objects through) into a list of ``Mol``.
 
     Raises
     ------
+    InvalidRecordsError
+        SMILES RDKit cannot parse (or, unless ``allow_empty``, molecules without atoms): their
+        count and the first five with their index.
     InputError
-        For an empty list, an item that is neither a string nor a ``Mol``, a SMILES RDKit
-        cannot parse (naming it and its index), or a molecule without atoms.
+        For an empty list or an item that is neither a string nor a ``Mol``.
     """
     if hasattr(X, "tolist") and not isinstance(X, (str, bytes)):
         X = X.tolist()
@@ -80,23 +112,33 @@ def parse_molecules(X: Any, *, name: str = "X", allow_empty: bool = False) -> li
         raise InputError(f"{name}: expected at least one molecule, got an empty list")
     Chem = _chem()
     mols = []
+    bad = []
     with _quiet_rdkit():
         for i, x in enumerate(X):
             if isinstance(x, (str, np.str_)):
                 mol = Chem.MolFromSmiles(str(x))
-                if mol is None:
-                    raise InputError(
-                        f"{name}[{i}]: invalid SMILES {str(x)!r} (RDKit could not parse it)"
-                    )
             elif _is_mol(x):
                 mol = x
             else:
                 raise InputError(
                     f"{name}[{i}]: expected a SMILES string or an RDKit Mol, got {type(x).__name__}"
                 )
-            if not allow_empty and mol.GetNumAtoms() == 0:
-                raise InputError(f"{name}[{i}]: molecule {x!r} has no atoms")
+            if mol is None or (not allow_empty and mol.GetNumAtoms() == 0):
+                bad.append(i)
             mols.append(mol)
+    if bad:
+        shown = "; ".join(
+            f"{name}[{i}]: invalid SMILES {str(X[i])!r}"
+            if mols[i] is None
+            else f"{name}[{i}]: molecule {X[i]!r} has no atoms"
+            for i in bad[:_SHOWN]
+        )
+        first = f" (first {_SHOWN} shown)" if len(bad) > _SHOWN else ""
+        raise InvalidRecordsError(
+            f"{len(bad)} of {len(X)} records of {name} are not valid molecules{first}: {shown}; "
+            "fix them, or leave them out (on_error='skip')",
+            bad,
+        )
     return mols
 
 
