@@ -53,7 +53,7 @@ def test_editing_any_number_of_the_manifest_is_refused(model, tmp_path):
             value = value[key]
         _set(edited, path, value + 1 if isinstance(value, int) else value * 1.5 + 0.1)
         (folder / "manifest.json").write_text(json.dumps(edited, indent=1))
-        with pytest.raises(ModelFileError, match="manifest.json was edited or is corrupt"):
+        with pytest.raises(ModelFileError, match=r"manifest\.json was edited or is corrupt"):
             load(folder)
     (folder / "manifest.json").write_bytes(original)
     X = np.random.default_rng(1).normal(size=(4, 3))
@@ -70,7 +70,7 @@ def test_an_edited_sigma_in_a_zip_is_refused(model, tmp_path):
     with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED) as archive:
         for name, data in members.items():
             archive.writestr(name, data)
-    with pytest.raises(ModelFileError, match="manifest.json was edited"):
+    with pytest.raises(ModelFileError, match=r"manifest\.json was edited"):
         load(path)
 
 

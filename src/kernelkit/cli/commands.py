@@ -84,6 +84,10 @@ def input_kernel(spec: str | None, data: DataFile) -> Kernel:
                 f"{type(kernel).__name__} needs (name the attribute with --node-label, or "
                 "ignore labels with --kernel wl:node_label=none)",
             )
+    if hasattr(kernel, "check_cost"):
+        kernel.check_cost(data.items)
+    if data.kind in (InputKind.VECTOR, InputKind.STRING, InputKind.MOLECULE):
+        check_not_constant(kernel, data)
     if data.kind is InputKind.GRAM:
         K = data.items
         if K.shape[0] != K.shape[1]:
@@ -95,6 +99,37 @@ def input_kernel(spec: str | None, data: DataFile) -> Kernel:
         except ValueError as exc:  # InputError, NotPSDError
             raise DataFileError(data.path, str(exc).removeprefix("X: ")) from exc
     return kernel
+
+
+_SAMPLE = 200
+"""Records on which :func:`check_not_constant` computes the Gram."""
+
+
+def check_not_constant(kernel: Kernel, data: DataFile) -> None:
+    """Refuse a kernel whose Gram on (an evenly spaced sample of) the records is all zero or
+    constant while the records differ: it cannot tell them apart (a ``k`` longer than the
+    sequences, a width far larger than the distances)."""
+    from kernelkit.gram import gram
+
+    rows = np.unique(np.linspace(0, len(data) - 1, min(len(data), _SAMPLE)).astype(int))
+    sample = data.take(rows)
+    distinct = (
+        len(np.unique(sample.items, axis=0))
+        if isinstance(sample.items, np.ndarray)
+        else len(set(sample.items))
+    )
+    if distinct < 2:
+        return
+    K = gram(kernel, kernel.prepare(sample.items, reference=True)).detach().cpu().numpy()
+    spread = float(K.max() - K.min())
+    if spread <= 1e-12 * max(float(np.abs(K).max()), 1e-300):
+        value = "0" if not K.any() else f"{float(K.flat[0]):.6g}"
+        raise DataFileError(
+            data.path,
+            f"the kernel {describe_kernel(kernel)} is {value} for every pair of {len(rows)} "
+            "distinct records (a constant Gram matrix: no model can tell them apart); change "
+            "its parameters (a shorter k, a smaller sigma)",
+        )
 
 
 def read_target(

@@ -14,6 +14,7 @@ Spectrum(...)
 from __future__ import annotations
 
 import inspect
+import warnings
 from typing import Any
 
 import torch
@@ -92,8 +93,8 @@ def median_sigma(Z: torch.Tensor, *, max_points: int = 1000) -> float:
 
     ``sigma = median_{i<j} ||z_i - z_j||`` (the lower middle value for an even count) over the
     pairs at positive distance, on an
-    evenly spaced subset of ``max_points`` rows when ``Z`` is larger; 1.0 when all rows are
-    equal.
+    evenly spaced subset of ``max_points`` rows when ``Z`` is larger; 1.0, with a warning
+    that says how to set the width, when all rows are equal (the median width is 0).
     """
     Z = torch.as_tensor(Z).detach()
     if Z.shape[0] > max_points:
@@ -103,7 +104,16 @@ def median_sigma(Z: torch.Tensor, *, max_points: int = 1000) -> float:
     iu = torch.triu_indices(Z.shape[0], Z.shape[0], 1)
     vals = d[iu[0], iu[1]]
     vals = vals[vals > 0]
-    return float(vals.median()) if vals.numel() else 1.0
+    if not vals.numel():
+        warnings.warn(
+            f"median heuristic: all {Z.shape[0]} rows are equal (every feature constant), so "
+            "the median distance is 0; sigma = 1.0 is used. Pass sigma (e.g. "
+            "Gaussian(sigma=...), --kernel gaussian:sigma=...) or drop the constant columns",
+            UserWarning,
+            stacklevel=2,
+        )
+        return 1.0
+    return float(vals.median())
 
 
 def _parameters(cls: type[Kernel]) -> dict[str, inspect.Parameter]:

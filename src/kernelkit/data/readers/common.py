@@ -101,6 +101,13 @@ def read_text(path: Path) -> str:
     return decode_text(raw, path)
 
 
+def cell(value: str, width: int = 40) -> str:
+    """``repr`` of a cell for a message, cut to ``width`` characters (with its length)."""
+    if len(value) <= width:
+        return repr(value)
+    return f"{value[:width]!r}... ({len(value)} characters)"
+
+
 def text_lines(text: str) -> Iterator[tuple[int, str]]:
     """``(line number, line)`` of every line of ``text``, numbered from 1."""
     yield from enumerate(text.splitlines(), start=1)
@@ -177,12 +184,12 @@ def as_targets(
             share = f"{sum(numeric)} of {len(values)} cells are numbers"
             raise DataFileError(
                 path,
-                f"{name}: expected a number, got {v!r} ({share}); fix the cell, or pass "
+                f"{name}: expected a number, got {cell(v)} ({share}); fix the cell, or pass "
                 "--task classification to take the values as class names",
                 line=line,
             )
         if not math.isfinite(float(v)):
-            raise DataFileError(path, f"{name}: expected a finite number, got {v!r}", line=line)
+            raise DataFileError(path, f"{name}: expected a finite number, got {cell(v)}", line=line)
     numbers = np.asarray([float(v) for v in values])
     distinct = np.unique(numbers)
     integers = bool(np.all(distinct == np.round(distinct)))

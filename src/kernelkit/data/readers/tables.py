@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kernelkit.data.readers.common import DataFile, is_number
+from kernelkit.data.readers.common import DataFile, cell, is_number
 from kernelkit.data.readers.fasta import check_sequences
 from kernelkit.data.readers.smiles import check_smiles, skip_records
 from kernelkit.utils.errors import DataFileError
@@ -121,14 +121,14 @@ def _vectors(
             except ValueError:
                 raise DataFileError(
                     path,
-                    f"column {name!r}: expected a number, got {value!r}; pick the numeric "
+                    f"column {name!r}: expected a number, got {cell(value)}; pick the numeric "
                     "columns with --columns",
                     line=lines[i],
                 ) from None
             if not math.isfinite(number):
                 raise DataFileError(
                     path,
-                    f"column {name!r}: expected a finite number, got {value!r}",
+                    f"column {name!r}: expected a finite number, got {cell(value)}",
                     line=lines[i],
                 )
             X[i, j] = number
