@@ -163,3 +163,64 @@ def test_a_huge_cell_is_a_named_error(tmp_path):
         r"got '1111.*\(200000 characters\)",
     ):
         read_data(path)
+
+
+# ---------------------------------------------------------------------- fingerprints
+_MOLS = ["CCO", "c1ccccc1O", "CC(=O)Oc1ccccc1C(=O)O", "CN1C=NC2=C1C(=O)N(C(=O)N2C)C", "CCCCN"]
+
+
+@pytest.mark.parametrize("kind", ["atom-pair", "torsion", "maccs", "morgan"])
+def test_tanimoto_on_rdkit_fingerprints_matches_rdkit(kind):
+    """Bit Tanimoto against RDKit's BulkTanimotoSimilarity of the same fingerprints."""
+    from rdkit import Chem, DataStructs
+    from rdkit.Chem import MACCSkeys, rdFingerprintGenerator
+
+    from kernelkit.gram import gram
+    from kernelkit.kernels import Tanimoto
+
+    mols = [Chem.MolFromSmiles(s) for s in _MOLS]
+    if kind == "maccs":
+        fps = [MACCSkeys.GenMACCSKeys(m) for m in mols]
+    else:
+        make = {
+            "atom-pair": lambda: rdFingerprintGenerator.GetAtomPairGenerator(
+                fpSize=1024, countSimulation=False
+            ),
+            "torsion": lambda: rdFingerprintGenerator.GetTopologicalTorsionGenerator(
+                fpSize=1024, countSimulation=False
+            ),
+            "morgan": lambda: rdFingerprintGenerator.GetMorganGenerator(radius=2, fpSize=1024),
+        }[kind]()
+        fps = [make.GetFingerprint(m) for m in mols]
+    expected = np.array([DataStructs.BulkTanimotoSimilarity(fp, fps) for fp in fps])
+    K = np.asarray(gram(Tanimoto(n_bits=1024, fingerprint=kind), _MOLS))
+    np.testing.assert_allclose(K, expected, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("kind", ["atom-pair", "torsion"])
+def test_minmax_on_count_fingerprints_matches_rdkit(kind):
+    """MinMax on unfolded counts equals RDKit's Tanimoto of sparse count fingerprints."""
+    from rdkit import Chem, DataStructs
+    from rdkit.Chem import rdFingerprintGenerator
+
+    from kernelkit.gram import gram
+    from kernelkit.kernels import MinMax
+
+    gen = (
+        rdFingerprintGenerator.GetAtomPairGenerator()
+        if kind == "atom-pair"
+        else rdFingerprintGenerator.GetTopologicalTorsionGenerator()
+    )
+    fps = [gen.GetSparseCountFingerprint(Chem.MolFromSmiles(s)) for s in _MOLS]
+    expected = np.array([DataStructs.BulkTanimotoSimilarity(fp, fps) for fp in fps])
+    K = np.asarray(gram(MinMax(n_bits=None, fingerprint=kind), _MOLS))
+    np.testing.assert_allclose(K, expected, rtol=1e-12, atol=1e-12)
+
+
+def test_fingerprint_parameter_is_checked():
+    from kernelkit.kernels import Tanimoto
+
+    with pytest.raises(ValueError, match="fingerprint: expected one of"):
+        Tanimoto(fingerprint="ecfp")
+    with pytest.raises(ValueError, match="MACCS keys are bits"):
+        Tanimoto(fingerprint="maccs", counts=True)

@@ -120,7 +120,8 @@ def check_not_constant(kernel: Kernel, data: DataFile) -> None:
     )
     if distinct < 2:
         return
-    K = gram(kernel, kernel.prepare(sample.items, reference=True)).detach().cpu().numpy()
+    K = gram(kernel, kernel.prepare(sample.items, reference=True))
+    K = K.detach().cpu().numpy() if isinstance(K, torch.Tensor) else np.asarray(K)
     spread = float(K.max() - K.min())
     if spread <= 1e-12 * max(float(np.abs(K).max()), 1e-300):
         value = "0" if not K.any() else f"{float(K.flat[0]):.6g}"

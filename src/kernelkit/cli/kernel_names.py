@@ -21,8 +21,11 @@ KERNEL_DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
     "sphere-inverse-polynomial": ("vectors", {"homogeneous": False}),
     "sphere-polynomial": ("vectors", {"degree": 2, "offset": 1.0, "homogeneous": False}),
     "sphere-vovk": ("vectors", {"degree": 3, "homogeneous": False}),
-    "tanimoto": ("molecules", {"radius": 2, "n_bits": 2048, "counts": False}),
-    "minmax": ("molecules", {"radius": 2, "n_bits": 2048, "counts": True}),
+    "tanimoto": (
+        "molecules",
+        {"radius": 2, "n_bits": 2048, "counts": False, "fingerprint": "morgan"},
+    ),
+    "minmax": ("molecules", {"radius": 2, "n_bits": 2048, "counts": True, "fingerprint": "morgan"}),
     "spectrum": ("sequences", {"k": 3, "alphabet": None}),
     "mismatch": ("sequences", {"k": 3, "m": 1, "alphabet": None}),
     "subsequence": ("sequences", {"k": 2, "lam": 0.5, "alphabet": None}),

@@ -8,8 +8,9 @@ RDKit is optional (the ``chem`` extra) and imported only when molecules are actu
   :class:`~kernelkit.data.graphs.GraphBatch`: node label = atom symbol (``"C"``, ``"N"``, ...),
   edge label = RDKit bond type (``"SINGLE"``, ``"DOUBLE"``, ``"TRIPLE"``, ``"AROMATIC"``).
 * :meth:`MoleculeBatch.fingerprints` gives Morgan (ECFP-like) fingerprints (Rogers & Hahn,
-  "Extended-connectivity fingerprints", J. Chem. Inf. Model. 50, 2010): bits or counts, folded
-  to ``n_bits`` or unfolded (``n_bits=None``, keys = RDKit's 32-bit Morgan identifiers).
+  "Extended-connectivity fingerprints", J. Chem. Inf. Model. 50, 2010), atom-pair and
+  topological-torsion fingerprints (bits or counts, folded to ``n_bits`` or unfolded,
+  ``n_bits=None``, keys = RDKit's identifiers) and MACCS keys (:data:`FINGERPRINTS`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from kernelkit.utils.errors import InputError
 from kernelkit.utils.optional import require
 
 __all__ = [
+    "FINGERPRINTS",
     "InvalidRecordsError",
     "MoleculeBatch",
     "as_molecule_batch",
@@ -194,27 +196,32 @@ class MoleculeBatch:
         )
 
     def fingerprints(
-        self, *, radius: int = 2, n_bits: int | None = 2048, counts: bool = False
+        self,
+        *,
+        radius: int = 2,
+        n_bits: int | None = 2048,
+        counts: bool = False,
+        kind: str = "morgan",
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Morgan fingerprints as CSR-like ``(indptr, keys, values)`` with int64 keys.
+        """Fingerprints of RDKit's generators as CSR-like ``(indptr, keys, values)``.
 
         Parameters
         ----------
         radius : int
-            Morgan radius (ECFP4 is ``radius=2``).
+            Morgan radius (ECFP4 is ``radius=2``; used by ``kind="morgan"`` only).
         n_bits : int or None
-            Folded size; ``None`` keeps RDKit's unfolded 32-bit identifiers as keys.
+            Folded size; ``None`` keeps RDKit's unfolded identifiers as keys (MACCS: its 167
+            keys, whatever ``n_bits``).
         counts : bool
-            Occurrence counts instead of bits.
+            Occurrence counts instead of bits (a bit is set where the count is positive).
+        kind : {"morgan", "atom-pair", "torsion", "maccs"}
+            See :data:`FINGERPRINTS`.
         """
-        gen_mod = require(
-            "rdkit.Chem.rdFingerprintGenerator", purpose="computing Morgan fingerprints"
-        )
-        gen = (
-            gen_mod.GetMorganGenerator(radius=radius)
-            if n_bits is None
-            else gen_mod.GetMorganGenerator(radius=radius, fpSize=n_bits)
-        )
+        if kind not in FINGERPRINTS:
+            raise InputError(f"fingerprint: expected one of {FINGERPRINTS}, got {kind!r}")
+        if kind == "maccs":
+            return self._maccs()
+        gen = _generator(kind, radius, n_bits)
         indptr = [0]
         keys: list[np.ndarray] = []
         values: list[np.ndarray] = []
@@ -235,13 +242,53 @@ class MoleculeBatch:
             np.concatenate(values) if values else np.zeros(0),
         )
 
+    def _maccs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The 166 MACCS keys (RDKit's 167-bit vector, bit 0 unused) as bits."""
+        maccs = require("rdkit.Chem.MACCSkeys", purpose="computing MACCS keys")
+        on = [np.asarray(list(maccs.GenMACCSKeys(mol).GetOnBits()), np.int64) for mol in self.mols]
+        indptr = np.concatenate([[0], np.cumsum([len(k) for k in on])]).astype(np.int64)
+        keys = np.concatenate(on) if on else np.zeros(0, np.int64)
+        return indptr, keys, np.ones(len(keys))
+
     def fingerprint_matrix(
-        self, *, radius: int = 2, n_bits: int = 2048, counts: bool = False, dense: bool = False
+        self,
+        *,
+        radius: int = 2,
+        n_bits: int = 2048,
+        counts: bool = False,
+        dense: bool = False,
+        kind: str = "morgan",
     ) -> sp.csr_matrix | np.ndarray:
-        """Folded Morgan fingerprints as a SciPy CSR matrix ``(n, n_bits)`` (or dense array)."""
-        indptr, keys, values = self.fingerprints(radius=radius, n_bits=n_bits, counts=counts)
-        m = sp.csr_matrix((values, keys, indptr), shape=(len(self), n_bits))
+        """Folded fingerprints as a SciPy CSR matrix ``(n, n_bits)`` (or dense array;
+        ``(n, 167)`` for MACCS)."""
+        indptr, keys, values = self.fingerprints(
+            radius=radius, n_bits=n_bits, counts=counts, kind=kind
+        )
+        width = MACCS_BITS if kind == "maccs" else n_bits
+        m = sp.csr_matrix((values, keys, indptr), shape=(len(self), width))
         return m.toarray() if dense else m
+
+
+FINGERPRINTS = ("morgan", "atom-pair", "torsion", "maccs")
+"""Fingerprints of :meth:`MoleculeBatch.fingerprints`: Morgan / ECFP (Rogers & Hahn 2010),
+atom pairs (Carhart, Smith & Venkataraghavan, J. Chem. Inf. Comput. Sci. 25, 1985),
+topological torsions (Nilakantan et al., J. Chem. Inf. Comput. Sci. 27, 1987), all from
+RDKit's ``rdFingerprintGenerator``, and the MACCS structural keys (Durant et al., J. Chem.
+Inf. Comput. Sci. 42, 2002; RDKit's ``MACCSkeys``)."""
+
+MACCS_BITS = 167
+"""Width of RDKit's MACCS bit vector (bit 0 unused)."""
+
+
+def _generator(kind: str, radius: int, n_bits: int | None) -> Any:
+    """RDKit's fingerprint generator of ``kind`` (folded to ``n_bits`` unless ``None``)."""
+    gen_mod = require("rdkit.Chem.rdFingerprintGenerator", purpose="computing fingerprints")
+    size = {} if n_bits is None else {"fpSize": n_bits}
+    if kind == "morgan":
+        return gen_mod.GetMorganGenerator(radius=radius, **size)
+    if kind == "atom-pair":
+        return gen_mod.GetAtomPairGenerator(**size)
+    return gen_mod.GetTopologicalTorsionGenerator(**size)
 
 
 def as_molecule_batch(X: Any, *, name: str = "X") -> MoleculeBatch:
