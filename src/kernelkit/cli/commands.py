@@ -84,8 +84,8 @@ def input_kernel(spec: str | None, data: DataFile) -> Kernel:
                 f"{type(kernel).__name__} needs (name the attribute with --node-label, or "
                 "ignore labels with --kernel wl:node_label=none)",
             )
-    if hasattr(kernel, "check_cost"):
-        kernel.check_cost(data.items)
+    if hasattr(kernel, "check_training"):
+        kernel.check_training(kernel.prepare(data.items, reference=True))
     if data.kind in (InputKind.VECTOR, InputKind.STRING, InputKind.MOLECULE):
         check_not_constant(kernel, data)
     if data.kind is InputKind.GRAM:

@@ -130,7 +130,7 @@ def parse_molecules(X: Any, *, name: str = "X", allow_empty: bool = False) -> li
             mols.append(mol)
     if bad:
         shown = "; ".join(
-            f"{name}[{i}]: invalid SMILES {str(X[i])!r}"
+            f"{name}[{i}]: invalid SMILES {str(X[i])!r} (RDKit could not parse it)"
             if mols[i] is None
             else f"{name}[{i}]: molecule {X[i]!r} has no atoms"
             for i in bad[:_SHOWN]

@@ -186,6 +186,8 @@ class KernelEstimatorMixin:
         else:
             self.kernel_ = clone(kernel)
             self.X_fit_ = self._prepare(self.kernel_, X, reset=True)
+        if hasattr(self.kernel_, "check_training"):  # e.g. an all-zero Gram, a feature blow-up
+            self.kernel_.check_training(self.X_fit_)
         return self.X_fit_
 
     def _predict_X(self, X: Any) -> Batch:

@@ -134,9 +134,9 @@ def _feature_diag(F: SparseFeatures) -> torch.Tensor:
     )
 
 
-def check_not_all_zero(kernel: Kernel, X: StringBatch) -> StringBatch:
-    """``X``, unless every sequence is shorter than the kernel's ``k`` (then every feature,
-    and every Gram entry, is 0).
+def check_not_all_zero(kernel: Kernel, X: StringBatch) -> None:
+    """Refuse training sequences that are all shorter than the kernel's ``k`` (then every
+    feature, and every Gram entry, is 0).
 
     Raises
     ------
@@ -151,19 +151,15 @@ def check_not_all_zero(kernel: Kernel, X: StringBatch) -> StringBatch:
             f"every feature of {type(kernel).__name__} is 0 and its Gram matrix is all zero; "
             f"use k <= {longest}"
         )
-    return X
 
 
 class _FeatureStringKernel(_StringKernel):
     """A string kernel with explicit sparse features: ``K = Phi(X) Phi(Y)^T``."""
 
-    def prepare(
-        self, X: Any, *, dtype: torch.dtype | None = None, reference: bool = False
-    ) -> StringBatch:
-        """The batch of :class:`_StringKernel`; a reference (training) batch whose every
-        sequence is shorter than ``k`` is refused (:func:`check_not_all_zero`)."""
-        batch = super().prepare(X, dtype=dtype, reference=reference)
-        return check_not_all_zero(self, batch) if reference else batch
+    def check_training(self, X: StringBatch) -> None:
+        """Refuse training sequences that are all shorter than ``k`` (an all-zero Gram;
+        :func:`check_not_all_zero`); called by the estimators' ``fit``."""
+        check_not_all_zero(self, X)
 
     def features(self, X: StringBatch) -> SparseFeatures:
         raise NotImplementedError
@@ -389,6 +385,12 @@ class Mismatch(_FeatureStringKernel):
                 f"{budget / 2**30:.3g} GiB (half the machine's memory); use a smaller m or k"
             )
 
+    def check_training(self, X: StringBatch) -> None:
+        """Refuse training sequences all shorter than ``k``, or whose features would exceed
+        the memory budget (:meth:`check_cost`), before anything is allocated."""
+        check_not_all_zero(self, X)
+        self.check_cost(X)
+
     def features(self, X: StringBatch) -> SparseFeatures:
         """Sparse mismatch features ``Phi_u(x)``, keyed by the base-``|A|`` number of ``u``
         (refused before allocating when larger than the budget, :meth:`check_cost`)."""
@@ -505,13 +507,9 @@ class Subsequence(_StringKernel):
             (cls(1, 1.0), _DNA_X, None),
         ]
 
-    def prepare(
-        self, X: Any, *, dtype: torch.dtype | None = None, reference: bool = False
-    ) -> StringBatch:
-        """As :meth:`_FeatureStringKernel.prepare`: a reference batch of sequences all
-        shorter than ``k`` is refused."""
-        batch = super().prepare(X, dtype=dtype, reference=reference)
-        return check_not_all_zero(self, batch) if reference else batch
+    def check_training(self, X: StringBatch) -> None:
+        """As :meth:`_FeatureStringKernel.check_training`."""
+        check_not_all_zero(self, X)
 
     def _pairs(
         self, xs: torch.Tensor, lx: torch.Tensor, ys: torch.Tensor, ly: torch.Tensor
