@@ -223,7 +223,6 @@ def precheck(args: argparse.Namespace) -> None:
         An input that does not exist, is empty or is not text (exit 1).
     """
     if args.command == "info":
-        _positive(args, "threads")
         return
     _check_options(args)
     inputs = _inputs(args)
