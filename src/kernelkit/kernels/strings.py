@@ -143,9 +143,9 @@ def check_not_all_zero(kernel: Kernel, X: StringBatch) -> None:
     InputError
         Naming ``k``, the longest sequence and the fix.
     """
-    k = kernel.k  # type: ignore[attr-defined]
+    k = getattr(kernel, "k", None)  # weighted degree has none: any letter is a feature
     longest = int(np.max(X.lengths)) if len(X) else 0
-    if len(X) and longest < k:
+    if k is not None and len(X) and longest < k:
         raise InputError(
             f"k: every sequence is shorter than k={k} (the longest has {longest} letters), so "
             f"every feature of {type(kernel).__name__} is 0 and its Gram matrix is all zero; "
