@@ -8,8 +8,10 @@ that exists without ``--overwrite`` or that ``--overwrite`` may not replace); 13
 is written to ``--out`` when the input is rejected or the command is interrupted.
 
 This module imports only the standard library and kernelkit's light modules: torch,
-scikit-learn, RDKit and matplotlib are imported by the command that needs them, so
-``kernelkit --help`` and ``--version`` start at once.
+scikit-learn, RDKit and matplotlib are imported by the command that needs them, after
+:func:`kernelkit.cli.precheck.precheck` has checked the options, ``--kernel``, the output
+path and the head of every input, so ``--help``, ``--version`` and every usage error answer
+at once.
 """
 
 from __future__ import annotations
