@@ -27,6 +27,7 @@ from __future__ import annotations
 import itertools
 import math
 import os
+import warnings
 from typing import Any
 
 import numpy as np
@@ -464,6 +465,11 @@ def subsequence_pairs(
     return total
 
 
+_SUBSEQUENCE_CELLS_PER_SECOND = 1e6
+"""Cells per second of :func:`subsequence_pairs` (2.2e5 measured with 60 DNA sequences of
+length 80, k=3, on the 2-core machine at load 14; an order of size for the estimate)."""
+
+
 class Subsequence(_StringKernel):
     r"""Gap-weighted subsequence kernel (Lodhi, Saunders, Shawe-Taylor, Cristianini & Watkins,
     2002).
@@ -507,9 +513,29 @@ class Subsequence(_StringKernel):
             (cls(1, 1.0), _DNA_X, None),
         ]
 
+    def cost(self, X: Any) -> tuple[float, float]:
+        """``(cells, seconds)``: the dynamic-programme cells ``k |x| |y|`` summed over the
+        pairs of the Gram of ``X`` (symmetric: each pair once) and the time estimated at
+        :data:`_SUBSEQUENCE_CELLS_PER_SECOND`."""
+        X = X if isinstance(X, StringBatch) else self.prepare(X)
+        lengths = np.asarray(X.lengths, dtype=np.float64)
+        total = lengths.sum()
+        cells = self.k * (total * total + (lengths * lengths).sum()) / 2
+        return cells, cells / _SUBSEQUENCE_CELLS_PER_SECOND
+
     def check_training(self, X: StringBatch) -> None:
-        """As :meth:`_FeatureStringKernel.check_training`."""
+        """As :meth:`_FeatureStringKernel.check_training`; warns, with the estimate, when the
+        training Gram would take more than ten minutes (:meth:`cost`)."""
         check_not_all_zero(self, X)
+        cells, seconds = self.cost(X)
+        if seconds > 600:
+            warnings.warn(
+                f"Subsequence(k={self.k}) on {len(X)} sequences: {cells:.3g} dynamic-programme "
+                f"cells, about {seconds / 3600:.3g} h for the training Gram; a spectrum or "
+                "weighted-degree kernel, or a subsample, is far cheaper",
+                UserWarning,
+                stacklevel=3,
+            )
 
     def _pairs(
         self, xs: torch.Tensor, lx: torch.Tensor, ys: torch.Tensor, ly: torch.Tensor
