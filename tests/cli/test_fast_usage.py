@@ -116,7 +116,7 @@ def _usage_errors(tmp: Path) -> list[tuple[list[str], str]]:
                 str(exists),
                 "--overwrite",
             ],
-            "holds no kernelkit model",
+            "is a file that is no kernelkit model",
         ),
         (
             ["predict", m, str(v), "--kernel", "gaussian", "--out", str(tmp / "p.csv")],

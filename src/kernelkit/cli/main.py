@@ -359,15 +359,15 @@ def _one_line(exc: BaseException) -> str:
 
 
 def _warnings_as_lines(args: argparse.Namespace) -> None:
-    """Python warnings raised inside a command print as ``kernelkit CMD: warning: MESSAGE``
+    """Python warnings raised inside a command print as ``kernelkit CMD: warning: MESSAGE [HH:MM:SS]``
     on stderr, one line each (none with ``--quiet``; ``--debug`` keeps Python's format)."""
     if args.debug:
         return
 
     def show(message: Warning | str, *_: object, **__: object) -> None:
-        if not getattr(args, "quiet", False):
-            line = " ".join(str(message).split())
-            print(f"kernelkit {args.command}: warning: {line}", file=sys.stderr)
+        from kernelkit.cli.progress import warn
+
+        warn(args, " ".join(str(message).split()))
 
     warnings.showwarning = show
 

@@ -121,8 +121,9 @@ def _check_replaceable(path: Path, kind: str, option: str) -> None:
             "never a folder"
         )
     if kind == "model" and not is_model_path(path):
+        what = "a folder that holds" if path.is_dir() else "a file that is"
         raise UsageError(
-            f"{option}: {str(path)!r} holds no kernelkit model (no {MANIFEST} of a saved "
+            f"{option}: {str(path)!r} is {what} no kernelkit model (no {MANIFEST} of a saved "
             "model); --overwrite replaces only a saved model"
         )
     if kind == "file" and not written_by_kernelkit(path):

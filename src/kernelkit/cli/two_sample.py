@@ -50,6 +50,7 @@ def _read_pair(args: argparse.Namespace) -> tuple[DataFile, DataFile]:
             columns=columns,
             alphabet=a.alphabet or args.alphabet,
             node_label=None if args.node_label.lower() == "none" else args.node_label,
+            on_error="skip" if args.skip_invalid else "raise",
         )
     except DataFileError:
         raise
