@@ -359,8 +359,9 @@ def _one_line(exc: BaseException) -> str:
 
 
 def _warnings_as_lines(args: argparse.Namespace) -> None:
-    """Python warnings raised inside a command print as ``kernelkit CMD: warning: MESSAGE [HH:MM:SS]``
-    on stderr, one line each (none with ``--quiet``; ``--debug`` keeps Python's format)."""
+    """Python warnings raised inside a command print as ``kernelkit CMD: warning: MESSAGE
+    [HH:MM:SS]`` on stderr, one line each (none with ``--quiet``; ``--debug`` keeps Python's
+    format)."""
     if args.debug:
         return
 
