@@ -345,3 +345,27 @@ def test_semicolons_and_utf16_are_read(cli, tmp_path):
             "--quiet",
         )
         assert res.code == 0, res.err
+
+
+def test_a_standardised_model_standardises_what_it_predicts(cli, tmp_path, esol):
+    smiles, logs, _ = esol
+    src = _write(tmp_path / "m.smi", "".join(f"{s} m{i}\n" for i, s in enumerate(smiles[:30])))
+    labels = _write(tmp_path / "y.txt", "".join(f"{v}\n" for v in logs[:30]))
+    model = tmp_path / "m.zip"
+    res = cli(
+        "fit",
+        src,
+        "--model",
+        "ridge",
+        "--labels",
+        labels,
+        "--standardize",
+        "--out",
+        model,
+        "--quiet",
+    )
+    assert res.code == 0, res.err
+    new = _write(tmp_path / "new.smi", "CC(=O)O acid\nCC(=O)[O-].[Na+] salt\n")
+    assert cli("predict", model, new, "--out", tmp_path / "p.csv", "--quiet").code == 0
+    (acid, salt) = [r[1] for r in _rows(tmp_path / "p.csv")[1:]]
+    assert float(acid) == pytest.approx(float(salt), rel=1e-12)  # one fingerprint, one row

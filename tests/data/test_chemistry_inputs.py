@@ -224,3 +224,20 @@ def test_fingerprint_parameter_is_checked():
         Tanimoto(fingerprint="ecfp")
     with pytest.raises(ValueError, match="MACCS keys are bits"):
         Tanimoto(fingerprint="maccs", counts=True)
+
+
+def test_standardisation_strips_salts_and_neutralises(tmp_path):
+    from rdkit import Chem
+
+    from kernelkit.data.molecules import standardize_smiles
+
+    canon = [Chem.MolToSmiles(Chem.MolFromSmiles(s)) for s in ("CC(=O)O", "CN", "c1ccccc1O")]
+    assert standardize_smiles(["CC(=O)[O-].[Na+]", "C[NH3+].[Cl-]", "Oc1ccccc1", "C1CC("]) == [
+        *canon,
+        "C1CC(",
+    ]
+    path = tmp_path / "m.smi"
+    path.write_text("CC(=O)[O-].[Na+] acetate\nOc1ccccc1 phenol\n")
+    data = read_data(path, standardize=True)
+    assert data.items == [canon[0], canon[2]] and data.standardized
+    assert not read_data(path).standardized

@@ -223,9 +223,12 @@ def _mean_self_similarity(kernel: Kernel, data: DataFile, te: np.ndarray, X_te: 
 
 def name_columns(model: Any, data: DataFile, target: Target | None) -> None:
     """Store on ``model`` the names of its vector columns (``training_columns_``) and of the
-    target (``target_name_``), by which ``kernelkit predict`` matches a file's columns."""
+    target (``target_name_``), by which ``kernelkit predict`` matches a file's columns, and
+    whether its molecules were standardised (``standardized_``: predict does the same)."""
     if data.kind is InputKind.VECTOR:
         model.training_columns_ = list(data.feature_names)
+    if data.standardized:
+        model.standardized_ = True
     model.target_name_ = None if target is None else target.name
 
 

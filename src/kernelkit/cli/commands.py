@@ -52,6 +52,7 @@ def read_input(
             alphabet=args.alphabet,
             node_label=None if args.node_label.lower() == "none" else args.node_label,
             on_error="skip" if getattr(args, "skip_invalid", False) else "raise",
+            standardize=getattr(args, "standardize", False),
         )
     except DataFileError:
         raise

@@ -69,6 +69,12 @@ def _add_reader_options(p: argparse.ArgumentParser, kernel_help: str | None) -> 
         help="leave out records that do not parse (e.g. invalid SMILES), listing their lines, "
         "instead of stopping",
     )
+    p.add_argument(
+        "--standardize",
+        action="store_true",
+        help="standardise molecules with RDKit (largest fragment, neutralised); a model fitted "
+        "so standardises what it predicts",
+    )
     if kernel_help is not None:
         p.add_argument("--kernel", help=kernel_help)
 

@@ -221,6 +221,7 @@ def run_predict_command(args: argparse.Namespace) -> int:
     names = {chars: name for name, chars in ALPHABETS.items()}
     if args.alphabet is None and alphabet is not None:
         args.alphabet = alphabet if alphabet in ALPHABETS else names.get(alphabet)
+    args.standardize = args.standardize or bool(getattr(model, "standardized_", False))
     columns = _vector_columns(args, model) if kind is InputKind.VECTOR else None
     data = read_input(args, kind=kind, columns=columns)
     X: Any = data.items

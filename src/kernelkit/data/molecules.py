@@ -35,6 +35,7 @@ __all__ = [
     "invalid_smiles",
     "is_molecule_input",
     "parse_molecules",
+    "standardize_smiles",
 ]
 
 
@@ -142,6 +143,29 @@ def parse_molecules(X: Any, *, name: str = "X", allow_empty: bool = False) -> li
             bad,
         )
     return mols
+
+
+def standardize_smiles(smiles: Sequence[str]) -> list[str]:
+    """Canonical SMILES of RDKit's standardisation: ``Cleanup`` (normalisation of functional
+    groups, metals disconnected), ``FragmentParent`` (the largest organic fragment: salts and
+    solvents removed) and ``Uncharger`` (neutralised where possible); RDKit's
+    ``rdMolStandardize``, after the protocol of Bento et al., J. Cheminform. 12, 2020.
+    Strings RDKit cannot parse are returned unchanged (the readers name them)."""
+    Chem = _chem()
+    standardize = require(
+        "rdkit.Chem.MolStandardize.rdMolStandardize", purpose="standardising molecules"
+    )
+    uncharger = standardize.Uncharger()
+    out = []
+    with _quiet_rdkit():
+        for text in smiles:
+            mol = Chem.MolFromSmiles(text) if text else None
+            if mol is None:
+                out.append(text)
+                continue
+            mol = uncharger.uncharge(standardize.FragmentParent(standardize.Cleanup(mol)))
+            out.append(Chem.MolToSmiles(mol))
+    return out
 
 
 @dataclass(eq=False)

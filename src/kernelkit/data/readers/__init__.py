@@ -34,6 +34,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from kernelkit.data.molecules import standardize_smiles
 from kernelkit.data.readers.common import (
     MAX_INTEGER_CLASSES,
     TASKS,
@@ -137,6 +138,7 @@ def read_data(
     alphabet: str | None = None,
     node_label: str | None = "label",
     on_error: str = "raise",
+    standardize: bool = False,
 ) -> DataFile:
     """Read ``path`` as ``kind`` (detected from the extension when ``None``).
 
@@ -157,6 +159,10 @@ def read_data(
     on_error : {"raise", "skip"}
         Molecules RDKit cannot read: an error naming them (count, first lines), or left out
         (their lines in :attr:`DataFile.skipped`).
+    standardize : bool
+        Molecules become the canonical SMILES of RDKit's standardisation (salts and
+        solvents removed, charges neutralised;
+        :func:`kernelkit.data.molecules.standardize_smiles`).
 
     Raises
     ------
@@ -199,6 +205,9 @@ def read_data(
             data = read_table(path, text, kind, column, columns, target, alphabet, on_error)
     if target is not None and target not in data.columns:
         data.target(target)
+    if standardize and data.kind is InputKind.MOLECULE:
+        data.items = standardize_smiles(data.items)
+        data.standardized = True
     return data
 
 

@@ -40,6 +40,8 @@ class DataFile:
         Names of the vector columns.
     skipped : list of int
         Lines of the records left out because they did not parse (``on_error="skip"``).
+    standardized : bool
+        Whether the molecules were standardised (``standardize=True`` of ``read_data``).
     """
 
     kind: InputKind
@@ -51,6 +53,7 @@ class DataFile:
     alphabet: str | None = None
     feature_names: list[str] = field(default_factory=list)
     skipped: list[int] = field(default_factory=list)
+    standardized: bool = False
 
     def __len__(self) -> int:
         return len(self.ids)
