@@ -164,6 +164,11 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         is called as ``verbose(iteration, residual)``.
     block_size : int, optional
         Rows per tile of the streamed products (default: 2 MiB tiles).
+    on_error : {"raise", "skip"}, default "raise"
+        Training records that do not parse as the input kind (SMILES RDKit rejects): an
+        :class:`~kernelkit.data.molecules.InvalidRecordsError` naming them (count and first
+        five), or ``"skip"``: left out of the fit, with their targets and weights, named in a
+        warning (:func:`kernelkit.data.detect.drop_invalid_records`).
 
     Attributes
     ----------
@@ -209,6 +214,7 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         "random_state": RANDOM_STATE_CONSTRAINT,
         "verbose": VERBOSE_CONSTRAINT,
         "block_size": [Interval(Integral, 1, None, closed="left"), None],
+        "on_error": [StrOptions({"raise", "skip"})],
     }
 
     def __init__(
@@ -227,6 +233,7 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         random_state: Any = None,
         verbose: int | bool | Callable[[int, float], Any] = 0,
         block_size: int | None = None,
+        on_error: str = "raise",
     ):
         self.kernel = kernel
         self.lam = lam
@@ -241,6 +248,7 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         self.random_state = random_state
         self.verbose = verbose
         self.block_size = block_size
+        self.on_error = on_error
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> KernelRidge:
         """Fit ``alpha = (K + n lam I)^{-1} y`` (weighted: see the class docstring)."""
@@ -248,6 +256,7 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         if is_dask_collection(X):
             return self._fit_distributed(X, y, sample_weight)
         lam = float(self.lam)
+        X, y, sample_weight = self._drop_invalid(X, y, sample_weight)
         Xb = self._fit_X(X)
         dtype = result_dtype(Xb)
         Y = self._validate_y_numeric(y, len(Xb), dtype)
