@@ -55,9 +55,7 @@ def test_loo_residuals_equal_brute_force_refits(lam):
 def test_loo_residuals_equal_brute_force_refits_n500():
     K, y, _ = _problem(500, seed=3)
     fit = ridge_spectrum(K, y).fit(1e-3)
-    np.testing.assert_allclose(
-        fit.loo_residuals.numpy(), _brute_loo(K, y, 1e-3), rtol=0, atol=1e-8
-    )
+    np.testing.assert_allclose(fit.loo_residuals.numpy(), _brute_loo(K, y, 1e-3), rtol=0, atol=1e-8)
 
 
 def test_weighted_loo_residuals_equal_brute_force_refits():
