@@ -31,12 +31,7 @@ from sklearn.model_selection import KFold
 from kernelkit.gram import gram
 from kernelkit.kernels import Kernel
 from kernelkit.kernels.base import Batch
-from kernelkit.models.conformal import (
-    check_alpha,
-    jackknife_plus,
-    loo_operator,
-    split_conformal,
-)
+from kernelkit.models.conformal import conformal_interval
 from kernelkit.models.hyperparams import continuous_params, differentiable_params, kernel_with
 from kernelkit.models.ridge_path import (
     RidgeSpectrum,
@@ -176,35 +171,27 @@ def fit_selected(est: Any, Xb: Batch, Y: torch.Tensor, w: np.ndarray | None, X: 
 
 def ridge_interval(est: Any, X: Any, alpha: float, method: str) -> Any:
     """Conformal intervals of a fitted single-output exact KernelRidge, shape ``(m, 2)``."""
-    alpha = check_alpha(alpha)
-    if method not in ("jackknife+", "split"):
-        raise InputError(f"method: expected 'jackknife+' or 'split', got {method!r}")
     if hasattr(est, "center_indices_"):
         raise InputError("predict_interval: needs a model fitted with solver='exact'")
-    coef = torch.as_tensor(est.dual_coef_)
-    if coef.ndim != 1:
+    if est._y_fit.ndim != 1:
         raise InputError(
-            f"y: predict_interval needs a single-output fit, got {coef.shape[1]} outputs"
+            f"y: predict_interval needs a single-output fit, got {est._y_fit.shape[1]} outputs"
         )
     Xt = est._predict_X(X)
     K = gram(est.kernel_, est.X_fit_)
     Kt = gram(est.kernel_, Xt, est.X_fit_)
-    coef = coef.to(device=K.device, dtype=K.dtype)
-    lam = float(getattr(est, "lam_", est.lam))
-    n = K.shape[0]
     w = est._sample_weight
     root_w = None if w is None else torch.as_tensor(np.sqrt(w), dtype=K.dtype, device=K.device)
-    if method == "jackknife+":
-        G = loo_operator(K, n * lam, root_w=root_w)
-        out = jackknife_plus(Kt @ coef, Kt @ G, coef, G.diagonal(), alpha)
-    else:
-        rng = check_random_state(est.random_state)
-        perm = torch.as_tensor(rng.permutation(n))
-        train, cal = perm[: n // 2], perm[n // 2 :]
-        y = torch.as_tensor(est._y_fit, dtype=K.dtype, device=K.device)
-        rw = None if root_w is None else root_w[train]
-        G = loo_operator(K[train][:, train], len(train) * lam, root_w=rw)
-        c = G @ y[train]
-        residuals = y[cal] - K[cal][:, train] @ c
-        out = split_conformal(Kt[:, train] @ c, residuals, alpha)
+    lam = float(getattr(est, "lam_", est.lam))
+    out = conformal_interval(
+        K,
+        Kt,
+        est._y_fit.to(device=K.device, dtype=K.dtype),
+        shift=K.shape[0] * lam,
+        alpha=alpha,
+        method=method,
+        rng=check_random_state(est.random_state),
+        per_point=True,
+        root_w=root_w,
+    )
     return like_input(out, X)

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import torch
 
 from kernelkit.solvers import cholesky_factor
@@ -43,6 +44,7 @@ METHODS = ("jackknife+", "split")
 __all__ = [
     "METHODS",
     "check_alpha",
+    "conformal_interval",
     "jackknife_plus",
     "loo_operator",
     "split_conformal",
@@ -113,3 +115,41 @@ def split_conformal(
     k = math.ceil((1 - alpha) * (len(R) + 1))
     q = R.sort().values[k - 1] if k <= len(R) else torch.tensor(math.inf, dtype=R.dtype)
     return torch.stack([center - q, center + q], 1)
+
+
+def conformal_interval(
+    K: torch.Tensor,
+    Kt: torch.Tensor,
+    y: torch.Tensor,
+    *,
+    shift: float,
+    alpha: float,
+    method: str,
+    rng: np.random.Generator,
+    per_point: bool = False,
+    root_w: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """Intervals of the fit ``alpha = G y`` at the rows ``Kt = k(X_test, X_train)``, ``(m, 2)``.
+
+    ``shift`` is ``mu`` of ``G`` (module docstring); with ``per_point`` it is ``mu / n``
+    times the number of points fitted (KRR's ``n lam``: the split method's half-size fit
+    uses ``n_half lam``, as a refit would).  ``"split"`` fits on a random half drawn from
+    ``rng`` and calibrates on the other half (unweighted residuals).
+    """
+    alpha = check_alpha(alpha)
+    if method not in METHODS:
+        raise InputError(f"method: expected 'jackknife+' or 'split', got {method!r}")
+    n = K.shape[0]
+    if method == "jackknife+":
+        G = loo_operator(K, shift, root_w=root_w)
+        coef = G @ y
+        return jackknife_plus(Kt @ coef, Kt @ G, coef, G.diagonal(), alpha)
+    if n < 2:
+        raise InputError(f"method: 'split' needs at least 2 training points, got {n}")
+    perm = torch.as_tensor(rng.permutation(n), device=K.device)
+    train, cal = perm[: n // 2], perm[n // 2 :]
+    rw = None if root_w is None else root_w[train]
+    mu = shift * len(train) / n if per_point else shift
+    coef = loo_operator(K[train][:, train], mu, root_w=rw) @ y[train]
+    residuals = y[cal] - K[cal][:, train] @ coef
+    return split_conformal(Kt[:, train] @ coef, residuals, alpha)
