@@ -147,3 +147,27 @@ def test_bad_prediction_arguments_are_named():
 @parametrize_with_checks([GaussianProcessRegressor()])
 def test_sklearn_conformance(estimator, check):
     check(estimator)
+
+
+def test_fingerprint_gp_learns_amplitude_and_noise_at_a_stationary_point():
+    pytest.importorskip("rdkit")
+    from kernelkit.data.molecule_datasets import load_esol
+    from kernelkit.kernels import Precomputed, Tanimoto
+
+    esol = load_esol()
+    smiles, y = esol.smiles[:80], esol.target[:80]
+    gp = GaussianProcessRegressor(Tanimoto(), normalize_y=True).fit(smiles, y)
+    K = Tanimoto()(smiles).numpy()
+    same = GaussianProcessRegressor(Precomputed(), normalize_y=True).fit(K, y)
+    assert gp.log_marginal_likelihood_value_ == pytest.approx(
+        same.log_marginal_likelihood_value_, abs=1e-6
+    )
+    for amp, noise in [(1.02, 1.0), (0.98, 1.0), (1.0, 1.02), (1.0, 0.98)]:
+        moved = GaussianProcessRegressor(
+            Tanimoto(),
+            amplitude=gp.amplitude_ * amp,
+            noise=gp.noise_ * noise,
+            optimizer=None,
+            normalize_y=True,
+        ).fit(smiles, y)
+        assert moved.log_marginal_likelihood_value_ <= gp.log_marginal_likelihood_value_ + 1e-9
