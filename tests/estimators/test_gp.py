@@ -171,3 +171,16 @@ def test_fingerprint_gp_learns_amplitude_and_noise_at_a_stationary_point():
             normalize_y=True,
         ).fit(smiles, y)
         assert moved.log_marginal_likelihood_value_ <= gp.log_marginal_likelihood_value_ + 1e-9
+
+
+def test_save_and_load_round_trip(tmp_path):
+    from kernelkit.io import load, save
+
+    X, y = _synthetic(40)
+    gp = GaussianProcessRegressor(normalize_y=True).fit(X, y)
+    save(gp, tmp_path / "gp")
+    back = load(tmp_path / "gp")
+    ours, theirs = gp.predict(X[:5], return_std=True), back.predict(X[:5], return_std=True)
+    for a, b in zip(ours, theirs, strict=True):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(gp.predict_interval(X[:5]), back.predict_interval(X[:5]))

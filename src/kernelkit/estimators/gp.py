@@ -24,7 +24,7 @@ from kernelkit.gram import gram
 from kernelkit.kernels import Kernel
 from kernelkit.kernels.base import Batch, ScaledKernel
 from kernelkit.models.conformal import conformal_interval
-from kernelkit.models.gp import gp_fit, gp_predict
+from kernelkit.models.gp import GPFit, gp_fit, gp_predict
 from kernelkit.models.hyperparams import continuous_params, differentiable_params, kernel_with
 from kernelkit.solvers import cholesky_factor, lbfgs
 from kernelkit.utils.errors import InputError, NotPSDError
@@ -162,7 +162,7 @@ class GaussianProcessRegressor(KernelEstimatorMixin, RegressorMixin, BaseEstimat
         self.kernel_ = ScaledKernel(kernel, self.amplitude_)
         self.X_fit_ = Xb
         fit = gp_fit(gram(self.kernel_, Xb), Yn, self.noise_)
-        self._fit = fit
+        self._factor, self._coef = fit.factor, fit.coef
         self.alpha_ = like_input(fit.coef, X)
         self.log_marginal_likelihood_value_ = float(fit.log_marginal_likelihood)
         return self
@@ -235,7 +235,9 @@ class GaussianProcessRegressor(KernelEstimatorMixin, RegressorMixin, BaseEstimat
         Ks = gram(self.kernel_, Xb, self.X_fit_)
         prior_diag = self.kernel_.block_diag(Xb).to(Ks.dtype) if return_std else None
         prior_cov = gram(self.kernel_, Xb) if return_cov else None
-        mean, spread = gp_predict(self._fit, Ks, prior_diag, prior_cov)
+        lml = torch.tensor(self.log_marginal_likelihood_value_)
+        fit = GPFit(self._factor, self._coef, lml, 0.0)
+        mean, spread = gp_predict(fit, Ks, prior_diag, prior_cov)
         mean = mean * self._y_std + self._y_mean
         if spread is None:
             return like_input(mean, X)
@@ -274,7 +276,7 @@ class GaussianProcessRegressor(KernelEstimatorMixin, RegressorMixin, BaseEstimat
         least ``1 - 2 alpha`` (Barber et al. 2021, Theorem 1); split conformal at least
         ``1 - alpha``.  Single output."""
         check_is_fitted(self, "alpha_")
-        if self._fit.coef.ndim != 1:
+        if self._coef.ndim != 1:
             raise InputError("y: predict_interval needs a single-output fit")
         Xb = self._predict_X(X)
         K = gram(self.kernel_, self.X_fit_)
