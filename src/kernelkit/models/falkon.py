@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -27,12 +28,18 @@ import torch
 
 from kernelkit.gram.engine import gram_tensor, prepare_pair
 from kernelkit.gram.nystrom import kmeanspp_centres, pivoted_cholesky, take, uniform_centres
-from kernelkit.gram.streaming import NystromOperator
+from kernelkit.gram.streaming import NystromOperator, StreamedProducts
 from kernelkit.kernels.base import Batch, Kernel
+from kernelkit.solvers.nystrom_normal import (
+    NystromNormalResult,
+    NystromStatistics,
+    nystrom_normal_solve,
+)
 from kernelkit.solvers.nystrom_pcg import (
     CentreFactor,
     NystromPCGResult,
     centre_factor,
+    centre_jitter,
     nystrom_pcg,
     nystrom_preconditioner,
 )
@@ -83,26 +90,44 @@ def centre_gram(kernel: Kernel, centres: Batch) -> torch.Tensor:
 
 @dataclass(frozen=True)
 class NystromSystem:
-    """The streamed ``K_nm`` and the factor of ``K_mm`` of one training set and centre set.
+    """The streamed ``K_nm`` and ``K_mm`` of one training set and centre set.
 
     Attributes
     ----------
-    op : NystromOperator
-        ``K_nm`` (training rows x centres).
-    factor : CentreFactor
-        ``T`` of Falkon (shared by every ``lam`` and weighting).
+    op : StreamedProducts
+        ``K_nm`` (training rows x centres), in process or on a cluster.
+    K_mm : torch.Tensor, shape (m, m)
+        The centres' Gram (float64).
     indices : ndarray of int
         The centres' indices among the training points.
+    block_dtype : torch.dtype
+        Dtype the ``K_nm`` tiles are computed in.
+    lam : float or None
+        The smallest ``lam`` the system will be solved for (sets the jitter of ``K_mm``,
+        :func:`~kernelkit.solvers.nystrom_pcg.centre_jitter`).
     """
 
-    op: NystromOperator
-    factor: CentreFactor
+    op: StreamedProducts
+    K_mm: torch.Tensor
     indices: np.ndarray
+    block_dtype: torch.dtype = torch.float64
+    lam: float | None = None
 
     @property
     def n(self) -> int:
         """Number of training points."""
         return self.op.shape[0]
+
+    @property
+    def jitter(self) -> float:
+        """The one regularisation ``tau s`` of ``K_mm`` (penalty ``lam (K_mm + tau s I)``)."""
+        return centre_jitter(self.K_mm, block_dtype=self.block_dtype, lam=self.lam)
+
+    @cached_property
+    def factor(self) -> CentreFactor:
+        """``T`` of Falkon, ``chol(K_mm + tau s I)`` (computed on first use, shared by every
+        ``lam`` and weighting)."""
+        return centre_factor(self.K_mm, block_dtype=self.block_dtype, lam=self.lam)
 
 
 def nystrom_system(
@@ -113,17 +138,16 @@ def nystrom_system(
     block_size: int | None = None,
     lam: float | None = None,
 ) -> NystromSystem:
-    """Prepare ``K_nm`` (streamed) and ``T = chol(K_mm)`` for the centres ``X[indices]``.
+    """Prepare ``K_nm`` (streamed) and ``K_mm`` for the centres ``X[indices]``.
 
-    ``lam`` (the smallest ``lam`` the system will be solved for) sets the jitter of ``T``
-    for float32 blocks (:func:`~kernelkit.solvers.nystrom_pcg.centre_factor`).
+    ``lam`` (the smallest ``lam`` the system will be solved for) sets the jitter of ``K_mm``
+    for float32 blocks (:func:`~kernelkit.solvers.nystrom_pcg.centre_jitter`).
     """
     Xb, _ = prepare_pair(kernel, X)
     centres = take(Xb, np.asarray(indices))
     op = NystromOperator(kernel, Xb, centres, block_size=block_size)
     block_dtype = Xb.dtype if isinstance(Xb, torch.Tensor) else torch.float64
-    factor = centre_factor(centre_gram(kernel, centres), block_dtype=block_dtype, lam=lam)
-    return NystromSystem(op, factor, np.asarray(indices))
+    return NystromSystem(op, centre_gram(kernel, centres), np.asarray(indices), block_dtype, lam)
 
 
 def _as_columns(Y: torch.Tensor) -> torch.Tensor:
@@ -185,6 +209,44 @@ def nystrom_ridge(
     )
 
 
+def nystrom_statistics(
+    system: NystromSystem, Y: torch.Tensor, *, sample_weight: torch.Tensor | None = None
+) -> NystromStatistics:
+    r"""``H = K_nm^T W K_nm``, ``r = K_nm^T W Y`` in one streamed pass, with ``K_mm``.
+
+    The sufficient statistics of the Nyström ridge objective for every ``lam``
+    (:mod:`kernelkit.solvers.nystrom_normal`); float64 on the data's device.
+    """
+    Yc = _as_columns(Y)
+    w = None if sample_weight is None else sample_weight.to(torch.float64)
+    H, r, _ = system.op.normal_equations(Yc if w is None else Yc * w[:, None], w)
+    K_mm = system.K_mm.to(H.device)
+    return NystromStatistics(H, r, K_mm, system.jitter, system.n)
+
+
+def nystrom_ridge_onepass(
+    system: NystromSystem,
+    Y: torch.Tensor,
+    lam: float,
+    *,
+    sample_weight: torch.Tensor | None = None,
+) -> NystromNormalResult:
+    r"""The Nyström ridge solution from its normal equations formed in ONE pass.
+
+    ``(K_nm^T W K_nm / n + lam (K_mm + tau s I)) alpha = K_nm^T W Y / n``: the same system
+    and penalty as :func:`nystrom_ridge` (Falkon's PCG), solved by Cholesky
+    (:func:`~kernelkit.solvers.nystrom_normal.nystrom_normal_solve`) after one pass over the
+    data instead of one per CG iteration.  ``result.statistics`` holds ``H``, ``r``, ``K_mm``
+    for other ``lam``.  Cost: one kernel pass, ``n m^2`` flops, ``m^3 / 3``.
+    """
+    if system.lam is not None and float(lam) < system.lam:
+        raise InputError(
+            f"lam: expected at least the lam the system was prepared for ({system.lam:g}), "
+            f"got {lam!r}"
+        )
+    return nystrom_normal_solve(nystrom_statistics(system, Y, sample_weight=sample_weight), lam)
+
+
 def nystrom_validation_errors(
     system: NystromSystem,
     Y: torch.Tensor,
@@ -222,6 +284,8 @@ __all__ = [
     "centre_gram",
     "nystrom_predict",
     "nystrom_ridge",
+    "nystrom_ridge_onepass",
+    "nystrom_statistics",
     "nystrom_system",
     "nystrom_validation_errors",
     "select_centres",
