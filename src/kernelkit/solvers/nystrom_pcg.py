@@ -72,11 +72,11 @@ def centre_jitter(
 
     ``s = mean(diag K_mm)``, ``tau = max(m eps_64, eps_b^2 / lam)``.  ``m eps_64`` is
     Falkon's jitter ``eps m`` in the dtype of the factors and of the streamed products
-    (float64 whatever the dtype of the kernel blocks, :mod:`kernelkit.gram.streaming`).  ``eps_b`` is the machine epsilon of
-    ``block_dtype``, the dtype the ``K_nm`` blocks are computed in (default: that of
-    ``K_mm``): kernel values rounded at ``eps_b s`` add about ``eps_b^2 s^2 I`` to
-    ``K_nm^T K_nm / n``, a noise floor that the exact ``K_mm`` does not see;
-    ``lam tau >= eps_b^2 s`` bounds the solution's components in those directions (with
+    (float64 whatever the dtype of the kernel blocks, :mod:`kernelkit.gram.streaming`).
+    ``eps_b`` is the machine epsilon of ``block_dtype``, the dtype the ``K_nm`` blocks are
+    computed in (default: that of ``K_mm``): kernel values rounded at ``eps_b s`` add about
+    ``eps_b^2 s^2 I`` to ``K_nm^T K_nm / n``, a noise floor that the exact ``K_mm`` does not
+    see; ``lam tau >= eps_b^2 s`` bounds the solution's components in those directions (with
     float64 blocks the term is below ``m eps_64``).  Without ``lam``, ``eps_b^2 / lam`` is
     replaced by ``eps_b``.  Meaning: every Nyström solver (Falkon's PCG and the one-pass
     normal equations, :mod:`kernelkit.solvers.nystrom_normal`) penalises
