@@ -30,7 +30,8 @@ same computation with two executors.
 update, :func:`~kernelkit.solvers.nystrom_normal.syrk_`) and ``K_b^T U_b`` to float64
 accumulators and returns ``K_b V``; :meth:`StreamedProducts.normal_equations` runs it over
 tiles of ``max(b, m)`` rows (the tile is at most the size of the ``m x m`` accumulator, and
-the update runs at the speed of a large matrix product), on the device of the data.
+the update runs at the speed of a large matrix product), on the device of the data, one
+accumulator per worker thread.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
+from threadpoolctl import threadpool_limits
 
 from kernelkit.gram.engine import prepare_pair
 from kernelkit.gram.tiling import is_sliceable, n_workers, run_parallel
@@ -426,21 +428,24 @@ class NystromOperator(StreamedProducts):
         b = (b or self.rows_per_tile(itemsize)) if sliceable else n
         block_dtype = self.Xb.dtype if vector else torch.float64
         f64 = {"dtype": torch.float64, "device": device}
-        H = torch.zeros(groups, m, m, **f64)
-        R = torch.zeros(m, cols, **f64)
+        starts = list(range(0, n, b))
+        workers = n_workers(len(starts)) if vector and device.type == "cpu" else 1
+        acc = [
+            (torch.zeros(groups, m, m, **f64), torch.zeros(m, cols, **f64)) for _ in range(workers)
+        ]
         KV = None if V is None else torch.empty(n, V.shape[1], **f64)
         Vd = None if V is None else V.to(**f64)
-        scratch = torch.empty(b * m, dtype=block_dtype, device=device) if vector else None
-        scratch64 = torch.empty(b * m, **f64)
-        with torch.no_grad():
-            for r0 in range(0, n, b):
+
+        def work(w: int) -> None:
+            scratch = torch.empty(b * m, dtype=block_dtype, device=device) if vector else None
+            scratch64 = torch.empty(b * m, **f64)
+            for r0 in starts[w::workers]:
                 r1 = min(r0 + b, n)
                 kv = nystrom_normal_tile(
                     self.kernel,
                     self.Xb[r0:r1] if sliceable else self.Xb,
                     self.centres,
-                    H,
-                    R,
+                    *acc[w],
                     U=None if U is None or rows is not None else U[r0:r1].to(device),
                     weights=None if weights is None else weights[r0:r1].to(device),
                     V=Vd,
@@ -451,6 +456,14 @@ class NystromOperator(StreamedProducts):
                 )
                 if KV is not None and kv is not None:
                     KV[r0:r1] = kv
+
+        # one BLAS thread per worker thread: spinning BLAS threads stall a loaded machine
+        with torch.no_grad(), threadpool_limits(1, user_api="blas"):
+            run_parallel(work, list(range(workers)), parallel=workers > 1)
+        H, R = acc[0]
+        for H_w, R_w in acc[1:]:
+            H += H_w
+            R += R_w
         return symmetric_from_upper(H), R, KV
 
     def __repr__(self) -> str:

@@ -81,6 +81,66 @@ def select_centres(
     return uniform_centres(n, m, random_state)
 
 
+KERNEL_ENTRY_FLOPS = 100.0
+"""Cost of one kernel value (the ``exp`` and its share of the tile work) in float64 GEMM flops:
+on the 2-core x86-64 machine of the benchmarks a pass over ``K_nm`` runs at 2.0-2.5 ns per
+entry per core (docs/scale.md) and float64 GEMM at about 95 GFLOP/s on both cores."""
+
+EXACT_FLOPS = 5e10
+"""Modelled cost (float64 GEMM flops, about 0.5 s here) under which ``solver="auto"`` takes the
+exact solver whatever the Nyström cost: the exact answer when it is cheap in absolute terms."""
+
+SOLVERS = ("exact", "onepass", "nystrom")
+"""Solvers of ridge and logistic regression: the exact ``n x n`` Cholesky, the one-pass Nyström
+normal equations, Falkon's Nyström PCG (``"nystrom"``, its historical name)."""
+
+
+def solver_costs(
+    n: int, m: int, *, d: int = 0, c: int = 1, tol: float = 1e-6, newton_steps: int = 1
+) -> dict[str, float]:
+    r"""Modelled cost of each solver in float64 GEMM flops (the model of ``solver="auto"``).
+
+    With ``E = KERNEL_ENTRY_FLOPS`` per kernel value plus ``2 d`` for the distance, ``c``
+    outputs (or one-vs-rest classes) and ``s = newton_steps`` (1 for ridge regression):
+
+    .. math:: C_\text{exact} = s\,(n^2 (E + 2d) + n^3 / 3), \qquad
+              C_\text{onepass} = (s + 1)\,(n m (E + 2d + 2c) + c\, n m^2) + s\, m^3 / 3,
+
+    .. math:: C_\text{nystrom} = t\,n m (E + 2d + 4c) + 2 m^3, \qquad
+              t = 8 \log_{10}(1 / \text{tol})\,\max(1, s / 2),
+
+    the one-pass solver's ``c n m^2`` being the symmetric rank-``b`` updates of ``H`` (one per
+    weight column: ``c`` for one-vs-rest logistic regression, 1 for ridge) and its ``s + 1``
+    passes one per Newton step plus the first; ``t`` the CG passes (measured: 15-60 at
+    ``tol = 1e-4``, falling as ``m`` grows and rising as ``lam`` falls; logistic regression:
+    21-37 passes for 6-8 Newton steps with the inexact-Newton forcing term).  One-pass beats
+    PCG when ``m`` is below about ``t E`` (a few thousand), PCG beats it beyond.
+    """
+    entry = KERNEL_ENTRY_FLOPS + 2 * d
+    s = max(1, int(newton_steps))
+    ridge = s == 1
+    t = 8 * np.log10(1 / min(max(tol, 1e-12), 0.1)) * max(1.0, s / 2)
+    syrk = (1 if ridge else c) * n * m**2
+    return {
+        "exact": s * (n * n * entry + n**3 / 3),
+        "onepass": (s + (0 if ridge else 1)) * (n * m * (entry + 2 * c) + syrk) + s * m**3 / 3,
+        "nystrom": t * n * m * (entry + 4 * c) + 2 * m**3,
+    }
+
+
+def choose_solver(
+    n: int, m: int, *, d: int = 0, c: int = 1, tol: float = 1e-6, newton_steps: int = 1
+) -> str:
+    """The solver of ``solver="auto"``: exact when ``m >= n`` or its modelled cost is below
+    :data:`EXACT_FLOPS` or below both Nyström solvers', else the cheaper of one-pass and PCG
+    (:func:`solver_costs`)."""
+    cost = solver_costs(n, m, d=d, c=c, tol=tol, newton_steps=newton_steps)
+    nystrom = min(cost["onepass"], cost["nystrom"])
+    if m >= n or cost["exact"] <= max(EXACT_FLOPS, nystrom):
+        return "exact"
+    return "onepass" if cost["onepass"] <= cost["nystrom"] else "nystrom"
+
+
 def centre_gram(kernel: Kernel, centres: Batch) -> torch.Tensor:
     """``K_mm`` in float64 (vector centres are cast up before the kernel is evaluated)."""
     if isinstance(centres, torch.Tensor) and centres.is_floating_point():
@@ -280,8 +340,12 @@ def nystrom_predict(
 
 __all__ = [
     "CENTRE_METHODS",
+    "EXACT_FLOPS",
+    "KERNEL_ENTRY_FLOPS",
+    "SOLVERS",
     "NystromSystem",
     "centre_gram",
+    "choose_solver",
     "nystrom_predict",
     "nystrom_ridge",
     "nystrom_ridge_onepass",
@@ -289,4 +353,5 @@ __all__ = [
     "nystrom_system",
     "nystrom_validation_errors",
     "select_centres",
+    "solver_costs",
 ]
