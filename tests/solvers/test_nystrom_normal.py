@@ -117,12 +117,13 @@ def test_one_pass_equals_falkon_pcg_to_the_cg_tolerance(dtype, weighted):
         w = 0.2 + torch.rand(2000, dtype=torch.float64, generator=torch.Generator().manual_seed(3))
     idx = np.arange(0, 2000, 4)
     kernel = Gaussian(2.0)
-    for lam, tol in [(1e-3, 1e-6), (1e-6, 1e-4)]:
+    for lam, tol in [(1e-3, 1e-8), (1e-6, 1e-8)]:
         system = nystrom_system(kernel, X.to(dtype), idx, lam=lam)
         one = nystrom_ridge_onepass(system, Y, lam, sample_weight=w)
         pcg = nystrom_ridge(system, Y, lam, sample_weight=w, tol=tol, max_iter=1000)
         assert pcg.cg.converged
-        # the one-pass solution passes Falkon's own stopping test at the CG tolerance
+        # the one-pass solution passes Falkon's own stopping test at the CG tolerance (it is
+        # formed in the Nyström feature coordinates; measured 3e-12 to 1.4e-9)
         assert _preconditioned_residual(system, one.coef, Y, lam, w) <= tol
         Kn = kernel.block(X, X[idx])
         rel = (Kn @ (one.coef - pcg.coef)).norm() / (Kn @ pcg.coef).norm()
@@ -136,9 +137,13 @@ def test_statistics_are_reusable_for_a_lam_path():
     stats = nystrom_statistics(system, y)
     assert isinstance(stats, NystromStatistics)
     K = Gaussian(1.5).block(X, X[idx])
+    assert stats.basis is not None  # feature coordinates: H = Phi^T Phi, Phi = K L^-T
+    Phi = torch.linalg.solve_triangular(stats.basis, K.T, upper=False).T
+    torch.testing.assert_close(stats.H[0], Phi.T @ Phi)
+    penalty = stats.K_mm + stats.jitter * torch.eye(len(idx), dtype=torch.float64)
     for lam in (1e-2, 1e-1):
         got = nystrom_normal_solve(stats, lam).coef[:, 0]
-        A = K.T @ K / 600 + lam * stats.penalty()
+        A = K.T @ K / 600 + lam * penalty
         ref = torch.linalg.solve(A, K.T @ y / 600)
         torch.testing.assert_close(K @ got, K @ ref, rtol=1e-5, atol=1e-7)
     with pytest.raises(InputError, match="lam: expected at least"):

@@ -72,11 +72,13 @@ def _normal_task(
     weights: np.ndarray | None,
     kernel: Kernel,
     centres: Batch,
+    basis: np.ndarray | None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """One row block's ``K_b^T W_b K_b`` and ``K_b^T U_b`` (run on a worker, in tiles)."""
+    """One row block's ``K_b^T W_b K_b`` and ``K_b^T U_b`` (run on a worker, in tiles; in the
+    feature coordinates of ``basis`` when given)."""
     dtype = centres.dtype if torch.is_tensor(centres) else None
     op = NystromOperator(kernel, block, centres, dtype=dtype)
-    H, R, _ = op.normal_equations(_as_tensor(U), _as_tensor(weights))
+    H, R, _ = op.normal_equations(_as_tensor(U), _as_tensor(weights), basis=_as_tensor(basis))
     return H.numpy(), R.numpy()
 
 
@@ -148,6 +150,7 @@ class DistributedNystromOperator(StreamedProducts):
         rows: Any = None,
         groups: int = 1,
         columns: int | None = None,
+        basis: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
         """``K_nm^T W K_nm`` and ``K_nm^T U`` as one map-reduce over the row blocks (each
         block read once; ``m^2 g + m c`` floats back per block).  ``V`` and ``rows`` (per-tile
@@ -162,7 +165,7 @@ class DistributedNystromOperator(StreamedProducts):
             _normal_task,
             self.blocks,
             rows=[self._split(U, "U"), self._split(weights, "weights")],
-            shared=[self.kernel, self.centres],
+            shared=[self.kernel, self.centres, None if basis is None else basis.cpu().numpy()],
             client=self.client,
         )
         H = np.zeros_like(parts[0][0], dtype=np.float64)

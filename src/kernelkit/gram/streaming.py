@@ -147,6 +147,7 @@ def nystrom_normal_tile(
     V: torch.Tensor | None = None,
     rows: RowsFn | None = None,
     start: int = 0,
+    basis: torch.Tensor | None = None,
     out: torch.Tensor | None = None,
     out64: torch.Tensor | None = None,
 ) -> torch.Tensor | None:
@@ -175,6 +176,10 @@ def nystrom_normal_tile(
         ``rows(start, start + b, K_b V) -> (weights, U)`` replacing ``weights`` and ``U``.
     start : int
         Index of the tile's first row (passed to ``rows``).
+    basis : torch.Tensor, optional
+        Lower factor ``L`` of ``K_mm + jitter I``: the tile is first mapped to the Nyström
+        features ``Phi_b = K_b L^{-T}`` (a triangular solve, ``b m^2`` flops), and every
+        output is in their coordinates (``Phi_b^T W_b Phi_b``, ``Phi_b^T U_b``, ``Phi_b V``).
     out, out64 : torch.Tensor, optional
         Scratch of at least ``b m`` elements of the block dtype and of float64.
 
@@ -193,6 +198,8 @@ def nystrom_normal_tile(
         K64 = K.to(torch.float64)
     else:
         K64 = out64[: b * m].view(b, m).copy_(K)
+    if basis is not None:
+        K64 = torch.linalg.solve_triangular(basis.mT, K64, upper=True, left=False)
     KV = None if V is None else K64 @ V.to(K64)
     if rows is not None:
         weights, U = rows(start, start + b, KV)
@@ -248,15 +255,18 @@ class StreamedProducts(ABC):
         rows: RowsFn | None = None,
         groups: int = 1,
         columns: int | None = None,
+        basis: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
         r"""``H = K_nm^T W K_nm`` (one per weight column), ``R = K_nm^T U`` in ONE pass.
 
         ``U`` has shape ``(n, c)``, ``weights`` ``(n,)`` or ``(n, groups)``; ``V`` of shape
         ``(m, q)`` returns ``K_nm V`` too; ``rows`` computes each tile's weights and ``U``
         from its ``K_b V`` (:data:`RowsFn`; then ``U`` and ``weights`` are unused, ``groups``
-        is the number of weight columns and ``columns`` that of ``U``, default ``groups``).
-        Returns ``(H, R, KV)``: ``H`` of shape ``(groups, m, m)`` and ``R`` float64 on the
-        data's device, ``KV`` or None.
+        is the number of weight columns and ``columns`` that of ``U``, default ``groups``);
+        ``basis`` (``L``, ``L L^T = K_mm + jitter I``): every output in the coordinates of the
+        Nyström features ``K_nm L^{-T}`` (:func:`nystrom_normal_tile`).  Returns
+        ``(H, R, KV)``: ``H`` of shape ``(groups, m, m)`` and ``R`` float64 on the data's
+        device, ``KV`` or None.
         """
 
     @staticmethod
@@ -406,6 +416,7 @@ class NystromOperator(StreamedProducts):
         rows: RowsFn | None = None,
         groups: int = 1,
         columns: int | None = None,
+        basis: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
         """One pass of :func:`nystrom_normal_tile` over tiles of ``max(b, m)`` rows (see
         :meth:`StreamedProducts.normal_equations`)."""
@@ -435,6 +446,7 @@ class NystromOperator(StreamedProducts):
         ]
         KV = None if V is None else torch.empty(n, V.shape[1], **f64)
         Vd = None if V is None else V.to(**f64)
+        Ld = None if basis is None else basis.to(**f64)
 
         def work(w: int) -> None:
             scratch = torch.empty(b * m, dtype=block_dtype, device=device) if vector else None
@@ -451,6 +463,7 @@ class NystromOperator(StreamedProducts):
                     V=Vd,
                     rows=rows,
                     start=r0,
+                    basis=Ld,
                     out=scratch,
                     out64=scratch64,
                 )

@@ -104,22 +104,24 @@ def solver_costs(
     outputs (or one-vs-rest classes) and ``s = newton_steps`` (1 for ridge regression):
 
     .. math:: C_\text{exact} = s\,(n^2 (E + 2d) + n^3 / 3), \qquad
-              C_\text{onepass} = (s + 1)\,(n m (E + 2d + 2c) + c\, n m^2) + s\, m^3 / 3,
+              C_\text{onepass} = p\,(n m (E + 2d + 2c) + g\, n m^2) + s\, m^3 / 3,
 
     .. math:: C_\text{nystrom} = t\,n m (E + 2d + 4c) + 2 m^3, \qquad
-              t = 8 \log_{10}(1 / \text{tol})\,\max(1, s / 2),
+              t = 8 \log_{10}(1 / \text{tol}) + s - 1,
 
-    the one-pass solver's ``c n m^2`` being the symmetric rank-``b`` updates of ``H`` (one per
-    weight column: ``c`` for one-vs-rest logistic regression, 1 for ridge) and its ``s + 1``
-    passes one per Newton step plus the first; ``t`` the CG passes (measured: 15-60 at
+    the one-pass solver's ``g n m^2`` being the symmetric rank-``b`` updates of ``H`` (one per
+    weight column: ``g = c`` for one-vs-rest logistic regression, 1 for ridge) and its ``p``
+    passes 1 for ridge, ``s + 1`` for logistic regression (one per Newton step plus the
+    first); ``t`` the CG passes (measured: 15-60 at
     ``tol = 1e-4``, falling as ``m`` grows and rising as ``lam`` falls; logistic regression:
-    21-37 passes for 6-8 Newton steps with the inexact-Newton forcing term).  One-pass beats
+    21-37 passes for 6-8 Newton steps, the inexact-Newton forcing term keeping the early
+    steps at 2-3 passes, so about one pass per step besides the last step's CG).  One-pass beats
     PCG when ``m`` is below about ``t E`` (a few thousand), PCG beats it beyond.
     """
     entry = KERNEL_ENTRY_FLOPS + 2 * d
     s = max(1, int(newton_steps))
     ridge = s == 1
-    t = 8 * np.log10(1 / min(max(tol, 1e-12), 0.1)) * max(1.0, s / 2)
+    t = 8 * np.log10(1 / min(max(tol, 1e-12), 0.1)) + s - 1
     syrk = (1 if ridge else c) * n * m**2
     return {
         "exact": s * (n * n * entry + n**3 / 3),
@@ -272,16 +274,19 @@ def nystrom_ridge(
 def nystrom_statistics(
     system: NystromSystem, Y: torch.Tensor, *, sample_weight: torch.Tensor | None = None
 ) -> NystromStatistics:
-    r"""``H = K_nm^T W K_nm``, ``r = K_nm^T W Y`` in one streamed pass, with ``K_mm``.
+    r"""``H = Phi^T W Phi``, ``r = Phi^T W Y`` in one streamed pass, ``Phi = K_nm L^{-T}``.
 
-    The sufficient statistics of the Nyström ridge objective for every ``lam``
-    (:mod:`kernelkit.solvers.nystrom_normal`); float64 on the data's device.
+    ``L`` is Falkon's factor of ``K_mm + tau s I`` (``system.factor``), so ``H`` and ``r`` are
+    the sufficient statistics of the Nyström ridge objective for every ``lam`` in the
+    coordinates ``beta = L^T alpha`` (:mod:`kernelkit.solvers.nystrom_normal`); float64 on
+    the data's device.
     """
     Yc = _as_columns(Y)
     w = None if sample_weight is None else sample_weight.to(torch.float64)
-    H, r, _ = system.op.normal_equations(Yc if w is None else Yc * w[:, None], w)
+    L = system.factor.L
+    H, r, _ = system.op.normal_equations(Yc if w is None else Yc * w[:, None], w, basis=L)
     K_mm = system.K_mm.to(H.device)
-    return NystromStatistics(H, r, K_mm, system.jitter, system.n)
+    return NystromStatistics(H, r, K_mm, system.factor.jitter, system.n, L.to(H.device))
 
 
 def nystrom_ridge_onepass(
@@ -294,10 +299,11 @@ def nystrom_ridge_onepass(
     r"""The Nyström ridge solution from its normal equations formed in ONE pass.
 
     ``(K_nm^T W K_nm / n + lam (K_mm + tau s I)) alpha = K_nm^T W Y / n``: the same system
-    and penalty as :func:`nystrom_ridge` (Falkon's PCG), solved by Cholesky
+    and penalty as :func:`nystrom_ridge` (Falkon's PCG), formed in the Nyström feature
+    coordinates (:func:`nystrom_statistics`) and solved by Cholesky
     (:func:`~kernelkit.solvers.nystrom_normal.nystrom_normal_solve`) after one pass over the
     data instead of one per CG iteration.  ``result.statistics`` holds ``H``, ``r``, ``K_mm``
-    for other ``lam``.  Cost: one kernel pass, ``n m^2`` flops, ``m^3 / 3``.
+    for other ``lam``.  Cost: one kernel pass, ``2 n m^2`` flops, ``m^3 / 3``.
     """
     if system.lam is not None and float(lam) < system.lam:
         raise InputError(

@@ -43,6 +43,7 @@ import torch
 
 from kernelkit.kernels.base import Batch, Kernel
 from kernelkit.models.falkon import NystromSystem, nystrom_predict, nystrom_system
+from kernelkit.solvers.cholesky import solve_triangular
 from kernelkit.solvers.nystrom_normal import NystromStatistics, nystrom_normal_solve
 from kernelkit.solvers.nystrom_pcg import nystrom_pcg, nystrom_preconditioner
 from kernelkit.utils.errors import InputError
@@ -251,7 +252,10 @@ def nystrom_logistic_onepass(
     of step ``k + 1`` computes ``K_b delta_k`` first, so it evaluates the trial point
     ``alpha + delta`` and its weights in the same tile: when the full step passes the
     Armijo test (the usual case) the step costs one pass; otherwise the step is halved in
-    memory from the stored ``K_nm delta`` and one more pass recomputes the weights.  Passes:
+    memory from the stored ``K_nm delta`` and one more pass recomputes the weights.  The
+    systems are formed in the Nyström feature coordinates ``beta = L^T alpha``
+    (:func:`~kernelkit.models.falkon.nystrom_statistics`; conditioning ``1 / lam``, not its
+    square).  Passes:
     Newton steps + 1 + damped steps.  The in-process executor only (the weights of a tile
     depend on its ``K_b delta``).
     """
@@ -268,11 +272,11 @@ def nystrom_logistic_onepass(
     c = Y.shape[1]
     device = system.K_mm.device
     Y, s = Y.to(device), s.to(device)
-    P = system.K_mm + system.jitter * torch.eye(m, dtype=torch.float64, device=device)
+    L = system.factor.L.to(device)  # beta = L^T alpha: f = Phi beta, penalty lam ||beta||^2
 
-    def objective(f: torch.Tensor, a: torch.Tensor) -> torch.Tensor:
+    def objective(f: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         data = (s[:, None] * torch.nn.functional.softplus(-Y * f)).mean(0)
-        return data + 0.5 * lam * (a * (P @ a)).sum(0)
+        return data + 0.5 * lam * (b**2).sum(0)
 
     def weighted_pass(f: torch.Tensor, delta: torch.Tensor | None) -> tuple:
         def rows(r0: int, r1: int, kv: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
@@ -280,36 +284,36 @@ def nystrom_logistic_onepass(
             sb, Yb = s[r0:r1, None], Y[r0:r1]
             return sb * torch.sigmoid(fb) * torch.sigmoid(-fb), sb * Yb * torch.sigmoid(-Yb * fb)
 
-        return system.op.normal_equations(None, V=delta, rows=rows, groups=c, columns=c)
+        return system.op.normal_equations(None, V=delta, rows=rows, groups=c, columns=c, basis=L)
 
-    alpha = torch.zeros(m, c, dtype=torch.float64, device=device)
+    beta = torch.zeros(m, c, dtype=torch.float64, device=device)
     f = torch.zeros(n, c, dtype=torch.float64, device=device)
     H, R, _ = weighted_pass(f, None)
-    J = objective(f, alpha)
-    steps, passes, converged = 0, 1, False
+    J = objective(f, beta)
+    steps, converged = 0, False
+    K_mm = system.K_mm.to(device)
     while steps < max_newton:
         steps += 1
-        grad = -R / n + lam * (P @ alpha)
-        stats = NystromStatistics(H, R, system.K_mm.to(device), system.jitter, n)
-        delta = nystrom_normal_solve(stats, lam, rhs=-grad).coef
+        grad = -R / n + lam * beta
+        stats = NystromStatistics(H, R, K_mm, system.factor.jitter, n, L)
+        delta = nystrom_normal_solve(stats, lam, rhs=-grad).solution
         slope = (grad * delta).sum(0)  # grad^T delta < 0
         if bool((-slope <= newton_tol).all()):
-            alpha, converged = alpha + delta, True
+            beta, converged = beta + delta, True
             break
         H, R, f_delta = weighted_pass(f, delta)
-        passes += 1
         assert f_delta is not None
         t = torch.ones(c, dtype=torch.float64, device=device)
         for _ in range(40):
-            J_new = objective(f + t * f_delta, alpha + t * delta)
+            J_new = objective(f + t * f_delta, beta + t * delta)
             bad = J_new > J + 1e-4 * t * slope
             if not bool(bad.any()):
                 break
             t = torch.where(bad, 0.5 * t, t)
-        alpha, f, J = alpha + t * delta, f + t * f_delta, J_new
+        beta, f, J = beta + t * delta, f + t * f_delta, J_new
         if bool((t < 1).any()):  # damped: the pass's weights were those of the full step
             H, R, _ = weighted_pass(f, None)
-            passes += 1
+    alpha = solve_triangular(L.mT, beta, upper=True)
     return NystromLogisticResult(
         alpha, classes, system.op.centres, system.indices, J.cpu().numpy(), steps, 0, converged
     )

@@ -21,15 +21,22 @@ objective; the system is factorised by :func:`~kernelkit.solvers.cholesky_factor
 ladder on top when the sum is still not numerically positive definite).
 
 Cost: one kernel pass (``n m`` entries) plus ``n m^2`` flops for the rank-``b`` updates of
-``H`` (:func:`syrk_`) plus ``m^3 / 3`` for the factorisation, against ``t`` kernel passes for
+``H`` (:func:`syrk_`; ``2 n m^2`` with the feature map below) plus ``m^3 / 3`` for the
+factorisation, against ``t`` kernel passes for
 ``t`` CG iterations.  ``H``, ``r`` and ``K_mm`` (:class:`NystromStatistics`) are sufficient for
 every ``lam``: a ``lam`` path costs one ``m^3 / 3`` factorisation per value and no pass.
 
-Accuracy: the system is the square of ``K_nm``'s conditioning (``cond(H) = cond(K_nm)^2``),
-which PCG avoids only by never forming ``H``; what bounds it here is ``lam tau s`` against the
-rounding of ``H`` (``H`` is accumulated in float64 whatever the tile dtype; float32 tiles
-perturb ``K_b`` at ``eps_32``, which ``tau >= eps_32^2 / lam`` absorbs, the same floor the
-PCG's preconditioner uses).
+Accuracy: formed with ``K_b`` itself, the system is the square of ``K_nm``'s conditioning
+and ``H``'s rounding (``eps ||H||``, first order) swamps ``lam (K_mm + tau s I)`` in the
+directions where ``K_mm`` is small: measured (n = 8000, d = 3, Gaussian(2), m = 200,
+``lam = 1e-4``, noise-free target) an objective 7e-4 above PCG's.  So the solvers form it in
+the coordinates ``beta = L^T alpha`` of the Nyström features ``Phi_b = K_b L^{-T}``
+(``L L^T = K_mm + tau s I``, Falkon's ``T`` factor; ``basis`` of :class:`NystromStatistics`):
+``(Phi^T W Phi / n + lam I) beta = Phi^T W Y / n``, the system scikit-learn's
+``Nystroem + Ridge`` solves, whose conditioning is ``||Phi^T W Phi / n|| / lam`` (bounded by
+``max k(x, x) / lam``) instead of its square: the same objective as PCG to round-off
+(tests/solvers/test_nystrom_normal.py).  The price is a triangular solve per tile
+(``n m^2`` flops more).  ``H`` is accumulated in float64 whatever the tile dtype.
 """
 
 from __future__ import annotations
@@ -39,7 +46,7 @@ from dataclasses import dataclass
 import torch
 from scipy.linalg import blas
 
-from kernelkit.solvers.cholesky import CholeskyFactor, cholesky_factor
+from kernelkit.solvers.cholesky import CholeskyFactor, cholesky_factor, solve_triangular
 from kernelkit.utils.errors import InputError
 
 
@@ -104,6 +111,11 @@ class NystromStatistics:
         ``lam (K_mm + jitter I)``.
     n : int
         Number of training points (the ``1/n`` of the objective).
+    basis : torch.Tensor, optional
+        Lower factor ``L`` with ``L L^T = K_mm + jitter I``: ``H`` and ``r`` are then in the
+        coordinates ``beta = L^T alpha`` of the Nyström features ``Phi = K_nm L^{-T}``
+        (``H = Phi^T W Phi``, ``r = Phi^T W Y``; scikit-learn's ``Nystroem`` features), where
+        the penalty is ``lam ||beta||^2`` (module docstring, "Accuracy").
     """
 
     H: torch.Tensor
@@ -111,6 +123,7 @@ class NystromStatistics:
     K_mm: torch.Tensor
     jitter: float
     n: int
+    basis: torch.Tensor | None = None
 
     def __post_init__(self) -> None:
         g, m, m2 = self.H.shape
@@ -128,13 +141,20 @@ class NystromStatistics:
         return int(self.K_mm.shape[0])
 
     def penalty(self) -> torch.Tensor:
-        """``K_mm + jitter I``, the matrix of the penalty ``lam alpha^T (.) alpha``."""
+        """The matrix of the penalty in the coordinates of ``H``: ``K_mm + jitter I``, or ``I``
+        in the feature coordinates of ``basis``."""
         eye = torch.eye(self.m, dtype=self.K_mm.dtype, device=self.K_mm.device)
-        return self.K_mm + self.jitter * eye
+        return eye if self.basis is not None else self.K_mm + self.jitter * eye
 
     def system(self, lam: float) -> torch.Tensor:
-        """``H / n + lam (K_mm + jitter I)``, shape ``(g, m, m)``."""
+        """``H / n + lam P`` (``P``: :meth:`penalty`), shape ``(g, m, m)``."""
         return self.H / self.n + float(lam) * self.penalty()
+
+    def to_centres(self, beta: torch.Tensor) -> torch.Tensor:
+        """``alpha = L^{-T} beta`` (the identity without ``basis``)."""
+        if self.basis is None:
+            return beta
+        return solve_triangular(self.basis.mT, beta, upper=True)
 
 
 @dataclass(frozen=True)
@@ -144,7 +164,9 @@ class NystromNormalResult:
     Attributes
     ----------
     coef : torch.Tensor, shape (m, c)
-        ``alpha`` (float64).
+        ``alpha`` (float64), the coefficients of ``k(., c_j)``.
+    solution : torch.Tensor, shape (m, c)
+        The solution in the coordinates of ``H`` (``beta = L^T alpha`` with ``basis``).
     factor : CholeskyFactor
         Cholesky factors of ``H / n + lam (K_mm + jitter I)`` (batch of ``g``), reusable for
         other right-hand sides.
@@ -155,6 +177,7 @@ class NystromNormalResult:
     """
 
     coef: torch.Tensor
+    solution: torch.Tensor
     factor: CholeskyFactor
     statistics: NystromStatistics
     lam: float
@@ -163,7 +186,7 @@ class NystromNormalResult:
 def nystrom_normal_solve(
     stats: NystromStatistics, lam: float, *, rhs: torch.Tensor | None = None
 ) -> NystromNormalResult:
-    r"""Solve ``(H / n + lam (K_mm + jitter I)) alpha = rhs`` by Cholesky (module docstring).
+    r"""Solve ``(H / n + lam P) x = rhs`` by Cholesky; ``alpha = x``, or ``L^{-T} x`` with a basis.
 
     Parameters
     ----------
@@ -172,8 +195,8 @@ def nystrom_normal_solve(
     lam : float
         ``lam > 0`` (``lam = 0`` is allowed when ``H`` is positive definite).
     rhs : torch.Tensor, optional
-        Right-hand side of shape ``(m, c)`` (default ``r / n``; a Newton step passes the
-        negative gradient).
+        Right-hand side of shape ``(m, c)`` in the coordinates of ``H`` (default ``r / n``;
+        a Newton step passes the negative gradient).
 
     Returns
     -------
@@ -189,8 +212,8 @@ def nystrom_normal_solve(
     factor = cholesky_factor(stats.system(lam), name="H / n + lam K_mm")
     q = b.shape[1] // g
     blocks = b.reshape(m, g, q).permute(1, 0, 2)  # (g, m, q)
-    coef = factor.solve(blocks).permute(1, 0, 2).reshape(m, g * q)
-    return NystromNormalResult(coef, factor, stats, lam)
+    x = factor.solve(blocks).permute(1, 0, 2).reshape(m, g * q)
+    return NystromNormalResult(stats.to_centres(x), x, factor, stats, lam)
 
 
 __all__ = [
