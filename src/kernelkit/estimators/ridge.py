@@ -150,7 +150,7 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         ``K_nm`` streamed in row tiles and never stored: ``"onepass"`` forms the ``m x m``
         normal equations ``(K_nm^T W K_nm / n + lam K_mm) alpha = K_nm^T W y / n`` in ONE
         pass over the data and solves them by Cholesky
-        (:func:`kernelkit.models.falkon.nystrom_ridge_onepass`; ``n m^2 + m^3 / 3`` flops
+        (:func:`kernelkit.models.falkon.nystrom_ridge_onepass`; ``2 n m^2 + m^3 / 3`` flops
         besides the pass); ``"nystrom"`` is Falkon (Rudi, Carratino and Rosasco, NeurIPS 2017,
         Algorithm 1; :mod:`kernelkit.models.falkon`): CG preconditioned with ``chol(K_mm)``
         and ``chol(T T^T / m + lam I)``, one pass per iteration.  Both penalise
@@ -159,10 +159,10 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         equal the exact solver.  ``"auto"`` picks by the cost model of
         :func:`kernelkit.models.falkon.solver_costs` (``E = 100`` float64 GEMM flops per
         kernel value, ``d`` features, ``c`` outputs, ``t = 8 log10(1 / tol)`` CG passes):
-        ``C_exact = n^2 (E + 2d) + n^3 / 3``, ``C_onepass = n m (E + 2d + 2c) + n m^2 +
+        ``C_exact = n^2 (E + 2d) + n^3 / 3``, ``C_onepass = n m (E + 2d + 2c) + 2 n m^2 +
         m^3 / 3``, ``C_nystrom = t n m (E + 2d + 4c) + 2 m^3``; exact when ``m >= n`` or
         ``C_exact`` is below ``5e10`` (about 0.5 s here) or below both others, else the
-        cheaper Nyström solver (one-pass up to ``m`` of a few thousand).  ``solver_`` records
+        cheaper Nyström solver (one-pass up to ``m`` of one to two thousand).  ``solver_`` records
         the choice.  ``"auto"`` fits precomputed kernels and ``lam = 0`` exactly.  The
         parameters below are used by the Nyström solvers only.
     n_centers : int, default 1000

@@ -104,25 +104,26 @@ def solver_costs(
     outputs (or one-vs-rest classes) and ``s = newton_steps`` (1 for ridge regression):
 
     .. math:: C_\text{exact} = s\,(n^2 (E + 2d) + n^3 / 3), \qquad
-              C_\text{onepass} = p\,(n m (E + 2d + 2c) + g\, n m^2) + s\, m^3 / 3,
+              C_\text{onepass} = p\,(n m (E + 2d + 2c) + (g + 1)\, n m^2) + s\, m^3 / 3,
 
     .. math:: C_\text{nystrom} = t\,n m (E + 2d + 4c) + 2 m^3, \qquad
               t = 8 \log_{10}(1 / \text{tol}) + s - 1,
 
-    the one-pass solver's ``g n m^2`` being the symmetric rank-``b`` updates of ``H`` (one per
-    weight column: ``g = c`` for one-vs-rest logistic regression, 1 for ridge) and its ``p``
+    the one-pass solver's ``(g + 1) n m^2`` being the triangular solve of the feature map
+    ``K_b L^{-T}`` and the symmetric rank-``b`` updates of ``H`` (one per weight column:
+    ``g = c`` for one-vs-rest logistic regression, 1 for ridge) and its ``p``
     passes 1 for ridge, ``s + 1`` for logistic regression (one per Newton step plus the
     first); ``t`` the CG passes (measured: 15-60 at
     ``tol = 1e-4``, falling as ``m`` grows and rising as ``lam`` falls; logistic regression:
     21-37 passes for 6-8 Newton steps, the inexact-Newton forcing term keeping the early
     steps at 2-3 passes, so about one pass per step besides the last step's CG).  One-pass beats
-    PCG when ``m`` is below about ``t E`` (a few thousand), PCG beats it beyond.
+    PCG when ``m`` is below about ``t E / 2`` (one to two thousand), PCG beats it beyond.
     """
     entry = KERNEL_ENTRY_FLOPS + 2 * d
     s = max(1, int(newton_steps))
     ridge = s == 1
     t = 8 * np.log10(1 / min(max(tol, 1e-12), 0.1)) + s - 1
-    syrk = (1 if ridge else c) * n * m**2
+    syrk = ((1 if ridge else c) + 1) * n * m**2
     return {
         "exact": s * (n * n * entry + n**3 / 3),
         "onepass": (s + (0 if ridge else 1)) * (n * m * (entry + 2 * c) + syrk) + s * m**3 / 3,
