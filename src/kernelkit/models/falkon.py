@@ -27,7 +27,7 @@ import numpy as np
 import torch
 
 from kernelkit.gram.engine import gram_tensor, prepare_pair
-from kernelkit.gram.nystrom import kmeanspp_centres, pivoted_cholesky, take, uniform_centres
+from kernelkit.gram.nystrom import CENTRE_METHODS, centre_indices, take
 from kernelkit.gram.streaming import NystromOperator, StreamedProducts
 from kernelkit.kernels.base import Batch, Kernel
 from kernelkit.solvers.nystrom_normal import (
@@ -44,9 +44,6 @@ from kernelkit.solvers.nystrom_pcg import (
     nystrom_preconditioner,
 )
 from kernelkit.utils.errors import InputError
-
-CENTRE_METHODS = ("uniform", "kmeans++", "greedy")
-"""Centre choices of :func:`select_centres`."""
 
 
 def select_centres(
@@ -73,12 +70,7 @@ def select_centres(
         )
     if method not in CENTRE_METHODS:
         raise InputError(f"centers: expected one of {CENTRE_METHODS}, got {method!r}")
-    m = int(n_centers)
-    if method == "greedy":
-        return np.sort(pivoted_cholesky(kernel, Xb, m).pivots)
-    if method == "kmeans++":
-        return kmeanspp_centres(kernel, Xb, m, random_state)
-    return uniform_centres(n, m, random_state)
+    return centre_indices(kernel, Xb, int(n_centers), method, random_state)
 
 
 KERNEL_ENTRY_FLOPS = 100.0
