@@ -2,7 +2,6 @@ r"""Kernel logistic regression by IRLS (course part 1, section 3.3)."""
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 from numbers import Integral, Real
 from typing import Any, ClassVar
@@ -27,6 +26,7 @@ from kernelkit.kernels.base import Batch
 from kernelkit.models.falkon import (
     SOLVERS,
     choose_solver,
+    forced_solver,
     nystrom_predict,
     nystrom_system,
     select_centres,
@@ -307,16 +307,7 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
                 return "exact"
             d = Xb.shape[1] if isinstance(Xb, torch.Tensor) and Xb.ndim == 2 else 0
             return choose_solver(n, m, d=d, c=Y.shape[1], newton_steps=8)
-        if self.solver != "exact" and m > n:
-            warnings.warn(
-                f"n_centers={m} is more than the {n} training points: fitting the exact "
-                f"solver instead of solver={self.solver!r} (the Nyström solution with every "
-                "point as a centre is the exact one)",
-                UserWarning,
-                stacklevel=3,
-            )
-            return "exact"
-        return str(self.solver)
+        return forced_solver(str(self.solver), n, m)
 
     def _fit_nystrom(self, Xb: Batch, y: Any, X: Any) -> KernelLogisticRegression:
         """Newton steps on ``n_centers`` uniform centres: one weighted pass per step

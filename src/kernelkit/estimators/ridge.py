@@ -4,7 +4,6 @@ one-pass Nyström normal equations or by Nyström-preconditioned CG (Falkon;
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from numbers import Integral, Real
@@ -41,6 +40,7 @@ from kernelkit.models.falkon import (
     SOLVERS,
     NystromSystem,
     choose_solver,
+    forced_solver,
     nystrom_predict,
     nystrom_ridge,
     nystrom_ridge_onepass,
@@ -317,16 +317,7 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
             d = Xb.shape[1] if isinstance(Xb, torch.Tensor) and Xb.ndim == 2 else 0
             c = 1 if Y.ndim == 1 else Y.shape[1]
             return choose_solver(n, m, d=d, c=c, tol=float(self.tol))
-        if self.solver != "exact" and m > n:
-            warnings.warn(
-                f"n_centers={m} is more than the {n} training points: fitting the exact "
-                f"solver instead of solver={self.solver!r} (the Nyström solution with every "
-                "point as a centre is the exact one)",
-                UserWarning,
-                stacklevel=3,
-            )
-            return "exact"
-        return str(self.solver)
+        return forced_solver(str(self.solver), n, m)
 
     def _fit_nystrom(self, Xb: Batch, Y: torch.Tensor, w: np.ndarray | None, X: Any) -> KernelRidge:
         """Nyström fit on ``n_centers`` centres: one pass or Falkon's PCG (``solver_``)."""

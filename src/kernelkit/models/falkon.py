@@ -18,6 +18,7 @@ time: ``O(n m (d + c))`` per CG iteration plus ``O(m^3)`` once.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -134,6 +135,22 @@ def choose_solver(
     if m >= n or cost["exact"] <= max(EXACT_FLOPS, nystrom):
         return "exact"
     return "onepass" if cost["onepass"] <= cost["nystrom"] else "nystrom"
+
+
+def forced_solver(solver: str, n: int, m: int, *, stacklevel: int = 4) -> str:
+    """``solver`` as forced by the user; a Nyström solver with more centres than points is the
+    exact one (the Nyström solution with every point as a centre is exact KRR / KLR), with a
+    ``UserWarning`` that says so: one behaviour for every estimator."""
+    if solver != "exact" and m > n:
+        warnings.warn(
+            f"n_centers={m} is more than the {n} training points: fitting the exact solver "
+            f"instead of solver={solver!r} (the Nyström solution with every point as a centre "
+            "is the exact one)",
+            UserWarning,
+            stacklevel=stacklevel,
+        )
+        return "exact"
+    return solver
 
 
 def centre_gram(kernel: Kernel, centres: Batch) -> torch.Tensor:
@@ -345,6 +362,7 @@ __all__ = [
     "NystromSystem",
     "centre_gram",
     "choose_solver",
+    "forced_solver",
     "nystrom_predict",
     "nystrom_ridge",
     "nystrom_ridge_onepass",
