@@ -129,9 +129,9 @@ def _cv_results(grid: np.ndarray, errors: np.ndarray) -> dict[str, Any]:
 
 def fit_selected(est: Any, Xb: Batch, Y: torch.Tensor, w: np.ndarray | None, X: Any) -> Any:
     """Fit ``est`` choosing ``lam`` (and kernel parameters): see the module docstring."""
-    if est.solver != "exact":
+    if est.solver not in ("exact", "auto"):
         raise InputError(
-            f"lam: a list, 'auto' or kernel_params need solver='exact', got "
+            f"lam: a list, 'auto' or kernel_params need solver='exact' (or 'auto'), got "
             f"solver={est.solver!r} (lam={est.lam!r}, kernel_params={est.kernel_params!r})"
         )
     grid, auto = _grid(est)
