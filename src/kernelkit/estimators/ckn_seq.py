@@ -118,6 +118,7 @@ class _SequenceCKN(_CKNBase):
             kappa=self.kappa,
             sigma=self.sigma,
             pooling=self.pooling,
+            n_bins=self.n_bins,
             shift=self.shift,
             dtype=X.dtype,
         )
@@ -135,6 +136,7 @@ SEQUENCE_CONSTRAINTS: dict[str, list[Any]] = {
     "k": [Interval(Integral, 1, None, closed="left")],
     "gap_penalty": [Interval(Real, 0, 1, closed="both")],
     "pooling": [StrOptions(set(POOLINGS))],
+    "n_bins": [Interval(Integral, 1, None, closed="left")],
     "alphabet": [str, None],
     "n_kmers": [Interval(Integral, 1, None, closed="left")],
     **COMMON_CONSTRAINTS,
@@ -150,6 +152,10 @@ _SEQ_PARAMS_DOC = """
         contiguous k-mers only (CKN-seq).
     pooling : {"mean", "sum"}, default "mean"
         Sum of ``h[t]`` over end positions, or its mean over the non-padding positions.
+    n_bins : int, default 1
+        Number of position bins pooled separately (:mod:`kernelkit.models.ckn_seq`):
+        1 is the global pooling of CKN-seq (a bag of k-mers), ``B > 1`` keeps where along
+        the sequence a k-mer ends (aligned sequences: splice sites, promoters).
     alphabet : None, "dna", "protein" or str
         Letters of the one-hot encoding of string input (``None``: the letters of the
         training strings); ignored for numeric arrays.
@@ -201,6 +207,7 @@ class SequenceCKNFeatures(CKNTransformerMixin, _SequenceCKN):
         *,
         gap_penalty: float = 0.0,
         pooling: str = "mean",
+        n_bins: int = 1,
         alphabet: str | None = None,
         kappa: str = "exp",
         sigma: float = 0.6,
@@ -214,9 +221,9 @@ class SequenceCKNFeatures(CKNTransformerMixin, _SequenceCKN):
 
     @property
     def n_components_(self) -> int:
-        """Number of output features (the anchors ``q``)."""
+        """Number of output features (``n_bins`` times the anchors ``q``)."""
         check_is_fitted(self, "network_")
-        return self.network_.n_filters
+        return self.network_.n_bins * self.network_.n_filters
 
 
 class SequenceCKNClassifier(ClassifierMixin, CKNClassifierMixin, _SequenceCKN):
@@ -233,10 +240,11 @@ class SequenceCKNClassifier(ClassifierMixin, CKNClassifierMixin, _SequenceCKN):
     ----------"""
         + _SEQ_PARAMS_DOC
         + """
-    lam : float, default 1e-4
-        Ridge penalty of the classifier.
-    max_iter : int, default 50
-        Training epochs.
+    lam : float or "auto", default "auto"
+        Ridge penalty of the classifier; ``"auto"``: chosen among ``1e-8 .. 1e-2`` by the
+        held-out accuracy of the classifier on the k-means features.
+    max_iter : int or "auto", default "auto"
+        Training epochs; ``"auto"``: ``clip(ceil(20000 / n_train), 10, 100)``.
     lr : float, default 0.01
         Initial Adam learning rate."""
         + SUPERVISED_PARAMS_DOC
@@ -269,19 +277,22 @@ class SequenceCKNClassifier(ClassifierMixin, CKNClassifierMixin, _SequenceCKN):
         *,
         gap_penalty: float = 0.0,
         pooling: str = "mean",
+        n_bins: int = 1,
         alphabet: str | None = None,
         kappa: str = "exp",
         sigma: float = 0.6,
         shift: float = 0.01,
         n_kmers: int = 10000,
         kmeans_iter: int = 10,
-        lam: float = 1e-4,
-        max_iter: int = 50,
+        lam: float | str = "auto",
+        max_iter: int | str = "auto",
         lr: float = 0.01,
+        training: str = "alternating",
         head_init: str = "linear",
         validation_fraction: float = 0.1,
         n_iter_no_change: int = 5,
         batch_size: int = 256,
+        verbose: int = 0,
         random_state: Any = None,
     ):
         store_params(self, locals())
