@@ -9,6 +9,7 @@ from sklearn.linear_model import LogisticRegression
 
 from kernelkit import CKNClassifier, CKNFeatures, SequenceCKNClassifier, SequenceCKNFeatures
 from kernelkit.models.ckn import CKN
+from kernelkit.models.ckn_synthetic import planted_position_dna
 from kernelkit.models.ckn_train import fit_image_anchors
 from kernelkit.utils.errors import InputError
 
@@ -188,3 +189,44 @@ def test_models_roundtrip_through_io(tmp_path):
     loaded = load(save(clf, tmp_path / "seq.zip"))
     np.testing.assert_array_equal(loaded.predict_proba(seqs), clf.predict_proba(seqs))
     assert loaded.alphabet_ == "ACGT"
+
+
+def _planted(n, seed, length=40, motif="GATTACAG"):
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % 2
+    seqs = []
+    for label in y:
+        s = rng.choice(list("ACGT"), size=length)
+        if label:
+            p = int(rng.integers(0, length - len(motif) + 1))
+            s[p : p + len(motif)] = list(motif)
+        seqs.append("".join(s))
+    return seqs, y
+
+
+def test_supervised_alternating_training_finds_a_planted_motif_unsupervised_misses():
+    """Chen, Jacob & Mairal (2019): with 3 anchors, k-means on background 8-mers misses a
+    motif planted in half the sequences; the alternating supervised training moves an anchor
+    onto it.  Seeds fixed (data 0 / 1, model 2); measured 1.000 against 0.770 (another model
+    seed, 1, gives 1.000 against 0.987: the k-means anchors can land near the motif)."""
+    X, y = _planted(200, 0)
+    X_test, y_test = _planted(300, 1)
+    params = {"n_filters": 3, "k": 8, "sigma": 0.5, "n_bins": 1, "alphabet": "dna",
+              "random_state": 2}  # fmt: skip
+    unsup = SequenceCKNClassifier(**params, max_iter=0).fit(X, y)
+    sup = SequenceCKNClassifier(**params, max_iter=20, lr=0.05, batch_size=32).fit(X, y)
+    assert sup.training == "alternating" and sup.best_epoch_ > 0
+    assert sup.score(X_test, y_test) >= 0.95
+    assert unsup.score(X_test, y_test) <= 0.85
+
+
+def test_position_bins_separate_what_global_pooling_cannot():
+    """The synthetic 3-class task: only the position of a motif tells class 2 apart, so a bag
+    of k-mers stays near the majority rate while 4 position bins do not (measured on these
+    seeds: 0.55 and 0.90)."""
+    X, y = planted_position_dna(600, random_state=0)
+    params = {"n_filters": 32, "k": 4, "alphabet": "dna", "max_iter": 0, "random_state": 0}
+    bag = SequenceCKNClassifier(**params, n_bins=1).fit(X[:400], y[:400])
+    bins = SequenceCKNClassifier(**params, n_bins=4).fit(X[:400], y[:400])
+    assert bag.score(X[400:], y[400:]) <= 0.65
+    assert bins.score(X[400:], y[400:]) >= 0.85

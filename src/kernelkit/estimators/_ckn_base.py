@@ -58,7 +58,7 @@ EPOCH_BUDGET = 20000
 processes about ``max(10 n, EPOCH_BUDGET)`` samples: at most 10 passes over large sets, more
 epochs (cheap ones) on small sets."""
 
-AUTO_LAM_WITHOUT_HELD_OUT = 1e-5
+AUTO_LAM_WITHOUT_HELD_OUT = 1e-6
 """``lam="auto"`` without a held-out part (``validation_fraction=0`` or classes of one
 member): this fixed value (the middle of :data:`~kernelkit.models.ckn_train.LAM_GRID`)."""
 

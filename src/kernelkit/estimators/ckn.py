@@ -243,7 +243,7 @@ class CKNClassifier(ClassifierMixin, CKNClassifierMixin, _ImageCKN):
         + """
     lam : float or "auto", default 1e-4
         Ridge penalty ``lam ||W||^2`` of the classifier; ``"auto"``: chosen among
-        ``1e-8 .. 1e-2`` by the held-out accuracy of the classifier on the k-means features.
+        ``1e-7 .. 1e-4`` by the held-out accuracy of the classifier on the k-means features.
     max_iter : int or "auto", default 20
         Training epochs; ``"auto"``: ``clip(ceil(20000 / n_train), 10, 100)``.
     lr : float, default 0.01
