@@ -88,6 +88,7 @@ def test_alternating_training_solves_the_classifier_between_epochs():
     x, y = _motif_tensor(60, 0)
     g = torch.Generator().manual_seed(0)
     layer = GappedKmerLayer(4, 3, 5, sigma=0.5, shift=0.01)
+    layer.set_anchors(torch.randn(3, 5, 4, generator=g, dtype=torch.float64))
     head = torch.nn.Linear(3, 2, dtype=torch.float64)
     lam, n = 1e-3, 48
     with torch.no_grad():

@@ -470,7 +470,8 @@ def train_alternating(
         opt, factor=0.5, patience=5, min_lr=lr / 100
     )
     head.requires_grad_(False)
-    project_anchors_(network)
+    if n_epochs > 0:
+        project_anchors_(network)
     log = ClassifierTraining()
     best = None
     if validation is not None:
