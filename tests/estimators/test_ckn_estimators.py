@@ -232,3 +232,17 @@ def test_position_bins_separate_what_global_pooling_cannot():
     bins = SequenceCKNClassifier(**params, n_bins=4).fit(X[:400], y[:400])
     assert bag.score(X[400:], y[400:]) <= 0.65
     assert bins.score(X[400:], y[400:]) >= 0.85
+
+
+def test_verbose_prints_one_line_per_epoch_on_stderr(capsys):
+    X, y = _planted(40, 0)
+    params = {"n_filters": 4, "k": 3, "alphabet": "dna", "max_iter": 2, "n_iter_no_change": 5,
+              "batch_size": 16, "random_state": 0}  # fmt: skip
+    SequenceCKNClassifier(**params).fit(X, y)
+    assert capsys.readouterr() == ("", "")
+    clf = SequenceCKNClassifier(**params, verbose=1).fit(X, y)
+    out, err = capsys.readouterr()
+    lines = err.splitlines()
+    assert out == "" and len(lines) == clf.n_iter_ == 2
+    assert lines[0].startswith("SequenceCKNClassifier: epoch 1/2: objective ")
+    assert "held-out accuracy" in lines[0]

@@ -6,6 +6,7 @@ transformer interface of :mod:`kernelkit.estimators.ckn` and
 
 from __future__ import annotations
 
+import sys
 from numbers import Integral, Real
 from typing import Any
 
@@ -153,7 +154,7 @@ SUPERVISED_PARAMS_DOC = """
         ``"joint"``: Adam on anchors and classifier together with a cosine decay, the epoch
         of best held-out accuracy kept (:func:`kernelkit.models.ckn_train.train_classifier`).
     verbose : int, default 0
-        Print one line per epoch (objective, held-out accuracy and loss, learning rate;
+        Print (on stderr) one line per epoch (objective, held-out accuracy and loss, learning rate;
         ``training="alternating"``).
     head_init : {"linear", "zeros"}, default "linear"
         Starting classifier: the multinomial logistic regression (same ``lam``) on the
@@ -225,9 +226,13 @@ class CKNClassifierMixin:
             "n_iter_no_change": self.n_iter_no_change,
         }
         if self.training == "alternating":
-            progress = print if self.verbose else None
+            name = type(self).__name__
+
+            def progress(line: str) -> None:
+                print(f"{name}: {line}", file=sys.stderr)
+
             log = train_alternating(self.network_, head, Xt[train], codes[train], **common,
-                                    progress=progress)  # fmt: skip
+                                    progress=progress if self.verbose else None)  # fmt: skip
         else:
             log = train_classifier(self.network_, head, Xt[train], codes[train], **common)
         self.lam_ = lam
