@@ -56,8 +56,11 @@ ARRAY_KINDS = (InputKind.VECTOR, InputKind.GRAM)
 """Input kinds given as numeric arrays (validated like scikit-learn input)."""
 
 
-KERNEL_CONSTRAINTS: dict[str, list[Any]] = {"kernel": [Kernel, str, None]}
+KERNEL_CONSTRAINTS: dict[str, list[Any]] = {"kernel": [Kernel, str, callable, None]}
 """Constraint of the ``kernel`` parameter (strings are checked by the kernel resolver)."""
+
+KERNEL_PARAMS_CONSTRAINT: dict[str, list[Any]] = {"kernel_params": [dict, None]}
+"""``kernel_params``: keyword arguments of a callable ``kernel`` (scikit-learn's name)."""
 
 RANDOM_STATE_CONSTRAINT: list[Any] = ["random_state", np.random.Generator]
 """``random_state``: None, an int, a ``RandomState`` or a ``Generator`` (see
@@ -157,8 +160,9 @@ class KernelEstimatorMixin:
                 raise errors.ParameterError(f"{name}: {exc}") from None
 
     def _kernel_extras(self) -> dict[str, Any]:
-        """scikit-learn's kernel parameters (``gamma``, ``degree``, ``coef0``) of the estimator."""
-        return {p: getattr(self, p, None) for p in ("gamma", "degree", "coef0")}
+        """scikit-learn's kernel parameters (``gamma``, ``degree``, ``coef0``,
+        ``kernel_params``) of the estimator."""
+        return {p: getattr(self, p, None) for p in ("gamma", "degree", "coef0", "kernel_params")}
 
     # ------------------------------------------------------------------ X
     def _fit_X(self, X: Any) -> Batch:

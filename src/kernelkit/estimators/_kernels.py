@@ -3,6 +3,9 @@ r"""The ``kernel`` parameter of the estimators: a Kernel, a spec, a scikit-learn
 :func:`resolve_kernel` turns the parameter into a kernel in one of four ways:
 
 * a kernelkit :class:`~kernelkit.kernels.Kernel`: used as given (its clone);
+* a Python callable (scikit-learn's convention ``f(x, y, **kernel_params) -> float`` on 1-D
+  rows, or ``f(X, Y, **kernel_params) -> array`` on blocks, detected once):
+  :class:`~kernelkit.kernels.callable.CallableKernel`, run through the tiled Gram engine;
 * ``None``: the default kernel of the kind of ``X`` (:func:`kernelkit.data.detect_input_kind`,
   :func:`kernelkit.kernels.specs.default_kernel`): Tanimoto for molecules, ``Spectrum(k=3)``
   for sequences, Weisfeiler-Lehman for graphs and, for vectors, ``Gaussian(sigma)`` with the
@@ -31,8 +34,8 @@ r"""The ``kernel`` parameter of the estimators: a Kernel, a spec, a scikit-learn
   the Euclidean ``exp(-||x - y||_2 / sigma)``, while the bare ``"laplacian"`` is
   scikit-learn's L1 kernel.  A bare ``"gaussian"`` or ``"tanimoto"`` is a spec.
 
-``gamma``, ``degree`` and ``coef0`` apply only to the scikit-learn names that use them;
-given with anything else they are an error.
+``gamma``, ``degree`` and ``coef0`` apply only to the scikit-learn names that use them, and
+``kernel_params`` only to callables; given with anything else they are an error.
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ import torch
 
 from kernelkit.data import detect_input_kind
 from kernelkit.kernels import Gaussian, Kernel, Linear, Polynomial, Precomputed, TensorMatern
+from kernelkit.kernels.callable import CallableKernel
 from kernelkit.kernels.specs import (
     KERNEL_SPECS,
     KernelSpecError,
@@ -122,6 +126,7 @@ def resolve_kernel(
     gamma: Any = None,
     degree: Any = None,
     coef0: Any = None,
+    kernel_params: Any = None,
     name: str = "kernel",
 ) -> Kernel | VectorKernelRecipe:
     """The kernel named by an estimator's ``kernel`` parameter (see the module docstring).
@@ -133,10 +138,19 @@ def resolve_kernel(
     Raises
     ------
     InputError
-        For a value that is neither a Kernel, a string nor None, an unknown or refused name,
-        or ``gamma``/``degree``/``coef0`` given where they are not used.
+        For a value that is neither a Kernel, a string, a callable nor None, an unknown or
+        refused name, or ``gamma``/``degree``/``coef0``/``kernel_params`` given where they
+        are not used.
     """
     extras = {"gamma": gamma, "degree": degree, "coef0": coef0}
+    if callable(kernel) and not isinstance(kernel, Kernel):
+        _check_unused(kernel, (), extras)
+        return CallableKernel(kernel, kernel_params)
+    if kernel_params is not None:
+        raise InputError(
+            f"kernel_params: only used with a callable kernel; got kernel_params="
+            f"{kernel_params!r} with kernel={kernel!r}"
+        )
     if kernel is None or isinstance(kernel, Kernel):
         _check_unused(kernel, (), extras)
         if isinstance(kernel, Kernel):
@@ -148,8 +162,8 @@ def resolve_kernel(
     if not isinstance(kernel, str):
         raise InputError(
             f"{name}: expected a kernelkit Kernel (e.g. Gaussian(sigma=1.0)), a kernel spec "
-            f"such as 'gaussian:sigma=2', a scikit-learn name ({', '.join(SKLEARN_KERNELS)}) "
-            f"or None, got {type(kernel).__name__} {kernel!r}"
+            f"such as 'gaussian:sigma=2', a scikit-learn name ({', '.join(SKLEARN_KERNELS)}), "
+            f"a callable f(x, y) -> float or None, got {type(kernel).__name__} {kernel!r}"
         )
     key = kernel.strip().lower()
     if key in _REFUSED:

@@ -13,7 +13,11 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from kernelkit.estimators._base import KERNEL_CONSTRAINTS, KernelEstimatorMixin
+from kernelkit.estimators._base import (
+    KERNEL_CONSTRAINTS,
+    KERNEL_PARAMS_CONSTRAINT,
+    KernelEstimatorMixin,
+)
 from kernelkit.gram import GramCenterer, gram
 from kernelkit.kernels import Kernel
 from kernelkit.solvers import cholesky_solve, top_eigenpairs
@@ -140,6 +144,8 @@ class KernelPCA(
         reproducible.  A generator is consumed (see :mod:`kernelkit.utils.seeding`).
     gamma, degree, coef0 : optional
         scikit-learn's kernel parameters, used only with its kernel names.
+    kernel_params : dict, optional
+        Keyword arguments of a callable ``kernel`` (``f(x, y, **kernel_params)``).
 
     Attributes
     ----------
@@ -168,6 +174,7 @@ class KernelPCA(
         gamma: float | None = None,
         degree: int | None = None,
         coef0: float | None = None,
+        kernel_params: dict | None = None,
     ):
         self.kernel = kernel
         self.n_components = n_components
@@ -178,9 +185,11 @@ class KernelPCA(
         self.gamma = gamma
         self.degree = degree
         self.coef0 = coef0
+        self.kernel_params = kernel_params
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **KERNEL_CONSTRAINTS,
+        **KERNEL_PARAMS_CONSTRAINT,
         "n_components": [Interval(Integral, 1, None, closed="left")],
         "eigen_solver": [StrOptions({"auto", "full", "subset", "arpack", "block"})],
         "fit_inverse_transform": ["boolean"],

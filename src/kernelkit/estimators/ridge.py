@@ -17,6 +17,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from kernelkit.estimators._base import (
     KERNEL_CONSTRAINTS,
+    KERNEL_PARAMS_CONSTRAINT,
     RANDOM_STATE_CONSTRAINT,
     VERBOSE_CONSTRAINT,
     KernelEstimatorMixin,
@@ -137,6 +138,8 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         scikit-learn's kernel parameters, used only with its kernel names: ``gamma`` of
         ``"rbf"``, ``"laplacian"``, ``"poly"`` (``None``: ``1 / n_features``), ``degree``
         (``None``: 3) and ``coef0`` (``None``: 1) of ``"poly"``.
+    kernel_params : dict, optional
+        Keyword arguments of a callable ``kernel`` (``f(x, y, **kernel_params)``).
     solver : {"exact", "nystrom"}, default "exact"
         ``"exact"``: the Cholesky solve above (``O(n^2)`` memory, ``O(n^3)`` time).
         ``"nystrom"``: Falkon (Rudi, Carratino and Rosasco, NeurIPS 2017, Algorithm 1;
@@ -197,6 +200,7 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **KERNEL_CONSTRAINTS,
+        **KERNEL_PARAMS_CONSTRAINT,
         "lam": [Interval(Real, 0, None, closed="left")],
         "gamma": [Interval(Real, 0, None, closed="neither"), None],
         "degree": [Interval(Integral, 1, None, closed="left"), None],
@@ -219,6 +223,7 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         gamma: float | None = None,
         degree: int | None = None,
         coef0: float | None = None,
+        kernel_params: dict | None = None,
         solver: str = "exact",
         n_centers: int = 1000,
         centers: str = "uniform",
@@ -233,6 +238,7 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         self.gamma = gamma
         self.degree = degree
         self.coef0 = coef0
+        self.kernel_params = kernel_params
         self.solver = solver
         self.n_centers = n_centers
         self.centers = centers

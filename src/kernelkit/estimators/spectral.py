@@ -11,7 +11,7 @@ from sklearn.cluster import KMeans
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from kernelkit.estimators._base import KernelEstimatorMixin
+from kernelkit.estimators._base import KERNEL_PARAMS_CONSTRAINT, KernelEstimatorMixin
 from kernelkit.estimators.clustering import CLUSTER_CONSTRAINTS, check_n_clusters
 from kernelkit.gram import gram
 from kernelkit.kernels import Kernel
@@ -70,6 +70,8 @@ class SpectralClustering(KernelEstimatorMixin, ClusterMixin, BaseEstimator):
         k-means runs of the rounding.
     gamma, degree, coef0 : optional
         scikit-learn's kernel parameters, used only with its kernel names.
+    kernel_params : dict, optional
+        Keyword arguments of a callable ``kernel`` (``f(x, y, **kernel_params)``).
 
     Attributes
     ----------
@@ -89,6 +91,7 @@ class SpectralClustering(KernelEstimatorMixin, ClusterMixin, BaseEstimator):
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **CLUSTER_CONSTRAINTS,
+        **KERNEL_PARAMS_CONSTRAINT,
         "normalization": [StrOptions(set(NORMALIZATIONS))],
     }
 
@@ -103,6 +106,7 @@ class SpectralClustering(KernelEstimatorMixin, ClusterMixin, BaseEstimator):
         gamma: float | None = None,
         degree: int | None = None,
         coef0: float | None = None,
+        kernel_params: dict | None = None,
     ):
         self.n_clusters = n_clusters
         self.kernel = kernel
@@ -112,6 +116,7 @@ class SpectralClustering(KernelEstimatorMixin, ClusterMixin, BaseEstimator):
         self.gamma = gamma
         self.degree = degree
         self.coef0 = coef0
+        self.kernel_params = kernel_params
 
     def fit(self, X: Any, y: Any = None) -> SpectralClustering:
         """Embed the training points by the top eigenvectors and round by k-means (``y`` is

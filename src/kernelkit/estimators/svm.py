@@ -15,6 +15,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from kernelkit.estimators._base import (
     KERNEL_CONSTRAINTS,
+    KERNEL_PARAMS_CONSTRAINT,
     KernelEstimatorMixin,
     check_sample_weight,
     to_numpy,
@@ -65,6 +66,8 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
     gamma, degree, coef0 : optional
         scikit-learn's kernel parameters, used only with its kernel names (``gamma=None``:
         ``1 / n_features``, not ``SVC``'s ``"scale"``; ``degree=None``: 3; ``coef0=None``: 1).
+    kernel_params : dict, optional
+        Keyword arguments of a callable ``kernel`` (``f(x, y, **kernel_params)``).
 
     Attributes
     ----------
@@ -95,6 +98,7 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         gamma: float | None = None,
         degree: int | None = None,
         coef0: float | None = None,
+        kernel_params: dict | None = None,
     ):
         self.kernel = kernel
         self.C = C
@@ -104,9 +108,11 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.gamma = gamma
         self.degree = degree
         self.coef0 = coef0
+        self.kernel_params = kernel_params
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **KERNEL_CONSTRAINTS,
+        **KERNEL_PARAMS_CONSTRAINT,
         "C": [Interval(Real, 0, None, closed="neither")],
         "class_weight": [dict, StrOptions({"balanced"}), None],
         "tol": [Interval(Real, 0, None, closed="neither")],
