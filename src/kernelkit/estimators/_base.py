@@ -18,6 +18,9 @@ Every estimator of :mod:`kernelkit.estimators` reads its data *through its kerne
 * Array input (vector kernels and precomputed Grams) is validated as scikit-learn does
   (``validate_data``: NaN/inf, complex, sparse, 1-D, empty input, ``n_features_in_`` and
   ``feature_names_in_``); the errors are re-raised as :class:`~kernelkit.utils.InputError`.
+  Sparse ``X`` (CSR/CSC/COO, sparse torch tensors) is taken by the kernels that accept it
+  (``Kernel.accepts_sparse``) as :class:`~kernelkit.kernels.sparse.SparseRows`, never
+  densified whole.
   Torch tensors skip NumPy entirely and stay on their device.  A precomputed cross-Gram must
   have one column per training point.
 * dtype: float64 by default; float32 input (tensor or NumPy array) stays float32, so the Gram
@@ -47,6 +50,7 @@ from sklearn.utils.validation import _check_sample_weight, check_array, validate
 from kernelkit.estimators._kernels import VectorKernelRecipe, parameter_kind, resolve_kernel
 from kernelkit.kernels import Kernel, Linear, PrecomputedBatch
 from kernelkit.kernels.base import Batch, batch_dtype
+from kernelkit.kernels.sparse import SparseRows
 from kernelkit.utils import errors
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.kinds import InputKind
@@ -54,6 +58,9 @@ from kernelkit.utils.validation import to_tensor
 
 ARRAY_KINDS = (InputKind.VECTOR, InputKind.GRAM)
 """Input kinds given as numeric arrays (validated like scikit-learn input)."""
+
+SPARSE_FORMATS = ("csr", "csc", "coo")
+"""``scipy.sparse`` formats taken by kernels that accept sparse rows (``accepts_sparse``)."""
 
 
 KERNEL_CONSTRAINTS: dict[str, list[Any]] = {"kernel": [Kernel, str, callable, None]}
@@ -177,6 +184,12 @@ class KernelEstimatorMixin:
         if isinstance(kernel, VectorKernelRecipe):
             self.X_fit_ = self._prepare(Linear(), X, reset=True)
             self.kernel_ = kernel.build(self.X_fit_)
+            if isinstance(self.X_fit_, SparseRows) and not self.kernel_.accepts_sparse:
+                raise InputError(
+                    f"X: {self.kernel_!r} does not take sparse input (got "
+                    f"{type(X).__name__}); use a kernel of inner products and norms or "
+                    "densify X"
+                )
         else:
             self.kernel_ = clone(kernel)
             self.X_fit_ = self._prepare(self.kernel_, X, reset=True)
@@ -216,8 +229,9 @@ class KernelEstimatorMixin:
                     reset=reset,
                     dtype=(np.float64, np.float32),
                     ensure_all_finite=True,
+                    accept_sparse=SPARSE_FORMATS if kernel.accepts_sparse else False,
                 )
-            except ValueError as exc:
+            except (ValueError, TypeError) as exc:  # TypeError: sparse X refused
                 raise _reraise(exc, "X") from exc
             if dtype is not None:
                 X = X.astype(np.float64 if dtype == torch.float64 else np.float32, copy=False)

@@ -20,6 +20,7 @@ from kernelkit.estimators._base import (
 )
 from kernelkit.gram import GramCenterer, gram
 from kernelkit.kernels import Kernel
+from kernelkit.kernels.sparse import SparseRows
 from kernelkit.solvers import cholesky_solve, top_eigenpairs
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.numerics import eps
@@ -210,6 +211,12 @@ class KernelPCA(
             raise InputError(
                 f"n_components: expected at most n_samples={n} components (one per training "
                 f"sample), got {n_components}"
+            )
+        if self.fit_inverse_transform and isinstance(Xb, SparseRows):
+            raise InputError(
+                "fit_inverse_transform: the pre-image map is dense in X (one row of n_features "
+                f"per sample); got sparse X of shape {Xb.shape}, densify X or set "
+                "fit_inverse_transform=False"
             )
         if self.fit_inverse_transform and self.kernel_.input_kind != "vector":
             raise InputError(
