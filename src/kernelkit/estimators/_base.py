@@ -35,9 +35,10 @@ import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from numbers import Integral
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
+import scipy.sparse as sp
 import torch
 from sklearn.base import clone
 from sklearn.utils._param_validation import (
@@ -47,7 +48,12 @@ from sklearn.utils._param_validation import (
 )
 from sklearn.utils.validation import _check_sample_weight, check_array, validate_data
 
-from kernelkit.estimators._kernels import VectorKernelRecipe, parameter_kind, resolve_kernel
+from kernelkit.estimators._kernels import (
+    VectorKernelRecipe,
+    parameter_accepts_sparse,
+    parameter_kind,
+    resolve_kernel,
+)
 from kernelkit.kernels import Kernel, Linear, PrecomputedBatch
 from kernelkit.kernels.base import Batch, batch_dtype
 from kernelkit.kernels.sparse import SparseRows
@@ -147,6 +153,10 @@ class KernelEstimatorMixin:
 
     kernel: Any
     _parameter_constraints: dict[str, list[Any]]
+    _sparse_input: ClassVar[bool] = False
+    """Whether the estimator takes sparse X (with a kernel that accepts it; the ``sparse``
+    tag): set by the estimators whose every path works on
+    :class:`~kernelkit.kernels.sparse.SparseRows`."""
 
     # ------------------------------------------------------------------ parameters
     def _validate_params(self) -> None:
@@ -229,14 +239,23 @@ class KernelEstimatorMixin:
                     reset=reset,
                     dtype=(np.float64, np.float32),
                     ensure_all_finite=True,
-                    accept_sparse=SPARSE_FORMATS if kernel.accepts_sparse else False,
+                    accept_sparse=SPARSE_FORMATS if self._takes_sparse(kernel) else False,
                 )
-            except (ValueError, TypeError) as exc:  # TypeError: sparse X refused
+            except ValueError as exc:
+                raise _reraise(exc, "X") from exc
+            except TypeError as exc:  # sparse X for a kernel that needs dense rows
+                if not sp.issparse(X):
+                    raise
                 raise _reraise(exc, "X") from exc
             if dtype is not None:
                 X = X.astype(np.float64 if dtype == torch.float64 else np.float32, copy=False)
         with _readonly_ok():
             return kernel.prepare(X, dtype=dtype, reference=reset)
+
+    def _takes_sparse(self, kernel: Kernel) -> bool:
+        """Sparse X is taken when the kernel accepts it and the estimator's ``sparse`` tag
+        says so (estimators that densify their input leave the tag off)."""
+        return bool(kernel.accepts_sparse) and self.__sklearn_tags__().input_tags.sparse
 
     def _check_tensor_features(self, X: torch.Tensor, *, reset: bool) -> None:
         if X.ndim != 2:
@@ -305,6 +324,7 @@ class KernelEstimatorMixin:
         tags = super().__sklearn_tags__()  # type: ignore[misc]
         kind = parameter_kind(self.kernel)
         tags.input_tags.pairwise = kind == InputKind.GRAM
+        tags.input_tags.sparse = self._sparse_input and parameter_accepts_sparse(self.kernel)
         if kind not in ARRAY_KINDS:
             tags.input_tags.two_d_array = False
             tags.input_tags.string = kind in ("string", "molecule", "any")

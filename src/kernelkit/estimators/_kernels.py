@@ -11,7 +11,8 @@ r"""The ``kernel`` parameter of the estimators: a Kernel, a spec, a scikit-learn
   for sequences, Weisfeiler-Lehman for graphs and, for vectors, ``Gaussian(sigma)`` with the
   median heuristic ``sigma = median_{i<j} ||x_i - x_j||`` on the training vectors;
 * a scikit-learn name written alone (the names of ``sklearn.metrics.pairwise_kernels``), with
-  scikit-learn's formula and defaults (``gamma=None`` is ``1 / n_features``):
+  scikit-learn's formula and defaults (``gamma=None`` and ``"auto"`` are ``1 / n_features``,
+  ``"scale"`` is ``1 / (n_features X.var())``, ``SVC``'s default):
 
   =================  ==========================================  ===============================
   name               scikit-learn's kernel                       kernelkit kernel
@@ -50,6 +51,7 @@ import torch
 from kernelkit.data import detect_input_kind
 from kernelkit.kernels import Gaussian, Kernel, Linear, Polynomial, Precomputed, TensorMatern
 from kernelkit.kernels.callable import CallableKernel
+from kernelkit.kernels.sparse import SparseRows
 from kernelkit.kernels.specs import (
     KERNEL_SPECS,
     KernelSpecError,
@@ -87,9 +89,22 @@ class VectorKernelRecipe:
     input_kind: InputKind = InputKind.VECTOR
 
 
-def _gamma(gamma: float | None, X: torch.Tensor) -> float:
-    """scikit-learn's ``gamma``: ``1 / n_features`` when None."""
-    return 1.0 / X.shape[1] if gamma is None else float(gamma)
+def _variance(X: Any) -> float:
+    """Variance of all the entries of a dense or sparse training batch (``X.var()``)."""
+    if isinstance(X, SparseRows):
+        m = X.matrix
+        mean = float(m.sum()) / (m.shape[0] * m.shape[1])
+        return float(m.multiply(m).sum()) / (m.shape[0] * m.shape[1]) - mean**2
+    return float(X.to(torch.float64).var(unbiased=False))
+
+
+def _gamma(gamma: float | str | None, X: Any) -> float:
+    """scikit-learn's ``gamma``: ``"auto"`` (and None) ``1 / n_features``, ``"scale"``
+    ``1 / (n_features X.var())`` (``1`` when the variance is 0), as ``sklearn.svm.SVC``."""
+    if gamma == "scale":
+        var = _variance(X)
+        return 1.0 / (X.shape[1] * var) if var != 0 else 1.0
+    return 1.0 / X.shape[1] if gamma in (None, "auto") else float(gamma)
 
 
 def _sklearn_kernel(name: str, gamma: Any, degree: Any, coef0: Any) -> Kernel | VectorKernelRecipe:
@@ -202,4 +217,30 @@ def parameter_kind(kernel: Any) -> InputKind:
     return InputKind.VECTOR
 
 
-__all__ = ["SKLEARN_KERNELS", "VectorKernelRecipe", "parameter_kind", "resolve_kernel"]
+def parameter_accepts_sparse(kernel: Any) -> bool:
+    """Whether a ``kernel`` parameter takes sparse vectors, without data (the ``sparse`` tag).
+
+    ``None`` (a Gaussian) and scikit-learn's names but ``"precomputed"`` do; a kernel says so
+    by ``accepts_sparse``; a spec by its class's; callables and unknown values do not.
+    """
+    if kernel is None:
+        return True
+    if isinstance(kernel, Kernel):
+        return bool(kernel.accepts_sparse)
+    if not isinstance(kernel, str):
+        return False
+    key = kernel.strip().lower()
+    if key in SKLEARN_KERNELS:
+        return key != "precomputed"
+    entry = KERNEL_SPECS.get(key.partition(":")[0])
+    flag = getattr(entry[1], "accepts_sparse", False) if entry else False
+    return flag is True
+
+
+__all__ = [
+    "SKLEARN_KERNELS",
+    "VectorKernelRecipe",
+    "parameter_accepts_sparse",
+    "parameter_kind",
+    "resolve_kernel",
+]

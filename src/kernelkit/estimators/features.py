@@ -109,6 +109,8 @@ class NystromFeatures(_FeatureMapMixin, KernelEstimatorMixin, BaseEstimator):
         Fitted kernel and training data.
     """
 
+    _sparse_input: ClassVar[bool] = True
+
     def __init__(
         self,
         kernel: Kernel | None = None,
@@ -213,6 +215,8 @@ class RandomFourierFeatures(_FeatureMapMixin, KernelEstimatorMixin, BaseEstimato
     n_components_ : int
         ``p``.
     """
+
+    _sparse_input: ClassVar[bool] = True
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **KERNEL_CONSTRAINTS,

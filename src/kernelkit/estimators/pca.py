@@ -163,6 +163,8 @@ class KernelPCA(
         The pre-image map (when ``fit_inverse_transform``).
     """
 
+    _sparse_input: ClassVar[bool] = True
+
     def __init__(
         self,
         kernel: Kernel | str | None = None,

@@ -198,6 +198,8 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
     (2,)
     """
 
+    _sparse_input: ClassVar[bool] = True
+
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **KERNEL_CONSTRAINTS,
         **KERNEL_PARAMS_CONSTRAINT,

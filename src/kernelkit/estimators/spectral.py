@@ -89,6 +89,8 @@ class SpectralClustering(KernelEstimatorMixin, ClusterMixin, BaseEstimator):
         The k-means centres in the embedding.
     """
 
+    _sparse_input: ClassVar[bool] = True
+
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **CLUSTER_CONSTRAINTS,
         **KERNEL_PARAMS_CONSTRAINT,
