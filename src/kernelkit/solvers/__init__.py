@@ -31,6 +31,7 @@ from kernelkit.solvers.lbfgs import (
     lbfgs_restarts,
 )
 from kernelkit.solvers.matfun import inverse_sqrt
+from kernelkit.solvers.randomized import randomized_eigh, randomized_range
 from kernelkit.solvers.nystrom_pcg import (
     CentreFactor,
     NystromPCGResult,
@@ -76,6 +77,8 @@ __all__ = [
     "solve",
     "solve_triangular",
     "symmetric_eigh",
+    "randomized_eigh",
+    "randomized_range",
     "top_eigenpairs",
     "train_module",
 ]
