@@ -11,7 +11,6 @@ from Gram values alone.
 from __future__ import annotations
 
 import warnings
-
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
