@@ -29,6 +29,9 @@ from kernelkit.kernels.sparse import SparseRows
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.validation import check_int, check_positive
 
+MIN_SQUARE = float(np.finfo(np.float64).tiny)
+"""Smallest ``sigma^2`` of a Gaussian: below it ``1 / sigma^2`` is not a finite double."""
+
 
 class Linear(DotProductKernel):
     """Linear kernel ``k(x, y) = <x, y>``; its RKHS is ``{x -> w^T x}`` with norm ``||w||``.
@@ -71,6 +74,12 @@ class Gaussian(StationaryKernel):
     def __init__(self, sigma: float = 1.0):
         super().__init__()
         self.sigma = check_positive(sigma, name="sigma")
+        if self.sigma**2 < MIN_SQUARE:
+            raise InputError(
+                f"sigma: expected a width whose 1 / (2 sigma^2) is a finite float "
+                f"(sigma >= {math.sqrt(MIN_SQUARE):.1e}), got {sigma!r}: the Gram would "
+                "underflow to the identity (every pair of distinct points at kernel 0)"
+            )
 
     def profile(self, d2: torch.Tensor) -> torch.Tensor:
         return torch.exp(d2 * (-0.5 / self.sigma**2))
