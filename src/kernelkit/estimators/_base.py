@@ -167,7 +167,7 @@ class KernelEstimatorMixin:
         ParameterError
             ``"NAME: The 'NAME' parameter of CLASS must be EXPECTED. Got VALUE instead."``
         """
-        params = self.get_params(deep=False)
+        params = {name: getattr(self, name) for name in self._parameter_constraints}
         for name, constraints in self._parameter_constraints.items():
             try:
                 validate_parameter_constraints(
