@@ -19,6 +19,7 @@ SKLEARN = Path(sklearn.__file__).parent
 SUITES = {
     "tests/test_kernel_ridge.py": 10,
     "decomposition/tests/test_kernel_pca.py": 22,
+    "cluster/tests/test_spectral.py": 18,
 }
 """Module of the installed scikit-learn -> passes measured with the adapter."""
 

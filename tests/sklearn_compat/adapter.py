@@ -7,8 +7,8 @@ It replaces scikit-learn's estimators by thin subclasses of kernelkit's that onl
   ``(1/n) sum loss + lam ||f||^2``), scikit-learn's default kernel ``"linear"``;
 * ``KernelPCA(n_components=None, kernel="linear", ...)``: scikit-learn's defaults;
 * ``SpectralClustering(affinity="rbf", gamma=1.0, ...)``: ``affinity -> kernel``,
-  ``normalization="random_walk"`` (scikit-learn's embedding);
-* ``SVC(kernel="rbf", ...)``: ``KernelSVC``.
+  ``normalization="random_walk"`` (scikit-learn's embedding), ``gamma`` passed only to the
+  kernels that read it (scikit-learn ignores its default 1.0 elsewhere);
 
 Use: ``python -m pytest -p tests.sklearn_compat.adapter <sklearn test file>``.
 """
@@ -19,7 +19,6 @@ import numpy as np
 import sklearn.cluster
 import sklearn.decomposition
 import sklearn.kernel_ridge
-import sklearn.svm
 
 import kernelkit
 
@@ -112,6 +111,13 @@ class SpectralClustering(kernelkit.SpectralClustering):
             verbose=verbose,
         )
         self.affinity = affinity
+
+    def _kernel_extras(self):
+        # scikit-learn's gamma=1.0 default is read only by the kernels that use it
+        extras = super()._kernel_extras()
+        if self.affinity not in ("rbf", "laplacian", "poly", "polynomial"):
+            extras["gamma"] = None
+        return extras
 
     def fit(self, X, y=None):
         self.kernel = self.affinity

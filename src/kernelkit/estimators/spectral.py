@@ -205,7 +205,7 @@ class SpectralClustering(KernelEstimatorMixin, ClusterMixin, BaseEstimator):
         self.eigenvectors_ = like_input(eig.vectors, X)
         self.degrees_ = None if degrees is None else like_input(degrees, X)
         self.embedding_ = self._embed(eig.vectors, degrees)
-        self._say(f"labels: {self.assign_labels} on the {self.embedding_.shape} embedding")
+        self._say(f"Computing label assignment using {self.assign_labels}")
         self.cluster_centers_ = None
         if self.assign_labels == "cluster_qr":
             self.labels_ = cluster_qr(self.embedding_)
