@@ -7,7 +7,7 @@ import pytest
 from sklearn.kernel_ridge import KernelRidge as SkKernelRidge
 from sklearn.metrics.pairwise import pairwise_kernels
 
-from kernelkit import KernelRidge
+from kernelkit import KernelPCA, KernelRidge
 from kernelkit.gram import gram
 from kernelkit.kernels.callable import CallableKernel
 from kernelkit.testing import check_kernel
@@ -41,11 +41,12 @@ def test_krr_callable_equals_rbf_and_sklearn(data):
 
 @pytest.mark.parametrize("gamma", [0.3, 2.0])
 def test_kernel_params_reach_the_callable(data, gamma):
-    X, Xt, y = data
-    blocks = KernelRidge(kernel=rbf_blocks, kernel_params={"gamma": gamma}, lam=1e-2).fit(X, y)
+    X, Xt, _ = data
+    blocks = KernelPCA(kernel=rbf_blocks, kernel_params={"gamma": gamma}, n_components=3)
+    blocks.fit(X)
     assert blocks.kernel_.mode_ == "block"
-    rbf = KernelRidge(kernel="rbf", gamma=gamma, lam=1e-2).fit(X, y)
-    np.testing.assert_allclose(blocks.predict(Xt), rbf.predict(Xt), rtol=0, atol=1e-10)
+    rbf = KernelPCA(kernel="rbf", gamma=gamma, n_components=3).fit(X)
+    np.testing.assert_allclose(blocks.transform(Xt), rbf.transform(Xt), rtol=0, atol=1e-10)
 
 
 def test_gram_equals_sklearn_pairwise_kernels(data):
@@ -77,6 +78,6 @@ def test_bad_callable_and_kernel_params_are_named_errors(data):
     with pytest.raises(InputError, match="kernel: the callable"):
         KernelRidge(kernel=lambda x, y: "text").fit(X, y)
     with pytest.raises(InputError, match="kernel_params: only used with a callable"):
-        KernelRidge(kernel="rbf", kernel_params={"gamma": 1.0}).fit(X, y)
+        KernelPCA(kernel="rbf", kernel_params={"gamma": 1.0}).fit(X)
     with pytest.raises(ParameterError, match="kernel_params"):
-        KernelRidge(kernel=rbf_rows, kernel_params=[1]).fit(X, y)
+        KernelPCA(kernel=rbf_rows, kernel_params=[1]).fit(X)

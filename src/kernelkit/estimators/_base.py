@@ -48,6 +48,7 @@ from sklearn.utils._param_validation import (
 )
 from sklearn.utils.validation import _check_sample_weight, check_array, validate_data
 
+from kernelkit.data.detect import detect_input_kind, drop_invalid_records
 from kernelkit.estimators._kernels import (
     VectorKernelRecipe,
     parameter_accepts_sparse,
@@ -177,11 +178,25 @@ class KernelEstimatorMixin:
                 raise errors.ParameterError(f"{name}: {exc}") from None
 
     def _kernel_extras(self) -> dict[str, Any]:
-        """scikit-learn's kernel parameters (``gamma``, ``degree``, ``coef0``,
-        ``kernel_params``) of the estimator."""
-        return {p: getattr(self, p, None) for p in ("gamma", "degree", "coef0", "kernel_params")}
+        """scikit-learn's kernel parameters (``gamma``, ``degree``, ``coef0``, and
+        ``kernel_params`` when it is a dict of a callable's arguments) of the estimator.
+
+        ``KernelRidge.kernel_params`` is a model-selection grid instead (not a dict)."""
+        extras = {p: getattr(self, p, None) for p in ("gamma", "degree", "coef0")}
+        params = getattr(self, "kernel_params", None)
+        extras["kernel_params"] = params if isinstance(params, dict) else None
+        return extras
 
     # ------------------------------------------------------------------ X
+    def _drop_invalid(self, X: Any, y: Any, sample_weight: Any) -> tuple[Any, Any, Any]:
+        """``X``, ``y``, ``sample_weight`` without the records that do not parse, with
+        ``on_error="skip"`` (:func:`kernelkit.data.detect.drop_invalid_records`)."""
+        on_error = getattr(self, "on_error", "raise")
+        if on_error != "skip" or X is None:
+            return X, y, sample_weight
+        kind = parameter_kind(self.kernel) if self.kernel is not None else detect_input_kind(X)
+        return drop_invalid_records(X, y, sample_weight, kind, on_error)
+
     def _fit_X(self, X: Any) -> Batch:
         """Resolve ``kernel_``, validate the training input and store ``X_fit_``.
 
@@ -203,6 +218,8 @@ class KernelEstimatorMixin:
         else:
             self.kernel_ = clone(kernel)
             self.X_fit_ = self._prepare(self.kernel_, X, reset=True)
+        if hasattr(self.kernel_, "check_training"):  # e.g. an all-zero Gram, a feature blow-up
+            self.kernel_.check_training(self.X_fit_)
         return self.X_fit_
 
     def _predict_X(self, X: Any) -> Batch:

@@ -17,7 +17,6 @@ from sklearn.utils.validation import check_is_fitted
 
 from kernelkit.estimators._base import (
     KERNEL_CONSTRAINTS,
-    KERNEL_PARAMS_CONSTRAINT,
     RANDOM_STATE_CONSTRAINT,
     VERBOSE_CONSTRAINT,
     KernelEstimatorMixin,
@@ -25,6 +24,11 @@ from kernelkit.estimators._base import (
     result_dtype,
     to_numpy,
     warn_max_iter,
+)
+from kernelkit.estimators._ridge_selection import (
+    fit_selected,
+    ridge_interval,
+    selects_hyperparameters,
 )
 from kernelkit.gram import gram
 from kernelkit.gram.distributed import (
@@ -130,16 +134,28 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         sequences, Weisfeiler-Lehman for graphs); see :mod:`kernelkit.estimators._kernels`.
         With ``Precomputed()`` (or ``"precomputed"``) ``fit`` takes the training Gram and
         ``predict`` the Gram rows of new points against the training points.
-    lam : float, default 1e-3
+    lam : float, list of float or "auto", default 1e-3
         Regularisation ``lam >= 0`` of the ``(1/n)``-normalised objective; scikit-learn's
         ``alpha`` is ``n * lam`` (its default ``alpha = 1`` is ``lam = 1/n``: 1e-3 matches it
-        at n = 1000).
+        at n = 1000).  A list of positive values is a grid scored by ``cv`` (exact solver:
+        one eigendecomposition for the whole grid, :mod:`kernelkit.models.ridge_path`);
+        ``"auto"`` scores a grid from 1e-9 to 10 and refines the best value by L-BFGS on
+        ``log lam`` of the closed-form criterion.
+    cv : {"loo", "gcv"} or int, default "loo"
+        Criterion of a ``lam`` grid or ``"auto"``: closed-form leave-one-out error
+        ``sum_i w_i r_i^2 / sum_i w_i`` with ``r_i = (y_i - f_i) / (1 - H_ii)``, generalised
+        cross-validation ``(1/n)||(I - H) y||^2 / (1 - tr H / n)^2`` (Golub, Heath and Wahba
+        1979), or the mean squared error over ``KFold(cv)`` refits.  Unused for a float
+        ``lam`` without ``kernel_params``.
+    kernel_params : "auto", list of str or None, default None
+        Kernel parameters tuned with ``lam`` by L-BFGS on the ``cv`` criterion in log space
+        (``"loo"`` or ``"gcv"``), gradients by autograd: ``"auto"`` takes every continuous
+        positive parameter of the kernel (e.g. the Gaussian ``sigma``, started at the median
+        heuristic), a list names them (nested as ``"k1__sigma"``).
     gamma, degree, coef0 : optional
         scikit-learn's kernel parameters, used only with its kernel names: ``gamma`` of
         ``"rbf"``, ``"laplacian"``, ``"poly"`` (``None``: ``1 / n_features``), ``degree``
         (``None``: 3) and ``coef0`` (``None``: 1) of ``"poly"``.
-    kernel_params : dict, optional
-        Keyword arguments of a callable ``kernel`` (``f(x, y, **kernel_params)``).
     solver : {"exact", "nystrom"}, default "exact"
         ``"exact"``: the Cholesky solve above (``O(n^2)`` memory, ``O(n^3)`` time).
         ``"nystrom"``: Falkon (Rudi, Carratino and Rosasco, NeurIPS 2017, Algorithm 1;
@@ -167,6 +183,11 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         is called as ``verbose(iteration, residual)``.
     block_size : int, optional
         Rows per tile of the streamed products (default: 2 MiB tiles).
+    on_error : {"raise", "skip"}, default "raise"
+        Training records that do not parse as the input kind (SMILES RDKit rejects): an
+        :class:`~kernelkit.data.molecules.InvalidRecordsError` naming them (count and first
+        five), or ``"skip"``: left out of the fit, with their targets and weights, named in a
+        warning (:func:`kernelkit.data.detect.drop_invalid_records`).
 
     Attributes
     ----------
@@ -180,6 +201,14 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
     jitter_ : float
         Jitter added to the diagonal by the Cholesky solver (0 unless ``K + n lam I`` was
         numerically singular; ``"nystrom"``: the jitter of ``chol(K_mm)``).
+    lam_ : float
+        The chosen ``lam`` (grid, ``"auto"`` or ``kernel_params`` fits only).
+    cv_results_ : dict
+        Grid fits only: scikit-learn's layout (``params``, ``param_lam``,
+        ``mean_test_score`` = minus the criterion, ``rank_test_score``; per-fold
+        ``split{k}_test_score`` and ``std_test_score`` for an integer ``cv``).
+    loo_residuals_ : ndarray or torch.Tensor
+        Grid fits only: the leave-one-out residuals ``y_i - f^{(-i)}(x_i)`` at ``lam_``.
     center_indices_ : ndarray of int
         ``"nystrom"`` only: indices of the centres among the training points.
     n_iter_ : int
@@ -202,8 +231,9 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **KERNEL_CONSTRAINTS,
-        **KERNEL_PARAMS_CONSTRAINT,
-        "lam": [Interval(Real, 0, None, closed="left")],
+        "lam": [Interval(Real, 0, None, closed="left"), "array-like", StrOptions({"auto"})],
+        "cv": [StrOptions({"loo", "gcv"}), Interval(Integral, 2, None, closed="left")],
+        "kernel_params": [StrOptions({"auto"}), list, None],
         "gamma": [Interval(Real, 0, None, closed="neither"), None],
         "degree": [Interval(Integral, 1, None, closed="left"), None],
         "coef0": [Interval(Real, 0, None, closed="left"), None],
@@ -215,17 +245,19 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         "random_state": RANDOM_STATE_CONSTRAINT,
         "verbose": VERBOSE_CONSTRAINT,
         "block_size": [Interval(Integral, 1, None, closed="left"), None],
+        "on_error": [StrOptions({"raise", "skip"})],
     }
 
     def __init__(
         self,
         kernel: Kernel | str | None = None,
-        lam: float = 1e-3,
+        lam: Any = 1e-3,
         *,
+        cv: str | int = "loo",
+        kernel_params: str | list[str] | None = None,
         gamma: float | None = None,
         degree: int | None = None,
         coef0: float | None = None,
-        kernel_params: dict | None = None,
         solver: str = "exact",
         n_centers: int = 1000,
         centers: str = "uniform",
@@ -234,13 +266,15 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         random_state: Any = None,
         verbose: int | bool | Callable[[int, float], Any] = 0,
         block_size: int | None = None,
+        on_error: str = "raise",
     ):
         self.kernel = kernel
         self.lam = lam
+        self.cv = cv
+        self.kernel_params = kernel_params
         self.gamma = gamma
         self.degree = degree
         self.coef0 = coef0
-        self.kernel_params = kernel_params
         self.solver = solver
         self.n_centers = n_centers
         self.centers = centers
@@ -249,18 +283,24 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         self.random_state = random_state
         self.verbose = verbose
         self.block_size = block_size
+        self.on_error = on_error
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> KernelRidge:
         """Fit ``alpha = (K + n lam I)^{-1} y`` (weighted: see the class docstring)."""
         self._validate_params()
         if is_dask_collection(X):
             return self._fit_distributed(X, y, sample_weight)
-        lam = float(self.lam)
+        X, y, sample_weight = self._drop_invalid(X, y, sample_weight)
         Xb = self._fit_X(X)
         dtype = result_dtype(Xb)
         Y = self._validate_y_numeric(y, len(Xb), dtype)
         w = check_sample_weight(sample_weight, len(Xb))
-        self.__dict__.pop("center_indices_", None)
+        for attr in ("center_indices_", "lam_", "cv_results_", "loo_residuals_"):
+            self.__dict__.pop(attr, None)
+        self._y_fit, self._sample_weight = Y, w
+        if selects_hyperparameters(self):
+            return fit_selected(self, Xb, Y, w, X)
+        lam = float(self.lam)
         if self.solver == "nystrom":
             return self._fit_nystrom(Xb, Y, w, X)
         K = gram(self.kernel_, Xb)
@@ -291,6 +331,22 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         alpha = torch.as_tensor(self.dual_coef_, device=Kt.device).to(Kt.dtype)
         return like_input(Kt @ alpha, X)
 
+    def predict_interval(self, X: Any, alpha: float = 0.1, method: str = "jackknife+") -> Any:
+        r"""Conformal prediction intervals, shape ``(n_samples, 2)`` (lower, upper).
+
+        ``"jackknife+"`` (Barber, Candès, Ramdas and Tibshirani, Ann. Statist. 2021): from the
+        closed-form leave-one-out fits ``f^{(-i)}`` (no refit; one factorisation of
+        ``K + n lam I``), ``[q^-_alpha{f^{(-i)}(x) - R_i}, q^+_alpha{f^{(-i)}(x) + R_i}]``;
+        for exchangeable data it covers a new response with probability at least
+        ``1 - 2 alpha`` (their Theorem 1), close to ``1 - alpha`` in practice.  ``"split"``:
+        a refit on a random half (``random_state``) at the same ``lam``, ``f(x) +- q`` with
+        ``q`` the ``ceil((1 - alpha)(n_cal + 1))``-th smallest absolute residual on the other
+        half; coverage at least ``1 - alpha``.  Exact solver, single output; see
+        :mod:`kernelkit.models.conformal`.
+        """
+        check_is_fitted(self, "dual_coef_")
+        return ridge_interval(self, X, alpha, method)
+
     def _fit_nystrom(self, Xb: Batch, Y: torch.Tensor, w: np.ndarray | None, X: Any) -> KernelRidge:
         """Falkon's Nyström-PCG fit (``solver="nystrom"``; :mod:`kernelkit.models.falkon`)."""
         self._check_nystrom_lam()
@@ -303,6 +359,12 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         return self._solve_nystrom(system, Y, w, result_dtype(Xb), X)
 
     def _check_nystrom_lam(self) -> None:
+        if selects_hyperparameters(self):
+            raise InputError(
+                f"lam: a list, 'auto' or kernel_params need solver='exact' (the Nyström path "
+                f"has no closed-form selection yet), got lam={self.lam!r}, "
+                f"kernel_params={self.kernel_params!r}"
+            )
         if float(self.lam) <= 0:
             raise InputError(
                 f"lam: expected lam > 0 with solver='nystrom' (its preconditioner factorises "
