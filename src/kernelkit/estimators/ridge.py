@@ -250,6 +250,8 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
     (2,)
     """
 
+    _sparse_input: ClassVar[bool] = True
+
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **KERNEL_CONSTRAINTS,
         "lam": [Interval(Real, 0, None, closed="left"), "array-like", StrOptions({"auto"})],

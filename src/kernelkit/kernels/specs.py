@@ -17,9 +17,10 @@ import inspect
 import warnings
 from typing import Any
 
+import numpy as np
 import torch
 
-from kernelkit.kernels.base import Kernel
+from kernelkit.kernels.base import Kernel, squared_distances
 from kernelkit.kernels.dot_product import (
     SphereExponential,
     SphereInversePolynomial,
@@ -30,6 +31,7 @@ from kernelkit.kernels.graphs import ShortestPath, WeisfeilerLehman
 from kernelkit.kernels.molecules import MinMax, Tanimoto
 from kernelkit.kernels.neural import ArcCosine, ReLUNTK
 from kernelkit.kernels.precomputed import Precomputed
+from kernelkit.kernels.sparse import SparseRows
 from kernelkit.kernels.strings import Mismatch, Spectrum, Subsequence
 from kernelkit.kernels.vector import Gaussian, Laplacian, Linear, Matern, Polynomial
 from kernelkit.kernels.weighted_degree import WeightedDegree
@@ -91,16 +93,21 @@ DEFAULT_KERNEL_SPECS: dict[InputKind, str] = {
 def median_sigma(Z: torch.Tensor, *, max_points: int = 1000) -> float:
     """Median heuristic: the median pairwise Euclidean distance of (at most 1000 of) ``Z``.
 
-    ``sigma = median_{i<j} ||z_i - z_j||`` (the lower middle value for an even count) over the
-    pairs at positive distance, on an
+    ``sigma = median_{i<j} ||z_i - z_j||`` (as ``np.median``: the mean of the two middle
+    values for an even count) over the pairs at positive distance, on an
     evenly spaced subset of ``max_points`` rows when ``Z`` is larger; 1.0, with a warning
     that says how to set the width, when all rows are equal (the median width is 0).
     """
-    Z = torch.as_tensor(Z).detach()
+    if not isinstance(Z, SparseRows):
+        Z = torch.as_tensor(Z).detach()
     if Z.shape[0] > max_points:
         idx = torch.linspace(0, Z.shape[0] - 1, max_points).long()
         Z = Z[idx]
-    d = torch.cdist(Z.to(torch.float64), Z.to(torch.float64))
+    if isinstance(Z, SparseRows):
+        Z = SparseRows.from_input(Z, torch.float64)
+        d = squared_distances(Z, Z).sqrt_()
+    else:
+        d = torch.cdist(Z.to(torch.float64), Z.to(torch.float64))
     iu = torch.triu_indices(Z.shape[0], Z.shape[0], 1)
     vals = d[iu[0], iu[1]]
     vals = vals[vals > 0]
@@ -113,7 +120,7 @@ def median_sigma(Z: torch.Tensor, *, max_points: int = 1000) -> float:
             stacklevel=2,
         )
         return 1.0
-    return float(vals.median())
+    return float(np.median(vals.cpu().numpy()))
 
 
 def _parameters(cls: type[Kernel]) -> dict[str, inspect.Parameter]:
