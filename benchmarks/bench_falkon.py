@@ -3,13 +3,17 @@
 Test error against time for n = 10^4 ... 10^6 and m = 500 ... 10^4 on a smooth 10-D problem
 (float32 inputs, Gaussian kernel):
 
-* kernelkit ``KernelRidge(solver="nystrom", n_centers=m)`` (Falkon: K_nm streamed, never
-  stored) beside scikit-learn ``Nystroem(m) + Ridge`` (the n x m features materialised) at
-  every m whose features fit in ``--sk-limit-gb`` (else the projected size is recorded), and
-  the exact ``KernelRidge`` where it fits (``--exact-n``);
-* binary classification: kernelkit's Newton-PCG logistic regression
+* kernelkit ``KernelRidge(solver="auto", n_centers=m)`` (the row's time), with its solvers
+  as ablations, ``solver="onepass"`` (the normal equations formed in one pass) and
+  ``solver="nystrom"`` (Falkon's PCG; K_nm streamed, never stored in both), beside
+  scikit-learn ``Nystroem(m) + Ridge`` (the n x m features materialised) at every m whose
+  features fit in ``--sk-limit-gb`` (else the projected size is recorded), and the exact
+  ``KernelRidge`` where it fits (``--exact-n``);
+* binary classification: kernelkit's one-pass Newton
+  (:func:`kernelkit.models.falkon_logistic.nystrom_logistic_onepass`) and Newton-PCG
   (:func:`kernelkit.models.falkon_logistic.nystrom_logistic_fit`) beside
-  ``Nystroem(m) + LogisticRegression`` at the same m.
+  ``Nystroem(m) + LogisticRegression`` at the same m, and the choice ``solver="auto"``
+  makes there.
 
 Every case runs in its own subprocess, which reports its wall and CPU seconds and its peak
 resident memory (``ru_maxrss``, data included).  Falkon cases also report the time of one
@@ -36,6 +40,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).parent))
 
 from _common import report
+
+from kernelkit.models.falkon import choose_solver
 
 # LAM_LOGISTIC weights lam ||f||^2: the committed runs' (lam / 2) ||f||^2 with lam = 1e-6
 D, SIGMA, LAM, LAM_LOGISTIC, N_TEST, NOISE = 10, 5.0, 1e-6, 5e-7, 100_000, 0.1
@@ -116,17 +122,21 @@ def run_case(case: dict) -> dict:
 
     from kernelkit import KernelRidge
     from kernelkit.kernels import Gaussian
-    from kernelkit.models.falkon import select_centres
-    from kernelkit.models.falkon_logistic import nystrom_logistic_decision, nystrom_logistic_fit
+    from kernelkit.models.falkon import nystrom_system, select_centres
+    from kernelkit.models.falkon_logistic import (
+        nystrom_logistic_decision,
+        nystrom_logistic_fit,
+        nystrom_logistic_onepass,
+    )
 
     out: dict = {}
     start, cpu0 = time.perf_counter(), time.process_time()
     if task == "regression":
-        if method == "falkon":
+        if method in ("falkon", "onepass", "auto"):
             model = KernelRidge(
                 Gaussian(SIGMA),
                 lam=LAM,
-                solver="nystrom",
+                solver={"falkon": "nystrom"}.get(method, method),
                 n_centers=m,
                 random_state=0,
                 tol=case.get("tol", 1e-4),
@@ -134,7 +144,9 @@ def run_case(case: dict) -> dict:
                 verbose=_progress(start),
             )
             pred = model.fit(X, y).predict(Xt)
-            out["cg_iterations"] = model.n_iter_
+            out["solver"] = model.solver_
+            if model.solver_ == "nystrom":
+                out["cg_iterations"] = model.n_iter_
         elif method == "exact":
             model = KernelRidge(Gaussian(SIGMA), lam=LAM).fit(X.astype(np.float64), y)
             # predict in chunks: the exact predict holds the whole test x train block
@@ -153,9 +165,19 @@ def run_case(case: dict) -> dict:
     else:
         labels = (yt > np.median(y)).astype(int)
         ytrain = (y > np.median(y)).astype(int)
-        if method == "falkon":
-            Xtt = torch.as_tensor(X)
-            idx = select_centres(Gaussian(SIGMA), Xtt, m, random_state=0)
+        Xtt = torch.as_tensor(X)
+        idx = select_centres(Gaussian(SIGMA), Xtt, m, random_state=0)
+        if method == "onepass":
+            system = nystrom_system(Gaussian(SIGMA), Xtt, idx, lam=LAM_LOGISTIC)
+            res = nystrom_logistic_onepass(
+                system, ytrain, LAM_LOGISTIC, newton_tol=case.get("newton_tol", 1e-2)
+            )
+            score = nystrom_logistic_decision(Gaussian(SIGMA), torch.as_tensor(Xt), res)
+            pred = (score[:, 0] > 0).numpy().astype(int)
+            # one pass per Newton step (the trial point's weights), one more for the start
+            out["newton_steps"], out["converged"] = res.n_newton, res.converged
+            out["objective"] = float(res.objective[0])
+        elif method == "falkon":
             res = nystrom_logistic_fit(
                 Gaussian(SIGMA),
                 Xtt,
@@ -184,7 +206,7 @@ def run_case(case: dict) -> dict:
         out["test_accuracy"] = float(np.mean(pred == labels))
     out["seconds"] = round(time.perf_counter() - start, 2)
     out["cpu_seconds"] = round(time.process_time() - cpu0, 2)
-    if task == "regression" and method == "falkon":
+    if task == "regression" and method == "falkon" and case.get("pass_timing", True):
         pass_s, exp_s = _falkon_pass(model, X)
         out["pass_s"], out["exp_bound_s"] = round(pass_s, 3), round(exp_s, 3)
         out["pass_over_exp"] = round(pass_s / exp_s, 2)
@@ -260,6 +282,10 @@ def main() -> None:
         "--krr", nargs="*", default=None, metavar="N:M", help="KRR cases instead of the grid"
     )
     parser.add_argument("--no-logistic", action="store_true")
+    parser.add_argument(
+        "--no-pass-timing", action="store_true", help="skip the per-pass / exp-bound timing"
+    )
+    parser.add_argument("--no-exact", action="store_true", help="skip the exact KRR row")
     parser.add_argument("--tol", type=float, default=1e-4, help="CG tolerance of the KRR fits")
     parser.add_argument(
         "--logistic-only-n", type=int, default=None, help="run only the logistic case at this n"
@@ -295,6 +321,8 @@ def main() -> None:
         grid += [(1_000_000, 10_000)]
     if args.exact_n is not None:
         exact_n = args.exact_n
+    if args.no_exact:
+        exact_n = []
     if args.krr is not None:
         grid = [tuple(int(v) for v in item.split(":")) for item in args.krr]
     if args.no_logistic:
@@ -303,11 +331,8 @@ def main() -> None:
         grid, exact_n, logistic = [], [], [(args.logistic_only_n, 1000)]
     rows = []
     for n, m in grid:
-        ours = _spawn({"task": "regression", "method": "falkon", "n": n, "m": m, "tol": args.tol})
-        row = {"case": f"KRR n={n} m={m}", "kernelkit_s": ours.get("seconds", float("nan"))}
-        row.update({f"kernelkit_{k}": v for k, v in ours.items() if k != "seconds"})
+        row = {"case": f"KRR n={n} m={m}", "baseline": "sklearn Nystroem+Ridge"}
         projected_gb = n * m * 8 / 1e9
-        row["baseline"] = "sklearn Nystroem+Ridge"
         if projected_gb <= args.sk_limit_gb:
             base = _spawn({"task": "regression", "method": "sklearn", "n": n, "m": m})
             row["baseline_s"] = base.get("seconds", float("nan"))
@@ -315,6 +340,14 @@ def main() -> None:
         else:
             row["baseline_s"] = float("nan")
             row["baseline_error"] = f"not run: n x m float64 features {projected_gb:.0f} GB"
+        # kernelkit: solver="auto" (the row's time), and the solvers as ablations
+        for method in ("auto", "onepass", "falkon"):
+            case = {"task": "regression", "method": method, "n": n, "m": m, "tol": args.tol}
+            ours = _spawn({**case, "pass_timing": not args.no_pass_timing})
+            prefix = "kernelkit" if method == "auto" else method
+            row[f"{prefix}_s"] = ours.get("seconds", float("nan"))
+            row.update({f"{prefix}_{k}": v for k, v in ours.items() if k != "seconds"})
+            row[f"{prefix}_speedup_vs_baseline"] = round(row["baseline_s"] / row[f"{prefix}_s"], 2)
         rows.append(row)
         print(json.dumps(row), flush=True)
     for n in exact_n:
@@ -325,16 +358,22 @@ def main() -> None:
         rows.append(row)
         print(json.dumps(row), flush=True)
     for n, m in logistic:
-        ours = _spawn(
-            {"task": "logistic", "method": "falkon", "n": n, "m": m, "newton_tol": args.newton_tol}
-        )
-        base = _spawn({"task": "logistic", "method": "sklearn", "n": n, "m": m})
         row = {"case": f"logistic n={n} m={m} newton_tol={args.newton_tol:g}"}
-        row["kernelkit_s"] = ours.get("seconds", float("nan"))
-        row.update({f"kernelkit_{k}": v for k, v in ours.items() if k != "seconds"})
+        base = _spawn({"task": "logistic", "method": "sklearn", "n": n, "m": m})
         row.update(baseline="sklearn Nystroem+LogisticRegression")
         row["baseline_s"] = base.get("seconds", float("nan"))
         row.update({f"baseline_{k}": v for k, v in base.items() if k != "seconds"})
+        for method in ("onepass", "falkon"):
+            case = {"task": "logistic", "method": method, "n": n, "m": m}
+            ours = _spawn({**case, "newton_tol": args.newton_tol})
+            row[f"{method}_s"] = ours.get("seconds", float("nan"))
+            row.update({f"{method}_{k}": v for k, v in ours.items() if k != "seconds"})
+            row[f"{method}_speedup_vs_baseline"] = round(row["baseline_s"] / row[f"{method}_s"], 2)
+        # solver="auto" of KernelLogisticRegression: the modelled choice (8 Newton steps)
+        choice = choose_solver(n, m, d=D, newton_steps=8)
+        row["auto_choice"] = choice
+        key = {"nystrom": "falkon"}.get(choice, choice)
+        row["kernelkit_s"] = row.get(f"{key}_s", float("nan"))
         rows.append(row)
         print(json.dumps(row), flush=True)
     report(args.name or ("bench_falkon" + ("_quick" if args.quick else "")), rows)

@@ -12,13 +12,27 @@ libraries as networkx graphs; each timing includes the conversion from networkx 
 The two Grams are checked equal before timing.  Targets (issue 3): WL at least 3x and shortest
 path at least 2x faster than GraKeL at 3000 graphs.
 
-Usage: ``python benchmarks/bench_graphs.py [--sizes 1000 3000] [--repeat 3]``.
+``--suite molecular`` (issue 29): the kernels of GraKeL's catalogue added in issue 29 on the
+heavy-atom graphs of the first ``--n-molecules`` molecules of ``solubility`` (RDKit; node label
+= atom symbol, edge label = bond type; for GraphHopper and PropagationAttr, atom-feature
+vectors as continuous attributes).  Grams are checked equal to GraKeL's first, except the
+propagation kernels, whose hash functions are random in GraKeL, PyramidMatch, whose GraKeL
+Gram sums its levels differently, and NSPDK, whose GraKeL hash depends on the node order
+(timed only).  Slow GraKeL
+cases are timed by their single checking run.
+
+Usage: ``python benchmarks/bench_graphs.py [--sizes 1000 3000] [--repeat 3]``,
+``python benchmarks/bench_graphs.py --suite molecular [--n-molecules 1000]``,
+``python benchmarks/bench_graphs.py --suite accuracy --n-molecules 1282`` (nested-CV accuracy
+of label-only and attributed kernels on the 3 solubility classes).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +41,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import median_time, report
+
+DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 
 def random_graphs(n: int, seed: int = 0) -> list[Any]:
@@ -42,11 +58,226 @@ def random_graphs(n: int, seed: int = 0) -> list[Any]:
     return graphs
 
 
+def molecular_graphs(data: Path, n: int) -> list[Any]:
+    """networkx heavy-atom graphs of the first ``n`` solubility molecules, with ``label``
+    (atom symbol), edge ``label`` (bond type) and ``attributes`` (atom-feature vector)."""
+    import networkx as nx
+    from rdkit import Chem
+
+    from kernelkit.data.molecule_datasets import load_solubility
+
+    graphs = []
+    for smiles in load_solubility(data).smiles[:n]:
+        mol = Chem.MolFromSmiles(smiles)
+        g = nx.Graph()
+        for a in mol.GetAtoms():
+            x = [a.GetAtomicNum() / 10, a.GetDegree(), a.GetFormalCharge(), a.GetIsAromatic()]
+            g.add_node(
+                a.GetIdx(), label=a.GetSymbol(), attributes=np.array([*x, a.GetTotalNumHs()], float)
+            )
+        for b in mol.GetBonds():
+            g.add_edge(b.GetBeginAtomIdx(), b.GetEndAtomIdx(), label=str(b.GetBondType()))
+        graphs.append(g)
+    return graphs
+
+
+def molecular_suite(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """Issue 29's kernels against GraKeL on molecular graphs (see the module docstring)."""
+    import warnings
+
+    import networkx as nx
+    from grakel import graph_from_networkx
+    from grakel import kernels as gk
+
+    from kernelkit import kernels as kk
+
+    warnings.filterwarnings("ignore")
+    graphs = molecular_graphs(args.data, args.n_molecules)
+    connected = [g for g in graphs if len(g) > 1 and nx.is_connected(g)]
+
+    def labelled(gs: list) -> list:
+        return list(graph_from_networkx(gs, node_labels_tag="label", edge_labels_tag="label"))
+
+    def attributed(gs: list) -> list:
+        return list(graph_from_networkx(gs, node_labels_tag="attributes"))
+
+    # name: (kernelkit kernel, GraKeL kernel, GraKeL input, graphs, checked, slow)
+    cases = {
+        "VertexHistogram": (kk.VertexHistogram(), gk.VertexHistogram(), labelled, graphs, 1, 0),
+        "EdgeHistogram": (kk.EdgeHistogram(), gk.EdgeHistogram(), labelled, graphs, 1, 0),
+        "WeisfeilerLehmanOptimalAssignment n_iter=5": (
+            kk.WeisfeilerLehmanOptimalAssignment(5),
+            gk.WeisfeilerLehmanOptimalAssignment(n_iter=5),
+            labelled,
+            graphs,
+            1,
+            1,
+        ),
+        "NeighborhoodHash R=3 bits=24": (
+            kk.NeighborhoodHash(3),
+            gk.NeighborhoodHash(R=3, bits=24, random_state=0),
+            labelled,
+            graphs,
+            1,
+            1,
+        ),
+        "CoreFramework(ShortestPath)": (
+            kk.CoreFramework(),
+            gk.CoreFramework(base_graph_kernel=gk.ShortestPath),
+            labelled,
+            graphs,
+            1,
+            1,
+        ),
+        "GraphHopper linear (connected graphs)": (
+            kk.GraphHopper(),
+            gk.GraphHopper(kernel_type="linear"),
+            attributed,
+            connected,
+            1,
+            1,
+        ),
+        "GraphHopper gaussian (connected graphs)": (
+            kk.GraphHopper("gaussian"),
+            gk.GraphHopper(kernel_type="gaussian"),
+            attributed,
+            connected,
+            1,
+            1,
+        ),
+        "PyramidMatch L=4 d=6 (GraKeL's level sum differs, not compared)": (
+            kk.PyramidMatch(),
+            gk.PyramidMatch(),
+            labelled,
+            graphs,
+            0,
+            0,
+        ),
+        "NSPDK r=3 d=4 (GraKeL's hash depends on node order, not compared)": (
+            kk.NeighborhoodSubgraphPairwiseDistance(),
+            gk.NeighborhoodSubgraphPairwiseDistance(),
+            labelled,
+            graphs,
+            0,
+            0,
+        ),
+        "Propagation t_max=5 (random hashes, not compared)": (
+            kk.Propagation(),
+            gk.Propagation(random_state=0),
+            labelled,
+            graphs,
+            0,
+            0,
+        ),
+        "PropagationAttr t_max=5 (random hashes, not compared)": (
+            kk.PropagationAttr(),
+            gk.PropagationAttr(random_state=0),
+            attributed,
+            graphs,
+            0,
+            0,
+        ),
+    }
+    rows = []
+    for case, (ours, theirs, convert, gs, checked, slow) in cases.items():
+        if args.only and not any(word in case for word in args.only):
+            continue
+
+        def run_ours(ours: Any = ours, gs: list = gs) -> np.ndarray:
+            return ours(gs).numpy()
+
+        def run_theirs(theirs: Any = theirs, convert: Any = convert, gs: list = gs) -> Any:
+            return theirs.fit_transform(convert(gs))
+
+        K = run_ours()
+        start = time.perf_counter()
+        K_ref = run_theirs()
+        first_s = time.perf_counter() - start  # a slow baseline is timed by this run alone
+        err = float(np.abs(K - K_ref).max()) if checked else float("nan")
+        if checked and err > 1e-8 * max(float(np.abs(K_ref).max()), 1.0):
+            raise AssertionError(f"{case}: Grams differ from GraKeL by {err:.3g}")
+        rows.append(
+            {
+                "case": f"{case}, {len(gs)} graphs",
+                "kernelkit_s": median_time(run_ours, repeat=args.repeat, warmup=0),
+                "baseline": "GraKeL 0.1.11",
+                "baseline_s": first_s if slow else median_time(run_theirs, repeat=args.repeat),
+                "max_abs_diff": err,
+                "load": os.getloadavg()[0],
+            }
+        )
+        print(rows[-1], flush=True)
+    return rows
+
+
+def accuracy_suite(args: argparse.Namespace) -> None:
+    """Nested CV accuracy on the 3 solubility classes, label-only vs attributed kernels.
+
+    Outer stratified 5-fold CV; inside each training part a 4-fold grid search of ``C`` in
+    ``{0.1, 1, 10, 100}`` for scikit-learn's ``SVC(kernel="precomputed")`` on the
+    cosine-normalised Gram (the same folds for every kernel, seed 0).
+    """
+    import json
+    import time
+
+    from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_val_score
+    from sklearn.svm import SVC
+
+    from kernelkit import kernels as kk
+    from kernelkit.data.molecule_datasets import load_solubility
+
+    y = load_solubility(args.data).target[: args.n_molecules]
+    graphs = molecular_graphs(args.data, args.n_molecules)
+    kernels = {
+        "WeisfeilerLehman(3) (labels)": kk.WeisfeilerLehman(3),
+        "ShortestPath (labels)": kk.ShortestPath(),
+        "WeisfeilerLehmanOptimalAssignment(5) (labels)": kk.WeisfeilerLehmanOptimalAssignment(5),
+        "NSPDK r=3 d=4 (labels, bonds)": kk.NeighborhoodSubgraphPairwiseDistance(),
+        "Propagation t_max=5 (labels)": kk.Propagation(),
+        "GraphHopper linear (atom features)": kk.GraphHopper(),
+        "GraphHopper gaussian mu=1 (atom features)": kk.GraphHopper("gaussian"),
+        "PropagationAttr t_max=5 w=4 (atom features)": kk.PropagationAttr(),
+    }
+    outer = StratifiedKFold(5, shuffle=True, random_state=0)
+    inner = StratifiedKFold(4, shuffle=True, random_state=0)
+    rows = []
+    for name, kernel in kernels.items():
+        start = time.perf_counter()
+        K = kernel.normalized()(graphs).numpy()
+        gram_s = time.perf_counter() - start
+        search = GridSearchCV(SVC(kernel="precomputed"), {"C": [0.1, 1, 10, 100]}, cv=inner)
+        scores = cross_val_score(search, K, y, cv=outer)
+        rows.append(
+            {
+                "kernel": name,
+                "accuracy_mean": float(scores.mean()),
+                "accuracy_std": float(scores.std()),
+                "gram_s": gram_s,
+            }
+        )
+        print(rows[-1], flush=True)
+    out = Path(__file__).parent / "results" / "bench_graphs_accuracy.json"
+    out.write_text(json.dumps({"n": len(y), "rows": rows}, indent=1))
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--suite", choices=["random", "molecular", "accuracy"], default="random")
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 3000])
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--n-molecules", type=int, default=1000)
+    parser.add_argument("--only", nargs="*", help="molecular suite: cases containing a word")
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     args = parser.parse_args(argv)
+    if args.suite == "accuracy":
+        accuracy_suite(args)
+        return
+    if args.suite == "molecular":
+        rows = molecular_suite(args)
+        suffix = "_" + "_".join(args.only) if args.only else ""
+        suffix += "" if args.n_molecules == 1000 else f"_{args.n_molecules}"
+        report(f"bench_graphs_molecular{suffix}", rows)
+        return
 
     from grakel import graph_from_networkx
     from grakel.kernels import ShortestPath as GrakelSP

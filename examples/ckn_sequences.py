@@ -13,8 +13,9 @@ stratified grid search (``random_state=1``) picks the hyperparameters (nested CV
   rows: contiguous k-mers (``gap_penalty=0``, CKN-seq) and gapped k-mers
   (``gap_penalty=0.5``, the RKN kernel).
 * **Supervised CKN-seq**: ``SequenceCKNClassifier`` (32 anchors, k = 4, sigma 0.5, at most
-  60 epochs of Adam), fixed settings, no inner search.  Row ``supervised``: the estimator's
-  default start (k-means anchors and the logistic regression on their features, as
+  60 epochs of Adam), fixed settings, no inner search (the estimator's settings before
+  issue 31, pinned: ``lam=1e-4``, ``training="joint"``, ``n_bins=1``).  Row ``supervised``:
+  the estimator's default start (k-means anchors and the logistic regression on their features, as
   Mairal 2016, §3) and the epoch of best accuracy on a held-out 10 % of the training fold
   (stopping after 10 epochs without a better one);
   row ``supervised-zeros``: k-means anchors, a zero classifier and all 60 epochs on the
@@ -64,7 +65,8 @@ def unsupervised(alphabet: str, gap: float):
 def supervised(alphabet: str, head_init: str = "linear", n_filters: int = 32, k: int = 4):
     return SequenceCKNClassifier(
         n_filters, k, sigma=0.5, alphabet=alphabet, max_iter=60, lr=0.01, batch_size=32,
-        head_init=head_init, validation_fraction=0.1 if head_init == "linear" else 0.0,
+        lam=1e-4, training="joint", n_bins=1, head_init=head_init,
+        validation_fraction=0.1 if head_init == "linear" else 0.0,
         n_iter_no_change=10, random_state=0,
     )  # fmt: skip
 

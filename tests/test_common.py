@@ -134,18 +134,6 @@ def _expected_failures(estimator):
     counts rows (course part 1, section 3.2), not the weight total.  With a fixed kernel both
     equivalences are tested in ``tests/estimators/test_kernel_parameter.py``.
     """
-    if isinstance(estimator, SequenceCKNClassifier):
-        reason = (
-            "2-D numeric input is read as sequences of scalars, and a kernel on k-mers of "
-            "scalars pooled over positions forgets which coordinate a value sits at, so the "
-            "check's 2-feature blobs are not separable; string input is tested in "
-            "tests/estimators/test_ckn_estimators.py"
-        )
-        return {
-            "check_classifiers_train": reason,
-            "check_classifiers_train(readonly_memmap=True)": reason,
-            "check_classifiers_train(readonly_memmap=True,X_dtype=float32)": reason,
-        }
     if isinstance(estimator, KernelRidge | KernelSVC):
         reason = "median-heuristic default width; (1/n) weighted-KRR convention"
         return {f"check_sample_weight_equivalence_on_{d}_data": reason for d in ("dense", "sparse")}

@@ -13,6 +13,7 @@ __version__ = "0.1.0"
 
 _LAZY = {
     "KernelRidge": "kernelkit.estimators",
+    "GaussianProcessRegressor": "kernelkit.estimators.gp",
     "KernelPCA": "kernelkit.estimators",
     "KernelSVC": "kernelkit.estimators",
     "KernelAutoencoder": "kernelkit.estimators.autoencoder",

@@ -51,24 +51,6 @@ def test_demo_on_a_subset_of_the_shipped_molecules(cli, tmp_path):
     assert res.code == 2 and "--overwrite" in res.err
 
 
-@pytest.mark.slow
-def test_full_demo(cli, tmp_path):
-    """What ``make demo`` runs: all 1128 molecules (44 s to 2 min on 2 cores, by load)."""
-    pytest.importorskip("matplotlib")
-    pytest.importorskip("rdkit")
-    res = cli("demo", "--out", tmp_path / "demo", "--quiet")
-    assert res.code == 0, res.err
-    results = _check_demo(tmp_path / "demo", 1128)
-    best = {(r["method"], r["dims"]): r for r in results["results"]}
-    # the K2AE reconstructs held-out molecules better than kernel PCA at the same width
-    assert (
-        best["K2AE", 10]["test_reconstruction_error"]
-        < best["KPCA", 10]["test_reconstruction_error"]
-    )
-    # the README shows the numbers this run wrote
-    assert (tmp_path / "demo" / "readme_numbers.md").read_text() == _readme_demo_table()
-
-
 README = Path(__file__).resolve().parents[2] / "README.md"
 DEMO_RESULTS = Path(__file__).resolve().parents[2] / "docs" / "demo_results.json"
 
@@ -78,6 +60,88 @@ def _readme_demo_table() -> str:
     match = re.search(r"<!-- demo-numbers -->\n(.*?)<!-- /demo-numbers -->", text, re.S)
     assert match, "README.md has no <!-- demo-numbers --> block"
     return match.group(1)
+
+
+# Cross-machine tolerance of the demo's numbers.  The K2AE is 50 L-BFGS iterations of a
+# non-convex objective, stopped mid-descent: what differs between CPUs (the BLAS kernels MKL
+# picks for AVX2 or AVX-512, the thread count, hence the summation order) is a last-bit change
+# of the Gram and of every product, and 50 iterations amplify it.  Measured on the 2-core AMD
+# EPYC machines (issue 25): one ulp added to half the off-diagonal entries of the training
+# Gram moves the 2-D K2AE's held-out reconstruction error by 4.1e-4 relative (0.81374 ->
+# 0.81407; its codes by up to 0.19) and the 10-D one by 1e-8; two CPUs gave 0.6018445 and
+# 0.6018409 (6e-6).  A random forest on the codes turns that into up to 0.011 of R^2 (0.554 vs
+# 0.543 on two CPUs, 0.223 vs 0.230 under the ulp).  Running the K2AE to its stopping test
+# (300 iterations) did not make machines agree better (10-D: 2e-4 relative, R^2 0.542 vs 0.534)
+# and cost 2.4x the time, so the demo keeps 50 iterations and the checks allow:
+DEMO_RECONSTRUCTION_RTOL = 2e-3  # ~5x the largest measured spread (4.1e-4)
+DEMO_FOREST_ATOL = 0.03  # ~3x the largest measured spread of R^2 / NMSE (0.011)
+# Kernel PCA is a direct eigendecomposition: its numbers agree to 1e-12 and keep 1e-9.
+DEMO_KPCA_RTOL = 1e-9
+
+_README_ROW = re.compile(
+    r"^\| (K2AE|kernel PCA) \| (\d+)-D \| ([0-9.]+) \| (-?[0-9.]+) \| ([0-9.]+) \|$", re.M
+)
+
+
+def _readme_demo_rows() -> dict[tuple[str, int], tuple[float, float, float]]:
+    rows = {
+        ("K2AE" if m == "K2AE" else "KPCA", int(d)): (float(e), float(r2), float(nmse))
+        for m, d, e, r2, nmse in _README_ROW.findall(_readme_demo_table())
+    }
+    assert len(rows) == 4, _readme_demo_table()
+    return rows
+
+
+def _perturb_training_grams_by_one_ulp(monkeypatch) -> None:
+    """Stand-in for another CPU's rounding: every square training Gram of the K2AE gets one
+    ulp added to a fixed random half of its off-diagonal entries, symmetrically."""
+    import torch
+
+    from kernelkit.estimators.autoencoder import KernelAutoencoder
+
+    original = KernelAutoencoder._gram
+
+    def nudged(self, kernel, X, Y, dtype):
+        K = original(self, kernel, X, Y, dtype)
+        if Y is not None:
+            return K
+        g = torch.Generator().manual_seed(0)
+        mask = torch.triu(torch.rand(K.shape, generator=g) < 0.5, 1)
+        mask = mask | mask.T
+        up = torch.nextafter(K, torch.full_like(K, float("inf")))
+        assert torch.all(up[mask] > K[mask])
+        return torch.where(mask, up, K)
+
+    monkeypatch.setattr(KernelAutoencoder, "_gram", nudged)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "threads, ulp", [(1, False), (2, False), (2, True)], ids=["1-thread", "2-threads", "2-ulp"]
+)
+def test_full_demo(cli, tmp_path, monkeypatch, threads, ulp):
+    """What ``make demo`` runs: all 1128 molecules, on one and two torch threads and with the
+    training Gram perturbed by one ulp; the README's numbers hold to the tolerances above."""
+    pytest.importorskip("matplotlib")
+    pytest.importorskip("rdkit")
+    if ulp:
+        _perturb_training_grams_by_one_ulp(monkeypatch)
+    res = cli("demo", "--out", tmp_path / "demo", "--quiet", "--threads", threads)
+    assert res.code == 0, res.err
+    results = _check_demo(tmp_path / "demo", 1128)
+    best = {(r["method"], r["dims"]): r for r in results["results"]}
+    # the K2AE reconstructs held-out molecules better than kernel PCA at the same width
+    assert (
+        best["K2AE", 10]["test_reconstruction_error"]
+        < best["KPCA", 10]["test_reconstruction_error"]
+    )
+    half_unit = 5e-4  # the README prints 3 decimals: its rounding comes on top of a tolerance
+    for key, (error, r2, nmse) in _readme_demo_rows().items():
+        got = best[key]
+        rtol = DEMO_RECONSTRUCTION_RTOL if key[0] == "K2AE" else DEMO_KPCA_RTOL
+        assert abs(got["test_reconstruction_error"] - error) <= rtol * error + half_unit, key
+        assert abs(got["rf_r2"] - r2) <= DEMO_FOREST_ATOL + half_unit, key
+        assert abs(got["rf_nmse"] - nmse) <= DEMO_FOREST_ATOL + half_unit, key
 
 
 def test_readme_demo_numbers_are_the_demo_output():

@@ -244,21 +244,27 @@ MODEL_CASES = {
     "truncated": (_truncated, "model.zip: not a kernelkit model, or a truncated or corrupt one"),
     "pickle": (_pickle_bomb, "model.zip: not a kernelkit model"),
     "zip-with-pickle": (_zip_with_pickle, "model.zip: not a kernelkit model"),
+    # an edited manifest is refused by its sha256, recorded with the arrays (the checks
+    # behind it, on crafted files with a matching digest: tests/io/test_io_hostile.py)
     "unknown-class": (
         lambda m, t: _tamper(m, t, lambda d: d.update({"class": "os.system"})),
-        "model: unknown class 'os.system'",
+        "model: manifest.json was edited or is corrupt",
     ),
     "newer-version": (
         lambda m, t: _tamper(m, t, lambda d: d.update({"format_version": 999})),
-        "model: written with model format version 999, newer than this kernelkit reads",
+        "model: manifest.json was edited or is corrupt",
     ),
     "tampered-shape": (
         lambda m, t: _tamper(m, t, lambda d: _first_array(d).update({"shape": [7, 7]})),
-        "shape mismatch, manifest says [7, 7]",
+        "manifest.json was edited or is corrupt",
     ),
     "tampered-sha256": (
         lambda m, t: _tamper(m, t, lambda d: _first_array(d).update({"sha256": "0" * 64})),
-        "sha256 checksum mismatch",
+        "manifest.json was edited or is corrupt",
+    ),
+    "edited-lam": (
+        lambda m, t: _tamper(m, t, lambda d: d["parameters"].update({"lam": 0.5})),
+        "manifest.json was edited or is corrupt",
     ),
 }
 
@@ -321,6 +327,10 @@ def test_existing_output_is_a_usage_error_and_kept(cli, tmp_path):
     res = cli("gram", src, "--out", out, "--quiet")
     assert res.code == 2 and "--overwrite" in res.err
     assert out.read_bytes() == b"precious"
+    res = cli("gram", src, "--out", out, "--quiet", "--overwrite")  # not an array kernelkit wrote
+    assert res.code == 2 and "kernelkit did not write" in res.err
+    assert out.read_bytes() == b"precious"
+    np.save(out, np.zeros((2, 2)))
     res = cli("gram", src, "--out", out, "--quiet", "--overwrite")
     assert res.code == 0, res.err
     assert np.load(out).shape == (30, 30)

@@ -33,7 +33,10 @@ def test_check_output(tmp_path):
     (tmp_path / "taken").write_text("x")
     with pytest.raises(UsageError, match="exists; pass --overwrite"):
         check_output(tmp_path / "taken", overwrite=False)
-    assert check_output(tmp_path / "taken", overwrite=True, kind="file") == tmp_path / "taken"
+    with pytest.raises(UsageError, match="a file kernelkit did not write"):
+        check_output(tmp_path / "taken", overwrite=True, kind="file")
+    (tmp_path / "p.csv").write_text("id,prediction\n1,0.5\n")
+    assert check_output(tmp_path / "p.csv", overwrite=True, kind="file") == tmp_path / "p.csv"
     with pytest.raises(OutputError, match="does not exist"):
         check_output(tmp_path / "missing" / "out", overwrite=False)
     with pytest.raises(OutputError, match="is not a folder"):

@@ -12,7 +12,12 @@ from sklearn.model_selection import GridSearchCV, KFold
 from kernelkit import KernelRidge
 from kernelkit.gram import gram
 from kernelkit.kernels import Gaussian, Spectrum
-from kernelkit.models.falkon import nystrom_system, nystrom_validation_errors, select_centres
+from kernelkit.models.falkon import (
+    choose_solver,
+    nystrom_system,
+    nystrom_validation_errors,
+    select_centres,
+)
 from kernelkit.utils.errors import ConvergenceWarning, InputError
 
 
@@ -29,27 +34,30 @@ def _features(kernel, X, C):
     return np.linalg.solve(L, gram(kernel, X, C).T).T
 
 
+@pytest.mark.parametrize("solver", ["nystrom", "onepass"])
 @pytest.mark.parametrize("multi", [False, True])
-def test_all_points_as_centres_equal_exact_krr(multi, one_torch_thread):
+def test_all_points_as_centres_equal_exact_krr(multi, solver, one_torch_thread):
     X, y = _data()
     Y = np.c_[y, np.cos(X[:, 2])] if multi else y
     w = np.random.default_rng(1).uniform(0.2, 2.0, len(X))
     for sw in (None, w):
         exact = KernelRidge(Gaussian(1.5), lam=1e-3).fit(X, Y, sample_weight=sw)
         falkon = KernelRidge(
-            Gaussian(1.5), lam=1e-3, solver="nystrom", n_centers=len(X), tol=1e-12
+            Gaussian(1.5), lam=1e-3, solver=solver, n_centers=len(X), tol=1e-12
         ).fit(X, Y, sample_weight=sw)
         Xt = _data(40, seed=5)[0]
         ref = exact.predict(Xt)
-        assert np.abs(falkon.predict(Xt) - ref).max() <= 1e-6 * np.abs(ref).max()
+        bound = 1e-6 if solver == "nystrom" else 1e-8  # one-pass: no CG tolerance
+        assert np.abs(falkon.predict(Xt) - ref).max() <= bound * np.abs(ref).max()
         assert falkon.dual_coef_.shape == exact.dual_coef_.shape
 
 
-def test_fewer_centres_equal_sklearn_ridge_on_nystrom_features(one_torch_thread):
+@pytest.mark.parametrize("solver", ["nystrom", "onepass"])
+def test_fewer_centres_equal_sklearn_ridge_on_nystrom_features(solver, one_torch_thread):
     X, y = _data()
     n, lam, kernel = len(X), 1e-3, Gaussian(1.2)
     model = KernelRidge(
-        kernel, lam=lam, solver="nystrom", n_centers=30, tol=1e-11, max_iter=500, random_state=0
+        kernel, lam=lam, solver=solver, n_centers=30, tol=1e-11, max_iter=500, random_state=0
     ).fit(X, y)
     C = X[model.center_indices_]
     ridge = Ridge(alpha=n * lam, fit_intercept=False, solver="cholesky")
@@ -58,7 +66,25 @@ def test_fewer_centres_equal_sklearn_ridge_on_nystrom_features(one_torch_thread)
     np.testing.assert_allclose(
         model.predict(Xt), ridge.predict(_features(kernel, Xt, C)), rtol=1e-6, atol=1e-8
     )
-    assert len(model.dual_coef_) == 30 and model.n_iter_ > 1
+    assert len(model.dual_coef_) == 30 and (model.n_iter_ > 1) == (solver == "nystrom")
+
+
+def test_auto_picks_by_the_cost_model_and_records_it():
+    X, y = _data()
+    assert KernelRidge(Gaussian(1.5)).fit(X, y).solver_ == "exact"  # n <= n_centers
+    rng = np.random.default_rng(0)
+    Xl = rng.standard_normal((8000, 3))
+    yl = np.sin(Xl.sum(1))
+    kw = dict(lam=1e-4, n_centers=200, random_state=0, tol=1e-8, max_iter=500)
+    auto = KernelRidge(Gaussian(2.0), **kw).fit(Xl, yl)
+    assert auto.solver_ == "onepass" and auto.n_iter_ == 1
+    pcg = KernelRidge(Gaussian(2.0), solver="nystrom", **kw).fit(Xl, yl)
+    np.testing.assert_allclose(auto.predict(Xl[:300]), pcg.predict(Xl[:300]), rtol=0, atol=1e-6)
+    # the model: one-pass below a few thousand centres, PCG above, exact when cheap
+    assert choose_solver(10**6, 1000, d=10, tol=1e-4) == "onepass"
+    assert choose_solver(10**6, 10_000, d=10, tol=1e-4) == "nystrom"
+    assert choose_solver(3000, 1000, d=10) == "exact"
+    assert KernelRidge(Gaussian(1.5), lam=0.0).fit(Xl[:2000], yl[:2000]).solver_ == "exact"
 
 
 def test_float32_input_stays_float32_and_matches_float64(one_torch_thread):
@@ -97,8 +123,12 @@ def test_strings_through_gram_blocks_equal_exact(one_torch_thread):
 
 def test_bad_input_gets_named_errors():
     X, y = _data(n=20)
-    with pytest.raises(InputError, match=r"^n_centers: expected at most .*n_samples = 20"):
-        KernelRidge(solver="nystrom", n_centers=21).fit(X, y)
+    for solver in ("nystrom", "onepass"):  # more centres than points: the exact fit, warned
+        with pytest.warns(UserWarning, match="n_centers=21 is more than the 20 training points"):
+            model = KernelRidge(Gaussian(1.0), solver=solver, n_centers=21).fit(X, y)
+        assert model.solver_ == "exact"
+        exact = KernelRidge(Gaussian(1.0), solver="exact").fit(X, y)
+        np.testing.assert_array_equal(model.dual_coef_, exact.dual_coef_)
     with pytest.raises(InputError, match=r"^n_centers: .*range \[1, inf\)"):
         KernelRidge(solver="nystrom", n_centers=0).fit(X, y)
     with pytest.raises(InputError, match=r"^lam: expected lam > 0 with solver='nystrom'"):

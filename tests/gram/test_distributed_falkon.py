@@ -114,10 +114,21 @@ def test_fit_survives_a_killed_worker(client, data):
     torch.testing.assert_close(disturbed.coef, in_memory.coef, rtol=0, atol=1e-10 * scale)
 
 
+def test_one_pass_on_dask_is_one_map_reduce_equal_to_in_memory(client, data):
+    X, y = data
+    params = dict(n_centers=40, lam=1e-3, random_state=2)
+    local = KernelRidge(Gaussian(2.0), solver="onepass", **params).fit(X, y)
+    X_dask = da.from_array(X, chunks=(170, 5)).persist()
+    remote = KernelRidge(Gaussian(2.0), **params).fit(X_dask, da.from_array(y, chunks=170))
+    assert remote.solver_ == "onepass"  # "auto" on a Dask array: never the exact solver
+    scale = np.abs(local.dual_coef_).max()
+    np.testing.assert_allclose(remote.dual_coef_, local.dual_coef_, rtol=0, atol=1e-10 * scale)
+
+
 def test_named_errors_for_dask_ridge(data):
     X_dask = da.from_array(data[0], chunks=(200, 5))
-    with pytest.raises(InputError, match="solver='nystrom'"):
-        KernelRidge(Gaussian(1.0)).fit(X_dask, data[1])
+    with pytest.raises(InputError, match="solver='auto', 'onepass' or 'nystrom'"):
+        KernelRidge(Gaussian(1.0), solver="exact").fit(X_dask, data[1])
     with pytest.raises(InputError, match="n_centers"):
         KernelRidge(Gaussian(1.0), solver="nystrom", n_centers=601).fit(X_dask, data[1])
 

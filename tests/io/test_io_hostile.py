@@ -44,11 +44,21 @@ def _refused(path, match):
     return message
 
 
+def _write_manifest(model_dir: Path, data: bytes) -> None:
+    """A crafted manifest whose sha256 is recorded in the arrays file, as save records it, so
+    that the checks after the digest's are the ones tested."""
+    (model_dir / "manifest.json").write_bytes(data)
+    path = model_dir / "arrays.safetensors"
+    arrays = safetensors_torch.load(path.read_bytes())
+    digest = hashlib.sha256(data).hexdigest()
+    metadata = {"format": "kernelkit-model", "manifest_sha256": digest}
+    path.write_bytes(safetensors_torch.save(arrays, metadata=metadata))
+
+
 def _edit_manifest(model_dir: Path, mutate) -> None:
-    path = model_dir / "manifest.json"
-    manifest = json.loads(path.read_text())
+    manifest = json.loads((model_dir / "manifest.json").read_text())
     mutate(manifest)
-    path.write_text(json.dumps(manifest))
+    _write_manifest(model_dir, json.dumps(manifest).encode())
 
 
 def _edit_arrays(model_dir: Path, mutate) -> None:
@@ -89,13 +99,12 @@ def test_truncated_arrays_file(model_dir):
 
 
 def test_manifest_nested_beyond_the_json_parser(model_dir):
-    (model_dir / "manifest.json").write_text("[" * 100_000 + "]" * 100_000)
+    _write_manifest(model_dir, b"[" * 100_000 + b"]" * 100_000)
     _refused(model_dir, "nested too deeply|not a kernelkit model")
 
 
 def test_truncated_manifest(model_dir):
-    path = model_dir / "manifest.json"
-    path.write_bytes(path.read_bytes()[:100])
+    _write_manifest(model_dir, (model_dir / "manifest.json").read_bytes()[:100])
     _refused(model_dir, "manifest.json is not valid JSON")
 
 

@@ -3,7 +3,7 @@ RDKit's bulk similarities on the bundled ESOL molecules and brute-force sums."""
 
 from __future__ import annotations
 
-import time
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -120,7 +120,9 @@ def test_check_kernel_on_matrices(kernel):
 
 
 def test_gram_stays_sparse_on_a_billion_columns():
-    """10^9 columns (as hashed features): a dense copy would need 1.6 TB; measured 0.01 s."""
+    """10^9 columns (as hashed features): a dense copy would need 1.6 TB.  What is checked is
+    the memory the Gram takes (NumPy/SciPy allocations traced, load-independent): a few
+    hundred kB, nothing that grows with the 10^9 columns."""
     rng = np.random.default_rng(4)
     n, per_row, used = 200, 30, 2000
     small = sp.csr_matrix(
@@ -130,13 +132,14 @@ def test_gram_stays_sparse_on_a_billion_columns():
     small.data[:] = 1.0  # bits (duplicates were summed)
     scale = 10**9 // used
     X = sp.csr_matrix((small.data, small.indices * scale, small.indptr), shape=(n, 10**9))
-    start = time.perf_counter()
+    tracemalloc.start()
     K = np.asarray(gram(Tanimoto(), X))
-    elapsed = time.perf_counter() - start
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
     A = small.toarray()
     np.testing.assert_allclose(K, _brute(A, A, minmax=False), rtol=0, atol=1e-14)
     np.testing.assert_allclose(np.asarray(gram(MinMax(), X)), K, rtol=0, atol=1e-14)
-    assert elapsed < 2.0
+    assert peak < 10 * 2**20, f"{peak / 2**20:.1f} MiB traced while forming a 200 x 200 Gram"
 
 
 @pytest.mark.parametrize("kernel", [Tanimoto(), MinMax()], ids=repr)

@@ -46,9 +46,12 @@ def test_build_checks_the_kind():
 def test_median_sigma_equals_a_brute_force_median():
     X = np.random.default_rng(0).normal(size=(40, 3))
     d = [np.linalg.norm(X[i] - X[j]) for i in range(40) for j in range(i + 1, 40)]
-    lower_median = sorted(d)[(len(d) - 1) // 2]  # torch.median: the lower of the two middles
-    assert median_sigma(torch.as_tensor(X)) == pytest.approx(lower_median, rel=1e-12)
-    assert median_sigma(torch.ones(5, 2)) == 1.0
+    s = sorted(d)
+    assert len(s) % 2 == 0  # an even count: np.median is the mean of the two middles
+    middle = (s[len(s) // 2 - 1] + s[len(s) // 2]) / 2
+    assert median_sigma(torch.as_tensor(X)) == pytest.approx(middle, rel=1e-12)
+    with pytest.warns(UserWarning, match="all 5 rows are equal"):
+        assert median_sigma(torch.ones(5, 2)) == 1.0
 
 
 def test_default_kernels_per_kind():

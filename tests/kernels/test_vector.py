@@ -207,3 +207,13 @@ def test_gaussian_geometry_and_distance_to_set():
         kx = k(np.array([[x]]), S).numpy()
         d2 = 1.0 - 2.0 * kx.mean() + mean_kss
         assert math.isclose(math.sqrt(d2), dist, abs_tol=1e-6)
+
+
+def test_gaussian_width_that_underflows_is_a_named_spec_error():
+    from kernelkit.kernels.specs import KernelSpecError, build_kernel
+
+    with pytest.raises(KernelSpecError, match=r"sigma: expected a width whose 1 / \(2 sigma\^2\)"):
+        build_kernel("gaussian:sigma=1e-300", "vector")
+    k = Gaussian(sigma=1e-150)  # still representable: distinct points at kernel 0
+    K = k(torch.tensor([[0.0], [1.0]], dtype=torch.float64))
+    assert torch.equal(K, torch.eye(2, dtype=torch.float64))

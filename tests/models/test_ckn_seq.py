@@ -6,6 +6,7 @@ import itertools
 
 import numpy as np
 import pytest
+import scipy.linalg
 import torch
 
 from kernelkit.kernels.dot_product import kappa_exp
@@ -106,3 +107,31 @@ def test_block_spherical_kmeans_gives_unit_rows():
     X = torch.as_tensor(np.random.default_rng(0).standard_normal((60, 3 * 4)))
     C = spherical_kmeans(X, 5, n_iter=5, generator=gen, blocks=3)
     torch.testing.assert_close(C.view(5, 3, 4).norm(dim=2), torch.ones(5, 3).double())
+
+
+
+@pytest.mark.parametrize("pooling", ["mean", "sum"])
+def test_position_bins_pool_each_bin_separately(pooling):
+    """Bins against a loop: position ``t`` of a sequence of length ``L`` is in bin
+    ``floor(t B / L)``; block ``b`` is the bin's mean (or sum) of ``h`` times
+    ``K_0(Z, Z)^{-1/2}`` (SciPy's ``sqrtm``); one bin is the global pooling."""
+    seqs = ["ACGTTGCAAC", "GGTACA", "TTGACGTAGCAT"]
+    x = _one_hot(seqs)
+    g = torch.Generator().manual_seed(1)
+    layer = GappedKmerLayer(4, 5, 3, gap_penalty=0.4, sigma=0.5, pooling=pooling, n_bins=3)
+    layer.weight.data = torch.randn(5, 3, 4, generator=g, dtype=torch.float64)
+    with torch.no_grad():
+        out = layer(x)
+        h = layer.position_map(x)
+        isqrt = np.linalg.inv(np.real(scipy.linalg.sqrtm(layer.anchor_gram().numpy())))
+    assert out.shape == (3, 15)
+    for i, s in enumerate(seqs):
+        for b in range(3):
+            ts = [t for t in range(len(s)) if t * 3 // len(s) == b]
+            pooled = h[i][:, ts].sum(1).numpy() / (len(ts) if pooling == "mean" else 1)
+            np.testing.assert_allclose(out[i, 5 * b : 5 * b + 5], pooled @ isqrt, rtol=1e-7)
+    one = GappedKmerLayer(4, 5, 3, gap_penalty=0.4, sigma=0.5, pooling=pooling, n_bins=1)
+    one.weight.data = layer.weight.data
+    with torch.no_grad():
+        lengths = np.array([10.0, 6.0, 12.0])[:, None] if pooling == "mean" else 1.0
+        np.testing.assert_allclose(one(x), h.sum(-1).numpy() / lengths @ isqrt, rtol=1e-7)

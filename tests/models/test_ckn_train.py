@@ -9,8 +9,12 @@ import torch
 from sklearn.linear_model import LogisticRegression
 
 from kernelkit.models.ckn import CKN
+from kernelkit.models.ckn_seq import GappedKmerLayer
 from kernelkit.models.ckn_train import (
+    LAM_GRID,
+    choose_lam,
     fit_linear_head,
+    train_alternating,
     train_classifier,
     validation_split,
 )
@@ -63,3 +67,63 @@ def test_training_keeps_the_best_held_out_epoch_and_stops_early():
     with torch.no_grad():
         logits = head(net(Xv).flatten(1))
     assert float((logits.argmax(1) == yv).double().mean()) == best[0]
+
+
+def _motif_tensor(n, seed):
+    """One-hot DNA ``(n, 4, 30)``, label 1 when ``GATTACA`` is planted somewhere."""
+    g = np.random.default_rng(seed)
+    codes = g.integers(0, 4, size=(n, 30))
+    y = np.arange(n) % 2
+    for i in np.flatnonzero(y):
+        p = int(g.integers(0, 24))
+        codes[i, p : p + 7] = [2, 0, 3, 3, 0, 1, 0]
+    x = torch.nn.functional.one_hot(torch.as_tensor(codes), 4).transpose(1, 2)
+    return x.to(torch.float64), torch.as_tensor(y)
+
+
+def test_alternating_training_solves_the_classifier_between_epochs():
+    """Chen, Jacob & Mairal (2019): after every epoch the classifier is the convex problem's
+    minimiser on the current features (checked against scikit-learn on the kept model),
+    anchors stay unit rows, the kept epoch has the lowest held-out loss, early stopping."""
+    x, y = _motif_tensor(60, 0)
+    g = torch.Generator().manual_seed(0)
+    layer = GappedKmerLayer(4, 3, 5, sigma=0.5, shift=0.01)
+    layer.set_anchors(torch.randn(3, 5, 4, generator=g, dtype=torch.float64))
+    head = torch.nn.Linear(3, 2, dtype=torch.float64)
+    lam, n = 1e-3, 48
+    with torch.no_grad():
+        fit_linear_head(head, layer(x[:n]), y[:n], lam=lam)
+    log = train_alternating(layer, head, x[:n], y[:n], lam=lam, n_epochs=8, lr=0.05,
+                            batch_size=12, generator=g, validation=(x[n:], y[n:]),
+                            n_iter_no_change=3)  # fmt: skip
+    assert len(log.validation) == len(log.objective) + 1
+    losses = [ce for _, ce in log.validation]
+    assert log.best_epoch == int(np.argmin(losses))
+    assert len(log.objective) == 8 or len(log.objective) - log.best_epoch == 3
+    norms = torch.linalg.vector_norm(layer.weight.detach(), dim=2)
+    np.testing.assert_allclose(norms, 1.0, rtol=1e-12)
+    with torch.no_grad():
+        F = layer(x[:n]).numpy()
+        proba = torch.softmax(head(torch.as_tensor(F)), 1).numpy()
+    ref = LogisticRegression(C=1.0 / (2 * n * lam), tol=1e-12, max_iter=10000).fit(F, y[:n])
+    np.testing.assert_allclose(proba, ref.predict_proba(F), atol=1e-5)
+
+
+def test_choose_lam_is_the_best_held_out_accuracy_of_the_grid():
+    rng = np.random.default_rng(1)
+    F = rng.standard_normal((80, 10)) * 0.05
+    y = (F[:, 0] + 0.05 * rng.standard_normal(80) > 0).astype(int)
+    head = torch.nn.Linear(10, 2, dtype=torch.float64)
+    train = (torch.as_tensor(F[:60]), torch.as_tensor(y[:60]))
+    held = (torch.as_tensor(F[60:]), torch.as_tensor(y[60:]))
+    lam = choose_lam(head, train, held)
+    accuracy = {
+        g: LogisticRegression(C=1.0 / (2 * 60 * g), tol=1e-10, max_iter=10000)
+        .fit(F[:60], y[:60])
+        .score(F[60:], y[60:])
+        for g in LAM_GRID
+    }
+    assert accuracy[lam] == max(accuracy.values())
+    with torch.no_grad():
+        chosen = head(held[0]).argmax(1).numpy()
+    assert np.mean(chosen == y[60:]) == accuracy[lam]

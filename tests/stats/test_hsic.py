@@ -5,9 +5,14 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
+import pytest
+import torch
 
+from kernelkit.gram import center_gram
 from kernelkit.kernels import Gaussian, Linear
 from kernelkit.stats import hsic, independence_test
+from kernelkit.stats.hsic import hsic_permutation_null
+from kernelkit.stats.nulls import order_batches
 
 
 def _grams(X, Y, sx=1.0):
@@ -48,3 +53,19 @@ def test_independence_test_detects_dependence_and_keeps_independence():
     ind = independence_test(X, rng.normal(size=(120, 1)), n_permutations=200, random_state=0)
     assert ind.pvalue > 0.01
     assert dep.pvalue == (1 + np.sum(dep.null_samples >= dep.statistic)) / 201
+
+
+@pytest.mark.parametrize("batch", [1, 3, 8])
+def test_batched_permutation_null_equals_the_permutation_loop(batch):
+    # the J statistics equal <HKH, L[p][:, p]> / N^2 over the same draws, one at a time
+    gen = torch.Generator().manual_seed(0)
+    A, B = (
+        torch.rand(30, 4, generator=gen, dtype=torch.float64),
+        torch.rand(30, 2, generator=gen, dtype=torch.float64),
+    )
+    K, L = A @ A.T, B @ B.T
+    Kc = center_gram(K)
+    null = hsic_permutation_null(Kc, L, 300, np.random.default_rng(1), batch=batch)
+    orders = np.concatenate(list(order_batches(30, 300, np.random.default_rng(1))))
+    loop = [float((Kc * L[o][:, o]).sum() / 900) for o in orders]
+    np.testing.assert_allclose(null, loop, rtol=0, atol=1e-14)

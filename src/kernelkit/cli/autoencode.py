@@ -221,6 +221,17 @@ def _mean_self_similarity(kernel: Kernel, data: DataFile, te: np.ndarray, X_te: 
     return float(torch.as_tensor(kernel.diag(X_te)).double().mean())
 
 
+def name_columns(model: Any, data: DataFile, target: Target | None) -> None:
+    """Store on ``model`` the names of its vector columns (``training_columns_``) and of the
+    target (``target_name_``), by which ``kernelkit predict`` matches a file's columns, and
+    whether its molecules were standardised (``standardized_``: predict does the same)."""
+    if data.kind is InputKind.VECTOR:
+        model.training_columns_ = list(data.feature_names)
+    if data.standardized:
+        model.standardized_ = True
+    model.target_name_ = None if target is None else target.name
+
+
 def run_autoencode(
     data: DataFile,
     kernel: Kernel,
@@ -281,6 +292,7 @@ def run_autoencode(
         _write_codes(folder / codes_file, data, codes["K2AE"], split, target)
         files.append((codes_file, f"K2AE codes ({d}-D) of all {n} records, with their split"))
         model_file = f"model_{d}d.zip"
+        name_columns(ae, data, target)
         save(ae, folder / model_file)
         files.append((model_file, f"the fitted {d}-D K2AE (kernelkit.io.load, kernelkit predict)"))
         curves.append((f"K2AE {d}-D", list(ae.history_)))

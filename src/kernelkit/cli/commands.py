@@ -16,8 +16,8 @@ import torch
 
 from kernelkit.cli.autoencode import AutoencodeSettings, Target, require_plotting, run_autoencode
 from kernelkit.cli.errors import UsageError
-from kernelkit.cli.kernels import KERNELS, build_kernel, describe_kernel, parse_kernel
-from kernelkit.cli.output import check_output, staged
+from kernelkit.cli.kernels import build_kernel, describe_kernel, kernel_kind
+from kernelkit.cli.output import staged
 from kernelkit.cli.progress import progress_bar, stage, warn
 from kernelkit.data.readers import DataFile, read_data, read_labels
 from kernelkit.kernels import Kernel
@@ -36,13 +36,14 @@ def read_input(
     if getattr(args, "gram", False):
         kind = InputKind.GRAM
     kind = kind or args.kind
-    if kind is None and getattr(args, "kernel", None) is not None:
-        kind = KERNELS[parse_kernel(args.kernel)[0]][0]
+    spec = (getattr(args, "kernels", None) or [None])[0]
+    if kind is None and spec is not None:
+        kind = kernel_kind(spec)
     if columns is None and getattr(args, "columns", None):
         columns = args.columns.split(",")
     stage(args, f"reading {args.input}")
     try:
-        return read_data(
+        data = read_data(
             args.input,
             kind=kind,
             column=args.column,
@@ -50,11 +51,21 @@ def read_input(
             target=getattr(args, "target", None),
             alphabet=args.alphabet,
             node_label=None if args.node_label.lower() == "none" else args.node_label,
+            on_error="skip" if getattr(args, "skip_invalid", False) else "raise",
+            standardize=getattr(args, "standardize", False),
         )
     except DataFileError:
         raise
     except InputError as exc:  # an option that does not fit the file (--kind, --column)
         raise UsageError(str(exc)) from None
+    if data.skipped:
+        shown = ", ".join(str(line) for line in data.skipped[:10])
+        warn(
+            args,
+            f"--skip-invalid: left out {len(data.skipped)} records that did not parse (lines "
+            f"{shown}{', ...' if len(data.skipped) > 10 else ''}); {len(data)} records kept",
+        )
+    return data
 
 
 def input_kernel(spec: str | None, data: DataFile) -> Kernel:
@@ -74,6 +85,10 @@ def input_kernel(spec: str | None, data: DataFile) -> Kernel:
                 f"{type(kernel).__name__} needs (name the attribute with --node-label, or "
                 "ignore labels with --kernel wl:node_label=none)",
             )
+    if hasattr(kernel, "check_training"):
+        kernel.check_training(kernel.prepare(data.items, reference=True))
+    if data.kind in (InputKind.VECTOR, InputKind.STRING, InputKind.MOLECULE):
+        check_not_constant(kernel, data)
     if data.kind is InputKind.GRAM:
         K = data.items
         if K.shape[0] != K.shape[1]:
@@ -87,6 +102,38 @@ def input_kernel(spec: str | None, data: DataFile) -> Kernel:
     return kernel
 
 
+_SAMPLE = 200
+"""Records on which :func:`check_not_constant` computes the Gram."""
+
+
+def check_not_constant(kernel: Kernel, data: DataFile) -> None:
+    """Refuse a kernel whose Gram on (an evenly spaced sample of) the records is all zero or
+    constant while the records differ: it cannot tell them apart (a ``k`` longer than the
+    sequences, a width far larger than the distances)."""
+    from kernelkit.gram import gram
+
+    rows = np.unique(np.linspace(0, len(data) - 1, min(len(data), _SAMPLE)).astype(int))
+    sample = data.take(rows)
+    distinct = (
+        len(np.unique(sample.items, axis=0))
+        if isinstance(sample.items, np.ndarray)
+        else len(set(sample.items))
+    )
+    if distinct < 2:
+        return
+    K = gram(kernel, kernel.prepare(sample.items, reference=True))
+    K = K.detach().cpu().numpy() if isinstance(K, torch.Tensor) else np.asarray(K)
+    spread = float(K.max() - K.min())
+    if spread <= 1e-12 * max(float(np.abs(K).max()), 1e-300):
+        value = "0" if not K.any() else f"{float(K.flat[0]):.6g}"
+        raise DataFileError(
+            data.path,
+            f"the kernel {describe_kernel(kernel)} is {value} for every pair of {len(rows)} "
+            "distinct records (a constant Gram matrix: no model can tell them apart); change "
+            "its parameters (a shorter k, a smaller sigma)",
+        )
+
+
 def read_target(
     args: argparse.Namespace, data: DataFile, *, task: str | None = None
 ) -> Target | None:
@@ -96,8 +143,6 @@ def read_target(
     see :func:`kernelkit.data.readers.common.as_targets`); a note on integer classes is
     printed as a warning.
     """
-    if args.target is not None and args.labels is not None:
-        raise UsageError("--target and --labels: give one of them, not both")
     task = getattr(args, "task", None) or task
     if args.target is not None:
         name, targets = args.target, data.target(args.target, task=task)
@@ -115,45 +160,24 @@ def read_target(
     return Target(name, targets.values, targets.classes)
 
 
-def check_dims(dims: list[int]) -> list[int]:
-    """The sorted distinct code widths of ``--dims`` (usage error unless all positive)."""
-    if not dims or any(d < 1 for d in dims):
-        raise UsageError(f"--dims: expected positive code widths such as '2 10', got {dims}")
-    return sorted(set(dims))
-
-
-def parse_landmarks(text: str) -> int | str | None:
-    """``--landmarks``: a positive number, ``none`` (exact fit) or ``auto``."""
-    value = str(text).strip().lower()
-    if value in ("auto", "none"):
-        return None if value == "none" else "auto"
-    if value.isdigit() and int(value) > 0:
-        return int(value)
-    raise UsageError(f"--landmarks: expected a positive number, 'none' or 'auto', got {text!r}")
-
-
 # ---------------------------------------------------------------------- autoencode
 def run_autoencode_command(args: argparse.Namespace) -> int:
     """``kernelkit autoencode INPUT``."""
     settings = AutoencodeSettings(
-        dims=check_dims(args.dims),
+        dims=args.dims,
         lam=args.lam,
         max_iter=args.max_iter,
         seed=args.seed,
         test_size=args.test_size,
         trees=args.trees,
-        landmarks=parse_landmarks(args.landmarks),
+        landmarks=args.landmarks,
         quiet=args.quiet,
         command="autoencode",
     )
-    if not 0 < args.test_size < 1:
-        raise UsageError(f"--test-size: expected a fraction in (0, 1), got {args.test_size}")
-    if args.trees < 1 or args.max_iter < 1 or args.lam < 0:
-        raise UsageError("--trees and --max-iter: expected >= 1; --lam: expected >= 0")
-    out = check_output(args.out, overwrite=args.overwrite, inputs=[args.input, args.labels])
+    out = args.out
     require_plotting()
     data = read_input(args)
-    kernel = input_kernel(args.kernel, data)
+    kernel = input_kernel(args.kernels[0], data)
     target = read_target(args, data)
     with staged(out, folder=True) as folder:
         summary = run_autoencode(
@@ -177,15 +201,9 @@ def run_gram_command(args: argparse.Namespace) -> int:
     """``kernelkit gram INPUT [--against INPUT2] --kernel SPEC --out K.npy`` (blockwise)."""
     from kernelkit.gram import gram
 
-    out = check_output(
-        args.out, overwrite=args.overwrite, kind="file", inputs=[args.input, args.against]
-    )
-    if out.suffix != ".npy":
-        raise UsageError(f"--out: expected a .npy file name, got {str(out)!r}")
+    out = args.out
     data = read_input(args)
-    if data.kind is InputKind.GRAM:
-        raise UsageError("--kind gram: the input is already a Gram matrix")
-    kernel = input_kernel(args.kernel, data)
+    kernel = input_kernel(args.kernels[0], data)
     X = kernel.prepare(data.items, reference=True)
     Y = X
     if args.against is not None:

@@ -8,8 +8,10 @@ that exists without ``--overwrite`` or that ``--overwrite`` may not replace); 13
 is written to ``--out`` when the input is rejected or the command is interrupted.
 
 This module imports only the standard library and kernelkit's light modules: torch,
-scikit-learn, RDKit and matplotlib are imported by the command that needs them, so
-``kernelkit --help`` and ``--version`` start at once.
+scikit-learn, RDKit and matplotlib are imported by the command that needs them, after
+:func:`kernelkit.cli.precheck.precheck` has checked the options, ``--kernel``, the output
+path and the head of every input, so ``--help``, ``--version`` and every usage error answer
+at once.
 """
 
 from __future__ import annotations
@@ -58,6 +60,18 @@ def _add_reader_options(p: argparse.ArgumentParser, kernel_help: str | None) -> 
     p.add_argument("--alphabet", choices=("dna", "protein"), help="alphabet of sequences")
     p.add_argument(
         "--node-label", default="label", help="node attribute of graph labels ('none': ignore)"
+    )
+    p.add_argument(
+        "--skip-invalid",
+        action="store_true",
+        help="leave out records that do not parse (e.g. invalid SMILES), listing their lines, "
+        "instead of stopping",
+    )
+    p.add_argument(
+        "--standardize",
+        action="store_true",
+        help="standardise molecules with RDKit (largest fragment, neutralised); a model fitted "
+        "so standardises what it predicts",
     )
     if kernel_help is not None:
         p.add_argument("--kernel", help=kernel_help)
@@ -125,8 +139,8 @@ def _subcommand(
 
 
 def _build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The parser; ``command``: the subcommand on the line, whose ``--kernel`` help lists
-    every kernel's parameters."""
+    """The parser; ``command``: the subcommand whose help is asked for, whose ``--kernel``
+    help lists every kernel's parameters (that imports the kernels, so only for help)."""
     parser = argparse.ArgumentParser(
         prog="kernelkit",
         description="Kernel methods and kernel-based representation learning for any data.",
@@ -201,7 +215,20 @@ def _build_parser(command: str | None = None) -> argparse.ArgumentParser:
     _add_target_options(
         fit, task_default="regression for ridge, classification for svc (class names as written)"
     )
-    fit.add_argument("--lam", type=float, default=1e-3, help="ridge / K2AE lam")
+    fit.add_argument(
+        "--lam", default="1e-3", help="ridge / K2AE lam; with --cv a list such as 1e-4,1e-3"
+    )
+    fit.add_argument(
+        "--cv",
+        type=int,
+        help="K-fold cross-validation over the grid of --lam and --kernel lists (e.g. "
+        "weighted-degree:degree=3,5,8); fits the best cell on all records",
+    )
+    fit.add_argument(
+        "--split",
+        metavar="COLUMN",
+        help="column marking each record 'train' or 'test': fit on train, score on test",
+    )
     fit.add_argument("--C", type=float, default=1.0, help="SVC box constraint")
     fit.add_argument("--dims", type=int, nargs="+", default=[10], help="K2AE code width")
     fit.add_argument("--max-iter", type=int, default=50, help="K2AE L-BFGS iterations (at most)")
@@ -336,15 +363,16 @@ def _one_line(exc: BaseException) -> str:
 
 
 def _warnings_as_lines(args: argparse.Namespace) -> None:
-    """Python warnings raised inside a command print as ``kernelkit CMD: warning: MESSAGE``
-    on stderr, one line each (none with ``--quiet``; ``--debug`` keeps Python's format)."""
+    """Python warnings raised inside a command print as ``kernelkit CMD: warning: MESSAGE
+    [HH:MM:SS]`` on stderr, one line each (none with ``--quiet``; ``--debug`` keeps Python's
+    format)."""
     if args.debug:
         return
 
     def show(message: Warning | str, *_: object, **__: object) -> None:
-        if not getattr(args, "quiet", False):
-            line = " ".join(str(message).split())
-            print(f"kernelkit {args.command}: warning: {line}", file=sys.stderr)
+        from kernelkit.cli.progress import warn
+
+        warn(args, " ".join(str(message).split()))
 
     warnings.showwarning = show
 
@@ -365,10 +393,6 @@ def _set_threads(args: argparse.Namespace) -> None:
     threads = getattr(args, "threads", None)
     if threads is None:
         return
-    from kernelkit.cli.errors import UsageError
-
-    if threads < 1:
-        raise UsageError(f"--threads: expected >= 1, got {threads}")
     import torch
 
     torch.set_num_threads(threads)
@@ -377,18 +401,21 @@ def _set_threads(args: argparse.Namespace) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``kernelkit`` command; returns the exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = _build_parser(_command_on_line(argv))
+    helping = "-h" in argv or "--help" in argv
+    parser = _build_parser(_command_on_line(argv) if helping else None)
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()
         return 2
     from kernelkit.cli.errors import UsageError
     from kernelkit.cli.output import Terminated, terminate_as_interrupt
+    from kernelkit.cli.precheck import precheck
 
     handler: Callable[[argparse.Namespace], int] = args.handler
     _warnings_as_lines(args)
     try:
         with terminate_as_interrupt():
+            precheck(args)
             _set_threads(args)
             return handler(args)
     except UsageError as exc:

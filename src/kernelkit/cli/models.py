@@ -19,14 +19,16 @@ from typing import Any
 import numpy as np
 import torch
 
-from kernelkit.cli.autoencode import distinct_records
-from kernelkit.cli.cluster import check_cluster_options, cluster_client, distribute
-from kernelkit.cli.commands import check_dims, input_kernel, read_input, read_target
+from kernelkit.cli.autoencode import distinct_records, name_columns
+from kernelkit.cli.cluster import cluster_client, distribute
+from kernelkit.cli.commands import input_kernel, read_input, read_target
 from kernelkit.cli.errors import UsageError
 from kernelkit.cli.kernels import describe_kernel
-from kernelkit.cli.output import check_output, staged
+from kernelkit.cli.output import staged
 from kernelkit.cli.progress import stage, warn
+from kernelkit.cli.tuning import check_tunable, cross_validate, split_rows
 from kernelkit.data.readers import DataFile
+from kernelkit.data.readers.tables import is_id_column
 from kernelkit.data.strings import ALPHABETS
 from kernelkit.kernels import Kernel, PrecomputedBatch
 from kernelkit.utils.errors import DataFileError, InputError
@@ -34,29 +36,26 @@ from kernelkit.utils.kinds import InputKind
 
 
 # ---------------------------------------------------------------------- fit
-def _estimator(args: argparse.Namespace, kernel: Kernel, n_records: int) -> Any:
+def _estimator(args: argparse.Namespace, kernel: Kernel, n_records: int, lam: float) -> Any:
     from kernelkit import KernelAutoencoder, KernelRidge, KernelSVC
 
     if args.model == "ridge" and args.solver == "nystrom":
         return KernelRidge(
             kernel,
-            lam=args.lam,
+            lam=lam,
             solver="nystrom",
             n_centers=min(args.centers, n_records),
             random_state=args.seed,
             verbose=not args.quiet and sys.stderr.isatty(),
         )
     if args.model == "ridge":
-        return KernelRidge(kernel, lam=args.lam)
+        return KernelRidge(kernel, lam=lam)
     if args.model == "svc":
         return KernelSVC(kernel, C=args.C)
-    dims = check_dims(args.dims)
-    if len(dims) != 1:
-        raise UsageError(f"--dims: a fitted autoencoder has one code width, got {args.dims}")
     return KernelAutoencoder(
-        dims=(dims[0],),
+        dims=(args.dims[0],),
         input_kernel=kernel,
-        lam=args.lam,
+        lam=lam,
         max_iter=args.max_iter,
         random_state=args.seed,
     )
@@ -84,45 +83,71 @@ def _check_fit_target(args: argparse.Namespace, data: DataFile, target: Any) -> 
         )
 
 
+def _tuned(args: argparse.Namespace, data: DataFile, X: Any, y: Any) -> tuple[Kernel, float, str]:
+    """The kernel and lam to fit (the best cell of ``--cv``) and what the tuning reports."""
+    kernels = [input_kernel(spec, data) for spec in args.kernels]
+    if args.cv is None:
+        return kernels[0], args.lams[0], ""
+    what = "R²" if args.model == "ridge" else "accuracy"
+    cells = cross_validate(
+        args, kernels, X, y, lambda kernel, lam: _estimator(args, kernel, len(data), lam)
+    )
+    best = max(cells, key=lambda c: c.scores.mean())
+    if not args.quiet:
+        print(f"{args.cv}-fold cross-validated {what} (mean ± sd over folds):")
+        for cell in cells:
+            print(("* " if cell is best else "  ") + cell.line(what))
+    return (
+        best.kernel,
+        best.lam,
+        f"; best of {len(cells)} cells: cross-validated {what} " + (f"{best.scores.mean():.4g}"),
+    )
+
+
 def run_fit_command(args: argparse.Namespace) -> int:
-    """``kernelkit fit INPUT --model ridge|svc|autoencoder --out MODEL``."""
+    """``kernelkit fit INPUT --model ridge|svc|autoencoder --out MODEL`` (``--cv K`` or
+    ``--split COLUMN``: see :mod:`kernelkit.cli.tuning`)."""
     from kernelkit.io import save
 
-    check_cluster_options(args)
-    out = check_output(
-        args.out, overwrite=args.overwrite, kind="model", inputs=[args.input, args.labels]
-    )
+    out = args.out
     data = read_input(args)
-    kernel = input_kernel(args.kernel, data)
+    check_tunable(args, data)
     default_task = {"ridge": "regression", "svc": "classification"}.get(args.model)
     target = read_target(args, data, task=default_task)
     _check_fit_target(args, data, target)
     if distinct_records(data) < 2:
         warn(args, f"all {len(data)} records are equal; the model can only predict one value")
+    y = None if target is None else target.values
+    if args.model == "svc":
+        y = np.asarray(target.classes, dtype=object)[y]
+    test = None
+    if args.split is not None:
+        train, test = split_rows(data, args.split)
+        test = (data.take(test), y[test])
+        data, y = data.take(train), y[train]
     X = data.items
-    estimator = _estimator(args, kernel, len(data))
+    kernel, lam, tuning = _tuned(args, data, X, y)
+    estimator = _estimator(args, kernel, len(data), lam)
     stage(args, f"fitting {type(estimator).__name__} on {len(data)} records")
     start = time.perf_counter()
     if args.model == "autoencoder":
         estimator.fit(X)
         score = f"training objective {estimator.objective_:.4g}"
     else:
-        y = target.values
-        if args.model == "svc":
-            y = np.asarray(target.classes, dtype=object)[y]
         with cluster_client(args) as client:
             estimator.fit(X if client is None else distribute(X, client), y)
         name = "R²" if args.model == "ridge" else "accuracy"
         score = f"training {name} {estimator.score(X, y):.4g}"
+        if test is not None:
+            score += f", test {name} {estimator.score(test[0].items, test[1]):.4g} on the "
+            score += f"{len(test[1])} records marked test in {args.split!r}"
     seconds = time.perf_counter() - start
-    if data.kind is InputKind.VECTOR:
-        estimator.training_columns_ = list(data.feature_names)
-    estimator.target_name_ = None if target is None else target.name
+    name_columns(estimator, data, target)
     save(estimator, out, overwrite=args.overwrite)
     if not args.quiet:
         print(
-            f"{type(estimator).__name__} with {describe_kernel(kernel)} on {len(data)} "
-            f"records: {score} ({seconds:.2f} s); saved to {out}"
+            f"{type(estimator).__name__} with {describe_kernel(kernel)}, lam={lam:g} on "
+            f"{len(data)} records: {score}{tuning} ({seconds:.2f} s); saved to {out}"
         )
     return 0
 
@@ -163,12 +188,12 @@ def _vector_columns(args: argparse.Namespace, model: Any) -> list[str] | None:
             f"file: {list(header.columns)}",
         )
     target = getattr(model, "target_name_", None)
-    extra = [n for n in header.feature_names if n not in names and n != target]
+    extra = [n for n in header.columns if n not in names and n != target and not is_id_column(n)]
     if extra:
         raise DataFileError(
             header.path,
             f"column(s) {extra} are not among the model's training columns {names}; remove "
-            "them (or name the id column 'id')",
+            "them, pick the columns with --columns, or name an id column 'id' (or '..._id')",
         )
     return names
 
@@ -187,13 +212,7 @@ def run_predict_command(args: argparse.Namespace) -> int:
     """``kernelkit predict MODEL INPUT --out FILE.csv``."""
     from kernelkit.io import load
 
-    if args.kernel is not None:
-        raise UsageError(
-            f"--kernel {args.kernel}: the model carries its kernel; predict takes no --kernel"
-        )
-    out = check_output(
-        args.out, overwrite=args.overwrite, kind="file", inputs=[args.model, args.input, args.diag]
-    )
+    out = args.out
     model = load(args.model)
     kind = _model_kind(model)
     if args.kind is not None and InputKind.parse(args.kind) is not kind:
@@ -202,6 +221,7 @@ def run_predict_command(args: argparse.Namespace) -> int:
     names = {chars: name for name, chars in ALPHABETS.items()}
     if args.alphabet is None and alphabet is not None:
         args.alphabet = alphabet if alphabet in ALPHABETS else names.get(alphabet)
+    args.standardize = args.standardize or bool(getattr(model, "standardized_", False))
     columns = _vector_columns(args, model) if kind is InputKind.VECTOR else None
     data = read_input(args, kind=kind, columns=columns)
     X: Any = data.items

@@ -4,7 +4,9 @@ The output path is checked before any work: its folder exists and is writable; i
 input, a folder holding an input, nor the current folder or one above it; it does not exist
 unless ``--overwrite``, and then it is replaced only if it is what the command writes (an
 output folder carrying the :data:`MARKER` file kernelkit puts in each of its output folders,
-a plain file for a file output; a model is checked by :func:`kernelkit.io.save`).  Results
+a ``.npy`` array or a CSV of predictions or codes for a file output
+(:func:`written_by_kernelkit`), a saved model (:func:`kernelkit.io.files.is_model_path`) for
+a model).  Results
 are written to a temporary sibling and renamed into place at the end, so a rejected input, a
 crash, Ctrl-C or SIGTERM (see :func:`terminate_as_interrupt`) leaves nothing at ``--out`` nor
 a temporary sibling.  Files and folders get the permissions of the user's umask.
@@ -22,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelkit.cli.errors import UsageError
+from kernelkit.io.files import MANIFEST, is_model_path
 from kernelkit.utils.errors import KernelkitError
 
 MARKER = ".kernelkit-output"
@@ -117,14 +120,35 @@ def _check_replaceable(path: Path, kind: str, option: str) -> None:
             f"{option}: {str(path)!r} is a folder; --overwrite replaces a file with a file, "
             "never a folder"
         )
-    if kind == "model" and path.is_dir():
-        from kernelkit.io.storage import MANIFEST
+    if kind == "model" and not is_model_path(path):
+        what = "a folder that holds" if path.is_dir() else "a file that is"
+        raise UsageError(
+            f"{option}: {str(path)!r} is {what} no kernelkit model (no {MANIFEST} of a saved "
+            "model); --overwrite replaces only a saved model"
+        )
+    if kind == "file" and not written_by_kernelkit(path):
+        raise UsageError(
+            f"{option}: {str(path)!r} is a file kernelkit did not write (neither a .npy array "
+            "nor a CSV of predictions or codes); --overwrite replaces only kernelkit's outputs"
+        )
 
-        if not (path / MANIFEST).is_file():
-            raise UsageError(
-                f"{option}: {str(path)!r} is a folder that holds no kernelkit model (no "
-                f"{MANIFEST}); --overwrite replaces only a saved model"
-            )
+
+def written_by_kernelkit(path: Path) -> bool:
+    """Whether a file is one a kernelkit command writes: a ``.npy`` array (``gram``) or a CSV
+    whose header is ``id`` then ``prediction...`` or ``code_...`` columns (``predict``)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4096)
+    except OSError:
+        return False
+    if path.suffix.lower() == ".npy":
+        return head.startswith(b"\x93NUMPY")
+    first = head.split(b"\n", 1)[0].strip().split(b",")
+    return (
+        len(first) >= 2
+        and first[0] == b"id"
+        and all(c.startswith((b"prediction", b"code_")) for c in first[1:])
+    )
 
 
 def default_mode(full: int) -> int:

@@ -20,7 +20,7 @@ import numpy as np
 from kernelkit.cli.commands import input_kernel, read_input
 from kernelkit.cli.errors import UsageError
 from kernelkit.cli.kernels import build_kernel, describe_kernel
-from kernelkit.cli.output import check_output, staged
+from kernelkit.cli.output import staged
 from kernelkit.cli.progress import stage
 from kernelkit.data.readers import DataFile, read_data
 from kernelkit.report.document import Report
@@ -37,11 +37,6 @@ _WITNESS_KINDS = (InputKind.VECTOR, InputKind.MOLECULE)
 
 def _read_pair(args: argparse.Namespace) -> tuple[DataFile, DataFile]:
     """Both files, the second read as the kind (columns, alphabet) of the first."""
-    if args.gram:
-        raise UsageError(
-            "--gram: two-sample reads two files of records; for a Gram matrix of the pooled "
-            "sample use kernelkit.stats.two_sample_test(K, n, kernel='precomputed')"
-        )
     args.input = args.a
     a = read_input(args)
     if len(a) < 2:
@@ -55,6 +50,7 @@ def _read_pair(args: argparse.Namespace) -> tuple[DataFile, DataFile]:
             columns=columns,
             alphabet=a.alphabet or args.alphabet,
             node_label=None if args.node_label.lower() == "none" else args.node_label,
+            on_error="skip" if args.skip_invalid else "raise",
         )
     except DataFileError:
         raise
@@ -68,10 +64,11 @@ def _read_pair(args: argparse.Namespace) -> tuple[DataFile, DataFile]:
 def _kernel(args: argparse.Namespace, a: DataFile, b: DataFile) -> Any:
     """``--kernel`` checked against both files; a Gaussian/Laplacian width from the pooled
     vectors (median heuristic) when not given."""
-    kernel = input_kernel(args.kernel, a)
-    input_kernel(args.kernel, b)
+    spec = args.kernels[0]
+    kernel = input_kernel(spec, a)
+    input_kernel(spec, b)
     if a.kind is InputKind.VECTOR:
-        kernel = build_kernel(args.kernel, a.kind, sigma_from=np.vstack([a.items, b.items]))
+        kernel = build_kernel(spec, a.kind, sigma_from=np.vstack([a.items, b.items]))
     return kernel
 
 
@@ -173,11 +170,7 @@ def _report(summary: dict[str, Any], witness: list[dict[str, Any]], title: str) 
 
 def run_two_sample_command(args: argparse.Namespace) -> int:
     """``kernelkit two-sample A B [--kernel SPEC] [--method ...] --out DIR``."""
-    if args.permutations < 1:
-        raise UsageError(f"--permutations: expected >= 1, got {args.permutations}")
-    if args.top < 0:
-        raise UsageError(f"--top: expected >= 0, got {args.top}")
-    out = check_output(args.out, overwrite=args.overwrite, inputs=[args.a, args.b])
+    out = args.out
     require("matplotlib", purpose="Writing the plots of the report")
     a, b = _read_pair(args)
     kernel = _kernel(args, a, b)

@@ -7,13 +7,14 @@ line use to tell vectors, sequences, molecules and graphs apart.
 from __future__ import annotations
 
 import importlib.util
+import warnings
 from typing import Any
 
 import numpy as np
 import torch
 
 from kernelkit.data.graphs import GraphBatch
-from kernelkit.data.molecules import MoleculeBatch, _is_mol, _quiet_rdkit
+from kernelkit.data.molecules import InvalidRecordsError, MoleculeBatch, _is_mol, invalid_smiles
 from kernelkit.data.strings import ALPHABETS, StringBatch
 from kernelkit.utils.kinds import InputKind
 
@@ -34,18 +35,11 @@ def _items(X: Any) -> list[Any] | None:
     return None
 
 
-def _all_smiles(items: list[str]) -> bool:
-    """Whether RDKit (if installed) parses every string as a SMILES with at least one atom."""
+def _invalid_smiles(items: list[str]) -> list[int] | None:
+    """Positions of the strings RDKit does not parse as SMILES (``None`` without RDKit)."""
     if importlib.util.find_spec("rdkit") is None:
-        return False
-    from rdkit import Chem
-
-    with _quiet_rdkit():
-        for text in items:
-            mol = Chem.MolFromSmiles(text)
-            if mol is None or mol.GetNumAtoms() == 0:
-                return False
-    return True
+        return None
+    return invalid_smiles(items)
 
 
 def detect_input_kind(X: Any) -> InputKind:
@@ -62,9 +56,13 @@ def detect_input_kind(X: Any) -> InputKind:
       - RDKit ``Mol`` objects: ``molecule``;
       - strings: ``molecule`` when some string has a character outside the sequence
         alphabets (:data:`SEQUENCE_CHARACTERS`: the DNA and protein letters) *and* RDKit
-        parses every string as a SMILES; ``string`` (sequences) otherwise, so a list of DNA
-        or protein sequences is never read as molecules, and SMILES are read as sequences
-        when RDKit is not installed.
+        parses most of the strings (more than half, every string tried) as SMILES;
+        ``string`` (sequences) otherwise, so a list of DNA or protein sequences is never read
+        as molecules, and SMILES are read as sequences when RDKit is not installed.  The
+        decision is made on the whole input: a few invalid SMILES among valid ones do not
+        turn molecules into sequences; a :class:`UserWarning` then reports the choice and
+        the records that do not parse (which the molecule kernels refuse, naming them, or
+        :func:`drop_invalid_records` leaves out).
 
     Anything else is ``vector`` (the numeric validation of the estimator then names the
     problem).
@@ -86,9 +84,63 @@ def detect_input_kind(X: Any) -> InputKind:
         return InputKind.MOLECULE
     if all(isinstance(x, str) for x in items):
         texts = [str(x) for x in items]
-        outside = any(not SEQUENCE_CHARACTERS.issuperset(t) for t in texts)
-        return InputKind.MOLECULE if outside and _all_smiles(texts) else InputKind.STRING
+        if all(SEQUENCE_CHARACTERS.issuperset(t) for t in texts):
+            return InputKind.STRING
+        bad = _invalid_smiles(texts)
+        if bad is None or 2 * len(bad) >= len(texts):
+            return InputKind.STRING
+        if bad:
+            warnings.warn(
+                f"X: detected as molecules ({len(texts) - len(bad)} of {len(texts)} strings "
+                f"parse as SMILES); {len(bad)} do not: "
+                + ", ".join(f"X[{i}] = {texts[i]!r}" for i in bad[:5])
+                + (" ..." if len(bad) > 5 else ""),
+                UserWarning,
+                stacklevel=3,
+            )
+        return InputKind.MOLECULE
     return InputKind.VECTOR
 
 
-__all__ = ["SEQUENCE_CHARACTERS", "detect_input_kind"]
+def drop_invalid_records(
+    X: Any, y: Any, sample_weight: Any, kind: InputKind, on_error: str
+) -> tuple[Any, Any, Any]:
+    """``X``, ``y`` and ``sample_weight`` without the records that do not parse as ``kind``
+    (SMILES strings RDKit rejects), when ``on_error == "skip"``; unchanged otherwise (the
+    kernel then refuses them, naming them).  A :class:`UserWarning` names the records left
+    out."""
+    items = _items(X)
+    if on_error != "skip" or kind is not InputKind.MOLECULE or not items:
+        return X, y, sample_weight
+    if not all(isinstance(x, str) for x in items):
+        return X, y, sample_weight
+    bad = invalid_smiles(items)
+    if not bad:
+        return X, y, sample_weight
+    if len(bad) == len(items):
+        raise InvalidRecordsError(
+            f"X: none of the {len(items)} records is a valid SMILES; nothing left to fit", bad
+        )
+    warnings.warn(
+        f"on_error='skip': left out {len(bad)} of {len(items)} records that are not valid "
+        "SMILES: "
+        + ", ".join(f"X[{i}] = {items[i]!r}" for i in bad[:5])
+        + (" ..." if len(bad) > 5 else ""),
+        UserWarning,
+        stacklevel=3,
+    )
+    keep = np.setdiff1d(np.arange(len(items)), bad)
+
+    def take(v: Any) -> Any:
+        if v is None:
+            return None
+        if hasattr(v, "iloc"):
+            return v.iloc[keep]
+        if isinstance(v, torch.Tensor):
+            return v[torch.as_tensor(keep)]
+        return np.asarray(v)[keep] if not isinstance(v, list) else [v[i] for i in keep]
+
+    return [items[i] for i in keep], take(y), take(sample_weight)
+
+
+__all__ = ["SEQUENCE_CHARACTERS", "detect_input_kind", "drop_invalid_records"]

@@ -96,6 +96,10 @@ class GraphBatch:
         int64 label codes aligned with ``adj_idx`` (``None``: unlabelled edges).
     node_label, edge_label : str or None
         Names of the attributes the labels were read from (quoted in error messages).
+    node_attributes : np.ndarray or None
+        float64 continuous node attributes, shape ``(N, d)`` (``None``: none).
+    node_attribute : str or None
+        Name of the attribute they were read from.
     """
 
     node_ptr: np.ndarray
@@ -105,6 +109,8 @@ class GraphBatch:
     edge_labels: np.ndarray | None = None
     node_label: str | None = "label"
     edge_label: str | None = None
+    node_attributes: np.ndarray | None = None
+    node_attribute: str | None = None
 
     dtype = None  # structured batch: no floating dtype of its own
 
@@ -162,6 +168,29 @@ class GraphBatch:
             None if self.edge_labels is None else self.edge_labels[eids],
             self.node_label,
             self.edge_label,
+            None if self.node_attributes is None else self.node_attributes[old_nodes],
+            self.node_attribute,
+        )
+
+    def induced(self, keep: np.ndarray) -> GraphBatch:
+        """The induced subgraphs on the nodes where the boolean mask ``keep`` (shape ``(N,)``)
+        is true: same graphs in the same order (some possibly empty), labels carried over."""
+        keep = np.asarray(keep, dtype=bool)
+        new_id = np.cumsum(keep) - 1
+        src = np.repeat(np.arange(len(keep)), np.diff(self.adj_ptr))
+        entries = keep[src] & keep[self.adj_idx]
+        counts = np.bincount(self.graph_index[keep], minlength=len(self))
+        deg = np.bincount(new_id[src[entries]], minlength=int(keep.sum()))
+        return GraphBatch(
+            np.concatenate([[0], np.cumsum(counts)]).astype(np.int64),
+            np.concatenate([[0], np.cumsum(deg)]).astype(np.int64),
+            new_id[self.adj_idx[entries]].astype(np.int64),
+            None if self.node_labels is None else self.node_labels[keep],
+            None if self.edge_labels is None else self.edge_labels[entries],
+            self.node_label,
+            self.edge_label,
+            None if self.node_attributes is None else self.node_attributes[keep],
+            self.node_attribute,
         )
 
     # ------------------------------------------------------------------ constructors
@@ -176,6 +205,8 @@ class GraphBatch:
         edge_labels: np.ndarray | None = None,
         node_label: str | None = "label",
         edge_label: str | None = None,
+        node_attributes: np.ndarray | None = None,
+        node_attribute: str | None = None,
     ) -> GraphBatch:
         """Build from global undirected edges ``(src[k], dst[k])`` (each edge given once)."""
         n_nodes = np.asarray(n_nodes, dtype=np.int64)
@@ -200,6 +231,8 @@ class GraphBatch:
             el,
             node_label,
             edge_label,
+            None if node_attributes is None else _attribute_matrix(node_attributes),
+            node_attribute,
         )
 
     @classmethod
@@ -280,6 +313,7 @@ class GraphBatch:
         *,
         node_label: str | None = "label",
         edge_label: str | None = None,
+        node_attribute: str | None = None,
         name: str = "X",
     ) -> GraphBatch:
         """Build from undirected networkx graphs, reading labels from node/edge attributes.
@@ -291,9 +325,12 @@ class GraphBatch:
         node_label, edge_label : str or None
             Attribute holding the discrete node / edge label; ``None`` ignores labels.  With a
             name given, every node (edge) must carry it.
+        node_attribute : str or None
+            Attribute holding the continuous node attributes (a number or a vector of the
+            same length on every node); ``None`` reads none.
         """
         nx = _networkx()
-        counts, srcs, dsts, nvals, evals = [], [], [], [], []
+        counts, srcs, dsts, nvals, evals, avals = [], [], [], [], [], []
         offset = 0
         for i, g in enumerate(graphs):
             if not isinstance(g, nx.Graph):
@@ -312,6 +349,14 @@ class GraphBatch:
                             f"kernel needs node labels (pass node_label=None to ignore labels)"
                         )
                     nvals.append(data[node_label])
+            if node_attribute is not None:
+                for v, data in g.nodes(data=True):
+                    if node_attribute not in data:
+                        raise InputError(
+                            f"{name}[{i}]: node {v!r} has no attribute {node_attribute!r}; the "
+                            "kernel needs continuous node attributes"
+                        )
+                    avals.append(np.atleast_1d(np.asarray(data[node_attribute], dtype=float)))
             for u, v, data in g.edges(data=True):
                 srcs.append(index[u] + offset)
                 dsts.append(index[v] + offset)
@@ -334,6 +379,10 @@ class GraphBatch:
             edge_labels=label_codes(evals) if edge_label is not None else None,
             node_label=node_label,
             edge_label=edge_label,
+            node_attributes=_stack_attributes(avals, node_attribute, name)
+            if node_attribute is not None
+            else None,
+            node_attribute=node_attribute,
         )
 
     def to_networkx(self, i: int) -> Any:
@@ -342,7 +391,11 @@ class GraphBatch:
         a, b = int(self.node_ptr[i]), int(self.node_ptr[i + 1])
         g = nx.Graph()
         for v in range(a, b):
-            attrs = {} if self.node_labels is None else {"label": int(self.node_labels[v])}
+            attrs: dict[str, Any] = {}
+            if self.node_labels is not None:
+                attrs["label"] = int(self.node_labels[v])
+            if self.node_attributes is not None:
+                attrs[self.node_attribute or "attributes"] = self.node_attributes[v].copy()
             g.add_node(v - a, **attrs)
         for v in range(a, b):
             for e in range(self.adj_ptr[v], self.adj_ptr[v + 1]):
@@ -351,6 +404,27 @@ class GraphBatch:
                     attrs = {} if self.edge_labels is None else {"label": int(self.edge_labels[e])}
                     g.add_edge(v - a, u - a, **attrs)
         return g
+
+
+def _attribute_matrix(values: Any) -> np.ndarray:
+    out = np.asarray(values, dtype=np.float64)
+    return out.reshape(len(out), -1)
+
+
+def _stack_attributes(rows: list[np.ndarray], attribute: str, name: str) -> np.ndarray:
+    """Stack per-node attribute vectors, refusing ragged lengths and non-finite values."""
+    if not rows:
+        return np.zeros((0, 1))
+    widths = {len(r) for r in rows}
+    if len(widths) > 1:
+        raise InputError(
+            f"{name}: node attribute {attribute!r} must have the same length on every node, "
+            f"got lengths {sorted(widths)}"
+        )
+    out = np.stack(rows)
+    if not np.isfinite(out).all():
+        raise InputError(f"{name}: node attribute {attribute!r} has NaN or infinite values")
+    return out
 
 
 def _networkx() -> Any:
@@ -364,6 +438,7 @@ def as_graph_batch(
     *,
     node_label: str | None = "label",
     edge_label: str | None = None,
+    node_attribute: str | None = None,
     allow_empty_graphs: bool = False,
     name: str = "X",
 ) -> GraphBatch:
@@ -378,6 +453,11 @@ def as_graph_batch(
     """
     if isinstance(X, GraphBatch):
         batch = X
+        if node_attribute is not None and batch.node_attributes is None and len(batch):
+            raise InputError(
+                f"{name}[0]: graph has no continuous node attributes but the kernel needs them "
+                f"(attribute {node_attribute!r}); build the batch with node_attributes"
+            )
         if node_label is not None and batch.node_labels is None and len(batch):
             raise InputError(
                 f"{name}[0]: graph has no node labels but the kernel needs them (attribute "
@@ -405,7 +485,13 @@ def as_graph_batch(
         X = list(X)
         if not X:
             raise InputError(f"{name}: expected at least one graph, got an empty list")
-        batch = GraphBatch.from_networkx(X, node_label=node_label, edge_label=edge_label, name=name)
+        batch = GraphBatch.from_networkx(
+            X,
+            node_label=node_label,
+            edge_label=edge_label,
+            node_attribute=node_attribute,
+            name=name,
+        )
     if len(batch) == 0:
         raise InputError(f"{name}: expected at least one graph, got 0")
     if not allow_empty_graphs:

@@ -19,6 +19,9 @@ Every estimator of :mod:`kernelkit.estimators` reads its data *through its kerne
 * Array input (vector kernels and precomputed Grams) is validated as scikit-learn does
   (``validate_data``: NaN/inf, complex, sparse, 1-D, empty input, ``n_features_in_`` and
   ``feature_names_in_``); the errors are re-raised as :class:`~kernelkit.utils.InputError`.
+  Sparse ``X`` (CSR/CSC/COO, sparse torch tensors) is taken by the kernels that accept it
+  (``Kernel.accepts_sparse``) as :class:`~kernelkit.kernels.sparse.SparseRows`, never
+  densified whole.
   Torch tensors skip NumPy entirely and stay on their device.  A precomputed cross-Gram must
   have one column per training point.
 * dtype: float64 by default; float32 input (tensor or NumPy array) stays float32, so the Gram
@@ -33,16 +36,24 @@ import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from numbers import Integral
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
+import scipy.sparse as sp
 import torch
 from sklearn.base import clone
 from sklearn.utils.validation import check_array, validate_data
 
-from kernelkit.estimators._kernels import VectorKernelRecipe, parameter_kind, resolve_kernel
+from kernelkit.data.detect import detect_input_kind, drop_invalid_records
+from kernelkit.estimators._kernels import (
+    VectorKernelRecipe,
+    parameter_accepts_sparse,
+    parameter_kind,
+    resolve_kernel,
+)
 from kernelkit.kernels import Kernel, Linear, PrecomputedBatch
 from kernelkit.kernels.base import Batch, batch_dtype
+from kernelkit.kernels.sparse import SparseRows
 from kernelkit.utils import errors
 from kernelkit.utils.constraints import (
     Interval,
@@ -56,9 +67,15 @@ from kernelkit.utils.validation import owned, to_tensor
 ARRAY_KINDS = (InputKind.VECTOR, InputKind.GRAM)
 """Input kinds given as numeric arrays (validated like scikit-learn input)."""
 
+SPARSE_FORMATS = ("csr", "csc", "coo")
+"""``scipy.sparse`` formats taken by kernels that accept sparse rows (``accepts_sparse``)."""
 
-KERNEL_CONSTRAINTS: dict[str, list[Any]] = {"kernel": [Kernel, str, None]}
+
+KERNEL_CONSTRAINTS: dict[str, list[Any]] = {"kernel": [Kernel, str, callable, None]}
 """Constraint of the ``kernel`` parameter (strings are checked by the kernel resolver)."""
+
+KERNEL_PARAMS_CONSTRAINT: dict[str, list[Any]] = {"kernel_params": [dict, None]}
+"""``kernel_params``: keyword arguments of a callable ``kernel`` (scikit-learn's name)."""
 
 RANDOM_STATE_CONSTRAINT: list[Any] = ["random_state", np.random.Generator]
 """``random_state``: None, an int, a ``RandomState`` or a ``Generator`` (see
@@ -145,6 +162,10 @@ class KernelEstimatorMixin:
 
     kernel: Any
     _parameter_constraints: dict[str, list[Any]]
+    _sparse_input: ClassVar[bool] = False
+    """Whether the estimator takes sparse X (with a kernel that accepts it; the ``sparse``
+    tag): set by the estimators whose every path works on
+    :class:`~kernelkit.kernels.sparse.SparseRows`."""
 
     # ------------------------------------------------------------------ parameters
     def _validate_params(self) -> None:
@@ -155,7 +176,7 @@ class KernelEstimatorMixin:
         ParameterError
             ``"NAME: The 'NAME' parameter of CLASS must be EXPECTED. Got VALUE instead."``
         """
-        params = self.get_params(deep=False)
+        params = {name: getattr(self, name) for name in self._parameter_constraints}
         for name, constraints in self._parameter_constraints.items():
             try:
                 validate_parameter_constraints(
@@ -165,10 +186,25 @@ class KernelEstimatorMixin:
                 raise errors.ParameterError(f"{name}: {exc}") from None
 
     def _kernel_extras(self) -> dict[str, Any]:
-        """scikit-learn's kernel parameters (``gamma``, ``degree``, ``coef0``) of the estimator."""
-        return {p: getattr(self, p, None) for p in ("gamma", "degree", "coef0")}
+        """scikit-learn's kernel parameters (``gamma``, ``degree``, ``coef0``, and
+        ``kernel_params`` when it is a dict of a callable's arguments) of the estimator.
+
+        ``KernelRidge.kernel_params`` is a model-selection grid instead (not a dict)."""
+        extras = {p: getattr(self, p, None) for p in ("gamma", "degree", "coef0")}
+        params = getattr(self, "kernel_params", None)
+        extras["kernel_params"] = params if isinstance(params, dict) else None
+        return extras
 
     # ------------------------------------------------------------------ X
+    def _drop_invalid(self, X: Any, y: Any, sample_weight: Any) -> tuple[Any, Any, Any]:
+        """``X``, ``y``, ``sample_weight`` without the records that do not parse, with
+        ``on_error="skip"`` (:func:`kernelkit.data.detect.drop_invalid_records`)."""
+        on_error = getattr(self, "on_error", "raise")
+        if on_error != "skip" or X is None:
+            return X, y, sample_weight
+        kind = parameter_kind(self.kernel) if self.kernel is not None else detect_input_kind(X)
+        return drop_invalid_records(X, y, sample_weight, kind, on_error)
+
     def _fit_X(self, X: Any) -> Batch:
         """Resolve ``kernel_``, validate the training input and store ``X_fit_``.
 
@@ -181,9 +217,17 @@ class KernelEstimatorMixin:
         if isinstance(kernel, VectorKernelRecipe):
             self.X_fit_ = owned(self._prepare(Linear(), X, reset=True), X)
             self.kernel_ = kernel.build(self.X_fit_)
+            if isinstance(self.X_fit_, SparseRows) and not self.kernel_.accepts_sparse:
+                raise InputError(
+                    f"X: {self.kernel_!r} does not take sparse input (got "
+                    f"{type(X).__name__}); use a kernel of inner products and norms or "
+                    "densify X"
+                )
         else:
             self.kernel_ = clone(kernel)
             self.X_fit_ = owned(self._prepare(self.kernel_, X, reset=True), X)
+        if hasattr(self.kernel_, "check_training"):  # e.g. an all-zero Gram, a feature blow-up
+            self.kernel_.check_training(self.X_fit_)
         return self.X_fit_
 
     def _predict_X(self, X: Any) -> Batch:
@@ -220,13 +264,23 @@ class KernelEstimatorMixin:
                     reset=reset,
                     dtype=(np.float64, np.float32),
                     ensure_all_finite=True,
+                    accept_sparse=SPARSE_FORMATS if self._takes_sparse(kernel) else False,
                 )
             except ValueError as exc:
+                raise _reraise(exc, "X") from exc
+            except TypeError as exc:  # sparse X for a kernel that needs dense rows
+                if not sp.issparse(X):
+                    raise
                 raise _reraise(exc, "X") from exc
             if dtype is not None:
                 X = X.astype(np.float64 if dtype == torch.float64 else np.float32, copy=False)
         with _readonly_ok():
             return kernel.prepare(X, dtype=dtype, reference=reset)
+
+    def _takes_sparse(self, kernel: Kernel) -> bool:
+        """Sparse X is taken when the kernel accepts it and the estimator's ``sparse`` tag
+        says so (estimators that densify their input leave the tag off)."""
+        return bool(kernel.accepts_sparse) and self.__sklearn_tags__().input_tags.sparse
 
     def _check_tensor_features(self, X: torch.Tensor, *, reset: bool) -> None:
         if X.ndim != 2:
@@ -295,6 +349,7 @@ class KernelEstimatorMixin:
         tags = super().__sklearn_tags__()  # type: ignore[misc]
         kind = parameter_kind(self.kernel)
         tags.input_tags.pairwise = kind == InputKind.GRAM
+        tags.input_tags.sparse = self._sparse_input and parameter_accepts_sparse(self.kernel)
         if kind not in ARRAY_KINDS:
             tags.input_tags.two_d_array = False
             tags.input_tags.string = kind in ("string", "molecule", "any")

@@ -6,6 +6,7 @@ transformer interface of :mod:`kernelkit.estimators.ckn` and
 
 from __future__ import annotations
 
+import sys
 from numbers import Integral, Real
 from typing import Any
 
@@ -19,8 +20,10 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_dat
 from kernelkit.estimators._base import RANDOM_STATE_CONSTRAINT, KernelEstimatorMixin, to_numpy
 from kernelkit.kernels.dot_product import KAPPAS
 from kernelkit.models.ckn_train import (
+    choose_lam,
     fit_linear_head,
     map_in_batches,
+    train_alternating,
     train_classifier,
     validation_split,
 )
@@ -40,14 +43,30 @@ COMMON_CONSTRAINTS: dict[str, list[Any]] = {
 """Parameters shared by the image and sequence CKN estimators."""
 
 SUPERVISED_CONSTRAINTS: dict[str, list[Any]] = {
-    "lam": [Interval(Real, 0, None, closed="left")],
-    "max_iter": [Interval(Integral, 0, None, closed="left")],
+    "lam": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
+    "max_iter": [Interval(Integral, 0, None, closed="left"), StrOptions({"auto"})],
+    "training": [StrOptions({"alternating", "joint"})],
+    "verbose": ["verbose"],
     "lr": [Interval(Real, 0, None, closed="neither")],
     "head_init": [StrOptions({"linear", "zeros"})],
     "validation_fraction": [Interval(Real, 0, 1, closed="left")],
     "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
 }
 """Parameters of the supervised CKN estimators."""
+
+EPOCH_BUDGET = 20000
+"""``max_iter="auto"``: ``clip(ceil(EPOCH_BUDGET / n_train), 10, 100)`` epochs, so a fit
+processes about ``max(10 n, EPOCH_BUDGET)`` samples: at most 10 passes over large sets, more
+epochs (cheap ones) on small sets."""
+
+AUTO_LAM_WITHOUT_HELD_OUT = 1e-6
+"""``lam="auto"`` without a held-out part (``validation_fraction=0`` or classes of one
+member): this fixed value (the middle of :data:`~kernelkit.models.ckn_train.LAM_GRID`)."""
+
+
+def auto_epochs(n_train: int) -> int:
+    """Epoch cap of ``max_iter="auto"`` for ``n_train`` training samples (:data:`EPOCH_BUDGET`)."""
+    return int(min(100, max(10, -(-EPOCH_BUDGET // max(n_train, 1)))))
 
 
 def float_tensor(X: Any, estimator: Any, *, reset: bool, allow_nd: bool) -> torch.Tensor:
@@ -127,6 +146,16 @@ class _CKNBase(BaseEstimator):
 
 
 SUPERVISED_PARAMS_DOC = """
+    training : {"alternating", "joint"}
+        ``"alternating"``: Chen, Jacob & Mairal (2019) and Mairal (2016, §4), epochs of Adam
+        on the anchors alone (projected on unit rows) with the classifier solved exactly
+        between epochs, the learning rate halved on a held-out plateau, the epoch of lowest
+        held-out loss kept (:func:`kernelkit.models.ckn_train.train_alternating`);
+        ``"joint"``: Adam on anchors and classifier together with a cosine decay, the epoch
+        of best held-out accuracy kept (:func:`kernelkit.models.ckn_train.train_classifier`).
+    verbose : int, default 0
+        Print (on stderr) one line per epoch (objective, held-out accuracy and loss, learning rate;
+        ``training="alternating"``).
     head_init : {"linear", "zeros"}, default "linear"
         Starting classifier: the multinomial logistic regression (same ``lam``) on the
         features of the k-means anchors, fitted by L-BFGS on the training part (Mairal 2016,
@@ -139,6 +168,9 @@ SUPERVISED_PARAMS_DOC = """
         Epochs without a better held-out accuracy before training stops."""
 
 SUPERVISED_ATTRIBUTES_DOC = """
+    lam_ : float
+        The ridge penalty used (``lam``, or the one chosen on the held-out part for
+        ``lam="auto"``: :func:`kernelkit.models.ckn_train.choose_lam`).
     validation_scores_ : list of float
         Held-out accuracy before training (entry 0) and after each epoch (empty when
         ``validation_fraction=0``).
@@ -156,9 +188,11 @@ class CKNClassifierMixin:
     _features: Any
     _inputs: Any
     batch_size: int
-    lam: float
-    max_iter: int
+    lam: float | str
+    max_iter: int | str
     lr: float
+    training: str
+    verbose: int
 
     def _fit_classifier(self, X: Any, y: Any) -> Any:
         Xt, generator = self._fit_network(X)
@@ -171,23 +205,37 @@ class CKNClassifierMixin:
         train, held = validation_split(codes, self.validation_fraction, generator)
         n_features = int(self._features(Xt[:1]).shape[1])
         head = torch.nn.Linear(n_features, len(self.classes_), dtype=Xt.dtype, device=Xt.device)
-        torch.nn.init.zeros_(head.weight)
-        torch.nn.init.zeros_(head.bias)
-        if self.head_init == "linear":
-            fit_linear_head(head, self._features(Xt[train]), codes[train], lam=self.lam)
-        log = train_classifier(
-            self.network_,
-            head,
-            Xt[train],
-            codes[train],
-            lam=self.lam,
-            n_epochs=self.max_iter,
-            lr=self.lr,
-            batch_size=self.batch_size,
-            generator=generator,
-            validation=(Xt[held], codes[held]) if len(held) else None,
-            n_iter_no_change=self.n_iter_no_change,
-        )
+        held_out = (Xt[held], codes[held]) if len(held) else None
+        train_features = (self._features(Xt[train]), codes[train])
+        lam = AUTO_LAM_WITHOUT_HELD_OUT if self.lam == "auto" else self.lam
+        if self.lam == "auto" and held_out is not None:
+            lam = choose_lam(head, train_features, (self._features(held_out[0]), held_out[1]))
+        elif self.head_init == "linear":
+            fit_linear_head(head, *train_features, lam=lam)
+        if self.head_init == "zeros":
+            torch.nn.init.zeros_(head.weight)
+            torch.nn.init.zeros_(head.bias)
+        n_epochs = auto_epochs(len(train)) if self.max_iter == "auto" else self.max_iter
+        common = {
+            "lam": lam,
+            "n_epochs": n_epochs,
+            "lr": self.lr,
+            "batch_size": self.batch_size,
+            "generator": generator,
+            "validation": held_out,
+            "n_iter_no_change": self.n_iter_no_change,
+        }
+        if self.training == "alternating":
+            name = type(self).__name__
+
+            def progress(line: str) -> None:
+                print(f"{name}: {line}", file=sys.stderr)
+
+            log = train_alternating(self.network_, head, Xt[train], codes[train], **common,
+                                    progress=progress if self.verbose else None)  # fmt: skip
+        else:
+            log = train_classifier(self.network_, head, Xt[train], codes[train], **common)
+        self.lam_ = lam
         self.head_ = head
         self.history_ = log.objective
         self.validation_scores_ = [acc for acc, _ in log.validation]

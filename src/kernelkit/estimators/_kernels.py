@@ -3,12 +3,16 @@ r"""The ``kernel`` parameter of the estimators: a Kernel, a spec, a scikit-learn
 :func:`resolve_kernel` turns the parameter into a kernel in one of four ways:
 
 * a kernelkit :class:`~kernelkit.kernels.Kernel`: used as given (its clone);
+* a Python callable (scikit-learn's convention ``f(x, y, **kernel_params) -> float`` on 1-D
+  rows, or ``f(X, Y, **kernel_params) -> array`` on blocks, detected once):
+  :class:`~kernelkit.kernels.callable.CallableKernel`, run through the tiled Gram engine;
 * ``None``: the default kernel of the kind of ``X`` (:func:`kernelkit.data.detect_input_kind`,
   :func:`kernelkit.kernels.specs.default_kernel`): Tanimoto for molecules, ``Spectrum(k=3)``
   for sequences, Weisfeiler-Lehman for graphs and, for vectors, ``Gaussian(sigma)`` with the
   median heuristic ``sigma = median_{i<j} ||x_i - x_j||`` on the training vectors;
 * a scikit-learn name written alone (the names of ``sklearn.metrics.pairwise_kernels``), with
-  scikit-learn's formula and defaults (``gamma=None`` is ``1 / n_features``):
+  scikit-learn's formula and defaults (``gamma=None`` and ``"auto"`` are ``1 / n_features``,
+  ``"scale"`` is ``1 / (n_features X.var())``, ``SVC``'s default):
 
   =================  ==========================================  ===============================
   name               scikit-learn's kernel                       kernelkit kernel
@@ -31,8 +35,8 @@ r"""The ``kernel`` parameter of the estimators: a Kernel, a spec, a scikit-learn
   the Euclidean ``exp(-||x - y||_2 / sigma)``, while the bare ``"laplacian"`` is
   scikit-learn's L1 kernel.  A bare ``"gaussian"`` or ``"tanimoto"`` is a spec.
 
-``gamma``, ``degree`` and ``coef0`` apply only to the scikit-learn names that use them;
-given with anything else they are an error.
+``gamma``, ``degree`` and ``coef0`` apply only to the scikit-learn names that use them, and
+``kernel_params`` only to callables; given with anything else they are an error.
 """
 
 from __future__ import annotations
@@ -46,6 +50,8 @@ import torch
 
 from kernelkit.data import detect_input_kind
 from kernelkit.kernels import Gaussian, Kernel, Linear, Polynomial, Precomputed, TensorMatern
+from kernelkit.kernels.callable import CallableKernel
+from kernelkit.kernels.sparse import SparseRows
 from kernelkit.kernels.specs import (
     KERNEL_SPECS,
     KernelSpecError,
@@ -83,9 +89,22 @@ class VectorKernelRecipe:
     input_kind: InputKind = InputKind.VECTOR
 
 
-def _gamma(gamma: float | None, X: torch.Tensor) -> float:
-    """scikit-learn's ``gamma``: ``1 / n_features`` when None."""
-    return 1.0 / X.shape[1] if gamma is None else float(gamma)
+def _variance(X: Any) -> float:
+    """Variance of all the entries of a dense or sparse training batch (``X.var()``)."""
+    if isinstance(X, SparseRows):
+        m = X.matrix
+        mean = float(m.sum()) / (m.shape[0] * m.shape[1])
+        return float(m.multiply(m).sum()) / (m.shape[0] * m.shape[1]) - mean**2
+    return float(X.to(torch.float64).var(unbiased=False))
+
+
+def _gamma(gamma: float | str | None, X: Any) -> float:
+    """scikit-learn's ``gamma``: ``"auto"`` (and None) ``1 / n_features``, ``"scale"``
+    ``1 / (n_features X.var())`` (``1`` when the variance is 0), as ``sklearn.svm.SVC``."""
+    if gamma == "scale":
+        var = _variance(X)
+        return 1.0 / (X.shape[1] * var) if var != 0 else 1.0
+    return 1.0 / X.shape[1] if gamma in (None, "auto") else float(gamma)
 
 
 def _sklearn_kernel(name: str, gamma: Any, degree: Any, coef0: Any) -> Kernel | VectorKernelRecipe:
@@ -122,6 +141,7 @@ def resolve_kernel(
     gamma: Any = None,
     degree: Any = None,
     coef0: Any = None,
+    kernel_params: Any = None,
     name: str = "kernel",
 ) -> Kernel | VectorKernelRecipe:
     """The kernel named by an estimator's ``kernel`` parameter (see the module docstring).
@@ -133,10 +153,19 @@ def resolve_kernel(
     Raises
     ------
     InputError
-        For a value that is neither a Kernel, a string nor None, an unknown or refused name,
-        or ``gamma``/``degree``/``coef0`` given where they are not used.
+        For a value that is neither a Kernel, a string, a callable nor None, an unknown or
+        refused name, or ``gamma``/``degree``/``coef0``/``kernel_params`` given where they
+        are not used.
     """
     extras = {"gamma": gamma, "degree": degree, "coef0": coef0}
+    if callable(kernel) and not isinstance(kernel, Kernel):
+        _check_unused(kernel, (), extras)
+        return CallableKernel(kernel, kernel_params)
+    if kernel_params is not None:
+        raise InputError(
+            f"kernel_params: only used with a callable kernel; got kernel_params="
+            f"{kernel_params!r} with kernel={kernel!r}"
+        )
     if kernel is None or isinstance(kernel, Kernel):
         _check_unused(kernel, (), extras)
         if isinstance(kernel, Kernel):
@@ -148,8 +177,8 @@ def resolve_kernel(
     if not isinstance(kernel, str):
         raise InputError(
             f"{name}: expected a kernelkit Kernel (e.g. Gaussian(sigma=1.0)), a kernel spec "
-            f"such as 'gaussian:sigma=2', a scikit-learn name ({', '.join(SKLEARN_KERNELS)}) "
-            f"or None, got {type(kernel).__name__} {kernel!r}"
+            f"such as 'gaussian:sigma=2', a scikit-learn name ({', '.join(SKLEARN_KERNELS)}), "
+            f"a callable f(x, y) -> float or None, got {type(kernel).__name__} {kernel!r}"
         )
     key = kernel.strip().lower()
     if key in _REFUSED:
@@ -188,4 +217,30 @@ def parameter_kind(kernel: Any) -> InputKind:
     return InputKind.VECTOR
 
 
-__all__ = ["SKLEARN_KERNELS", "VectorKernelRecipe", "parameter_kind", "resolve_kernel"]
+def parameter_accepts_sparse(kernel: Any) -> bool:
+    """Whether a ``kernel`` parameter takes sparse vectors, without data (the ``sparse`` tag).
+
+    ``None`` (a Gaussian) and scikit-learn's names but ``"precomputed"`` do; a kernel says so
+    by ``accepts_sparse``; a spec by its class's; callables and unknown values do not.
+    """
+    if kernel is None:
+        return True
+    if isinstance(kernel, Kernel):
+        return bool(kernel.accepts_sparse)
+    if not isinstance(kernel, str):
+        return False
+    key = kernel.strip().lower()
+    if key in SKLEARN_KERNELS:
+        return key != "precomputed"
+    entry = KERNEL_SPECS.get(key.partition(":")[0])
+    flag = getattr(entry[1], "accepts_sparse", False) if entry else False
+    return flag is True
+
+
+__all__ = [
+    "SKLEARN_KERNELS",
+    "VectorKernelRecipe",
+    "parameter_accepts_sparse",
+    "parameter_kind",
+    "resolve_kernel",
+]

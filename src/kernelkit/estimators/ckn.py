@@ -241,10 +241,11 @@ class CKNClassifier(ClassifierMixin, CKNClassifierMixin, _ImageCKN):
     ----------"""
         + _IMAGE_PARAMS_DOC
         + """
-    lam : float, default 1e-4
-        Ridge penalty ``lam ||W||^2`` of the classifier.
-    max_iter : int, default 20
-        Training epochs.
+    lam : float or "auto", default 1e-4
+        Ridge penalty ``lam ||W||^2`` of the classifier; ``"auto"``: chosen among
+        ``1e-7 .. 1e-4`` by the held-out accuracy of the classifier on the k-means features.
+    max_iter : int or "auto", default 20
+        Training epochs; ``"auto"``: ``clip(ceil(20000 / n_train), 10, 100)``.
     lr : float, default 0.01
         Initial Adam learning rate."""
         + SUPERVISED_PARAMS_DOC
@@ -284,13 +285,15 @@ class CKNClassifier(ClassifierMixin, CKNClassifierMixin, _ImageCKN):
         shift: float = 0.01,
         n_patches: int = 10000,
         kmeans_iter: int = 10,
-        lam: float = 1e-4,
-        max_iter: int = 20,
+        lam: float | str = 1e-4,
+        max_iter: int | str = 20,
         lr: float = 0.01,
+        training: str = "joint",
         head_init: str = "linear",
         validation_fraction: float = 0.1,
         n_iter_no_change: int = 5,
         batch_size: int = 256,
+        verbose: int = 0,
         random_state: Any = None,
     ):
         store_params(self, locals())

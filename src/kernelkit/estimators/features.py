@@ -18,6 +18,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from kernelkit.estimators._base import (
     KERNEL_CONSTRAINTS,
+    KERNEL_PARAMS_CONSTRAINT,
     RANDOM_STATE_CONSTRAINT,
     KernelEstimatorMixin,
     result_dtype,
@@ -90,6 +91,10 @@ class NystromFeatures(_FeatureMapMixin, KernelEstimatorMixin, BaseEstimator):
         float32); eigenpairs below ``jitter * lambda_max`` are dropped.
     random_state : None, int, RandomState or Generator
         Seed of the centre draw (``greedy`` is deterministic).
+    gamma, degree, coef0 : optional
+        scikit-learn's kernel parameters, used only with its kernel names (as ``Nystroem``).
+    kernel_params : dict, optional
+        Keyword arguments of a callable ``kernel`` (``f(x, y, **kernel_params)``).
 
     Attributes
     ----------
@@ -104,6 +109,8 @@ class NystromFeatures(_FeatureMapMixin, KernelEstimatorMixin, BaseEstimator):
         Fitted kernel and training data.
     """
 
+    _sparse_input: ClassVar[bool] = True
+
     def __init__(
         self,
         kernel: Kernel | None = None,
@@ -113,6 +120,10 @@ class NystromFeatures(_FeatureMapMixin, KernelEstimatorMixin, BaseEstimator):
         rank: int | None = None,
         jitter: float | None = None,
         random_state: Any = None,
+        gamma: float | None = None,
+        degree: int | None = None,
+        coef0: float | None = None,
+        kernel_params: dict | None = None,
     ):
         self.kernel = kernel
         self.n_components = n_components
@@ -120,9 +131,17 @@ class NystromFeatures(_FeatureMapMixin, KernelEstimatorMixin, BaseEstimator):
         self.rank = rank
         self.jitter = jitter
         self.random_state = random_state
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.kernel_params = kernel_params
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **KERNEL_CONSTRAINTS,
+        **KERNEL_PARAMS_CONSTRAINT,
+        "gamma": [Interval(Real, 0, None, closed="neither"), None],
+        "degree": [Interval(Integral, 1, None, closed="left"), None],
+        "coef0": [Interval(Real, 0, None, closed="left"), None],
         "n_components": [Interval(Integral, 1, None, closed="left")],
         "method": [StrOptions(set(METHODS))],
         "rank": [Interval(Integral, 1, None, closed="left"), None],
@@ -196,6 +215,8 @@ class RandomFourierFeatures(_FeatureMapMixin, KernelEstimatorMixin, BaseEstimato
     n_components_ : int
         ``p``.
     """
+
+    _sparse_input: ClassVar[bool] = True
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **KERNEL_CONSTRAINTS,

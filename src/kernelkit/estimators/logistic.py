@@ -20,10 +20,17 @@ from kernelkit.estimators._classes import (
     squeeze_binary,
 )
 from kernelkit.gram import gram
-from kernelkit.kernels import Kernel
+from kernelkit.kernels import Kernel, PrecomputedBatch
 from kernelkit.kernels.base import Batch
-from kernelkit.models.falkon import select_centres
-from kernelkit.models.falkon_logistic import nystrom_logistic_fit
+from kernelkit.models.falkon import (
+    SOLVERS,
+    choose_solver,
+    forced_solver,
+    nystrom_predict,
+    nystrom_system,
+    select_centres,
+)
+from kernelkit.models.falkon_logistic import nystrom_logistic_fit, nystrom_logistic_onepass
 from kernelkit.solvers import CholeskyFactor, cholesky_factor
 from kernelkit.utils.constraints import Interval, StrOptions
 from kernelkit.utils.validation import like_input
@@ -201,21 +208,26 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
         :mod:`kernelkit.estimators._kernels`).
     lam : float, default 1e-3
         Regularisation ``lam > 0`` of ``lam ||f||^2``; scikit-learn's ``C = 1 / (2 n lam)``.
-    solver : {"exact", "nystrom"}, default "exact"
+    solver : {"auto", "exact", "onepass", "nystrom"}, default "auto"
         ``"exact"``: IRLS on the full ``n x n`` Gram matrix (one Cholesky of
-        ``W^{1/2} K W^{1/2} + 2 n lam I`` per Newton step).  ``"nystrom"``: the same objective
-        over ``f = sum_j alpha_j k(c_j, .)`` on ``n_centers`` uniform centres, each Newton
-        step a weighted Nyström ridge problem solved by Falkon's preconditioned CG with
-        ``K_nm`` streamed, never stored (Meanti et al., NeurIPS 2020;
-        :mod:`kernelkit.models.falkon_logistic`): ``O(n m)`` time per CG iteration,
-        ``O(m^2 + n)`` memory.  With ``n_centers = n`` it solves the exact problem.
+        ``W^{1/2} K W^{1/2} + 2 n lam I`` per Newton step).  ``"onepass"`` and ``"nystrom"``: the
+        same objective over ``f = sum_j alpha_j k(c_j, .)`` on ``n_centers`` uniform centres,
+        ``K_nm`` streamed, never stored; each Newton step is a weighted Nyström ridge
+        problem, formed in ONE weighted pass over the data and solved by Cholesky
+        (``"onepass"``, :func:`kernelkit.models.falkon_logistic.nystrom_logistic_onepass`)
+        or solved by Falkon's preconditioned CG (``"nystrom"``, Meanti et al., NeurIPS 2020;
+        :func:`kernelkit.models.falkon_logistic.nystrom_logistic_fit`).  With
+        ``n_centers = n`` they solve the exact problem.  ``"auto"`` picks by the cost model
+        of :func:`kernelkit.models.falkon.solver_costs` with ``s = 8`` Newton steps (exact
+        when ``m >= n`` or its cost is small); ``solver_`` records the choice.
     tol : float, default 1e-8
         ``"exact"``: stop when the largest entry of ``grad J(alpha)`` is at most ``tol``;
         ``"nystrom"``: when every Newton decrement ``-grad^T delta`` is at most ``tol``.
     max_iter : int, default 100
         Most Newton steps per binary problem (``ConvergenceWarning`` when reached).
     n_centers : int, default 1000
-        ``"nystrom"`` only: number ``m`` of centres (at most the number of samples).
+        Nyström solvers only: number ``m`` of centres; more than the number of samples with
+        a forced Nyström solver fits the exact solver, with a warning that says so.
     random_state : None, int, RandomState or Generator
         ``"nystrom"`` only: seed of the centre draw.
     gamma, degree, coef0 : optional
@@ -238,11 +250,13 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
         then holds the centres and ``dual_coef_`` their coefficients).
     n_cg_ : int
         ``"nystrom"`` only: CG iterations over all Newton steps.
+    solver_ : str
+        The solver that fitted: ``"exact"``, ``"onepass"`` or ``"nystrom"``.
     """
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **MARGIN_CONSTRAINTS,
-        "solver": [StrOptions({"exact", "nystrom"})],
+        "solver": [StrOptions({"auto", *SOLVERS})],
         "tol": [Interval(Real, 0, None, closed="left")],
         "n_centers": [Interval(Integral, 1, None, closed="left")],
         "random_state": RANDOM_STATE_CONSTRAINT,
@@ -253,7 +267,7 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
         kernel: Kernel | str | None = None,
         lam: float = 1e-3,
         *,
-        solver: str = "exact",
+        solver: str = "auto",
         tol: float = 1e-8,
         max_iter: int = 100,
         n_centers: int = 1000,
@@ -278,7 +292,8 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
         Xb, Y = self._fit_targets(X, y)
         for name in ("center_indices_", "n_cg_", "gradient_norm_"):
             self.__dict__.pop(name, None)
-        if self.solver == "nystrom":
+        self.solver_ = self._choose_solver(Xb, Y)
+        if self.solver_ != "exact":
             return self._fit_nystrom(Xb, y, X)
         results = self._fit_exact(Xb, Y)
         coef = torch.stack([res.coef for res in results], dim=1)
@@ -291,25 +306,39 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
             warn_max_iter(self, f"gradient {float(gradients.max()):.3g}")
         return self
 
+    def _choose_solver(self, Xb: Batch, Y: torch.Tensor) -> str:
+        """``solver``, or the choice of ``"auto"`` (:func:`~kernelkit.models.falkon.choose_solver`
+        with 8 Newton steps); a Nyström solver with more centres than points: the exact one."""
+        n, m = len(Xb), int(self.n_centers)
+        if self.solver == "auto":
+            if isinstance(Xb, PrecomputedBatch):
+                return "exact"
+            d = Xb.shape[1] if isinstance(Xb, torch.Tensor) and Xb.ndim == 2 else 0
+            return choose_solver(n, m, d=d, c=Y.shape[1], newton_steps=8)
+        return forced_solver(str(self.solver), n, m)
+
     def _fit_nystrom(self, Xb: Batch, y: Any, X: Any) -> KernelLogisticRegression:
-        """Newton steps with Falkon's PCG on ``n_centers`` uniform centres (``"nystrom"``)."""
+        """Newton steps on ``n_centers`` uniform centres: one weighted pass per step
+        (``"onepass"``) or Falkon's PCG (``"nystrom"``)."""
         index = select_centres(
             self.kernel_, Xb, self.n_centers, method="uniform", random_state=self.random_state
         )
-        res = nystrom_logistic_fit(
-            self.kernel_,
-            Xb,
-            y,
-            index,
-            float(self.lam),
-            max_newton=self.max_iter,
-            newton_tol=self.tol,
-        )
+        lam = float(self.lam)
+        if self.solver_ == "onepass":
+            system = nystrom_system(self.kernel_, Xb, index, lam=lam)
+            res = nystrom_logistic_onepass(
+                system, y, lam, max_newton=self.max_iter, newton_tol=self.tol
+            )
+        else:
+            res = nystrom_logistic_fit(
+                self.kernel_, Xb, y, index, lam, max_newton=self.max_iter, newton_tol=self.tol
+            )
         self.X_fit_ = res.centres
         self.center_indices_ = res.indices
         self.dual_coef_ = like_input(squeeze_binary(res.coef), X)
         self.n_iter_ = np.full(res.coef.shape[1], res.n_newton)
-        self.n_cg_ = res.n_cg
+        if self.solver_ == "nystrom":
+            self.n_cg_ = res.n_cg
         self.objectives_ = [[float(J)] for J in np.atleast_1d(res.objective)]
         if not res.converged:
             warn_max_iter(self, f"Newton decrement above tol={self.tol:g}")
@@ -327,6 +356,9 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
 
     def _scores(self, X: Any) -> torch.Tensor:
         check_is_fitted(self, "dual_coef_")
+        if hasattr(self, "center_indices_"):  # Nyström: in row tiles, never test x m whole
+            coef = torch.as_tensor(self.dual_coef_).to(torch.float64)
+            return nystrom_predict(self.kernel_, self._predict_X(X), self.X_fit_, coef)
         Kt = gram(self.kernel_, self._predict_X(X), self.X_fit_).to(torch.float64)
         return Kt @ torch.as_tensor(self.dual_coef_, device=Kt.device).to(torch.float64)
 

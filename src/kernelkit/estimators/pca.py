@@ -12,9 +12,14 @@ import torch
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from kernelkit.estimators._base import KERNEL_CONSTRAINTS, KernelEstimatorMixin
+from kernelkit.estimators._base import (
+    KERNEL_CONSTRAINTS,
+    KERNEL_PARAMS_CONSTRAINT,
+    KernelEstimatorMixin,
+)
 from kernelkit.gram import GramCenterer, gram
 from kernelkit.kernels import Kernel
+from kernelkit.kernels.sparse import SparseRows
 from kernelkit.solvers import cholesky_solve, fix_signs, top_eigenpairs
 from kernelkit.utils.constraints import Interval, StrOptions
 from kernelkit.utils.errors import InputError
@@ -46,7 +51,12 @@ class KernelPCAResult:
 
 
 def kernel_pca(
-    Kc: torch.Tensor, n_components: int, *, method: str = "auto", seed: int = 0
+    Kc: torch.Tensor,
+    n_components: int,
+    *,
+    method: str = "auto",
+    seed: int = 0,
+    max_iter: int | None = None,
 ) -> KernelPCAResult:
     r"""Kernel PCA of a *centred* Gram matrix (course part 1, slide "Kernel Principal
     Component Analysis (PCA): Summary").
@@ -72,9 +82,14 @@ def kernel_pca(
         Eigensolver of :func:`kernelkit.solvers.top_eigenpairs`.
     seed : int
         Seed of the iterative eigensolvers' random start.
+    max_iter : int, optional
+        ``max_iter`` of :func:`~kernelkit.solvers.top_eigenpairs` (``"randomized"``: the power
+        iterations).
     """
     n = Kc.shape[0]
-    eig = top_eigenpairs(Kc, n_components, method=method, largest=True, seed=seed)
+    eig = top_eigenpairs(
+        Kc, n_components, method=method, largest=True, seed=seed, max_iter=max_iter
+    )
     values, vectors = eig.values, eig.vectors
     top = float(values[0]) if values.numel() else 0.0
     keep = values > max(n, 1) * eps(values.dtype) * max(top, 0.0)
@@ -116,12 +131,21 @@ class KernelPCA(
         ``"precomputed"``...) or ``None``: the default kernel of the input's kind (see
         :mod:`kernelkit.estimators._kernels`).  ``Precomputed()`` takes the training Gram in
         ``fit`` and Gram rows against the training points in ``transform``.
-    n_components : int, default 2
-        Number of components (at most the number of training samples).  Fewer are kept when
-        the centred Gram has fewer positive eigenvalues (at most ``rank(K_c) <= n - 1``).
+    n_components : int or None, default 2
+        Number of components (at most the number of training samples); ``None``: every
+        component of positive eigenvalue (scikit-learn's ``n_components=None``).  Fewer are
+        kept when the centred Gram has fewer positive eigenvalues (at most
+        ``rank(K_c) <= n - 1``).
     eigen_solver : str, default "auto"
         Method of :func:`kernelkit.solvers.top_eigenpairs` (``"auto"`` picks the fastest
-        exact method for the size).
+        exact method for the size); ``"dense"`` is ``"full"`` (LAPACK, scikit-learn's name),
+        ``"randomized"`` the randomised range finder of Halko, Martinsson and Tropp (2011)
+        with ``iterated_power`` power iterations
+        (:func:`kernelkit.solvers.randomized.randomized_eigh`; approximate, for a decaying
+        spectrum and ``n_components << n``).
+    iterated_power : int or "auto", default "auto"
+        Power iterations of ``eigen_solver="randomized"`` (``"auto"``: 7 when
+        ``n_components < n / 10``, else 4, as scikit-learn).
     fit_inverse_transform : bool, default False
         Learn an approximate pre-image map (vector input only; Bakır, Weston, Schölkopf 2004,
         as scikit-learn): kernel ridge regression from the training codes ``Z`` back to ``X``
@@ -137,6 +161,8 @@ class KernelPCA(
         :mod:`kernelkit.utils.seeding`).
     gamma, degree, coef0 : optional
         scikit-learn's kernel parameters, used only with its kernel names.
+    kernel_params : dict, optional
+        Keyword arguments of a callable ``kernel`` (``f(x, y, **kernel_params)``).
 
     Attributes
     ----------
@@ -153,33 +179,43 @@ class KernelPCA(
         The pre-image map (when ``fit_inverse_transform``).
     """
 
+    _sparse_input: ClassVar[bool] = True
+
     def __init__(
         self,
         kernel: Kernel | str | None = None,
-        n_components: int = 2,
+        n_components: int | None = 2,
         *,
         eigen_solver: str = "auto",
+        iterated_power: int | str = "auto",
         fit_inverse_transform: bool = False,
         inverse_lam: float = 1.0,
         random_state: RandomStateLike = None,
         gamma: float | None = None,
         degree: int | None = None,
         coef0: float | None = None,
+        kernel_params: dict | None = None,
     ):
         self.kernel = kernel
         self.n_components = n_components
         self.eigen_solver = eigen_solver
+        self.iterated_power = iterated_power
         self.fit_inverse_transform = fit_inverse_transform
         self.inverse_lam = inverse_lam
         self.random_state = random_state
         self.gamma = gamma
         self.degree = degree
         self.coef0 = coef0
+        self.kernel_params = kernel_params
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **KERNEL_CONSTRAINTS,
-        "n_components": [Interval(Integral, 1, None, closed="left")],
-        "eigen_solver": [StrOptions({"auto", "full", "subset", "arpack", "block"})],
+        **KERNEL_PARAMS_CONSTRAINT,
+        "n_components": [Interval(Integral, 1, None, closed="left"), None],
+        "eigen_solver": [
+            StrOptions({"auto", "dense", "full", "subset", "arpack", "block", "randomized"})
+        ],
+        "iterated_power": [Interval(Integral, 0, None, closed="left"), StrOptions({"auto"})],
         "fit_inverse_transform": ["boolean"],
         "inverse_lam": [Interval(Real, 0, None, closed="left")],
         "random_state": ["random_state", np.random.Generator],
@@ -191,13 +227,20 @@ class KernelPCA(
     # ------------------------------------------------------------------ fit
     def _fit(self, X: Any) -> torch.Tensor:
         self._validate_params()
-        n_components, inverse_lam = int(self.n_components), float(self.inverse_lam)
+        inverse_lam = float(self.inverse_lam)
         Xb = self._fit_X(X)
         n = len(Xb)
+        n_components = n if self.n_components is None else int(self.n_components)
         if n_components > n:
             raise InputError(
                 f"n_components: expected at most n_samples={n} components (one per training "
                 f"sample), got {n_components}"
+            )
+        if self.fit_inverse_transform and isinstance(Xb, SparseRows):
+            raise InputError(
+                "fit_inverse_transform: the pre-image map is dense in X (one row of n_features "
+                f"per sample); got sparse X of shape {Xb.shape}, densify X or set "
+                "fit_inverse_transform=False"
             )
         if self.fit_inverse_transform and self.kernel_.input_kind != "vector":
             raise InputError(
@@ -208,7 +251,9 @@ class KernelPCA(
         self.centerer_ = GramCenterer().fit(K)
         Kc = center_train_gram_(K, self.centerer_)
         seed = as_seed(self.random_state)
-        result = kernel_pca(Kc, n_components, method=self.eigen_solver, seed=seed)
+        method = "full" if self.eigen_solver == "dense" else self.eigen_solver
+        power = None if self.iterated_power == "auto" else int(self.iterated_power)
+        result = kernel_pca(Kc, n_components, method=method, seed=seed, max_iter=power)
         del Kc
         self._alphas = result.alphas
         self.n_components_ = int(result.eigenvalues.shape[0])

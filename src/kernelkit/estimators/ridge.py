@@ -1,5 +1,6 @@
-"""Kernel ridge regression (course part 1, slide "Kernel ridge regression (KRR)"), exact or by
-Nyström-preconditioned CG (Falkon; :mod:`kernelkit.models.falkon`)."""
+"""Kernel ridge regression (course part 1, slide "Kernel ridge regression (KRR)"), exact, by the
+one-pass Nyström normal equations or by Nyström-preconditioned CG (Falkon;
+:mod:`kernelkit.models.falkon`)."""
 
 from __future__ import annotations
 
@@ -24,6 +25,11 @@ from kernelkit.estimators._base import (
     to_numpy,
     warn_max_iter,
 )
+from kernelkit.estimators._ridge_selection import (
+    fit_selected,
+    ridge_interval,
+    selects_hyperparameters,
+)
 from kernelkit.gram import gram
 from kernelkit.gram.distributed import (
     draw_centres,
@@ -31,15 +37,20 @@ from kernelkit.gram.distributed import (
     map_row_blocks,
     n_rows,
 )
-from kernelkit.kernels import Kernel
+from kernelkit.kernels import Kernel, PrecomputedBatch
 from kernelkit.kernels.base import Batch
 from kernelkit.models.falkon import (
     CENTRE_METHODS,
+    SOLVERS,
     NystromSystem,
+    choose_solver,
+    forced_solver,
     nystrom_predict,
     nystrom_ridge,
+    nystrom_ridge_onepass,
     nystrom_system,
     select_centres,
+    solver_costs,
 )
 from kernelkit.models.falkon_distributed import distributed_nystrom_system
 from kernelkit.solvers import CholeskyResult, cholesky_factor, cholesky_solve
@@ -129,30 +140,58 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         sequences, Weisfeiler-Lehman for graphs); see :mod:`kernelkit.estimators._kernels`.
         With ``Precomputed()`` (or ``"precomputed"``) ``fit`` takes the training Gram and
         ``predict`` the Gram rows of new points against the training points.
-    lam : float, default 1e-3
+    lam : float, list of float or "auto", default 1e-3
         Regularisation ``lam >= 0`` of the ``(1/n)``-normalised objective; scikit-learn's
         ``alpha`` is ``n * lam`` (its default ``alpha = 1`` is ``lam = 1/n``: 1e-3 matches it
-        at n = 1000).
+        at n = 1000).  A list of positive values is a grid scored by ``cv`` (exact solver:
+        one eigendecomposition for the whole grid, :mod:`kernelkit.models.ridge_path`);
+        ``"auto"`` scores a grid from 1e-9 to 10 and refines the best value by L-BFGS on
+        ``log lam`` of the closed-form criterion.
+    cv : {"loo", "gcv"} or int, default "loo"
+        Criterion of a ``lam`` grid or ``"auto"``: closed-form leave-one-out error
+        ``sum_i w_i r_i^2 / sum_i w_i`` with ``r_i = (y_i - f_i) / (1 - H_ii)``, generalised
+        cross-validation ``(1/n)||(I - H) y||^2 / (1 - tr H / n)^2`` (Golub, Heath and Wahba
+        1979), or the mean squared error over ``KFold(cv)`` refits.  Unused for a float
+        ``lam`` without ``kernel_params``.
+    kernel_params : "auto", list of str or None, default None
+        Kernel parameters tuned with ``lam`` by L-BFGS on the ``cv`` criterion in log space
+        (``"loo"`` or ``"gcv"``), gradients by autograd: ``"auto"`` takes every continuous
+        positive parameter of the kernel (e.g. the Gaussian ``sigma``, started at the median
+        heuristic), a list names them (nested as ``"k1__sigma"``).
     gamma, degree, coef0 : optional
         scikit-learn's kernel parameters, used only with its kernel names: ``gamma`` of
         ``"rbf"``, ``"laplacian"``, ``"poly"`` (``None``: ``1 / n_features``), ``degree``
         (``None``: 3) and ``coef0`` (``None``: 1) of ``"poly"``.
-    solver : {"exact", "nystrom"}, default "exact"
+    solver : {"auto", "exact", "onepass", "nystrom"}, default "auto"
         ``"exact"``: the Cholesky solve above (``O(n^2)`` memory, ``O(n^3)`` time).
-        ``"nystrom"``: Falkon (Rudi, Carratino and Rosasco, NeurIPS 2017, Algorithm 1;
-        :mod:`kernelkit.models.falkon`): ``f(x) = sum_j alpha_j k(x, c_j)`` over
-        ``n_centers`` centres, minimising the same objective over that span by CG
-        preconditioned with ``chol(K_mm)`` and ``chol(T T^T / m + lam I)``, ``K_nm``
-        streamed in row tiles and never stored (``O(n m)`` time per iteration,
-        ``O(m^2 + n)`` memory).  With ``n_centers = n`` it equals the exact solver.
-        The parameters below are used by ``"nystrom"`` only.
+        ``"onepass"`` and ``"nystrom"`` restrict ``f`` to ``f(x) = sum_j alpha_j k(x, c_j)``
+        over ``n_centers`` centres and minimise the same objective over that span, with
+        ``K_nm`` streamed in row tiles and never stored: ``"onepass"`` forms the ``m x m``
+        normal equations ``(K_nm^T W K_nm / n + lam K_mm) alpha = K_nm^T W y / n`` in ONE
+        pass over the data and solves them by Cholesky
+        (:func:`kernelkit.models.falkon.nystrom_ridge_onepass`; ``2 n m^2 + m^3 / 3`` flops
+        besides the pass); ``"nystrom"`` is Falkon (Rudi, Carratino and Rosasco, NeurIPS 2017,
+        Algorithm 1; :mod:`kernelkit.models.falkon`): CG preconditioned with ``chol(K_mm)``
+        and ``chol(T T^T / m + lam I)``, one pass per iteration.  Both penalise
+        ``lam alpha^T (K_mm + tau s I) alpha`` with the same jitter
+        (:func:`~kernelkit.solvers.nystrom_pcg.centre_jitter`) and, with ``n_centers = n``,
+        equal the exact solver.  ``"auto"`` picks by the cost model of
+        :func:`kernelkit.models.falkon.solver_costs` (``E = 100`` float64 GEMM flops per
+        kernel value, ``d`` features, ``c`` outputs, ``t = 8 log10(1 / tol)`` CG passes):
+        ``C_exact = n^2 (E + 2d) + n^3 / 3``, ``C_onepass = n m (E + 2d + 2c) + 2 n m^2 +
+        m^3 / 3``, ``C_nystrom = t n m (E + 2d + 4c) + 2 m^3``; exact when ``m >= n`` or
+        ``C_exact`` is below ``5e10`` (about 0.5 s here) or below both others, else the
+        cheaper Nyström solver (one-pass up to ``m`` of one to two thousand).  ``solver_`` records
+        the choice.  ``"auto"`` fits precomputed kernels and ``lam = 0`` exactly.  The
+        parameters below are used by the Nyström solvers only.
     n_centers : int, default 1000
-        Number ``m`` of Nyström centres, ``1 <= m <= n_samples``.
+        Number ``m`` of Nyström centres; more than ``n_samples`` with a forced Nyström
+        solver fits the exact solver, with a warning that says so.
     centers : {"uniform", "kmeans++", "greedy"}, default "uniform"
         How the centres are chosen among the training points
         (:func:`kernelkit.models.falkon.select_centres`).
     max_iter : int, default 100
-        Most CG iterations (each is one pass over the training rows).
+        Most CG iterations of ``"nystrom"`` (each is one pass over the training rows).
     tol : float, default 1e-6
         Relative residual of the preconditioned system at which CG stops; a
         :class:`~kernelkit.utils.errors.ConvergenceWarning` with the residual reached is
@@ -164,6 +203,11 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         is called as ``verbose(iteration, residual)``.
     block_size : int, optional
         Rows per tile of the streamed products (default: 2 MiB tiles).
+    on_error : {"raise", "skip"}, default "raise"
+        Training records that do not parse as the input kind (SMILES RDKit rejects): an
+        :class:`~kernelkit.data.molecules.InvalidRecordsError` naming them (count and first
+        five), or ``"skip"``: left out of the fit, with their targets and weights, named in a
+        warning (:func:`kernelkit.data.detect.drop_invalid_records`).
 
     Attributes
     ----------
@@ -177,10 +221,21 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
     jitter_ : float
         Jitter added to the diagonal by the Cholesky solver (0 unless ``K + n lam I`` was
         numerically singular; ``"nystrom"``: the jitter of ``chol(K_mm)``).
+    lam_ : float
+        The chosen ``lam`` (grid, ``"auto"`` or ``kernel_params`` fits only).
+    cv_results_ : dict
+        Grid fits only: scikit-learn's layout (``params``, ``param_lam``,
+        ``mean_test_score`` = minus the criterion, ``rank_test_score``; per-fold
+        ``split{k}_test_score`` and ``std_test_score`` for an integer ``cv``).
+    loo_residuals_ : ndarray or torch.Tensor
+        Grid fits only: the leave-one-out residuals ``y_i - f^{(-i)}(x_i)`` at ``lam_``.
     center_indices_ : ndarray of int
         ``"nystrom"`` only: indices of the centres among the training points.
     n_iter_ : int
-        CG iterations run (``"nystrom"``); 1 for the exact solver (one direct solve).
+        CG iterations run (``"nystrom"``); 1 for the exact and one-pass solvers (one direct
+        solve).
+    solver_ : str
+        The solver that fitted: ``"exact"``, ``"onepass"`` or ``"nystrom"``.
     n_features_in_ : int
         Number of features (vector input) or of training points (precomputed Gram).
 
@@ -195,13 +250,17 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
     (2,)
     """
 
+    _sparse_input: ClassVar[bool] = True
+
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **KERNEL_CONSTRAINTS,
-        "lam": [Interval(Real, 0, None, closed="left")],
+        "lam": [Interval(Real, 0, None, closed="left"), "array-like", StrOptions({"auto"})],
+        "cv": [StrOptions({"loo", "gcv"}), Interval(Integral, 2, None, closed="left")],
+        "kernel_params": [StrOptions({"auto"}), list, None],
         "gamma": [Interval(Real, 0, None, closed="neither"), None],
         "degree": [Interval(Integral, 1, None, closed="left"), None],
         "coef0": [Interval(Real, 0, None, closed="left"), None],
-        "solver": [StrOptions({"exact", "nystrom"})],
+        "solver": [StrOptions({"auto", *SOLVERS})],
         "n_centers": [Interval(Integral, 1, None, closed="left")],
         "centers": [StrOptions(set(CENTRE_METHODS))],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
@@ -209,17 +268,20 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         "random_state": RANDOM_STATE_CONSTRAINT,
         "verbose": VERBOSE_CONSTRAINT,
         "block_size": [Interval(Integral, 1, None, closed="left"), None],
+        "on_error": [StrOptions({"raise", "skip"})],
     }
 
     def __init__(
         self,
         kernel: Kernel | str | None = None,
-        lam: float = 1e-3,
+        lam: Any = 1e-3,
         *,
+        cv: str | int = "loo",
+        kernel_params: str | list[str] | None = None,
         gamma: float | None = None,
         degree: int | None = None,
         coef0: float | None = None,
-        solver: str = "exact",
+        solver: str = "auto",
         n_centers: int = 1000,
         centers: str = "uniform",
         max_iter: int = 100,
@@ -227,9 +289,12 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         random_state: Any = None,
         verbose: int | bool | Callable[[int, float], Any] = 0,
         block_size: int | None = None,
+        on_error: str = "raise",
     ):
         self.kernel = kernel
         self.lam = lam
+        self.cv = cv
+        self.kernel_params = kernel_params
         self.gamma = gamma
         self.degree = degree
         self.coef0 = coef0
@@ -241,19 +306,27 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         self.random_state = random_state
         self.verbose = verbose
         self.block_size = block_size
+        self.on_error = on_error
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> KernelRidge:
         """Fit ``alpha = (K + n lam I)^{-1} y`` (weighted: see the class docstring)."""
         self._validate_params()
         if is_dask_collection(X):
             return self._fit_distributed(X, y, sample_weight)
-        lam = float(self.lam)
+        X, y, sample_weight = self._drop_invalid(X, y, sample_weight)
         Xb = self._fit_X(X)
         dtype = result_dtype(Xb)
         Y = self._validate_y_numeric(y, len(Xb), dtype)
         w = check_sample_weight(sample_weight, len(Xb))
-        self.__dict__.pop("center_indices_", None)
-        if self.solver == "nystrom":
+        for attr in ("center_indices_", "lam_", "cv_results_", "loo_residuals_"):
+            self.__dict__.pop(attr, None)
+        self._y_fit, self._sample_weight = Y, w
+        if selects_hyperparameters(self):
+            self.solver_ = "exact"
+            return fit_selected(self, Xb, Y, w, X)
+        lam = float(self.lam)
+        self.solver_ = self._choose_solver(Xb, Y)
+        if self.solver_ != "exact":
             return self._fit_nystrom(Xb, Y, w, X)
         K = gram(self.kernel_, Xb)
         Y = Y.to(K.device)
@@ -283,8 +356,36 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         alpha = torch.as_tensor(self.dual_coef_, device=Kt.device).to(Kt.dtype)
         return like_input(Kt @ alpha, X)
 
+    def predict_interval(self, X: Any, alpha: float = 0.1, method: str = "jackknife+") -> Any:
+        r"""Conformal prediction intervals, shape ``(n_samples, 2)`` (lower, upper).
+
+        ``"jackknife+"`` (Barber, Candès, Ramdas and Tibshirani, Ann. Statist. 2021): from the
+        closed-form leave-one-out fits ``f^{(-i)}`` (no refit; one factorisation of
+        ``K + n lam I``), ``[q^-_alpha{f^{(-i)}(x) - R_i}, q^+_alpha{f^{(-i)}(x) + R_i}]``;
+        for exchangeable data it covers a new response with probability at least
+        ``1 - 2 alpha`` (their Theorem 1), close to ``1 - alpha`` in practice.  ``"split"``:
+        a refit on a random half (``random_state``) at the same ``lam``, ``f(x) +- q`` with
+        ``q`` the ``ceil((1 - alpha)(n_cal + 1))``-th smallest absolute residual on the other
+        half; coverage at least ``1 - alpha``.  Exact solver, single output; see
+        :mod:`kernelkit.models.conformal`.
+        """
+        check_is_fitted(self, "dual_coef_")
+        return ridge_interval(self, X, alpha, method)
+
+    def _choose_solver(self, Xb: Batch, Y: torch.Tensor) -> str:
+        """``solver``, or the choice of ``"auto"`` (:func:`~kernelkit.models.falkon.choose_solver`);
+        a Nyström solver with more centres than points falls back to the exact one."""
+        n, m = len(Xb), int(self.n_centers)
+        if self.solver == "auto" and (isinstance(Xb, PrecomputedBatch) or float(self.lam) <= 0):
+            return "exact"
+        if self.solver == "auto":
+            d = Xb.shape[1] if isinstance(Xb, torch.Tensor) and Xb.ndim == 2 else 0
+            c = 1 if Y.ndim == 1 else Y.shape[1]
+            return choose_solver(n, m, d=d, c=c, tol=float(self.tol))
+        return forced_solver(str(self.solver), n, m)
+
     def _fit_nystrom(self, Xb: Batch, Y: torch.Tensor, w: np.ndarray | None, X: Any) -> KernelRidge:
-        """Falkon's Nyström-PCG fit (``solver="nystrom"``; :mod:`kernelkit.models.falkon`)."""
+        """Nyström fit on ``n_centers`` centres: one pass or Falkon's PCG (``solver_``)."""
         self._check_nystrom_lam()
         index = select_centres(
             self.kernel_, Xb, self.n_centers, method=self.centers, random_state=self.random_state
@@ -295,18 +396,33 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         return self._solve_nystrom(system, Y, w, result_dtype(Xb), X)
 
     def _check_nystrom_lam(self) -> None:
+        if selects_hyperparameters(self):
+            raise InputError(
+                f"lam: a list, 'auto' or kernel_params need solver='exact' (the Nyström path "
+                f"has no closed-form selection yet), got lam={self.lam!r}, "
+                f"kernel_params={self.kernel_params!r}"
+            )
         if float(self.lam) <= 0:
             raise InputError(
-                f"lam: expected lam > 0 with solver='nystrom' (its preconditioner factorises "
-                f"T T^T / m + lam I), got {self.lam!r}"
+                f"lam: expected lam > 0 with solver={self.solver_!r} (the Nyström solvers "
+                f"factorise a system regularised by lam), got {self.lam!r}"
             )
 
     def _solve_nystrom(
         self, system: NystromSystem, Y: torch.Tensor, w: np.ndarray | None, dtype: Any, X: Any
     ) -> KernelRidge:
-        """Run Falkon's PCG on a prepared system and store the fitted attributes."""
+        """Run the one-pass solver or Falkon's PCG on a prepared system; store the attributes."""
         lam = float(self.lam)
         weights = None if w is None else torch.as_tensor(w, dtype=torch.float64)
+        self.X_fit_ = system.op.centres
+        self.center_indices_ = system.indices
+        if self.solver_ == "onepass":
+            one = nystrom_ridge_onepass(system, Y, lam, sample_weight=weights)
+            coef = one.coef[:, 0] if Y.ndim == 1 else one.coef
+            self.n_iter_ = 1
+            self.jitter_ = system.jitter + one.factor.jitter
+            self.dual_coef_ = like_input(coef.to(dtype), X)
+            return self
         with cg_progress(self.verbose, self.max_iter, type(self).__name__) as callback:
             result = nystrom_ridge(
                 system,
@@ -320,8 +436,6 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         if not result.cg.converged:
             warn_max_iter(self, f"CG relative residual {result.cg.residual:.3g}")
         coef = result.coef[:, 0] if Y.ndim == 1 else result.coef
-        self.X_fit_ = system.op.centres
-        self.center_indices_ = system.indices
         self.n_iter_ = result.cg.iterations
         self.jitter_ = system.factor.jitter
         self.dual_coef_ = like_input(coef.to(dtype), X)
@@ -334,13 +448,17 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         they are gathered); ``y`` and ``sample_weight`` (``n`` floats each) are gathered on
         the client; the products with ``K_nm`` run on the workers holding the row blocks.
         """
-        if self.solver != "nystrom" or self.centers != "uniform":
+        if self.solver == "exact" or self.centers != "uniform":
             raise InputError(
-                "X: Dask input is fitted by solver='nystrom' with centers='uniform', got "
-                f"solver={self.solver!r}, centers={self.centers!r}"
+                "X: Dask input is fitted by solver='auto', 'onepass' or 'nystrom' with "
+                f"centers='uniform', got solver={self.solver!r}, centers={self.centers!r}"
             )
-        self._check_nystrom_lam()
         n = n_rows(X)
+        self.solver_ = self.solver
+        if self.solver == "auto":
+            cost = solver_costs(n, int(self.n_centers), tol=float(self.tol))
+            self.solver_ = "onepass" if cost["onepass"] <= cost["nystrom"] else "nystrom"
+        self._check_nystrom_lam()
         if isinstance(self.n_centers, Integral) and not 1 <= self.n_centers <= n:
             raise InputError(
                 f"n_centers: expected an integer in [1, n_samples = {n}], got {self.n_centers!r}"

@@ -2,25 +2,34 @@ r"""Spectral clustering as the relaxation of kernel k-means (course part 1, sect
 
 from __future__ import annotations
 
+from numbers import Integral
 from typing import Any, ClassVar
 
 import numpy as np
+import scipy.sparse as sp
 import torch
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.cluster import KMeans
-from sklearn.utils.validation import check_is_fitted
+from sklearn.neighbors import kneighbors_graph
+from sklearn.utils.validation import check_array, check_is_fitted
 
-from kernelkit.estimators._base import KernelEstimatorMixin
+from kernelkit.estimators._base import KERNEL_PARAMS_CONSTRAINT, KernelEstimatorMixin
+from kernelkit.estimators._spectral_labels import cluster_qr, discretize
 from kernelkit.estimators.clustering import CLUSTER_CONSTRAINTS, check_n_clusters
 from kernelkit.gram import gram
-from kernelkit.kernels import Kernel
+from kernelkit.kernels import Kernel, Linear
+from kernelkit.kernels.sparse import SparseRows
 from kernelkit.solvers import top_eigenpairs
-from kernelkit.utils.constraints import StrOptions
+from kernelkit.solvers.eigen import METHODS
+from kernelkit.utils.constraints import Interval, StrOptions
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.seeding import as_seed
 from kernelkit.utils.validation import like_input
 
 NORMALIZATIONS = ("none", "symmetric", "random_walk")
+
+GRAPH_AFFINITIES = ("nearest_neighbors", "precomputed_nearest_neighbors")
+"""scikit-learn's graph affinities, taken as ``kernel`` (see the class docstring)."""
 
 
 class SpectralClustering(KernelEstimatorMixin, ClusterMixin, BaseEstimator):
@@ -61,7 +70,12 @@ class SpectralClustering(KernelEstimatorMixin, ClusterMixin, BaseEstimator):
         Number of clusters (and of eigenvectors), at most the number of training points.
     kernel : Kernel, str or None, optional
         A kernelkit kernel (the affinity), a kernel spec, a scikit-learn name or
-        ``"precomputed"``, or ``None`` (the default kernel of the input's kind).
+        ``"precomputed"``, or ``None`` (the default kernel of the input's kind); or, as
+        scikit-learn's ``affinity``, ``"nearest_neighbors"`` (the symmetrised k-nearest-
+        neighbour connectivity graph of ``X``, ``A = (C + C^T) / 2`` with ``C`` from
+        ``sklearn.neighbors.kneighbors_graph(X, n_neighbors, include_self=True)``) or
+        ``"precomputed_nearest_neighbors"`` (``X`` is a sparse neighbour graph; its stored
+        entries are the edges).  The graph affinities have no out-of-sample extension.
     random_state : None, int, RandomState or Generator
         Seed of the k-means rounding.
     normalization : {"none", "symmetric", "random_walk"}, default "symmetric"
@@ -70,6 +84,21 @@ class SpectralClustering(KernelEstimatorMixin, ClusterMixin, BaseEstimator):
         k-means runs of the rounding.
     gamma, degree, coef0 : optional
         scikit-learn's kernel parameters, used only with its kernel names.
+    n_neighbors : int, default 10
+        Neighbours of each point in the ``"nearest_neighbors"`` graph.
+    assign_labels : {"kmeans", "discretize", "cluster_qr"}, default "kmeans"
+        Rounding of the embedding: k-means (``n_init`` runs), Yu and Shi's discretisation or
+        Damle et al.'s column-pivoted QR (:mod:`kernelkit.estimators._spectral_labels`).
+        ``predict`` needs ``"kmeans"`` (its centres place new points).
+    n_components : int, optional
+        Eigenvectors in the embedding (default ``n_clusters``).
+    eigen_solver : str, optional
+        Method of :func:`kernelkit.solvers.top_eigenpairs` (``None``: ``"auto"``;
+        ``"dense"`` is ``"full"``).
+    verbose : bool or int, default False
+        Print the stages of the fit (and k-means' own progress).
+    kernel_params : dict, optional
+        Keyword arguments of a callable ``kernel`` (``f(x, y, **kernel_params)``).
 
     Attributes
     ----------
@@ -81,15 +110,23 @@ class SpectralClustering(KernelEstimatorMixin, ClusterMixin, BaseEstimator):
         The corresponding eigenvectors ``U``.
     degrees_ : ndarray, torch.Tensor or None
         ``d = K 1`` (normalised variants), else None.
-    embedding_ : ndarray, shape (n_samples, n_clusters)
+    embedding_ : ndarray, shape (n_samples, n_components)
         The rows clustered by k-means.
-    cluster_centers_ : ndarray, shape (n_clusters, n_clusters)
-        The k-means centres in the embedding.
+    cluster_centers_ : ndarray, shape (n_clusters, n_components) or None
+        The k-means centres in the embedding (None for the other ``assign_labels``).
     """
+
+    _sparse_input: ClassVar[bool] = True
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **CLUSTER_CONSTRAINTS,
+        **KERNEL_PARAMS_CONSTRAINT,
         "normalization": [StrOptions(set(NORMALIZATIONS))],
+        "n_neighbors": [Interval(Integral, 1, None, closed="left")],
+        "assign_labels": [StrOptions({"kmeans", "discretize", "cluster_qr"})],
+        "n_components": [Interval(Integral, 1, None, closed="left"), None],
+        "eigen_solver": [StrOptions({*METHODS, "dense"}), None],
+        "verbose": ["verbose"],
     }
 
     def __init__(
@@ -103,6 +140,12 @@ class SpectralClustering(KernelEstimatorMixin, ClusterMixin, BaseEstimator):
         gamma: float | None = None,
         degree: int | None = None,
         coef0: float | None = None,
+        kernel_params: dict | None = None,
+        n_neighbors: int = 10,
+        assign_labels: str = "kmeans",
+        n_components: int | None = None,
+        eigen_solver: str | None = None,
+        verbose: bool | int = False,
     ):
         self.n_clusters = n_clusters
         self.kernel = kernel
@@ -112,15 +155,25 @@ class SpectralClustering(KernelEstimatorMixin, ClusterMixin, BaseEstimator):
         self.gamma = gamma
         self.degree = degree
         self.coef0 = coef0
+        self.kernel_params = kernel_params
+        self.n_neighbors = n_neighbors
+        self.assign_labels = assign_labels
+        self.n_components = n_components
+        self.eigen_solver = eigen_solver
+        self.verbose = verbose
 
     def fit(self, X: Any, y: Any = None) -> SpectralClustering:
         """Embed the training points by the top eigenvectors and round by k-means (``y`` is
         ignored)."""
         self._validate_params()
-        Xb = self._fit_X(X)
         k = self.n_clusters
-        check_n_clusters(k, len(Xb))
-        K = gram(self.kernel_, Xb).to(torch.float64)
+        if self.kernel in GRAPH_AFFINITIES:
+            K = self._neighbour_graph(X)
+        else:
+            Xb = self._fit_X(X)
+            check_n_clusters(k, len(Xb))
+            self._say(f"affinity: the Gram of {self.kernel_!r} on {len(Xb)} points")
+            K = gram(self.kernel_, Xb).to(torch.float64)
         degrees = None
         if self.normalization != "none":
             degrees = K.sum(1)
@@ -132,24 +185,84 @@ class SpectralClustering(KernelEstimatorMixin, ClusterMixin, BaseEstimator):
                 )
             root = degrees.rsqrt()
             K = K.mul_(root[:, None]).mul_(root[None, :])
-        eig = top_eigenpairs(K, k, seed=0)
+        p = k if self.n_components is None else int(self.n_components)
+        if p > K.shape[0]:
+            raise InputError(
+                f"n_components: expected at most n_samples = {K.shape[0]} eigenvectors, got {p}"
+            )
+        method = {None: "auto", "dense": "full"}.get(self.eigen_solver, self.eigen_solver)
+        self._say(f"embedding: top {p} eigenvectors ({method})")
+        eig = top_eigenpairs(K, p, method=method, seed=0)
         del K
         values = eig.values
         if not bool((values > values[0] * 1e-10).all()):
             raise InputError(
-                f"n_clusters: the kernel matrix has fewer than n_clusters={k} positive "
-                f"eigenvalues (top {k}: {values.tolist()}); lower n_clusters or use another "
-                "kernel"
+                f"n_clusters: the kernel matrix has fewer than {p} positive eigenvalues "
+                f"(n_components, default n_clusters={k}; top {p}: {values.tolist()}); lower "
+                "n_clusters/n_components or use another kernel"
             )
         self.eigenvalues_ = like_input(values, X)
         self.eigenvectors_ = like_input(eig.vectors, X)
         self.degrees_ = None if degrees is None else like_input(degrees, X)
         embedding = self._embed(eig.vectors, degrees)
         self.embedding_ = like_input(torch.as_tensor(embedding), X)
-        rounding = KMeans(k, n_init=self.n_init, random_state=as_seed(self.random_state))
-        self.labels_ = rounding.fit_predict(embedding)
-        self.cluster_centers_ = like_input(torch.as_tensor(rounding.cluster_centers_), X)
+        self._say(f"Computing label assignment using {self.assign_labels}")
+        self.cluster_centers_ = None
+        if self.assign_labels == "cluster_qr":
+            self.labels_ = cluster_qr(embedding)
+        elif self.assign_labels == "discretize":
+            rng = np.random.default_rng(as_seed(self.random_state))
+            self.labels_ = discretize(embedding, rng)
+        else:
+            rounding = KMeans(
+                k,
+                n_init=self.n_init,
+                random_state=as_seed(self.random_state),
+                verbose=int(self.verbose),
+            )
+            self.labels_ = rounding.fit_predict(embedding)
+            self.cluster_centers_ = like_input(torch.as_tensor(rounding.cluster_centers_), X)
         return self
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        if self.kernel in GRAPH_AFFINITIES:
+            tags.input_tags.pairwise = self.kernel == "precomputed_nearest_neighbors"
+            tags.input_tags.sparse = True
+        return tags
+
+    def _say(self, message: str) -> None:
+        if self.verbose:
+            print(f"[SpectralClustering] {message}")
+
+    def _neighbour_graph(self, X: Any) -> torch.Tensor:
+        """The symmetrised neighbour graph ``(C + C^T) / 2`` of a graph affinity, dense
+        (the ``n x n`` affinity, not ``X``)."""
+        if self.kernel == "precomputed_nearest_neighbors":
+            try:
+                C = check_array(X, accept_sparse="csr", input_name="X")
+            except ValueError as exc:
+                raise InputError(f"X: {exc}") from exc
+            if C.ndim != 2 or C.shape[0] != C.shape[1]:
+                raise InputError(
+                    f"X: expected a square sparse neighbour graph (n x n), got shape {C.shape}"
+                )
+            C = sp.csr_matrix(C)
+            C = sp.csr_matrix((np.ones_like(C.data), C.indices, C.indptr), shape=C.shape)
+            self.n_features_in_ = C.shape[1]
+        else:
+            Xb = self._prepare(Linear(), X, reset=True)
+            rows = Xb.matrix if isinstance(Xb, SparseRows) else Xb.cpu().numpy()
+            if self.n_neighbors >= len(Xb):
+                raise InputError(
+                    f"n_neighbors: expected fewer than n_samples = {len(Xb)} neighbours, got "
+                    f"{self.n_neighbors}"
+                )
+            C = kneighbors_graph(rows, self.n_neighbors, include_self=True)
+        check_n_clusters(self.n_clusters, C.shape[0])
+        self._say(f"affinity: {self.kernel} graph of {C.shape[0]} points, {C.nnz} edges")
+        self.kernel_ = self.kernel
+        return torch.as_tensor(((C + C.T) * 0.5).toarray(), dtype=torch.float64)
 
     def _embed(self, U: torch.Tensor, degrees: torch.Tensor | None) -> np.ndarray:
         """Rows clustered by k-means: ``D^{-1/2} U`` (random walk), else ``U`` with rows of
@@ -162,6 +275,12 @@ class SpectralClustering(KernelEstimatorMixin, ClusterMixin, BaseEstimator):
     def predict(self, X: Any) -> Any:
         """Clusters of new points by the Nyström extension of the eigenvectors (no refit)."""
         check_is_fitted(self, "labels_")
+        if self.kernel in GRAPH_AFFINITIES or self.cluster_centers_ is None:
+            raise InputError(
+                f"predict: needs a kernel affinity and assign_labels='kmeans' (the Nyström "
+                f"extension and the k-means centres), got kernel={self.kernel!r}, "
+                f"assign_labels={self.assign_labels!r}; use fit_predict"
+            )
         Kt = gram(self.kernel_, self._predict_X(X), self.X_fit_).to(torch.float64)
         U = torch.as_tensor(self.eigenvectors_, device=Kt.device)
         degrees = None

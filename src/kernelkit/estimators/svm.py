@@ -6,6 +6,7 @@ from numbers import Integral, Real
 from typing import Any, ClassVar
 
 import numpy as np
+import scipy.sparse as sp
 import torch
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.svm import SVC
@@ -14,13 +15,16 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from kernelkit.estimators._base import (
     KERNEL_CONSTRAINTS,
+    KERNEL_PARAMS_CONSTRAINT,
     KernelEstimatorMixin,
     check_sample_weight,
     to_numpy,
 )
+from kernelkit.estimators._kernels import SKLEARN_KERNELS
 from kernelkit.gram import gram
 from kernelkit.gram.nystrom import take
-from kernelkit.kernels import Kernel
+from kernelkit.kernels import Kernel, Linear
+from kernelkit.kernels.sparse import SparseRows
 from kernelkit.utils.constraints import Interval, StrOptions
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.validation import like_input
@@ -63,8 +67,18 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         Most iterations of the optimiser (libsvm's SMO steps); ``-1`` means no limit.
         Stopping there warns with scikit-learn's ``ConvergenceWarning``.
     gamma, degree, coef0 : optional
-        scikit-learn's kernel parameters, used only with its kernel names (``gamma=None``:
-        ``1 / n_features``, not ``SVC``'s ``"scale"``; ``degree=None``: 3; ``coef0=None``: 1).
+        scikit-learn's kernel parameters, used only with its kernel names (``gamma``:
+        ``"scale"`` ``1 / (n_features X.var())``, the default as in ``SVC``, ``"auto"``
+        ``1 / n_features``, or a positive float; ``degree=None``: 3; ``coef0=None``: 0, as
+        ``SVC``).
+    kernel_params : dict, optional
+        Keyword arguments of a callable ``kernel`` (``f(x, y, **kernel_params)``).
+    decision_function_shape : {"ovr", "ovo"}, default "ovr"
+        Shape of ``decision_function`` with more than two classes, as ``SVC``: one column per
+        class (``"ovr"``, votes plus scaled confidences) or per pair of classes (``"ovo"``).
+    break_ties : bool, default False
+        ``predict`` breaks ties of the one-vs-one votes by the ``"ovr"`` decision values
+        (``decision_function_shape="ovr"`` and more than two classes only), as ``SVC``.
 
     Attributes
     ----------
@@ -72,6 +86,11 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         Class labels.
     support_ : ndarray
         Indices of the support vectors in the training data.
+    support_vectors_ : ndarray, sparse matrix, tensor or batch
+        The support vectors (rows of the training input in its container; the prepared
+        items for structured input; an empty ``(0, 0)`` array for a precomputed Gram).
+    coef_ : ndarray or tensor, shape (n_classes (n_classes - 1) / 2, n_features)
+        Primal weights, linear kernel only (see the property).
     n_support_ : ndarray
         Number of support vectors per class.
     dual_coef_ : ndarray, shape (n_classes - 1, n_SV)
@@ -84,6 +103,8 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         The fitted libsvm model on the precomputed Gram.
     """
 
+    _sparse_input: ClassVar[bool] = True
+
     def __init__(
         self,
         kernel: Kernel | str | None = None,
@@ -95,6 +116,9 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         gamma: float | None = None,
         degree: int | None = None,
         coef0: float | None = None,
+        kernel_params: dict | None = None,
+        decision_function_shape: str = "ovr",
+        break_ties: bool = False,
     ):
         self.kernel = kernel
         self.C = C
@@ -104,17 +128,33 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.gamma = gamma
         self.degree = degree
         self.coef0 = coef0
+        self.kernel_params = kernel_params
+        self.decision_function_shape = decision_function_shape
+        self.break_ties = break_ties
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **KERNEL_CONSTRAINTS,
+        **KERNEL_PARAMS_CONSTRAINT,
         "C": [Interval(Real, 0, None, closed="neither")],
         "class_weight": [dict, StrOptions({"balanced"}), None],
         "tol": [Interval(Real, 0, None, closed="neither")],
         "max_iter": [Interval(Integral, -1, None, closed="left")],
-        "gamma": [Interval(Real, 0, None, closed="neither"), None],
+        "gamma": [Interval(Real, 0, None, closed="neither"), StrOptions({"scale", "auto"}), None],
         "degree": [Interval(Integral, 1, None, closed="left"), None],
         "coef0": [Interval(Real, 0, None, closed="left"), None],
+        "decision_function_shape": [StrOptions({"ovr", "ovo"})],
+        "break_ties": ["boolean"],
     }
+
+    def _kernel_extras(self) -> dict[str, Any]:
+        """``SVC``'s defaults for the names that read them: ``gamma="scale"``, ``coef0=0``."""
+        extras = super()._kernel_extras()
+        key = self.kernel.strip().lower() if isinstance(self.kernel, str) else None
+        reads = SKLEARN_KERNELS.get(key, ())
+        for param, default in (("gamma", "scale"), ("coef0", 0.0)):
+            if extras[param] is None and param in reads:
+                extras[param] = default
+        return extras
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> KernelSVC:
         """Fit the C-SVM on training data ``X`` and class labels ``y`` (per-sample weights of
@@ -137,6 +177,8 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
             class_weight=self.class_weight,
             tol=self.tol,
             max_iter=self.max_iter,
+            decision_function_shape=self.decision_function_shape,
+            break_ties=self.break_ties,
         )
         w = check_sample_weight(sample_weight, len(Xb))
         # libsvm drops zero-weight rows, after which the row numbers of a precomputed Gram no
@@ -153,7 +195,53 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.dual_coef_ = like_input(torch.as_tensor(self.svc_.dual_coef_), X)
         self.intercept_ = like_input(torch.as_tensor(self.svc_.intercept_), X)
         self.n_iter_ = self.svc_.n_iter_
+        self.support_vectors_ = self._support_vectors(X)
         return self
+
+    def _support_vectors(self, X: Any) -> Any:
+        """Training rows at ``support_``: rows of ``X`` (NumPy, sparse or torch, as given) for
+        vector input, the prepared batch's items otherwise (an empty ``(0, 0)`` array for a
+        precomputed Gram, as ``SVC``)."""
+        if self.kernel_.input_kind == "gram":
+            return np.empty((0, 0))
+        rows = take(self.X_fit_, self.support_)
+        if isinstance(rows, SparseRows):
+            return rows.matrix
+        if isinstance(rows, torch.Tensor):
+            return like_input(rows, X)
+        return rows
+
+    @property
+    def coef_(self) -> Any:
+        r"""Primal weights ``w`` of the linear kernel, shape ``(n_classes (n_classes - 1) / 2,
+        n_features)``: ``decision = X w^T + intercept_`` (one row per one-vs-one problem).
+
+        With libsvm's layout (Chang and Lin, LIBSVM, section 7), the problem of classes
+        ``i < j`` uses the support vectors of class ``i`` with coefficients in row ``j - 1``
+        of ``dual_coef_`` and those of class ``j`` in row ``i``, so
+        ``w_ij = sum_{s in SV_i} dual_coef_[j-1, s] x_s + sum_{s in SV_j} dual_coef_[i, s] x_s``.
+
+        Raises
+        ------
+        AttributeError
+            For any kernel but ``Linear`` (as ``SVC``: ``coef_`` exists only for a linear
+            kernel).
+        """
+        check_is_fitted(self, "svc_")
+        if type(self.kernel_) is not Linear:
+            raise AttributeError("coef_ is only available when using a linear kernel")
+        sv = self.support_vectors_
+        dense = sv.toarray() if sp.issparse(sv) else to_numpy(sv)
+        starts = np.concatenate([[0], np.cumsum(self.n_support_)])
+        coefs = []
+        n_classes = len(self.classes_)
+        for i in range(n_classes):
+            for j in range(i + 1, n_classes):
+                si, sj = slice(starts[i], starts[i + 1]), slice(starts[j], starts[j + 1])
+                coefs.append(
+                    self.dual_coef_[j - 1, si] @ dense[si] + self.dual_coef_[i, sj] @ dense[sj]
+                )
+        return like_input(torch.as_tensor(np.stack(coefs)), sv)
 
     def _test_gram(self, X: Any) -> np.ndarray:
         """Rows ``k(x, x_j)`` of new points against the training points libsvm was given,

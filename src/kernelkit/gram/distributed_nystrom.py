@@ -66,6 +66,22 @@ def _block_task(
     return (None if KV is None else KV.numpy()), R.numpy()
 
 
+def _normal_task(
+    block: Any,
+    U: np.ndarray,
+    weights: np.ndarray | None,
+    kernel: Kernel,
+    centres: Batch,
+    basis: np.ndarray | None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """One row block's ``K_b^T W_b K_b`` and ``K_b^T U_b`` (run on a worker, in tiles; in the
+    feature coordinates of ``basis`` when given)."""
+    dtype = centres.dtype if torch.is_tensor(centres) else None
+    op = NystromOperator(kernel, block, centres, dtype=dtype)
+    H, R, _ = op.normal_equations(_as_tensor(U), _as_tensor(weights), basis=_as_tensor(basis))
+    return H.numpy(), R.numpy()
+
+
 class DistributedNystromOperator(StreamedProducts):
     r"""``K_nm = K(X, C)`` for a Dask array or bag ``X``, streamed by row blocks on the workers.
 
@@ -124,6 +140,40 @@ class DistributedNystromOperator(StreamedProducts):
         for _, ktz in parts:
             total += ktz
         return KV, torch.from_numpy(total)
+
+    def normal_equations(
+        self,
+        U: torch.Tensor | None,
+        weights: torch.Tensor | None = None,
+        *,
+        V: torch.Tensor | None = None,
+        rows: Any = None,
+        groups: int = 1,
+        columns: int | None = None,
+        basis: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        """``K_nm^T W K_nm`` and ``K_nm^T U`` as one map-reduce over the row blocks (each
+        block read once; ``m^2 g + m c`` floats back per block).  ``V`` and ``rows`` (per-tile
+        weights of a Newton step) are in-process only."""
+        if V is not None or rows is not None:
+            raise InputError(
+                "V, rows: the distributed normal equations take fixed U and weights only"
+            )
+        if U is None:
+            raise InputError("U: expected the right-hand-side rows (n, c), got None")
+        parts = run_row_blocks(
+            _normal_task,
+            self.blocks,
+            rows=[self._split(U, "U"), self._split(weights, "weights")],
+            shared=[self.kernel, self.centres, None if basis is None else basis.cpu().numpy()],
+            client=self.client,
+        )
+        H = np.zeros_like(parts[0][0], dtype=np.float64)
+        R = np.zeros_like(parts[0][1], dtype=np.float64)
+        for H_b, R_b in parts:
+            H += H_b
+            R += R_b
+        return torch.from_numpy(H), torch.from_numpy(R), None
 
     def __repr__(self) -> str:
         return f"DistributedNystromOperator({self.kernel!r}, shape={self.shape})"

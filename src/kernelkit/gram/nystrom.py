@@ -26,6 +26,7 @@ no inner product): the eigenbasis ``U Lambda^{-1/2}`` with an eigenvalue floor
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -347,6 +348,29 @@ class NystromMap:
         return self.basis.features(gram_tensor(self.kernel, X, self.centres))
 
 
+CENTRE_METHODS = ("uniform", "kmeans++", "greedy")
+"""Centre choices of :func:`centre_indices`."""
+
+
+def centre_indices(
+    kernel: Kernel, Xb: Batch, m: int, method: str = "uniform", random_state: Any = None
+) -> np.ndarray:
+    """The one centre dispatcher: indices of ``m`` centres among the prepared points ``Xb``.
+
+    ``"uniform"``: a uniform subset (:func:`uniform_centres`); ``"kmeans++"``: kernel k-means++
+    seeding (:func:`kmeanspp_centres`; fewer when a point is drawn twice); ``"greedy"``: the
+    pivots of the pivoted Cholesky (:func:`pivoted_cholesky`; fewer on a kernel of rank
+    ``< m``), sorted.
+    """
+    if method == "greedy":
+        return np.sort(pivoted_cholesky(kernel, Xb, m).pivots)
+    if method == "kmeans++":
+        return kmeanspp_centres(kernel, Xb, m, random_state)
+    if method == "uniform":
+        return uniform_centres(len(Xb), m, random_state)
+    raise InputError(f"centers: expected one of {CENTRE_METHODS}, got {method!r}")
+
+
 def nystrom_map(
     kernel: Kernel,
     X: Any,
@@ -392,15 +416,19 @@ def nystrom_map(
         jitter = check_positive(jitter, name="jitter", strict=False)
     Xb, _ = prepare_pair(kernel, X)
     n = len(Xb)
+    if m > n:
+        warnings.warn(
+            f"n_components={m} is more than the {n} points: using all {n} as centres (the "
+            "exact feature map of the training points)",
+            UserWarning,
+            stacklevel=2,
+        )
     m = min(m, n)
-    if method == "greedy":
+    if method == "greedy":  # the factor of the pivoted Cholesky is the basis
         chol = pivoted_cholesky(kernel, Xb, m)
         basis: NystromBasis | CholeskyBasis = CholeskyBasis(chol.factor[chol.pivots], 0.0)
         return NystromMap(kernel, take(Xb, chol.pivots), chol.pivots, basis)
-    if method == "kmeans++":
-        index = kmeanspp_centres(kernel, Xb, m, random_state)
-    else:
-        index = uniform_centres(n, m, random_state)
+    index = centre_indices(kernel, Xb, m, "uniform" if method == "kpca" else method, random_state)
     return nystrom_map_on_centres(kernel, take(Xb, index), index, jitter=jitter, rank=rank)
 
 
@@ -423,11 +451,13 @@ def nystrom_map_on_centres(
 
 
 __all__ = [
+    "CENTRE_METHODS",
     "METHODS",
     "CholeskyBasis",
     "NystromBasis",
     "NystromMap",
     "PivotedCholesky",
+    "centre_indices",
     "cholesky_basis",
     "default_jitter",
     "kmeanspp_centres",

@@ -32,6 +32,7 @@ import numpy as np
 import torch
 
 from kernelkit.kernels import Gaussian, Kernel, Laplacian, Matern
+from kernelkit.kernels.sparse import SparseRows, inner
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.seeding import check_random_state
 from kernelkit.utils.validation import check_int
@@ -92,8 +93,12 @@ class RandomFourierMap:
         return int(self.weights.shape[0])
 
     def features(self, X: torch.Tensor) -> torch.Tensor:
-        """``z(x)`` of the rows of ``X`` (shape ``(n, d)``), shape ``(n, p)``."""
-        Z = torch.addmm(self.offsets, X, self.weights.T).cos_()
+        """``z(x)`` of the rows of ``X`` (shape ``(n, d)``, dense or
+        :class:`~kernelkit.kernels.sparse.SparseRows`), shape ``(n, p)``."""
+        if isinstance(X, SparseRows):
+            Z = inner(X, self.weights).add_(self.offsets).cos_()
+        else:
+            Z = torch.addmm(self.offsets, X, self.weights.T).cos_()
         return Z.mul_(math.sqrt(2.0 / self.dim))
 
 

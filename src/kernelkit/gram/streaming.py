@@ -24,18 +24,29 @@ the centres, the vectors and the row blocks of the weights and of ``U``; its out
 tile's rows of ``K_nm V`` and its contribution to ``K_nm^T (w K_nm V + U)``), so the tile
 loop of :class:`NystromOperator` here and a distributed map-reduce over row blocks are the
 same computation with two executors.
+
+:func:`nystrom_normal_tile` is the per-tile function of the one-pass normal equations
+(:mod:`kernelkit.solvers.nystrom_normal`): it adds ``K_b^T W_b K_b`` (a symmetric rank-``b``
+update, :func:`~kernelkit.solvers.nystrom_normal.syrk_`) and ``K_b^T U_b`` to float64
+accumulators and returns ``K_b V``; :meth:`StreamedProducts.normal_equations` runs it over
+tiles of ``max(b, m)`` rows (the tile is at most the size of the ``m x m`` accumulator, and
+the update runs at the speed of a large matrix product), on the device of the data, one
+accumulator per worker thread.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from typing import Any
 
 import torch
+from threadpoolctl import threadpool_limits
 
 from kernelkit.gram.engine import prepare_pair
 from kernelkit.gram.tiling import is_sliceable, n_workers, run_parallel
 from kernelkit.kernels.base import Batch, Kernel
+from kernelkit.solvers.nystrom_normal import symmetric_from_upper, syrk_
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.validation import check_int
 
@@ -116,6 +127,97 @@ def nystrom_tile(
     return KV64, (K.T @ Z).to(torch.float64)
 
 
+RowsFn = Callable[[int, int, "torch.Tensor | None"], tuple["torch.Tensor | None", torch.Tensor]]
+"""``rows(r0, r1, KV_b) -> (weights_b, U_b)``: the weights and right-hand-side rows of the rows
+``r0:r1`` computed from that tile's ``K_b V`` (a Newton step's weights at the trial point)."""
+
+
+def nystrom_normal_tile(
+    kernel: Kernel,
+    X_block: Batch,
+    centres: Batch,
+    H: torch.Tensor,
+    R: torch.Tensor,
+    *,
+    U: torch.Tensor | None,
+    weights: torch.Tensor | None = None,
+    V: torch.Tensor | None = None,
+    rows: RowsFn | None = None,
+    start: int = 0,
+    basis: torch.Tensor | None = None,
+    out: torch.Tensor | None = None,
+    out64: torch.Tensor | None = None,
+) -> torch.Tensor | None:
+    r"""One row tile of the normal equations: ``H_g += K_b^T W_{b,g} K_b``, ``R += K_b^T U_b``.
+
+    Parameters
+    ----------
+    kernel : Kernel
+        The kernel.
+    X_block : batch
+        ``b`` rows of the prepared data.
+    centres : batch
+        The ``m`` prepared centres.
+    H : torch.Tensor, shape (g, m, m)
+        Float64 accumulators (upper triangles updated by
+        :func:`~kernelkit.solvers.nystrom_normal.syrk_`).
+    R : torch.Tensor, shape (m, c)
+        Float64 accumulator of ``K_b^T U_b``.
+    U : torch.Tensor, shape (b, c)
+        This tile's right-hand-side rows (``w y`` for weighted ridge).
+    weights : torch.Tensor, optional
+        This tile's weights ``w >= 0``, shape ``(b,)`` or ``(b, g)`` (default: ones).
+    V : torch.Tensor, optional
+        Shape ``(m, q)``: ``K_b V`` is computed first and returned (float64).
+    rows : callable, optional
+        ``rows(start, start + b, K_b V) -> (weights, U)`` replacing ``weights`` and ``U``.
+    start : int
+        Index of the tile's first row (passed to ``rows``).
+    basis : torch.Tensor, optional
+        Lower factor ``L`` of ``K_mm + jitter I``: the tile is first mapped to the Nyström
+        features ``Phi_b = K_b L^{-T}`` (a triangular solve, ``b m^2`` flops), and every
+        output is in their coordinates (``Phi_b^T W_b Phi_b``, ``Phi_b^T U_b``, ``Phi_b V``).
+    out, out64 : torch.Tensor, optional
+        Scratch of at least ``b m`` elements of the block dtype and of float64.
+
+    Returns
+    -------
+    torch.Tensor or None
+        ``K_b V`` of shape ``(b, q)`` (None without ``V``).
+    """
+    b, m = len(X_block), len(centres)
+    if out is None or not is_sliceable(X_block):
+        K = kernel.block(X_block, centres)
+    else:
+        K = out[: b * m].view(b, m)
+        kernel.block_into(X_block, centres, K)
+    if out64 is None:
+        K64 = K.to(torch.float64)
+    else:
+        K64 = out64[: b * m].view(b, m).copy_(K)
+    if basis is not None:
+        K64 = torch.linalg.solve_triangular(basis.mT, K64, upper=True, left=False)
+    KV = None if V is None else K64 @ V.to(K64)
+    if rows is not None:
+        weights, U = rows(start, start + b, KV)
+    if U is None:
+        raise InputError("U: expected the right-hand-side rows of the tile, got None")
+    R.addmm_(K64.mT, U.to(K64))
+    if weights is None:
+        syrk_(H[0], K64)
+        return KV
+    w = weights.to(K64)
+    w = w[:, None] if w.ndim == 1 else w
+    if w.shape != (b, H.shape[0]):
+        raise InputError(
+            f"weights: expected shape ({b},) or ({b}, {H.shape[0]}), got {tuple(w.shape)}"
+        )
+    g = H.shape[0]
+    for j in range(g):  # the last column scales the tile in place
+        syrk_(H[j], (K64 if j == g - 1 else K64.clone()).mul_(w[:, j : j + 1].sqrt()))
+    return KV
+
+
 class StreamedProducts(ABC):
     """The products of ``K_nm`` built on one streaming pass ``_stream`` (row tiles here, row
     blocks on a cluster in :mod:`kernelkit.gram.distributed_nystrom`).
@@ -139,6 +241,30 @@ class StreamedProducts(ABC):
     ) -> tuple[torch.Tensor | None, torch.Tensor | None]:
         """One pass: ``(K_nm V or None, K_nm^T (w K_nm V + U) or None)`` (``fast``: products
         in the block dtype, :func:`nystrom_tile`)."""
+
+    @abstractmethod
+    def normal_equations(
+        self,
+        U: torch.Tensor | None,
+        weights: torch.Tensor | None = None,
+        *,
+        V: torch.Tensor | None = None,
+        rows: RowsFn | None = None,
+        groups: int = 1,
+        columns: int | None = None,
+        basis: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        r"""``H = K_nm^T W K_nm`` (one per weight column), ``R = K_nm^T U`` in ONE pass.
+
+        ``U`` has shape ``(n, c)``, ``weights`` ``(n,)`` or ``(n, groups)``; ``V`` of shape
+        ``(m, q)`` returns ``K_nm V`` too; ``rows`` computes each tile's weights and ``U``
+        from its ``K_b V`` (:data:`RowsFn`; then ``U`` and ``weights`` are unused, ``groups``
+        is the number of weight columns and ``columns`` that of ``U``, default ``groups``);
+        ``basis`` (``L``, ``L L^T = K_mm + jitter I``): every output in the coordinates of the
+        Nyström features ``K_nm L^{-T}`` (:func:`nystrom_normal_tile`).  Returns
+        ``(H, R, KV)``: ``H`` of shape ``(groups, m, m)`` and ``R`` float64 on the data's
+        device, ``KV`` or None.
+        """
 
     @staticmethod
     def _columns(T: Any, size: int, name: str) -> tuple[torch.Tensor, bool]:
@@ -278,8 +404,86 @@ class NystromOperator(StreamedProducts):
             total += other
         return KV, (total if transpose else None)
 
+    def normal_equations(
+        self,
+        U: torch.Tensor | None,
+        weights: torch.Tensor | None = None,
+        *,
+        V: torch.Tensor | None = None,
+        rows: RowsFn | None = None,
+        groups: int = 1,
+        columns: int | None = None,
+        basis: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        """One pass of :func:`nystrom_normal_tile` over tiles of ``max(b, m)`` rows (see
+        :meth:`StreamedProducts.normal_equations`)."""
+        n, m = self.shape
+        sliceable = is_sliceable(self.Xb)
+        vector = isinstance(self.Xb, torch.Tensor)
+        device = self.Xb.device if vector else torch.device("cpu")
+        if rows is None:
+            if U is None:
+                raise InputError("U: expected the right-hand-side rows (n, c), got None")
+            U, _ = self._columns(U, n, "U")
+            cols = U.shape[1]
+            if weights is not None:
+                weights = torch.as_tensor(weights)
+                groups = 1 if weights.ndim == 1 else int(weights.shape[1])
+        else:
+            cols = groups if columns is None else columns
+        itemsize = self.Xb.element_size() if vector else 8
+        b = max(self.rows_per_tile(itemsize), min(n, m)) if self.block_size is None else None
+        b = (b or self.rows_per_tile(itemsize)) if sliceable else n
+        block_dtype = self.Xb.dtype if vector else torch.float64
+        f64 = {"dtype": torch.float64, "device": device}
+        starts = list(range(0, n, b))
+        workers = n_workers(len(starts)) if vector and device.type == "cpu" else 1
+        acc = [
+            (torch.zeros(groups, m, m, **f64), torch.zeros(m, cols, **f64)) for _ in range(workers)
+        ]
+        KV = None if V is None else torch.empty(n, V.shape[1], **f64)
+        Vd = None if V is None else V.to(**f64)
+        Ld = None if basis is None else basis.to(**f64)
+
+        def work(w: int) -> None:
+            scratch = torch.empty(b * m, dtype=block_dtype, device=device) if vector else None
+            scratch64 = torch.empty(b * m, **f64)
+            for r0 in starts[w::workers]:
+                r1 = min(r0 + b, n)
+                kv = nystrom_normal_tile(
+                    self.kernel,
+                    self.Xb[r0:r1] if sliceable else self.Xb,
+                    self.centres,
+                    *acc[w],
+                    U=None if U is None or rows is not None else U[r0:r1].to(device),
+                    weights=None if weights is None else weights[r0:r1].to(device),
+                    V=Vd,
+                    rows=rows,
+                    start=r0,
+                    basis=Ld,
+                    out=scratch,
+                    out64=scratch64,
+                )
+                if KV is not None and kv is not None:
+                    KV[r0:r1] = kv
+
+        # one BLAS thread per worker thread: spinning BLAS threads stall a loaded machine
+        with torch.no_grad(), threadpool_limits(1, user_api="blas"):
+            run_parallel(work, list(range(workers)), parallel=workers > 1)
+        H, R = acc[0]
+        for H_w, R_w in acc[1:]:
+            H += H_w
+            R += R_w
+        return symmetric_from_upper(H), R, KV
+
     def __repr__(self) -> str:
         return f"NystromOperator({self.kernel!r}, shape={self.shape})"
 
 
-__all__ = ["NYSTROM_TILE_BYTES", "NystromOperator", "nystrom_tile"]
+__all__ = [
+    "NYSTROM_TILE_BYTES",
+    "NystromOperator",
+    "RowsFn",
+    "nystrom_normal_tile",
+    "nystrom_tile",
+]

@@ -74,16 +74,41 @@ Version policy
 files.  A reader loads every version up to its own :data:`FORMAT_VERSION` and refuses newer
 ones, asking to upgrade kernelkit.  ``kernelkit_version`` is recorded but not checked.
 
+Integrity: the sha256 of ``manifest.json``'s bytes is recorded in the metadata of
+``arrays.safetensors`` (``manifest_sha256``), and the arrays' digests in the manifest, so a
+change to any byte of either file (an edited ``sigma`` or ``lam``) is refused on loading.
+
 Writing is atomic: the model is written under a temporary name in the target's directory
 and renamed into place.  An existing path is replaced only with ``overwrite=True`` (and only
-if it is a file, for ``.zip``, or a kernelkit model directory).
+if it is a kernelkit model: a zip archive or directory whose manifest declares the format).
 
 Value nodes and object kinds: :mod:`kernelkit.io.codec`.  Adding a class:
 :mod:`kernelkit.io.registry` (``register(cls, kind)``).
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
 from kernelkit.io.errors import ModelFileError
-from kernelkit.io.registry import register
-from kernelkit.io.storage import FORMAT_VERSION, load, save
 
 __all__ = ["FORMAT_VERSION", "ModelFileError", "load", "register", "save"]
+
+_LAZY = {
+    "FORMAT_VERSION": "kernelkit.io.storage",
+    "load": "kernelkit.io.storage",
+    "save": "kernelkit.io.storage",
+    "register": "kernelkit.io.registry",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """``load``, ``save``, ``register`` and ``FORMAT_VERSION``, imported on first use (they
+    import torch; :mod:`kernelkit.io.files` does not)."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

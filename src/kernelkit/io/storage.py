@@ -22,22 +22,16 @@ from kernelkit.io.codec import TORCH_DTYPES, dtype_name
 from kernelkit.io.decoder import Decoder
 from kernelkit.io.encoder import Encoder
 from kernelkit.io.errors import ModelFileError
+from kernelkit.io.files import ARRAYS, FORMAT, MANIFEST, MAX_MANIFEST_BYTES, is_model_path
 from kernelkit.io.registry import class_table
 from kernelkit.utils.optional import require
-
-FORMAT = "kernelkit-model"
-"""Value of the manifest's ``format`` key."""
 
 FORMAT_VERSION = 1
 """Version of the file format written; files with a larger version are refused."""
 
-MANIFEST = "manifest.json"
-ARRAYS = "arrays.safetensors"
-
-MAX_MANIFEST_BYTES = 64 * 2**20
-"""Largest ``manifest.json`` read (the manifest holds no array data)."""
-
 _HEADER = ("format", "format_version", "kernelkit_version", "arrays")
+_MANIFEST_DIGEST = "manifest_sha256"
+"""Key of the manifest's sha256 in the metadata of ``arrays.safetensors``."""
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
@@ -86,7 +80,10 @@ def save(estimator: Any, path: str | os.PathLike[str], *, overwrite: bool = Fals
     _check_target(target, overwrite=overwrite, as_zip=as_zip)
     manifest, arrays = _encode(estimator)
     manifest_bytes = json.dumps(manifest, indent=1, allow_nan=False).encode("utf-8")
-    arrays_bytes = _safetensors().save(arrays, metadata={"format": FORMAT})
+    digest = hashlib.sha256(manifest_bytes).hexdigest()
+    arrays_bytes = _safetensors().save(
+        arrays, metadata={"format": FORMAT, _MANIFEST_DIGEST: digest}
+    )
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         if as_zip:
@@ -129,15 +126,6 @@ def _encode(estimator: Any) -> tuple[dict[str, Any], dict[str, torch.Tensor]]:
     return manifest, encoder.arrays
 
 
-def _is_model_directory(path: Path) -> bool:
-    try:
-        with open(path / MANIFEST, "rb") as fh:
-            head = json.loads(fh.read(MAX_MANIFEST_BYTES))
-    except (OSError, ValueError):
-        return False
-    return isinstance(head, dict) and head.get("format") == FORMAT
-
-
 def _check_target(target: Path, *, overwrite: bool, as_zip: bool) -> None:
     if not (target.exists() or target.is_symlink()):
         return
@@ -145,10 +133,11 @@ def _check_target(target: Path, *, overwrite: bool, as_zip: bool) -> None:
         raise ModelFileError(f"{target}: the path exists; pass overwrite=True to replace it")
     if as_zip and not target.is_file():
         raise ModelFileError(f"{target}: expected a file to replace, got a directory or other")
-    if not as_zip and not (target.is_dir() and _is_model_directory(target)):
+    if target.is_dir() == as_zip or not is_model_path(target):
+        what = "zip file" if as_zip else "directory"
         raise ModelFileError(
-            f"{target}: refusing to replace it: not a kernelkit model directory (no "
-            f"{MANIFEST} of format {FORMAT!r})"
+            f"{target}: refusing to replace it: not a kernelkit model {what} (no {MANIFEST} "
+            f"of format {FORMAT!r})"
         )
 
 
@@ -240,6 +229,7 @@ def load(path: str | os.PathLike[str]) -> Any:
     """
     source = Path(path)
     manifest_bytes, arrays_bytes = _read(source)
+    _check_manifest_digest(manifest_bytes, arrays_bytes, source)
     manifest = _parse_manifest(manifest_bytes, source)
     arrays = _parse_arrays(arrays_bytes, manifest["arrays"], source)
     decoder = Decoder(class_table(), arrays, str(source))
@@ -297,6 +287,33 @@ def _read(source: Path) -> tuple[bytes, bytes]:
         ) from exc
     except OSError as exc:
         raise _refuse(source, f"cannot read the model ({exc.strerror or exc})") from exc
+
+
+def _arrays_metadata(data: bytes) -> dict[str, Any]:
+    """The ``__metadata__`` of a safetensors file: an 8-byte little-endian header length,
+    then the JSON header (safetensors format, "Format" section); empty when unreadable (the
+    arrays' own checks then name the problem)."""
+    if len(data) < 8:
+        return {}
+    size = int.from_bytes(data[:8], "little")
+    try:
+        header = json.loads(data[8 : 8 + size]) if size <= min(len(data), 100 * 2**20) else {}
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return {}
+    meta = header.get("__metadata__") if isinstance(header, dict) else None
+    return meta if isinstance(meta, dict) else {}
+
+
+def _check_manifest_digest(manifest: bytes, arrays: bytes, source: Path) -> None:
+    """The manifest's sha256 equals the one ``save`` recorded in the arrays' metadata (files
+    written before the digest was recorded have none and are read as before)."""
+    recorded = _arrays_metadata(arrays).get(_MANIFEST_DIGEST)
+    if recorded is not None and recorded != hashlib.sha256(manifest).hexdigest():
+        raise _refuse(
+            source,
+            f"{MANIFEST} was edited or is corrupt: its sha256 differs from the one recorded in "
+            f"{ARRAYS} when the model was saved",
+        )
 
 
 def _parse_manifest(data: bytes, source: Path) -> dict[str, Any]:

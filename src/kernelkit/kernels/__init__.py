@@ -29,6 +29,16 @@ from kernelkit.kernels.dot_product import (
     SphereVovk,
 )
 from kernelkit.kernels.fisher import FisherVector, HMMFisher, HMMMarginalized
+from kernelkit.kernels.graph_attributes import GraphHopper, Propagation, PropagationAttr
+from kernelkit.kernels.graph_core import CoreFramework
+from kernelkit.kernels.graph_histograms import (
+    EdgeHistogram,
+    NeighborhoodHash,
+    VertexHistogram,
+    WeisfeilerLehmanOptimalAssignment,
+)
+from kernelkit.kernels.graph_nspdk import NeighborhoodSubgraphPairwiseDistance
+from kernelkit.kernels.graph_pyramid import PyramidMatch
 from kernelkit.kernels.graphs import ShortestPath, WeisfeilerLehman
 from kernelkit.kernels.molecules import MinMax, Tanimoto
 from kernelkit.kernels.neural import ArcCosine, ReLUNTK
@@ -45,11 +55,14 @@ __all__ = [
     "CenteredKernel",
     "CommuteTime",
     "Constant",
+    "CoreFramework",
     "Diffusion",
     "DotProductKernel",
+    "EdgeHistogram",
     "FeatureSpaceGaussian",
     "FisherVector",
     "Gaussian",
+    "GraphHopper",
     "HMMFisher",
     "HMMMarginalized",
     "Kernel",
@@ -60,12 +73,17 @@ __all__ = [
     "Matern",
     "MinMax",
     "Mismatch",
+    "NeighborhoodHash",
+    "NeighborhoodSubgraphPairwiseDistance",
     "NormalizedKernel",
     "Polynomial",
     "PowerKernel",
     "Precomputed",
     "PrecomputedBatch",
     "ProductKernel",
+    "Propagation",
+    "PropagationAttr",
+    "PyramidMatch",
     "RandomWalk",
     "ReLUNTK",
     "RegularizedLaplacian",
@@ -82,6 +100,8 @@ __all__ = [
     "Tanimoto",
     "TensorMatern",
     "UnequalLengthError",
+    "VertexHistogram",
     "WeightedDegree",
     "WeisfeilerLehman",
+    "WeisfeilerLehmanOptimalAssignment",
 ]

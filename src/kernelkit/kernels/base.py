@@ -25,6 +25,7 @@ from typing import Any, ClassVar
 import torch
 from torch import nn
 
+from kernelkit.kernels.sparse import SparseRows, inner, is_sparse_input, row_sq_norms
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.kinds import InputKind
 from kernelkit.utils.validation import check_positive, to_tensor
@@ -47,10 +48,15 @@ class Kernel(nn.Module):
         precomputed Gram) or ``"any"``.
     differentiable : bool
         Whether ``block`` is differentiable in vector inputs (checked by ``gradcheck``).
+    accepts_sparse : bool
+        Whether ``prepare`` takes sparse vectors (``scipy.sparse``, sparse torch tensors) as
+        :class:`~kernelkit.kernels.sparse.SparseRows` (kernels of inner products and row
+        norms, see :mod:`kernelkit.kernels.sparse`).
     """
 
     input_kind: ClassVar[InputKind] = InputKind.VECTOR
     differentiable: ClassVar[bool] = True
+    accepts_sparse: ClassVar[bool] = False
 
     # ------------------------------------------------------------------ contract
     def prepare(
@@ -67,7 +73,20 @@ class Kernel(nn.Module):
         reference : bool
             Whether ``X`` is the reference (training) set of a Gram; only
             :class:`~kernelkit.kernels.Precomputed` kernels care.
+
+        Raises
+        ------
+        InputError
+            For sparse input to a kernel that does not accept it (``accepts_sparse``).
         """
+        if is_sparse_input(X) or isinstance(X, SparseRows):
+            if not self.accepts_sparse:
+                raise InputError(
+                    f"X: {type(self).__name__} does not take sparse input (got "
+                    f"{type(X).__name__}); use a kernel of inner products and norms (Linear, "
+                    "Polynomial, Gaussian, Laplacian, Matern, TensorMatern(s=1)) or densify X"
+                )
+            return SparseRows.from_input(X, dtype)
         if isinstance(X, torch.Tensor) and dtype is None and X.is_floating_point():
             return to_tensor(X, name="X")
         return to_tensor(X, name="X", dtype=dtype)
@@ -204,6 +223,10 @@ class _Composite(Kernel):
     @property
     def input_kind(self) -> InputKind:  # type: ignore[override]
         return self._children()[0].input_kind
+
+    @property
+    def accepts_sparse(self) -> bool:  # type: ignore[override]
+        return all(child.accepts_sparse for child in self._children())
 
     def prepare(
         self, X: Any, *, dtype: torch.dtype | None = None, reference: bool = False
@@ -369,10 +392,16 @@ def squared_distances(
 
     With ``out`` given (and no autograd), the result is written in place into ``out``.  When
     ``Y is X`` the diagonal is set to exactly 0 (round-off would otherwise leave ~1e-16,
-    which a non-smooth profile such as ``exp(-r)`` amplifies to ~1e-8).
+    which a non-smooth profile such as ``exp(-r)`` amplifies to ~1e-8).  Sparse rows
+    (:class:`~kernelkit.kernels.sparse.SparseRows`) use one sparse product for ``<x, y>``.
     """
-    x2 = (X * X).sum(1)
-    y2 = x2 if Y is X else (Y * Y).sum(1)
+    x2 = row_sq_norms(X)
+    y2 = x2 if Y is X else row_sq_norms(Y)
+    if isinstance(X, SparseRows) or isinstance(Y, SparseRows):
+        d2 = inner(X, Y, out=out).mul_(-2.0).add_(x2[:, None]).add_(y2[None, :]).clamp_min_(0.0)
+        if Y is X:
+            d2.fill_diagonal_(0.0)
+        return d2
     if out is None:
         d2 = torch.addmm(x2[:, None] + y2[None, :], X, Y.T, alpha=-2.0).clamp_min(0.0)
         if Y is X:
@@ -389,8 +418,11 @@ class StationaryKernel(Kernel):
     """Template for ``k(x, y) = profile(||x - y||^2)`` on vectors.
 
     Subclasses implement :meth:`profile` (out of place, differentiable) and may override
-    :meth:`profile_` (in place, used by the Gram engine's fused path).
+    :meth:`profile_` (in place, used by the Gram engine's fused path).  Sparse rows are
+    accepted (:func:`squared_distances`).
     """
+
+    accepts_sparse: ClassVar[bool] = True
 
     def profile(self, d2: torch.Tensor) -> torch.Tensor:
         """The kernel as a function of the squared distance ``d2``."""
@@ -413,17 +445,24 @@ class StationaryKernel(Kernel):
 
 
 class DotProductKernel(Kernel):
-    """Template for ``k(x, y) = h(<x, y>)`` on vectors; subclasses implement :meth:`scalar`."""
+    """Template for ``k(x, y) = h(<x, y>)`` on vectors; subclasses implement :meth:`scalar`.
+
+    Sparse rows are accepted (:func:`kernelkit.kernels.sparse.inner`).
+    """
+
+    accepts_sparse: ClassVar[bool] = True
 
     def scalar(self, g: torch.Tensor) -> torch.Tensor:
         """The kernel as a function of the inner product ``g``."""
         raise NotImplementedError
 
     def block(self, X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
+        if isinstance(X, SparseRows) or isinstance(Y, SparseRows):
+            return self.scalar(inner(X, Y))
         return self.scalar(X @ Y.T)
 
     def block_diag(self, X: torch.Tensor) -> torch.Tensor:
-        return self.scalar((X * X).sum(1))
+        return self.scalar(row_sq_norms(X))
 
 
 def half_integer_order(nu: float) -> int | None:

@@ -40,18 +40,24 @@ def _check_label_name(value: Any, name: str) -> str | None:
     return value
 
 
-def count_features(graph_of: np.ndarray, keys: np.ndarray, n_graphs: int) -> SparseFeatures:
-    """Count int64 ``keys`` per graph: row ``g`` holds the histogram of ``keys[graph_of == g]``."""
+def count_features(
+    graph_of: np.ndarray, keys: np.ndarray, n_graphs: int, values: np.ndarray | None = None
+) -> SparseFeatures:
+    """Count int64 ``keys`` per graph: row ``g`` holds the histogram of ``keys[graph_of == g]``
+    (with ``values``: the sum of ``values`` per key instead of the count)."""
     keys = np.asarray(keys).view(np.int64) if keys.dtype == np.uint64 else keys
     order = np.lexsort((keys, graph_of))
     g, k = graph_of[order], keys[order]
     new = np.ones(len(k), dtype=bool)
     new[1:] = (g[1:] != g[:-1]) | (k[1:] != k[:-1])
     starts = np.flatnonzero(new)
-    counts = np.diff(np.append(starts, len(k))).astype(np.float64)
+    if values is None:
+        sums = np.diff(np.append(starts, len(k))).astype(np.float64)
+    else:
+        sums = np.add.reduceat(np.asarray(values, np.float64)[order], starts) if len(k) else k * 0.0
     run_g = g[starts]
     indptr = np.searchsorted(run_g, np.arange(n_graphs + 1), side="left").astype(np.int64)
-    return SparseFeatures(indptr, k[starts].astype(np.int64), counts)
+    return SparseFeatures(indptr, k[starts].astype(np.int64), sums)
 
 
 def feature_gram(FX: SparseFeatures, FY: SparseFeatures) -> torch.Tensor:

@@ -1,4 +1,5 @@
-"""Kernels between molecules on Morgan fingerprints: Tanimoto and MinMax.
+"""Kernels between molecules on RDKit fingerprints (Morgan, atom pairs, topological torsions,
+MACCS keys): Tanimoto and MinMax.
 
 Course part 2, section 4 (explicit-feature baselines, fingerprints); Ralaivola, Swamidass,
 Saigo & Baldi, "Graph kernels for chemical informatics", Neural Networks 18 (2005), section
@@ -19,7 +20,7 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 
-from kernelkit.data.molecules import as_molecule_batch
+from kernelkit.data.molecules import FINGERPRINTS, as_molecule_batch
 from kernelkit.kernels.base import Batch, Kernel
 from kernelkit.kernels.features import SparseFeatures
 from kernelkit.kernels.fingerprints import (
@@ -62,17 +63,22 @@ class _FingerprintKernel(Kernel):
     input_kind: ClassVar[InputKind] = InputKind.MOLECULE
     differentiable: ClassVar[bool] = False
 
-    def _init_fp(self, radius: int, n_bits: int | None, counts: bool) -> None:
+    def _init_fp(self, radius: int, n_bits: int | None, counts: bool, fingerprint: str) -> None:
         self.radius = check_int(radius, name="radius", minimum=0)
         self.n_bits = None if n_bits is None else check_int(n_bits, name="n_bits", minimum=1)
         if not isinstance(counts, (bool, np.bool_)):
             raise InputError(f"counts: expected True or False, got {counts!r}")
         self.counts = bool(counts)
+        if fingerprint not in FINGERPRINTS:
+            raise InputError(f"fingerprint: expected one of {FINGERPRINTS}, got {fingerprint!r}")
+        if fingerprint == "maccs" and self.counts:
+            raise InputError("counts: MACCS keys are bits; use counts=False with them")
+        self.fingerprint = fingerprint
 
     def fingerprints(self, X: Any) -> SparseFeatures:
-        """Morgan fingerprints of molecules as :class:`SparseFeatures` (int64 keys)."""
+        """The fingerprints of molecules as :class:`SparseFeatures` (int64 keys)."""
         indptr, keys, values = as_molecule_batch(X, name="X").fingerprints(
-            radius=self.radius, n_bits=self.n_bits, counts=self.counts
+            radius=self.radius, n_bits=self.n_bits, counts=self.counts, kind=self.fingerprint
         )
         return SparseFeatures(indptr, keys, values)
 
@@ -81,7 +87,7 @@ class _FingerprintKernel(Kernel):
     ) -> SparseFeatures | FingerprintMatrix:
         """The prepared batch: a fingerprint matrix as validated CSR, molecules as fingerprints.
 
-        SMILES / Mol objects / MoleculeBatch become their Morgan fingerprints
+        SMILES / Mol objects / MoleculeBatch become their fingerprints (``fingerprint``)
         (:meth:`fingerprints`); a dense or ``scipy.sparse`` non-negative matrix (or tensor)
         is taken as given, rows = items (``radius``, ``n_bits`` and ``counts`` then play no
         part).
@@ -104,7 +110,7 @@ class _FingerprintKernel(Kernel):
 
 
 class Tanimoto(_FingerprintKernel):
-    r"""Tanimoto kernel on Morgan fingerprints (bits or counts).
+    r"""Tanimoto kernel on molecular fingerprints (Morgan by default; bits or counts).
 
     .. math:: k(x, y) = \frac{\langle a, b\rangle}{\|a\|^2 + \|b\|^2 - \langle a, b\rangle},
 
@@ -129,11 +135,21 @@ class Tanimoto(_FingerprintKernel):
         Folded fingerprint size; ``None``: unfolded (no bit collisions).
     counts : bool
         Count fingerprints instead of bits.
+    fingerprint : {"morgan", "atom-pair", "torsion", "maccs"}
+        RDKit fingerprint of the molecules (:data:`kernelkit.data.molecules.FINGERPRINTS`);
+        ``radius`` applies to Morgan only, MACCS keys are 167 bits whatever ``n_bits``.
     """
 
-    def __init__(self, radius: int = 2, n_bits: int | None = 2048, *, counts: bool = False):
+    def __init__(
+        self,
+        radius: int = 2,
+        n_bits: int | None = 2048,
+        *,
+        counts: bool = False,
+        fingerprint: str = "morgan",
+    ):
         super().__init__()
-        self._init_fp(radius, n_bits, counts)
+        self._init_fp(radius, n_bits, counts, fingerprint)
 
     def block(self, X: Batch, Y: Batch) -> torch.Tensor:
         return tanimoto_csr(*sparse_pair(X, Y))
@@ -144,12 +160,14 @@ class Tanimoto(_FingerprintKernel):
             (cls(), _EXAMPLE_X, _EXAMPLE_Y),
             (cls(1, 512, counts=True), _EXAMPLE_X, _EXAMPLE_Y),
             (cls(3, None), _EXAMPLE_X, _EXAMPLE_Y),
+            (cls(fingerprint="atom-pair"), _EXAMPLE_X, _EXAMPLE_Y),
+            (cls(fingerprint="maccs"), _EXAMPLE_X, _EXAMPLE_Y),
             (cls(), *_example_matrices(binary=True)),
         ]
 
 
 class MinMax(_FingerprintKernel):
-    r"""MinMax kernel on Morgan count fingerprints.
+    r"""MinMax kernel on molecular count fingerprints (Morgan by default).
 
     .. math:: k(x, y) = \frac{\sum_k \min(a_k, b_k)}{\sum_k \max(a_k, b_k)}
 
@@ -172,11 +190,20 @@ class MinMax(_FingerprintKernel):
         Folded fingerprint size; ``None``: unfolded.
     counts : bool
         Count fingerprints (default ``True``; ``False`` gives the bit Tanimoto kernel).
+    fingerprint : {"morgan", "atom-pair", "torsion", "maccs"}
+        As in :class:`Tanimoto` (MACCS keys are bits: use ``counts=False``).
     """
 
-    def __init__(self, radius: int = 2, n_bits: int | None = 2048, *, counts: bool = True):
+    def __init__(
+        self,
+        radius: int = 2,
+        n_bits: int | None = 2048,
+        *,
+        counts: bool = True,
+        fingerprint: str = "morgan",
+    ):
         super().__init__()
-        self._init_fp(radius, n_bits, counts)
+        self._init_fp(radius, n_bits, counts, fingerprint)
 
     def block(self, X: Batch, Y: Batch) -> torch.Tensor:
         return minmax_csr(*sparse_pair(X, Y))
@@ -186,5 +213,6 @@ class MinMax(_FingerprintKernel):
         return [
             (cls(), _EXAMPLE_X, _EXAMPLE_Y),
             (cls(3, None), _EXAMPLE_X, _EXAMPLE_Y),
+            (cls(fingerprint="torsion", n_bits=None), _EXAMPLE_X, _EXAMPLE_Y),
             (cls(), *_example_matrices(binary=False)),
         ]

@@ -10,6 +10,7 @@ from Gram values alone.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -58,10 +59,19 @@ class PrecomputedBatch:
         )
 
 
+SYMMETRISE_FACTOR = 1e4
+"""A Gram whose asymmetry is at most this multiple of the symmetry tolerance is symmetrised
+with a warning instead of refused (see :func:`check_gram`)."""
+
+
 def check_gram(K: torch.Tensor, *, name: str = "X", check_psd: bool = True) -> torch.Tensor:
     """Check that ``K`` is a square, symmetric and (relatively) PSD Gram matrix.
 
-    Symmetry is checked to ``max|K - K^T| <= tol max|K|`` and positivity by
+    Symmetry is checked to ``max|K - K^T| <= tol max|K|`` with ``tol`` of
+    :func:`~kernelkit.utils.numerics.symmetry_tolerance` (1e-10 in float64, 1e-5 in float32);
+    a Gram within :data:`SYMMETRISE_FACTOR` times that (1e-6 in float64: round-off of a Gram
+    computed elsewhere, e.g. in float32 or by a non-symmetric product) is replaced by
+    ``(K + K^T) / 2`` with a :class:`UserWarning`; beyond it is an error.  Positivity by
     :func:`kernelkit.solvers.check_psd` (``lambda_min >= -tol lambda_max`` with the relative
     tolerance of :func:`kernelkit.utils.numerics.psd_tolerance`; course part 1, section 1,
     numerical note).
@@ -72,7 +82,16 @@ def check_gram(K: torch.Tensor, *, name: str = "X", check_psd: bool = True) -> t
         )
     scale = float(K.abs().max()) if K.numel() else 0.0
     asym = float((K - K.T).abs().max()) if K.numel() else 0.0
-    if asym > symmetry_tolerance(K.dtype) * max(scale, 1e-300):
+    tol = symmetry_tolerance(K.dtype) * max(scale, 1e-300)
+    if tol < asym <= SYMMETRISE_FACTOR * tol:
+        warnings.warn(
+            f"{name}: the precomputed Gram matrix is not exactly symmetric (max|K - K^T| = "
+            f"{asym:.3g}, max|K| = {scale:.3g}); using (K + K^T) / 2",
+            UserWarning,
+            stacklevel=3,
+        )
+        K = (K + K.T) / 2
+    elif asym > tol:
         raise InputError(
             f"{name}: expected a symmetric Gram matrix, got max|K - K^T| = {asym:.3g} "
             f"(max|K| = {scale:.3g}); symmetrise with (K + K.T) / 2 if this is round-off"
@@ -111,7 +130,7 @@ class Precomputed(Kernel):
             return X
         K = to_tensor(X, name="X", dtype=dtype)
         if reference:
-            check_gram(K)
+            K = check_gram(K)
             return PrecomputedBatch(K, K.diagonal().clone(), torch.arange(K.shape[0]))
         return PrecomputedBatch(K)
 

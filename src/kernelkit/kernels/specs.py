@@ -14,12 +14,13 @@ Spectrum(...)
 from __future__ import annotations
 
 import inspect
+import warnings
 from typing import Any
 
+import numpy as np
 import torch
 
-from kernelkit.data.readers.common import is_number
-from kernelkit.kernels.base import Kernel
+from kernelkit.kernels.base import Kernel, squared_distances
 from kernelkit.kernels.dot_product import (
     SphereExponential,
     SphereInversePolynomial,
@@ -30,11 +31,13 @@ from kernelkit.kernels.graphs import ShortestPath, WeisfeilerLehman
 from kernelkit.kernels.molecules import MinMax, Tanimoto
 from kernelkit.kernels.neural import ArcCosine, ReLUNTK
 from kernelkit.kernels.precomputed import Precomputed
+from kernelkit.kernels.sparse import SparseRows
 from kernelkit.kernels.strings import Mismatch, Spectrum, Subsequence
 from kernelkit.kernels.vector import Gaussian, Laplacian, Linear, Matern, Polynomial
 from kernelkit.kernels.weighted_degree import WeightedDegree
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.kinds import InputKind
+from kernelkit.utils.spec_text import parse_spec
 
 __all__ = [
     "DEFAULT_KERNEL_SPECS",
@@ -44,6 +47,7 @@ __all__ = [
     "default_kernel",
     "median_sigma",
     "parse_kernel_spec",
+    "spec_defaults",
     "spec_kind",
 ]
 
@@ -89,20 +93,34 @@ DEFAULT_KERNEL_SPECS: dict[InputKind, str] = {
 def median_sigma(Z: torch.Tensor, *, max_points: int = 1000) -> float:
     """Median heuristic: the median pairwise Euclidean distance of (at most 1000 of) ``Z``.
 
-    ``sigma = median_{i<j} ||z_i - z_j||`` (the lower middle value for an even count) over the
-    pairs at positive distance, on an
-    evenly spaced subset of ``max_points`` rows when ``Z`` is larger; 1.0 when all rows are
-    equal.
+    ``sigma = median_{i<j} ||z_i - z_j||`` (as ``np.median``: the mean of the two middle
+    values for an even count) over the pairs at positive distance, on an
+    evenly spaced subset of ``max_points`` rows when ``Z`` is larger; 1.0, with a warning
+    that says how to set the width, when all rows are equal (the median width is 0).
     """
-    Z = torch.as_tensor(Z).detach()
+    if not isinstance(Z, SparseRows):
+        Z = torch.as_tensor(Z).detach()
     if Z.shape[0] > max_points:
         idx = torch.linspace(0, Z.shape[0] - 1, max_points).long()
         Z = Z[idx]
-    d = torch.cdist(Z.to(torch.float64), Z.to(torch.float64))
+    if isinstance(Z, SparseRows):
+        Z = SparseRows.from_input(Z, torch.float64)
+        d = squared_distances(Z, Z).sqrt_()
+    else:
+        d = torch.cdist(Z.to(torch.float64), Z.to(torch.float64))
     iu = torch.triu_indices(Z.shape[0], Z.shape[0], 1)
     vals = d[iu[0], iu[1]]
     vals = vals[vals > 0]
-    return float(vals.median()) if vals.numel() else 1.0
+    if not vals.numel():
+        warnings.warn(
+            f"median heuristic: all {Z.shape[0]} rows are equal (every feature constant), so "
+            "the median distance is 0; sigma = 1.0 is used. Pass sigma (e.g. "
+            "Gaussian(sigma=...), --kernel gaussian:sigma=...) or drop the constant columns",
+            UserWarning,
+            stacklevel=2,
+        )
+        return 1.0
+    return float(np.median(vals.cpu().numpy()))
 
 
 def _parameters(cls: type[Kernel]) -> dict[str, inspect.Parameter]:
@@ -110,54 +128,19 @@ def _parameters(cls: type[Kernel]) -> dict[str, inspect.Parameter]:
     return {k: p for k, p in params.items() if k != "self" and p.kind != p.VAR_KEYWORD}
 
 
-def _convert(argument: str, name: str, param: str, text: str, default: Any) -> Any:
-    """The text of a parameter as the type of its default (None written ``none``)."""
-    if text.lower() == "none":
-        return None
-    try:
-        if isinstance(default, bool):
-            if text.lower() not in ("true", "false", "1", "0"):
-                raise ValueError(text)
-            return text.lower() in ("true", "1")
-        if isinstance(default, int):
-            return int(text)
-        if isinstance(default, float) or (default is None and is_number(text)):
-            return float(text) if not text.lstrip("-").isdigit() else int(text)
-    except ValueError:
-        kind = type(default).__name__
-        raise KernelSpecError(
-            f"{argument}: parameter {param!r} of {name} expects a {kind}, got {text!r}"
-        ) from None
-    return text
+def spec_defaults(cls: type[Kernel]) -> dict[str, Any]:
+    """The parameters of a kernel class and their defaults (``None`` where none)."""
+    return {k: None if p.default is p.empty else p.default for k, p in _parameters(cls).items()}
 
 
 def parse_kernel_spec(spec: str, *, argument: str = "kernel") -> tuple[str, dict[str, Any]]:
     """Split ``NAME:a=1,b=x`` into the name and typed parameters (checked against the class).
 
-    ``argument`` names the option or parameter in error messages (``--kernel``, ``kernel``).
+    ``argument`` names the option or parameter in error messages (``--kernel``, ``kernel``);
+    the text is read by :func:`kernelkit.utils.spec_text.parse_spec`.
     """
-    name, _, rest = str(spec).strip().partition(":")
-    name = name.strip().lower()
-    if name not in KERNEL_SPECS:
-        raise KernelSpecError(
-            f"{argument}: unknown kernel {name!r}; expected one of {', '.join(KERNEL_SPECS)}"
-        )
-    params = _parameters(KERNEL_SPECS[name][1])
-    values: dict[str, Any] = {}
-    for item in filter(None, (p.strip() for p in rest.split(","))):
-        key, eq, text = item.partition("=")
-        key = key.strip()
-        if not eq or key not in params:
-            valid = ", ".join(params) or "none"
-            raise KernelSpecError(
-                f"{argument}: unknown parameter {item!r} of {name}; valid parameters: {valid} "
-                "(written name=value)"
-            )
-        default = params[key].default
-        values[key] = _convert(
-            argument, name, key, text.strip(), None if default is params[key].empty else default
-        )
-    return name, values
+    table = {name: spec_defaults(cls) for name, (_, cls) in KERNEL_SPECS.items()}
+    return parse_spec(spec, table, argument=argument, error=KernelSpecError)
 
 
 def spec_kind(spec: str, *, argument: str = "kernel") -> InputKind:

@@ -22,10 +22,15 @@ from typing import Any
 import numpy as np
 import torch
 from scipy import special
+from sklearn.metrics.pairwise import manhattan_distances
 
 from kernelkit.kernels.base import DotProductKernel, Kernel, StationaryKernel, half_integer_order
+from kernelkit.kernels.sparse import SparseRows
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.validation import check_int, check_positive
+
+MIN_SQUARE = float(np.finfo(np.float64).tiny)
+"""Smallest ``sigma^2`` of a Gaussian: below it ``1 / sigma^2`` is not a finite double."""
 
 
 class Linear(DotProductKernel):
@@ -69,6 +74,12 @@ class Gaussian(StationaryKernel):
     def __init__(self, sigma: float = 1.0):
         super().__init__()
         self.sigma = check_positive(sigma, name="sigma")
+        if self.sigma**2 < MIN_SQUARE:
+            raise InputError(
+                f"sigma: expected a width whose 1 / (2 sigma^2) is a finite float "
+                f"(sigma >= {math.sqrt(MIN_SQUARE):.1e}), got {sigma!r}: the Gram would "
+                "underflow to the identity (every pair of distinct points at kernel 0)"
+            )
 
     def profile(self, d2: torch.Tensor) -> torch.Tensor:
         return torch.exp(d2 * (-0.5 / self.sigma**2))
@@ -84,6 +95,8 @@ class Gaussian(StationaryKernel):
         diagonal of a symmetric tile set to exactly 0) and exponentiated in place.  The tile
         is bound by the ``exp`` pass and the writes, not by the GEMM.
         """
+        if isinstance(X, SparseRows) or isinstance(Y, SparseRows):
+            return super().block_into(X, Y, out)
         if torch.is_grad_enabled() and (X.requires_grad or Y.requires_grad):
             return out.copy_(self.block(X, Y))
         g = 0.5 / self.sigma**2
@@ -196,6 +209,11 @@ class Matern(StationaryKernel):
         return matern_profile(r, self.nu)
 
 
+def _rows(X: Any) -> Any:
+    """A vector batch as what ``manhattan_distances`` takes: CSR rows or a NumPy array."""
+    return X.matrix if isinstance(X, SparseRows) else X.detach().cpu().numpy()
+
+
 class TensorMatern(Kernel):
     r"""Tensor product of one-dimensional Matérn kernels (Bohn, Griebel, Rieger §4.1).
 
@@ -205,7 +223,10 @@ class TensorMatern(Kernel):
     the reproducing kernel of the Sobolev space of dominating mixed smoothness ``s``.  The
     paper writes ``prod_i kappa_{s-1/2}(|x_i - y_i|) |x_i - y_i|^{s-1/2}``; we divide by its
     value at 0 (a positive constant, so the RKHS is the same) and add the length scale
-    ``sigma``.  ``s = 1`` gives ``prod_i exp(-|x_i - y_i| / sigma)``.
+    ``sigma``.  ``s = 1`` gives ``prod_i exp(-|x_i - y_i| / sigma) = exp(-||x - y||_1 /
+    sigma)``, scikit-learn's ``laplacian_kernel`` with ``gamma = 1 / sigma``; for sparse rows
+    it is computed from the L1 distances of the stored entries (scikit-learn's sparse
+    ``manhattan_distances``), other ``s`` take dense rows only.
     """
 
     def __init__(self, s: float = 1.0, sigma: float = 1.0):
@@ -215,7 +236,15 @@ class TensorMatern(Kernel):
             raise InputError(f"s: expected smoothness s > 1/2 (nu = s - 1/2 > 0), got {s!r}")
         self.sigma = check_positive(sigma, name="sigma")
 
+    @property
+    def accepts_sparse(self) -> bool:  # type: ignore[override]
+        """Sparse rows for ``s = 1``, ``exp(-||x - y||_1 / sigma)`` (an L1 distance)."""
+        return self.s == 1.0
+
     def block(self, X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
+        if isinstance(X, SparseRows) or isinstance(Y, SparseRows):
+            l1 = manhattan_distances(_rows(X), _rows(Y))
+            return torch.from_numpy(np.exp(l1 * (-1.0 / self.sigma))).to(X.dtype)
         nu = self.s - 0.5
         tiny = torch.finfo(X.dtype).tiny
         out = None

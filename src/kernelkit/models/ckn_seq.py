@@ -28,6 +28,15 @@ computed by the recursion of part 3, section 10: ``c_0 = 1``,
 ``Lambda[s, t] = lambda^{t - s}``, so each of the ``k`` steps is one GEMM over all positions
 (no loop over positions).  Pooling over positions sums ``h[t]`` over the end positions ``t``
 (``"sum"``, the kernel above) or averages it over the non-padding positions (``"mean"``).
+
+Position bins (``n_bins = B > 1``): the non-padding positions ``0 .. L-1`` of a sequence are cut
+into ``B`` consecutive bins, ``t`` in bin ``floor(t B / L)``, and ``h`` is pooled in each bin
+separately, giving ``B`` blocks ``Psi_b(x) = K_0(Z, Z)^{-1/2} pool_{t in bin b} h(x)[t]``; the
+kernel is ``sum_b K_b(x, x')`` with ``K_b`` the kernel above restricted to the k-mers ending in
+bin ``b`` of both sequences, so k-mers only match at similar relative positions (for aligned
+sequences: the same region), the position information a bag of k-mers discards (the
+pooling of CKN-seq is global; bins interpolate between it, ``B = 1``, and the
+weighted-degree kernel's exact positions, ``B = L``).
 """
 
 from __future__ import annotations
@@ -74,7 +83,9 @@ class GappedKmerLayer(nn.Module):
     sigma : float
         ``kappa="exp"``: ``kappa(u) = exp((u - 1) / sigma^2)`` per position.
     pooling : {"mean", "sum"}
-        Pooling of ``h[t]`` over the end positions ``t``.
+        Pooling of ``h[t]`` over the end positions ``t`` (of each bin).
+    n_bins : int
+        Number ``B`` of position bins pooled separately (output ``B q`` features, bin-major).
     shift : float
         ``epsilon`` of ``(K_0(Z, Z)^{1/2} + epsilon I)^{-1}``; 0 is the exact Nyström map.
     dtype : torch.dtype
@@ -96,6 +107,7 @@ class GappedKmerLayer(nn.Module):
         kappa: str = "exp",
         sigma: float = 0.5,
         pooling: str = "mean",
+        n_bins: int = 1,
         shift: float = 0.0,
         dtype: torch.dtype = torch.float64,
     ):
@@ -104,6 +116,8 @@ class GappedKmerLayer(nn.Module):
             raise InputError(f"pooling: expected one of {POOLINGS}, got {pooling!r}")
         if not 0.0 <= gap_penalty <= 1.0:
             raise InputError(f"gap_penalty: expected a value in [0, 1], got {gap_penalty}")
+        if int(n_bins) < 1:
+            raise InputError(f"n_bins: expected an integer >= 1, got {n_bins}")
         kappa_function(kappa)
         self.in_channels = int(in_channels)
         self.n_filters = int(n_filters)
@@ -112,6 +126,7 @@ class GappedKmerLayer(nn.Module):
         self.kappa_name = kappa
         self.sigma = float(sigma)
         self.pooling = pooling
+        self.n_bins = int(n_bins)
         self.shift = float(shift)
         self.weight = nn.Parameter(
             torch.randn(self.n_filters, self.k, self.in_channels, dtype=dtype)
@@ -152,13 +167,27 @@ class GappedKmerLayer(nn.Module):
             c = F.pad((v @ lam)[..., :-1], (1, 0))  # c_l[t - 1], c_l[0] = 0
         return c * b[:, self.k - 1]
 
+    def bin_matrix(self, x: torch.Tensor) -> torch.Tensor:
+        """``M[n, t, b] = 1`` if position ``t`` of sequence ``n`` is in bin ``b``; ``(n, T, B)``.
+
+        Bins cut the non-padding positions ``0 .. L_n - 1`` (``L_n`` the number of non-zero
+        position vectors, padding at the end) into ``B`` consecutive parts,
+        ``t -> floor(t B / L_n)``; padding positions are in no bin.
+        """
+        lengths = (torch.linalg.vector_norm(x, dim=1) > 0).sum(-1, keepdim=True)  # (n, 1)
+        t = torch.arange(x.shape[2], device=x.device)[None, :]
+        idx = torch.div(t * self.n_bins, lengths.clamp_min(1), rounding_mode="floor")
+        valid = (t < lengths).to(x.dtype)
+        return F.one_hot(idx.clamp_max(self.n_bins - 1), self.n_bins).to(x.dtype) * valid[..., None]
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """``Psi(x)``, shape ``(n, q)``."""
-        pooled = self.position_map(x).sum(-1)
+        """``Psi(x)``, shape ``(n, B q)`` (bin ``b`` in columns ``b q .. (b + 1) q - 1``)."""
+        bins = self.bin_matrix(x)
+        pooled = torch.einsum("nqt,ntb->nbq", self.position_map(x), bins)
         if self.pooling == "mean":
-            lengths = (torch.linalg.vector_norm(x, dim=1) > 0).sum(-1, keepdim=True)
-            pooled = pooled / lengths.clamp_min(1).to(pooled.dtype)
-        return pooled @ inverse_sqrt(self.anchor_gram(), shift=self.shift)
+            pooled = pooled / bins.sum(1).clamp_min(1)[..., None]
+        out = pooled @ inverse_sqrt(self.anchor_gram(), shift=self.shift)
+        return out.reshape(x.shape[0], self.n_bins * self.n_filters)
 
 
 def fit_kmer_anchors(

@@ -18,28 +18,33 @@ time: ``O(n m (d + c))`` per CG iteration plus ``O(m^3)`` once.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 import torch
 
 from kernelkit.gram.engine import gram_tensor, prepare_pair
-from kernelkit.gram.nystrom import kmeanspp_centres, pivoted_cholesky, take, uniform_centres
-from kernelkit.gram.streaming import NystromOperator
+from kernelkit.gram.nystrom import CENTRE_METHODS, centre_indices, take
+from kernelkit.gram.streaming import NystromOperator, StreamedProducts
 from kernelkit.kernels.base import Batch, Kernel
+from kernelkit.solvers.nystrom_normal import (
+    NystromNormalResult,
+    NystromStatistics,
+    nystrom_normal_solve,
+)
 from kernelkit.solvers.nystrom_pcg import (
     CentreFactor,
     NystromPCGResult,
     centre_factor,
+    centre_jitter,
     nystrom_pcg,
     nystrom_preconditioner,
 )
 from kernelkit.utils.errors import InputError
-
-CENTRE_METHODS = ("uniform", "kmeans++", "greedy")
-"""Centre choices of :func:`select_centres`."""
 
 
 def select_centres(
@@ -66,12 +71,86 @@ def select_centres(
         )
     if method not in CENTRE_METHODS:
         raise InputError(f"centers: expected one of {CENTRE_METHODS}, got {method!r}")
-    m = int(n_centers)
-    if method == "greedy":
-        return np.sort(pivoted_cholesky(kernel, Xb, m).pivots)
-    if method == "kmeans++":
-        return kmeanspp_centres(kernel, Xb, m, random_state)
-    return uniform_centres(n, m, random_state)
+    return centre_indices(kernel, Xb, int(n_centers), method, random_state)
+
+
+KERNEL_ENTRY_FLOPS = 100.0
+"""Cost of one kernel value (the ``exp`` and its share of the tile work) in float64 GEMM flops:
+on the 2-core x86-64 machine of the benchmarks a pass over ``K_nm`` runs at 2.0-2.5 ns per
+entry per core (docs/scale.md) and float64 GEMM at about 95 GFLOP/s on both cores."""
+
+EXACT_FLOPS = 5e10
+"""Modelled cost (float64 GEMM flops, about 0.5 s here) under which ``solver="auto"`` takes the
+exact solver whatever the Nyström cost: the exact answer when it is cheap in absolute terms."""
+
+SOLVERS = ("exact", "onepass", "nystrom")
+"""Solvers of ridge and logistic regression: the exact ``n x n`` Cholesky, the one-pass Nyström
+normal equations, Falkon's Nyström PCG (``"nystrom"``, its historical name)."""
+
+
+def solver_costs(
+    n: int, m: int, *, d: int = 0, c: int = 1, tol: float = 1e-6, newton_steps: int = 1
+) -> dict[str, float]:
+    r"""Modelled cost of each solver in float64 GEMM flops (the model of ``solver="auto"``).
+
+    With ``E = KERNEL_ENTRY_FLOPS`` per kernel value plus ``2 d`` for the distance, ``c``
+    outputs (or one-vs-rest classes) and ``s = newton_steps`` (1 for ridge regression):
+
+    .. math:: C_\text{exact} = s\,(n^2 (E + 2d) + n^3 / 3), \qquad
+              C_\text{onepass} = p\,(n m (E + 2d + 2c) + (g + 1)\, n m^2) + s\, m^3 / 3,
+
+    .. math:: C_\text{nystrom} = t\,n m (E + 2d + 4c) + 2 m^3, \qquad
+              t = 8 \log_{10}(1 / \text{tol}) + s - 1,
+
+    the one-pass solver's ``(g + 1) n m^2`` being the triangular solve of the feature map
+    ``K_b L^{-T}`` and the symmetric rank-``b`` updates of ``H`` (one per weight column:
+    ``g = c`` for one-vs-rest logistic regression, 1 for ridge) and its ``p``
+    passes 1 for ridge, ``s + 1`` for logistic regression (one per Newton step plus the
+    first); ``t`` the CG passes (measured: 15-60 at
+    ``tol = 1e-4``, falling as ``m`` grows and rising as ``lam`` falls; logistic regression:
+    21-37 passes for 6-8 Newton steps, the inexact-Newton forcing term keeping the early
+    steps at 2-3 passes, so about one pass per step besides the last step's CG).  One-pass beats
+    PCG when ``m`` is below about ``t E / 2`` (one to two thousand), PCG beats it beyond.
+    """
+    entry = KERNEL_ENTRY_FLOPS + 2 * d
+    s = max(1, int(newton_steps))
+    ridge = s == 1
+    t = 8 * np.log10(1 / min(max(tol, 1e-12), 0.1)) + s - 1
+    syrk = ((1 if ridge else c) + 1) * n * m**2
+    return {
+        "exact": s * (n * n * entry + n**3 / 3),
+        "onepass": (s + (0 if ridge else 1)) * (n * m * (entry + 2 * c) + syrk) + s * m**3 / 3,
+        "nystrom": t * n * m * (entry + 4 * c) + 2 * m**3,
+    }
+
+
+def choose_solver(
+    n: int, m: int, *, d: int = 0, c: int = 1, tol: float = 1e-6, newton_steps: int = 1
+) -> str:
+    """The solver of ``solver="auto"``: exact when ``m >= n`` or its modelled cost is below
+    :data:`EXACT_FLOPS` or below both Nyström solvers', else the cheaper of one-pass and PCG
+    (:func:`solver_costs`)."""
+    cost = solver_costs(n, m, d=d, c=c, tol=tol, newton_steps=newton_steps)
+    nystrom = min(cost["onepass"], cost["nystrom"])
+    if m >= n or cost["exact"] <= max(EXACT_FLOPS, nystrom):
+        return "exact"
+    return "onepass" if cost["onepass"] <= cost["nystrom"] else "nystrom"
+
+
+def forced_solver(solver: str, n: int, m: int, *, stacklevel: int = 4) -> str:
+    """``solver`` as forced by the user; a Nyström solver with more centres than points is the
+    exact one (the Nyström solution with every point as a centre is exact KRR / KLR), with a
+    ``UserWarning`` that says so: one behaviour for every estimator."""
+    if solver != "exact" and m > n:
+        warnings.warn(
+            f"n_centers={m} is more than the {n} training points: fitting the exact solver "
+            f"instead of solver={solver!r} (the Nyström solution with every point as a centre "
+            "is the exact one)",
+            UserWarning,
+            stacklevel=stacklevel,
+        )
+        return "exact"
+    return solver
 
 
 def centre_gram(kernel: Kernel, centres: Batch) -> torch.Tensor:
@@ -83,26 +162,44 @@ def centre_gram(kernel: Kernel, centres: Batch) -> torch.Tensor:
 
 @dataclass(frozen=True)
 class NystromSystem:
-    """The streamed ``K_nm`` and the factor of ``K_mm`` of one training set and centre set.
+    """The streamed ``K_nm`` and ``K_mm`` of one training set and centre set.
 
     Attributes
     ----------
-    op : NystromOperator
-        ``K_nm`` (training rows x centres).
-    factor : CentreFactor
-        ``T`` of Falkon (shared by every ``lam`` and weighting).
+    op : StreamedProducts
+        ``K_nm`` (training rows x centres), in process or on a cluster.
+    K_mm : torch.Tensor, shape (m, m)
+        The centres' Gram (float64).
     indices : ndarray of int
         The centres' indices among the training points.
+    block_dtype : torch.dtype
+        Dtype the ``K_nm`` tiles are computed in.
+    lam : float or None
+        The smallest ``lam`` the system will be solved for (sets the jitter of ``K_mm``,
+        :func:`~kernelkit.solvers.nystrom_pcg.centre_jitter`).
     """
 
-    op: NystromOperator
-    factor: CentreFactor
+    op: StreamedProducts
+    K_mm: torch.Tensor
     indices: np.ndarray
+    block_dtype: torch.dtype = torch.float64
+    lam: float | None = None
 
     @property
     def n(self) -> int:
         """Number of training points."""
         return self.op.shape[0]
+
+    @property
+    def jitter(self) -> float:
+        """The one regularisation ``tau s`` of ``K_mm`` (penalty ``lam (K_mm + tau s I)``)."""
+        return centre_jitter(self.K_mm, block_dtype=self.block_dtype, lam=self.lam)
+
+    @cached_property
+    def factor(self) -> CentreFactor:
+        """``T`` of Falkon, ``chol(K_mm + tau s I)`` (computed on first use, shared by every
+        ``lam`` and weighting)."""
+        return centre_factor(self.K_mm, block_dtype=self.block_dtype, lam=self.lam)
 
 
 def nystrom_system(
@@ -113,17 +210,16 @@ def nystrom_system(
     block_size: int | None = None,
     lam: float | None = None,
 ) -> NystromSystem:
-    """Prepare ``K_nm`` (streamed) and ``T = chol(K_mm)`` for the centres ``X[indices]``.
+    """Prepare ``K_nm`` (streamed) and ``K_mm`` for the centres ``X[indices]``.
 
-    ``lam`` (the smallest ``lam`` the system will be solved for) sets the jitter of ``T``
-    for float32 blocks (:func:`~kernelkit.solvers.nystrom_pcg.centre_factor`).
+    ``lam`` (the smallest ``lam`` the system will be solved for) sets the jitter of ``K_mm``
+    for float32 blocks (:func:`~kernelkit.solvers.nystrom_pcg.centre_jitter`).
     """
     Xb, _ = prepare_pair(kernel, X)
     centres = take(Xb, np.asarray(indices))
     op = NystromOperator(kernel, Xb, centres, block_size=block_size)
     block_dtype = Xb.dtype if isinstance(Xb, torch.Tensor) else torch.float64
-    factor = centre_factor(centre_gram(kernel, centres), block_dtype=block_dtype, lam=lam)
-    return NystromSystem(op, factor, np.asarray(indices))
+    return NystromSystem(op, centre_gram(kernel, centres), np.asarray(indices), block_dtype, lam)
 
 
 def _as_columns(Y: torch.Tensor) -> torch.Tensor:
@@ -185,6 +281,48 @@ def nystrom_ridge(
     )
 
 
+def nystrom_statistics(
+    system: NystromSystem, Y: torch.Tensor, *, sample_weight: torch.Tensor | None = None
+) -> NystromStatistics:
+    r"""``H = Phi^T W Phi``, ``r = Phi^T W Y`` in one streamed pass, ``Phi = K_nm L^{-T}``.
+
+    ``L`` is Falkon's factor of ``K_mm + tau s I`` (``system.factor``), so ``H`` and ``r`` are
+    the sufficient statistics of the Nyström ridge objective for every ``lam`` in the
+    coordinates ``beta = L^T alpha`` (:mod:`kernelkit.solvers.nystrom_normal`); float64 on
+    the data's device.
+    """
+    Yc = _as_columns(Y)
+    w = None if sample_weight is None else sample_weight.to(torch.float64)
+    L = system.factor.L
+    H, r, _ = system.op.normal_equations(Yc if w is None else Yc * w[:, None], w, basis=L)
+    K_mm = system.K_mm.to(H.device)
+    return NystromStatistics(H, r, K_mm, system.factor.jitter, system.n, L.to(H.device))
+
+
+def nystrom_ridge_onepass(
+    system: NystromSystem,
+    Y: torch.Tensor,
+    lam: float,
+    *,
+    sample_weight: torch.Tensor | None = None,
+) -> NystromNormalResult:
+    r"""The Nyström ridge solution from its normal equations formed in ONE pass.
+
+    ``(K_nm^T W K_nm / n + lam (K_mm + tau s I)) alpha = K_nm^T W Y / n``: the same system
+    and penalty as :func:`nystrom_ridge` (Falkon's PCG), formed in the Nyström feature
+    coordinates (:func:`nystrom_statistics`) and solved by Cholesky
+    (:func:`~kernelkit.solvers.nystrom_normal.nystrom_normal_solve`) after one pass over the
+    data instead of one per CG iteration.  ``result.statistics`` holds ``H``, ``r``, ``K_mm``
+    for other ``lam``.  Cost: one kernel pass, ``2 n m^2`` flops, ``m^3 / 3``.
+    """
+    if system.lam is not None and float(lam) < system.lam:
+        raise InputError(
+            f"lam: expected at least the lam the system was prepared for ({system.lam:g}), "
+            f"got {lam!r}"
+        )
+    return nystrom_normal_solve(nystrom_statistics(system, Y, sample_weight=sample_weight), lam)
+
+
 def nystrom_validation_errors(
     system: NystromSystem,
     Y: torch.Tensor,
@@ -218,11 +356,19 @@ def nystrom_predict(
 
 __all__ = [
     "CENTRE_METHODS",
+    "EXACT_FLOPS",
+    "KERNEL_ENTRY_FLOPS",
+    "SOLVERS",
     "NystromSystem",
     "centre_gram",
+    "choose_solver",
+    "forced_solver",
     "nystrom_predict",
     "nystrom_ridge",
+    "nystrom_ridge_onepass",
+    "nystrom_statistics",
     "nystrom_system",
     "nystrom_validation_errors",
     "select_centres",
+    "solver_costs",
 ]

@@ -18,7 +18,6 @@ from kernelkit.gram.distributed import draw_centres
 from kernelkit.gram.distributed_nystrom import DistributedNystromOperator
 from kernelkit.kernels.base import Kernel
 from kernelkit.models.falkon import NystromSystem, centre_gram
-from kernelkit.solvers.nystrom_pcg import centre_factor
 
 __all__ = ["distributed_nystrom_system"]
 
@@ -34,7 +33,7 @@ def distributed_nystrom_system(
     client: Any = None,
     lam: float | None = None,
 ) -> NystromSystem:
-    """``K_nm`` streamed on the workers and ``T = chol(K_mm)`` on the client.
+    """``K_nm`` streamed on the workers and ``K_mm`` on the client.
 
     Parameters
     ----------
@@ -58,5 +57,5 @@ def distributed_nystrom_system(
         indices, centres = draw_centres(X, n_centers, random_state)
     op = DistributedNystromOperator(kernel, X, centres, client=client)
     block_dtype = op.centres.dtype if isinstance(op.centres, torch.Tensor) else torch.float64
-    factor = centre_factor(centre_gram(kernel, op.centres), block_dtype=block_dtype, lam=lam)
-    return NystromSystem(op, factor, np.asarray(indices))  # type: ignore[arg-type]
+    K_mm = centre_gram(kernel, op.centres)
+    return NystromSystem(op, K_mm, np.asarray(indices), block_dtype, lam)

@@ -46,6 +46,8 @@ import torch
 
 from kernelkit.kernels.base import Batch, Kernel
 from kernelkit.models.falkon import NystromSystem, nystrom_predict, nystrom_system
+from kernelkit.solvers.cholesky import solve_triangular
+from kernelkit.solvers.nystrom_normal import NystromStatistics, nystrom_normal_solve
 from kernelkit.solvers.nystrom_pcg import nystrom_pcg, nystrom_preconditioner
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.validation import signed_targets
@@ -234,6 +236,93 @@ def nystrom_logistic_fit(
     )
 
 
+def nystrom_logistic_onepass(
+    system: NystromSystem,
+    y: Any,
+    lam: float,
+    *,
+    sample_weight: Any = None,
+    max_newton: int = 30,
+    newton_tol: float = 1e-10,
+) -> NystromLogisticResult:
+    r"""Nyström kernel logistic regression by exact Newton steps on one-pass normal equations.
+
+    The objective and Newton system of :func:`nystrom_logistic_fit` (module docstring), with
+    the Hessian ``K_nm^T W K_nm / n + 2 lam (K_mm + tau s I)`` (penalty ``lam ||f||^2``)
+    formed in ONE weighted pass per Newton step
+    (:meth:`~kernelkit.gram.streaming.StreamedProducts.normal_equations`, one ``H`` per
+    column) and factorised by Cholesky
+    (:func:`~kernelkit.solvers.nystrom_normal.nystrom_normal_solve`) instead of CG.  The pass
+    of step ``k + 1`` computes ``K_b delta_k`` first, so it evaluates the trial point
+    ``alpha + delta`` and its weights in the same tile: when the full step passes the
+    Armijo test (the usual case) the step costs one pass; otherwise the step is halved in
+    memory from the stored ``K_nm delta`` and one more pass recomputes the weights.  The
+    systems are formed in the Nyström feature coordinates ``beta = L^T alpha``
+    (:func:`~kernelkit.models.falkon.nystrom_statistics`; conditioning ``1 / lam``, not its
+    square).  Passes:
+    Newton steps + 1 + damped steps.  The in-process executor only (the weights of a tile
+    depend on its ``K_b delta``).
+    """
+    lam = float(lam)
+    if not lam > 0 or not np.isfinite(lam):
+        raise InputError(f"lam: expected a finite lam > 0 (Newton), got {lam!r}")
+    classes, Y = signed_targets(y)
+    n, m = system.op.shape
+    if len(Y) != n:
+        raise InputError(f"y: expected {n} labels (one per row of X), got {len(Y)}")
+    s = torch.ones(n, dtype=torch.float64)
+    if sample_weight is not None:
+        s = torch.as_tensor(np.asarray(sample_weight, dtype=np.float64))
+    c = Y.shape[1]
+    device = system.K_mm.device
+    Y, s = Y.to(device), s.to(device)
+    L = system.factor.L.to(device)  # beta = L^T alpha: f = Phi beta, penalty lam ||beta||^2
+
+    def objective(f: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        data = (s[:, None] * torch.nn.functional.softplus(-Y * f)).mean(0)
+        return data + lam * (b**2).sum(0)
+
+    def weighted_pass(f: torch.Tensor, delta: torch.Tensor | None) -> tuple:
+        def rows(r0: int, r1: int, kv: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
+            fb = f[r0:r1] if kv is None else f[r0:r1] + kv
+            sb, Yb = s[r0:r1, None], Y[r0:r1]
+            return sb * torch.sigmoid(fb) * torch.sigmoid(-fb), sb * Yb * torch.sigmoid(-Yb * fb)
+
+        return system.op.normal_equations(None, V=delta, rows=rows, groups=c, columns=c, basis=L)
+
+    beta = torch.zeros(m, c, dtype=torch.float64, device=device)
+    f = torch.zeros(n, c, dtype=torch.float64, device=device)
+    H, R, _ = weighted_pass(f, None)
+    J = objective(f, beta)
+    steps, converged = 0, False
+    K_mm = system.K_mm.to(device)
+    while steps < max_newton:
+        steps += 1
+        grad = -R / n + 2 * lam * beta
+        stats = NystromStatistics(H, R, K_mm, system.factor.jitter, n, L)
+        delta = nystrom_normal_solve(stats, 2 * lam, rhs=-grad).solution
+        slope = (grad * delta).sum(0)  # grad^T delta < 0
+        if bool((-slope <= newton_tol).all()):
+            beta, converged = beta + delta, True
+            break
+        H, R, f_delta = weighted_pass(f, delta)
+        assert f_delta is not None
+        t = torch.ones(c, dtype=torch.float64, device=device)
+        for _ in range(40):
+            J_new = objective(f + t * f_delta, beta + t * delta)
+            bad = J_new > J + 1e-4 * t * slope
+            if not bool(bad.any()):
+                break
+            t = torch.where(bad, 0.5 * t, t)
+        beta, f, J = beta + t * delta, f + t * f_delta, J_new
+        if bool((t < 1).any()):  # damped: the pass's weights were those of the full step
+            H, R, _ = weighted_pass(f, None)
+    alpha = solve_triangular(L.mT, beta, upper=True)
+    return NystromLogisticResult(
+        alpha, classes, system.op.centres, system.indices, J.cpu().numpy(), steps, 0, converged
+    )
+
+
 def nystrom_logistic_decision(
     kernel: Kernel, X: Any, result: NystromLogisticResult, *, block_size: int | None = None
 ) -> torch.Tensor:
@@ -241,4 +330,9 @@ def nystrom_logistic_decision(
     return nystrom_predict(kernel, X, result.centres, result.coef, block_size=block_size)
 
 
-__all__ = ["NystromLogisticResult", "nystrom_logistic_decision", "nystrom_logistic_fit"]
+__all__ = [
+    "NystromLogisticResult",
+    "nystrom_logistic_decision",
+    "nystrom_logistic_fit",
+    "nystrom_logistic_onepass",
+]

@@ -41,6 +41,7 @@ from kernelkit.solvers.nystrom_pcg import (
 )
 from kernelkit.solvers.optima import DistinctOptima, Optimum
 from kernelkit.solvers.psd import PSDCheck, check_psd
+from kernelkit.solvers.randomized import randomized_eigh, randomized_range
 from kernelkit.solvers.training import NonFiniteObjectiveWarning, TrainResult, train_module
 
 __all__ = [
@@ -73,6 +74,8 @@ __all__ = [
     "lbfgs_restarts",
     "nystrom_pcg",
     "nystrom_preconditioner",
+    "randomized_eigh",
+    "randomized_range",
     "solve",
     "solve_triangular",
     "symmetric_eigh",

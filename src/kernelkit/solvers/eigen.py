@@ -17,10 +17,11 @@ import torch
 from scipy.sparse.linalg import eigsh
 from threadpoolctl import threadpool_limits
 
+from kernelkit.solvers.randomized import randomized_eigh
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.validation import check_int, to_tensor
 
-METHODS = ("auto", "full", "subset", "arpack", "block")
+METHODS = ("auto", "full", "subset", "arpack", "block", "randomized")
 
 FULL_MAX_N = 300
 """Below this size a full ``eigh`` is as fast as anything (``docs/measurements.md``)."""
@@ -255,11 +256,14 @@ def top_eigenpairs(
         operator with ``matmat`` and ``shape`` (``arpack``).
     k : int
         Number of pairs, ``1 <= k <= n`` (``k < n`` for ``arpack``).
-    method : {"auto", "full", "subset", "arpack", "block"}
+    method : {"auto", "full", "subset", "arpack", "block", "randomized"}
         ``full``: ``torch.linalg.eigh`` then selection.  ``subset``:
         ``scipy.linalg.eigh(subset_by_index=..., driver="evr")`` (MRRR, only the wanted
         pairs).  ``arpack``: ``scipy.sparse.linalg.eigsh`` (implicitly restarted Lanczos) with
-        a deterministic start ``v0`` (uniform on [-1, 1], from ``seed``).  ``auto``: see notes.
+        a deterministic start ``v0`` (uniform on [-1, 1], from ``seed``).  ``randomized``:
+        the randomised range finder with power iterations (Halko, Martinsson and Tropp 2011,
+        :func:`~kernelkit.solvers.randomized.randomized_eigh`; approximate, largest pairs
+        only).  ``auto``: see notes.
     largest : bool
         Largest eigenvalues (sorted descending) or smallest (sorted ascending).
     tol : float
@@ -267,7 +271,9 @@ def top_eigenpairs(
         bound ``||K v_i - lambda_i v_i|| <= tol |lambda_1|`` for every returned pair
         (0 = ``eps**(2/3)`` of the dtype: 3.7e-11 in float64, 2.4e-5 in float32).
     max_iter : int, optional
-        ``block``: most block products ``K Q_j`` before falling back to ARPACK (default 200).
+        ``block``: most block products ``K Q_j`` before falling back to ARPACK (default 200);
+        ``randomized``: power iterations (default ``"auto"`` of
+        :func:`~kernelkit.solvers.randomized.randomized_eigh`).
     seed : int
         Seed of the random start of ``arpack`` (``v0``) and ``block`` (``Q_1``).
 
@@ -308,6 +314,8 @@ def top_eigenpairs(
         method = choose_method(n, k, is_operator=is_operator, largest=largest)
     if is_operator and method not in ("arpack", "block"):
         K = K.to_dense() if hasattr(K, "to_dense") else torch.as_tensor(K.matmat(torch.eye(n)))
+    if method == "randomized" and not largest:
+        raise InputError("method: 'randomized' finds the largest eigenpairs only (largest=True)")
     if method == "arpack" and k >= n:
         raise InputError(f"k: method 'arpack' needs k < n = {n}, got {k}; use 'full'")
 
@@ -323,6 +331,9 @@ def top_eigenpairs(
         )
         order = np.arange(k)[::-1] if largest else np.arange(k)
         values, vectors = w[order], V[:, order]
+    elif method == "randomized":
+        power = "auto" if max_iter is None else check_int(max_iter, name="max_iter", minimum=0)
+        values, vectors = randomized_eigh(K.cpu().numpy(), k, n_iter=power, seed=seed)
     elif method == "block":
         np_dtype = torch.empty((), dtype=dtype).numpy().dtype
         sign = 1.0 if largest else -1.0

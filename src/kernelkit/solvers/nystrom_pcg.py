@@ -65,37 +65,47 @@ class CentreFactor:
         return int(self.L.shape[0])
 
 
-def centre_factor(
+def centre_jitter(
     K_mm: torch.Tensor, *, block_dtype: torch.dtype | None = None, lam: float | None = None
-) -> CentreFactor:
-    r"""``T`` of Algorithm 1: Cholesky of ``K_mm + tau s I`` in float64, ``s = mean(diag K_mm)``.
+) -> float:
+    r"""The one regularisation of ``K_mm`` in every Nyström solver: ``tau s`` on its diagonal.
 
-    ``tau = max(m eps_64, eps_b^2 / lam)``.  ``m eps_64`` is Falkon's jitter ``eps m`` in the
-    dtype of the factors and of the streamed products (float64 whatever the dtype of the
-    kernel blocks, :mod:`kernelkit.gram.streaming`).  ``eps_b`` is the machine epsilon of
-    ``block_dtype``, the dtype the ``K_nm`` blocks are computed in (default: that of
-    ``K_mm``): kernel values rounded at ``eps_b s`` add about ``eps_b^2 s^2 I`` to
-    ``K_nm^T K_nm / n``, a noise floor the preconditioner, built from the exact ``K_mm``,
-    does not see; ``lam tau >= eps_b^2 s`` keeps the preconditioned operator's eigenvalues
-    in those directions bounded (with float64 blocks the term is below ``m eps_64``).
-    Without ``lam``, ``eps_b^2 / lam`` is replaced by ``eps_b``.  The penalty of the CG
-    system is ``lam T^T T``, so the jitter also enters the objective.  Measured with float32
-    blocks on benchmarks/bench_falkon.py's problem (n = 2e4, m = 1000, ``lam = 1e-6``): test
-    MSE 0.011317 as the float64 fit (``tau = eps_b``: 0.011318; Falkon's ``m eps_b =
-    1.2e-4``: 0.01173); on a 4-D problem (Gaussian(3), n = 2000, m = 200, ``lam = 1e-6``;
-    float64: 0.01035) 0.0108 against 0.0111 with ``tau = eps_b``, and 101 CG iterations
-    where no jitter in the penalty took 247.  The solver's jitter ladder adds more when the
-    factorisation still breaks down.
+    ``s = mean(diag K_mm)``, ``tau = max(m eps_64, eps_b^2 / lam)``.  ``m eps_64`` is
+    Falkon's jitter ``eps m`` in the dtype of the factors and of the streamed products
+    (float64 whatever the dtype of the kernel blocks, :mod:`kernelkit.gram.streaming`).
+    ``eps_b`` is the machine epsilon of ``block_dtype``, the dtype the ``K_nm`` blocks are
+    computed in (default: that of ``K_mm``): kernel values rounded at ``eps_b s`` add about
+    ``eps_b^2 s^2 I`` to ``K_nm^T K_nm / n``, a noise floor that the exact ``K_mm`` does not
+    see; ``lam tau >= eps_b^2 s`` bounds the solution's components in those directions (with
+    float64 blocks the term is below ``m eps_64``).  Without ``lam``, ``eps_b^2 / lam`` is
+    replaced by ``eps_b``.  Meaning: every Nyström solver (Falkon's PCG and the one-pass
+    normal equations, :mod:`kernelkit.solvers.nystrom_normal`) penalises
+    ``lam alpha^T (K_mm + tau s I) alpha``, so the jitter is part of the objective and the
+    solvers agree on it.  Measured with float32 blocks on benchmarks/bench_falkon.py's
+    problem (n = 2e4, m = 1000, ``lam = 1e-6``): test MSE 0.011317 as the float64 fit
+    (``tau = eps_b``: 0.011318; Falkon's ``m eps_b = 1.2e-4``: 0.01173); on a 4-D problem
+    (Gaussian(3), n = 2000, m = 200, ``lam = 1e-6``; float64: 0.01035) 0.0108 against 0.0111
+    with ``tau = eps_b``, and 101 CG iterations where no jitter in the penalty took 247.
     """
     if K_mm.ndim != 2 or K_mm.shape[0] != K_mm.shape[1] or K_mm.shape[0] == 0:
         raise InputError(f"K_mm: expected a non-empty square matrix, got {tuple(K_mm.shape)}")
-    K = K_mm.to(torch.float64)
-    m = K.shape[0]
-    scale = float(K.diagonal().abs().mean()) or 1.0
+    m = K_mm.shape[0]
+    scale = float(K_mm.diagonal().abs().mean()) or 1.0
     eps_b = eps(block_dtype or K_mm.dtype)
     floor = eps_b if lam is None else eps_b**2 / float(lam)
-    shift = max(eps(torch.float64) * m, floor) * scale
-    fac = cholesky_factor(K, shift=shift, name="K_mm")
+    return max(eps(torch.float64) * m, floor) * scale
+
+
+def centre_factor(
+    K_mm: torch.Tensor, *, block_dtype: torch.dtype | None = None, lam: float | None = None
+) -> CentreFactor:
+    r"""``T`` of Algorithm 1: Cholesky of ``K_mm + tau s I`` in float64 (:func:`centre_jitter`).
+
+    The penalty of the CG system is ``lam T^T T``, so the jitter enters the objective; the
+    solver's jitter ladder adds more when the factorisation still breaks down.
+    """
+    shift = centre_jitter(K_mm, block_dtype=block_dtype, lam=lam)
+    fac = cholesky_factor(K_mm.to(torch.float64), shift=shift, name="K_mm")
     return CentreFactor(fac.factor, shift + fac.jitter)
 
 
@@ -300,6 +310,7 @@ __all__ = [
     "NystromPCGResult",
     "NystromPreconditioner",
     "centre_factor",
+    "centre_jitter",
     "nystrom_pcg",
     "nystrom_preconditioner",
 ]

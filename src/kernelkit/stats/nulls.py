@@ -32,12 +32,29 @@ from kernelkit.gram import center_gram
 from kernelkit.solvers import symmetric_eigh, top_eigenpairs
 
 
-def permutation_indicators(N: int, n: int, J: int, rng: np.random.Generator) -> torch.Tensor:
-    """``N x J`` float64 matrix whose column ``j`` marks the ``n`` points of a random split."""
-    idx = rng.random((J, N)).argsort(axis=1)[:, :n]
-    S = torch.zeros(J, N, dtype=torch.float64)
+def random_orders(N: int, J: int, rng: np.random.Generator) -> np.ndarray:
+    """``J x N`` array whose row ``j`` is a uniformly random permutation of ``0..N-1`` (the
+    argsort of uniform draws: one vectorised call for all ``J``)."""
+    return rng.random((J, N)).argsort(axis=1)
+
+
+def order_batches(
+    N: int, n_permutations: int, rng: np.random.Generator, *, batch: int = 256
+) -> Iterator[np.ndarray]:
+    """:func:`random_orders` of ``n_permutations`` permutations, ``batch`` rows at a time."""
+    for start in range(0, n_permutations, batch):
+        yield random_orders(N, min(batch, n_permutations - start), rng)
+
+
+def _indicators(idx: np.ndarray, N: int) -> torch.Tensor:
+    S = torch.zeros(idx.shape[0], N, dtype=torch.float64)
     S.scatter_(1, torch.as_tensor(idx), 1.0)
     return S.T.contiguous()
+
+
+def permutation_indicators(N: int, n: int, J: int, rng: np.random.Generator) -> torch.Tensor:
+    """``N x J`` float64 matrix whose column ``j`` marks the ``n`` points of a random split."""
+    return _indicators(random_orders(N, J, rng)[:, :n], N)
 
 
 def split_statistics(K: torch.Tensor, S: torch.Tensor, *, unbiased: bool = True) -> torch.Tensor:
@@ -82,8 +99,8 @@ def permutation_batches(
 ) -> Iterator[torch.Tensor]:
     """:func:`permutation_indicators` of ``n_permutations`` relabellings, ``batch`` columns at
     a time (the draws of :func:`permutation_null`)."""
-    for start in range(0, n_permutations, batch):
-        yield permutation_indicators(N, n, min(batch, n_permutations - start), rng)
+    for idx in order_batches(N, n_permutations, rng, batch=batch):
+        yield _indicators(idx[:, :n], N)
 
 
 def centred_gram_eigenvalues(K: torch.Tensor, n_eigen: int | None = None) -> np.ndarray:

@@ -15,9 +15,11 @@ from the extension unless given):
 
 * ``vectors``: CSV (``,``) or TSV (``.tsv``, tab); a header row when the first row is not all
   numbers; ``columns`` picks the feature columns (default: all but ``target``).
-* ``molecules``: ``.smi`` / ``.smiles`` (one ``SMILES [name]`` per line, ``#`` comments), or
-  a CSV column (``column``, default the column named ``smiles`` in any case).  Parsed with
-  RDKit (the ``chem`` extra); an invalid SMILES is named with its line.
+* ``molecules``: ``.smi`` / ``.smiles`` (one ``SMILES [name]`` per line, ``#`` comments, an
+  optional ``SMILES ...`` header line), SD files ``.sdf`` / ``.sd`` (data items become
+  columns, :mod:`.sdf`), or a CSV column (``column``, default the column named ``smiles`` in
+  any case).  Parsed with RDKit (the ``chem`` extra); invalid SMILES are named with their
+  lines (count and first five), or left out with ``on_error="skip"``.
 * ``sequences``: FASTA (``.fa``, ``.fasta``, ``.fna``, ``.faa``; ``>id key=value ...``
   headers, the ``key=value`` pairs become columns), or a CSV column (``column``); letters are
   upper-cased and checked against the alphabet (``"dna"`` = ACGT, ``"protein"`` = the 20
@@ -32,6 +34,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from kernelkit.data.molecules import standardize_smiles
 from kernelkit.data.readers.common import (
     MAX_INTEGER_CLASSES,
     TASKS,
@@ -45,7 +48,8 @@ from kernelkit.data.readers.common import (
 from kernelkit.data.readers.fasta import read_fasta
 from kernelkit.data.readers.gram import read_gram
 from kernelkit.data.readers.graphs import read_graphs
-from kernelkit.data.readers.smiles import read_smi
+from kernelkit.data.readers.sdf import read_sdf
+from kernelkit.data.readers.smiles import ON_ERROR, read_smi
 from kernelkit.data.readers.tables import read_table
 from kernelkit.utils.errors import DataFileError, InputError
 from kernelkit.utils.kinds import InputKind
@@ -54,6 +58,7 @@ __all__ = [
     "EXTENSIONS",
     "KINDS",
     "MAX_INTEGER_CLASSES",
+    "ON_ERROR",
     "TASKS",
     "DataFile",
     "Targets",
@@ -74,6 +79,8 @@ EXTENSIONS: dict[str, InputKind] = {
     ".txt": InputKind.VECTOR,
     ".smi": InputKind.MOLECULE,
     ".smiles": InputKind.MOLECULE,
+    ".sdf": InputKind.MOLECULE,
+    ".sd": InputKind.MOLECULE,
     ".fa": InputKind.STRING,
     ".fasta": InputKind.STRING,
     ".fna": InputKind.STRING,
@@ -90,16 +97,21 @@ def detect_kind(path: str | Path) -> InputKind:
     path = Path(path)
     if path.is_dir():
         return InputKind.GRAPH
-    suffixes = [s.lower() for s in path.suffixes]
-    if suffixes and suffixes[-1] == ".gz":
-        suffixes = suffixes[:-1]
-    kind = EXTENSIONS.get(suffixes[-1] if suffixes else "")
+    kind = EXTENSIONS.get(_suffix(path))
     if kind is None:
         raise InputError(
             f"--kind: cannot tell the kind of {str(path)!r} from its extension; pass --kind "
             f"(one of {_kind_names()}); known extensions: {', '.join(sorted(EXTENSIONS))}"
         )
     return kind
+
+
+def _suffix(path: Path) -> str:
+    """The extension of ``path``, ``.gz`` left out (``a.sdf.gz`` is ``.sdf``)."""
+    suffixes = [s.lower() for s in path.suffixes]
+    if suffixes and suffixes[-1] == ".gz":
+        suffixes = suffixes[:-1]
+    return suffixes[-1] if suffixes else ""
 
 
 def _kind_names() -> str:
@@ -125,6 +137,8 @@ def read_data(
     target: str | None = None,
     alphabet: str | None = None,
     node_label: str | None = "label",
+    on_error: str = "raise",
+    standardize: bool = False,
 ) -> DataFile:
     """Read ``path`` as ``kind`` (detected from the extension when ``None``).
 
@@ -142,6 +156,13 @@ def read_data(
         Alphabet of sequences (``None``: infer).
     node_label : str or None
         Node attribute holding graph labels.
+    on_error : {"raise", "skip"}
+        Molecules RDKit cannot read: an error naming them (count, first lines), or left out
+        (their lines in :attr:`DataFile.skipped`).
+    standardize : bool
+        Molecules become the canonical SMILES of RDKit's standardisation (salts and
+        solvents removed, charges neutralised;
+        :func:`kernelkit.data.molecules.standardize_smiles`).
 
     Raises
     ------
@@ -151,6 +172,8 @@ def read_data(
         An unknown ``kind``, or ``column`` given for vectors.
     """
     path = Path(path)
+    if on_error not in ON_ERROR:
+        raise InputError(f"on_error: expected one of {ON_ERROR}, got {on_error!r}")
     if not path.exists():
         raise DataFileError(path, "no such file or folder")
     kind = detect_kind(path) if kind is None else _check_kind(kind)
@@ -159,7 +182,7 @@ def read_data(
             f"--column {column!r}: names the column of SMILES or sequences; pass --kind "
             "molecules or --kind sequences with it (feature columns of vectors: --columns)"
         )
-    holds = InputKind.GRAPH if path.is_dir() else EXTENSIONS.get(path.suffix.lower())
+    holds = InputKind.GRAPH if path.is_dir() else EXTENSIONS.get(_suffix(path))
     if holds is not None and holds is not kind and holds is not InputKind.VECTOR:
         raise DataFileError(
             path,
@@ -172,14 +195,19 @@ def read_data(
         data = read_gram(path)
     else:
         text = read_text(path)
-        if holds is InputKind.MOLECULE:
-            data = read_smi(path, text)
+        if holds is InputKind.MOLECULE and _suffix(path) in (".sdf", ".sd"):
+            data = read_sdf(path, text, on_error)
+        elif holds is InputKind.MOLECULE:
+            data = read_smi(path, text, on_error)
         elif holds is InputKind.STRING:
             data = read_fasta(path, text, alphabet)
         else:
-            data = read_table(path, text, kind, column, columns, target, alphabet)
+            data = read_table(path, text, kind, column, columns, target, alphabet, on_error)
     if target is not None and target not in data.columns:
         data.target(target)
+    if standardize and data.kind is InputKind.MOLECULE:
+        data.items = standardize_smiles(data.items)
+        data.standardized = True
     return data
 
 

@@ -12,8 +12,7 @@ import numpy as np
 
 from kernelkit.utils.errors import DataFileError, InputError
 from kernelkit.utils.kinds import InputKind
-
-_SNIFF_BYTES = 8192
+from kernelkit.utils.textfiles import decode_text
 
 
 @dataclass
@@ -39,6 +38,10 @@ class DataFile:
         The alphabet of sequences (``"dna"`` or ``"protein"``).
     feature_names : list of str
         Names of the vector columns.
+    skipped : list of int
+        Lines of the records left out because they did not parse (``on_error="skip"``).
+    standardized : bool
+        Whether the molecules were standardised (``standardize=True`` of ``read_data``).
     """
 
     kind: InputKind
@@ -49,6 +52,8 @@ class DataFile:
     columns: dict[str, list[str]] = field(default_factory=dict)
     alphabet: str | None = None
     feature_names: list[str] = field(default_factory=list)
+    skipped: list[int] = field(default_factory=list)
+    standardized: bool = False
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -84,7 +89,8 @@ class DataFile:
 
 
 def read_text(path: Path) -> str:
-    """The file as UTF-8 text; empty, binary and non-UTF-8 files are refused."""
+    """The file as text (UTF-8, or UTF-16/32 with a byte-order mark; see
+    :mod:`kernelkit.utils.textfiles`); empty and binary files are refused."""
     if path.is_dir():
         raise DataFileError(path, "is a folder; expected a file")
     raw = path.read_bytes()
@@ -95,20 +101,14 @@ def read_text(path: Path) -> str:
             raw = gzip.decompress(raw)
         except (OSError, EOFError) as exc:
             raise DataFileError(path, f"not a valid gzip file ({exc})") from exc
-    if not raw.strip():
-        raise DataFileError(path, "empty file; expected at least one record")
-    nul = raw.find(b"\x00", 0, _SNIFF_BYTES)
-    if nul >= 0:
-        raise DataFileError(
-            path, f"binary file (NUL byte at offset {nul}); expected a text file", line=None
-        )
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise DataFileError(
-            path, f"not UTF-8 text (byte 0x{raw[exc.start]:02x}); expected a text file", line=line
-        ) from exc
+    return decode_text(raw, path)
+
+
+def cell(value: str, width: int = 40) -> str:
+    """``repr`` of a cell for a message, cut to ``width`` characters (with its length)."""
+    if len(value) <= width:
+        return repr(value)
+    return f"{value[:width]!r}... ({len(value)} characters)"
 
 
 def text_lines(text: str) -> Iterator[tuple[int, str]]:
@@ -187,12 +187,12 @@ def as_targets(
             share = f"{sum(numeric)} of {len(values)} cells are numbers"
             raise DataFileError(
                 path,
-                f"{name}: expected a number, got {v!r} ({share}); fix the cell, or pass "
+                f"{name}: expected a number, got {cell(v)} ({share}); fix the cell, or pass "
                 "--task classification to take the values as class names",
                 line=line,
             )
         if not math.isfinite(float(v)):
-            raise DataFileError(path, f"{name}: expected a finite number, got {v!r}", line=line)
+            raise DataFileError(path, f"{name}: expected a finite number, got {cell(v)}", line=line)
     numbers = np.asarray([float(v) for v in values])
     distinct = np.unique(numbers)
     integers = bool(np.all(distinct == np.round(distinct)))

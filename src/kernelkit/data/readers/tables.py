@@ -1,7 +1,8 @@
 """CSV / TSV tables: vectors, or a column of SMILES or sequences.
 
-Comma-separated, or tab-separated (``.tsv`` or a tab in the first line); a header row when the
-first row is not all numbers; an ``id`` / ``name`` / ``compound id`` column names the records.
+Comma-, semicolon- or tab-separated (:func:`kernelkit.utils.textfiles.delimiter`); a header
+row when the first row is not all numbers; an id column (:func:`is_id_column`) names the
+records and is never a feature.
 """
 
 from __future__ import annotations
@@ -12,13 +13,21 @@ from pathlib import Path
 
 import numpy as np
 
-from kernelkit.data.readers.common import DataFile, is_number
+from kernelkit.data.readers.common import DataFile, cell, is_number
 from kernelkit.data.readers.fasta import check_sequences
-from kernelkit.data.readers.smiles import check_smiles
+from kernelkit.data.readers.smiles import check_smiles, skip_records
 from kernelkit.utils.errors import DataFileError
 from kernelkit.utils.kinds import InputKind
+from kernelkit.utils.textfiles import delimiter
 
-_ID_COLUMNS = ("id", "name", "compound id")
+_ID_COLUMNS = ("id", "name", "compound id", "compound", "identifier", "title", "mol_id")
+
+
+def is_id_column(name: str) -> bool:
+    """Whether a column named ``name`` holds record ids (``id``, ``name``, ``Compound ID``,
+    ``mol_id``, any name ending in ``_id`` or `` id``), not features."""
+    low = name.strip().lower()
+    return low in _ID_COLUMNS or low.endswith(("_id", " id", "-id"))
 
 
 def read_table(
@@ -29,14 +38,21 @@ def read_table(
     columns: list[str] | None,
     target: str | None,
     alphabet: str | None,
+    on_error: str = "raise",
 ) -> DataFile:
     """A CSV / TSV file: vectors, or a column of SMILES or sequences."""
-    delimiter = "\t" if path.suffix.lower() == ".tsv" or "\t" in text.split("\n", 1)[0] else ","
-    reader = csv.reader(text.splitlines(), delimiter=delimiter)
+    reader = csv.reader(text.splitlines(), delimiter=delimiter(text.split("\n", 1)[0], path.suffix))
     rows: list[tuple[int, list[str]]] = []
-    for fields in reader:
-        if any(f.strip() for f in fields):
-            rows.append((reader.line_num, [f.strip() for f in fields]))
+    limit = csv.field_size_limit()
+    try:
+        csv.field_size_limit(max(limit, len(text)))
+        for fields in reader:
+            if any(f.strip() for f in fields):
+                rows.append((reader.line_num, [f.strip() for f in fields]))
+    except csv.Error as exc:
+        raise DataFileError(path, f"not a readable table ({exc})", line=reader.line_num) from None
+    finally:
+        csv.field_size_limit(limit)
     header_line, first = rows[0]
     header = not all(is_number(f) for f in first)
     if header:
@@ -60,7 +76,7 @@ def read_table(
             )
     table = {name: [fields[j] for _, fields in rows] for j, name in enumerate(names)}
     lines = [number for number, _ in rows]
-    id_column = next((n for n in names if n.lower() in _ID_COLUMNS and n != target), None)
+    id_column = next((n for n in names if is_id_column(n) and n != target), None)
     ids = table[id_column] if id_column else [str(number) for number in lines]
     if kind is InputKind.VECTOR:
         return _vectors(path, table, names, lines, ids, columns, target)
@@ -75,8 +91,8 @@ def read_table(
         )
     values = table[column]
     if kind is InputKind.MOLECULE:
-        check_smiles(path, values, lines)
-        return DataFile(kind, values, ids, path, lines, table)
+        keep = check_smiles(path, values, lines, on_error)
+        return skip_records(DataFile(kind, values, ids, path, lines, table), keep)
     seqs, alpha = check_sequences(path, [v.upper() for v in values], lines, alphabet)
     return DataFile(kind, seqs, ids, path, lines, table, alphabet=alpha)
 
@@ -91,7 +107,7 @@ def _vectors(
     target: str | None,
 ) -> DataFile:
     if columns is None:
-        columns = [n for n in names if n != target and n.lower() not in _ID_COLUMNS]
+        columns = [n for n in names if n != target and not is_id_column(n)]
     missing = [c for c in columns if c not in table]
     if missing:
         raise DataFileError(path, f"no column(s) {missing}; columns: {names}")
@@ -105,14 +121,14 @@ def _vectors(
             except ValueError:
                 raise DataFileError(
                     path,
-                    f"column {name!r}: expected a number, got {value!r}; pick the numeric "
+                    f"column {name!r}: expected a number, got {cell(value)}; pick the numeric "
                     "columns with --columns",
                     line=lines[i],
                 ) from None
             if not math.isfinite(number):
                 raise DataFileError(
                     path,
-                    f"column {name!r}: expected a finite number, got {value!r}",
+                    f"column {name!r}: expected a finite number, got {cell(value)}",
                     line=lines[i],
                 )
             X[i, j] = number

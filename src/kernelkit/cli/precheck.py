@@ -1,0 +1,235 @@
+"""Checks of a command line made before any heavy import (torch, scikit-learn, RDKit).
+
+:func:`precheck` validates the option values, the ``--kernel`` spec (against
+:data:`~kernelkit.cli.kernel_names.KERNEL_DEFAULTS`), the output path
+(:func:`~kernelkit.cli.output.check_output`) and the head of every input file (it exists, is
+not empty, is text in an encoding :mod:`kernelkit.utils.textfiles` reads), so that a usage
+error exits 2, and an unreadable file 1, at once.  It also turns option text into values:
+``--dims`` sorted and distinct, ``--landmarks`` a number, ``auto`` or ``None``, ``--lam`` of
+``fit`` a list of floats and ``--kernel`` a list of specs (a grid, ``--cv``).
+Standard library and kernelkit's light modules only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import math
+from pathlib import Path
+from typing import Any
+
+from kernelkit.cli.cluster import check_cluster_options
+from kernelkit.cli.errors import UsageError
+from kernelkit.cli.kernel_names import KERNEL_DEFAULTS
+from kernelkit.cli.output import check_output
+from kernelkit.utils.errors import DataFileError, InputError
+from kernelkit.utils.spec_text import parse_spec
+from kernelkit.utils.textfiles import read_head
+
+_TEXT_SUFFIXES = (".csv", ".tsv", ".txt", ".smi", ".smiles", ".fa", ".fasta", ".fna", ".faa")
+_TABLE = {name: params for name, (_, params) in KERNEL_DEFAULTS.items()}
+_OUTPUT_KINDS = {
+    "demo": "folder",
+    "autoencode": "folder",
+    "two-sample": "folder",
+    "fit": "model",
+    "predict": "file",
+    "gram": "file",
+}
+
+
+def check_dims(dims: list[int]) -> list[int]:
+    """The sorted distinct code widths of ``--dims`` (usage error unless all positive)."""
+    if not dims or any(d < 1 for d in dims):
+        raise UsageError(f"--dims: expected positive code widths such as '2 10', got {dims}")
+    return sorted(set(dims))
+
+
+def parse_landmarks(text: str) -> int | str | None:
+    """``--landmarks``: a positive number, ``none`` (exact fit) or ``auto``."""
+    value = str(text).strip().lower()
+    if value in ("auto", "none"):
+        return None if value == "none" else "auto"
+    if value.isdigit() and int(value) > 0:
+        return int(value)
+    raise UsageError(f"--landmarks: expected a positive number, 'none' or 'auto', got {text!r}")
+
+
+def parse_lams(text: str) -> list[float]:
+    """``--lam 1e-3`` or a comma-separated list ``1e-4,1e-3`` of non-negative numbers."""
+    values = []
+    for item in str(text).split(","):
+        try:
+            value = float(item)
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value) or value < 0:
+            raise UsageError(
+                f"--lam: expected non-negative numbers such as 1e-3 or 1e-4,1e-3, got {text!r}"
+            )
+        values.append(value)
+    return values
+
+
+def kernel_grid(spec: str) -> list[str]:
+    """The specs of ``NAME:a=1,2,b=x``: one per combination of the listed values.
+
+    A comma-separated item without ``=`` is one more value of the parameter before it
+    (``weighted-degree:degree=3,5,8`` is three specs); each spec is checked
+    (:func:`kernelkit.utils.spec_text.parse_spec`).
+    """
+    name, colon, rest = str(spec).strip().partition(":")
+    grid: list[tuple[str, list[str | None]]] = []
+    for item in filter(None, (p.strip() for p in rest.split(","))):
+        key, eq, value = item.partition("=")
+        if eq:
+            grid.append((key, [value]))
+        elif grid:
+            grid[-1][1].append(item)
+        else:  # a value before any name=: kept, for parse_spec to name
+            grid.append((item, [None]))
+    specs = [
+        f"{name}{colon}" + ",".join(k if v is None else f"{k}={v}" for k, v in combo)
+        for combo in itertools.product(*([(k, v) for v in vs] for k, vs in grid))
+    ]
+    for s in specs:
+        _check_spec(s)
+    return specs
+
+
+def _check_spec(spec: str) -> dict[str, Any]:
+    try:
+        name, values = parse_spec(spec, _TABLE, argument="--kernel")
+    except InputError as exc:
+        raise UsageError(str(exc)) from None
+    sigma = values.get("sigma")
+    if isinstance(sigma, (int, float)) and not (math.isfinite(sigma) and sigma > 0):
+        raise UsageError(f"--kernel {spec}: sigma: expected a finite number > 0, got {sigma}")
+    if isinstance(sigma, (int, float)) and sigma * sigma < 1e-300:
+        raise UsageError(
+            f"--kernel {spec}: sigma={sigma:g} is too small (sigma^2 underflows in float64); "
+            "expected sigma >= 1e-150, e.g. the median distance between records"
+        )
+    return {"name": name, **values}
+
+
+def _check_kernel(args: argparse.Namespace) -> None:
+    spec = getattr(args, "kernel", None)
+    if spec is None:
+        args.kernels = [None]
+        return
+    args.kernels = kernel_grid(spec)
+    kind = KERNEL_DEFAULTS[args.kernels[0].partition(":")[0].strip().lower()][0]
+    if args.kind is not None and args.kind != kind and not getattr(args, "gram", False):
+        name = args.kernels[0].partition(":")[0]
+        others = ", ".join(n for n, (k, _) in KERNEL_DEFAULTS.items() if k == args.kind)
+        raise UsageError(
+            f"--kernel: {name} takes {kind}, but the input holds {args.kind}; kernels for "
+            f"{args.kind}: {others}"
+        )
+    if len(args.kernels) > 1 and getattr(args, "cv", None) is None:
+        raise UsageError(
+            f"--kernel {spec}: several values of a parameter make a grid, which needs --cv K (fit)"
+        )
+
+
+def _check_input(path: str | None) -> None:
+    """The input exists; a text input is not empty and is text (its head is read)."""
+    if path is None:
+        return
+    p = Path(path)
+    if not p.exists():
+        raise DataFileError(p, "no such file or folder")
+    suffixes = [s.lower() for s in p.suffixes if s.lower() != ".gz"]
+    if p.is_file() and suffixes and suffixes[-1] in _TEXT_SUFFIXES and p.suffix != ".gz":
+        read_head(p)
+
+
+def _positive(args: argparse.Namespace, *names: str, minimum: float = 1) -> None:
+    for name in names:
+        value = getattr(args, name.replace("-", "_"), None)
+        if value is not None and value < minimum:
+            raise UsageError(f"--{name}: expected >= {minimum:g}, got {value}")
+
+
+def _check_options(args: argparse.Namespace) -> None:
+    _positive(args, "threads", "max-iter", "trees", "permutations", "block-size")
+    _positive(args, "top", minimum=0)
+    if args.command == "autoencode":
+        if not 0 < args.test_size < 1:
+            raise UsageError(f"--test-size: expected a fraction in (0, 1), got {args.test_size}")
+        if args.lam < 0:
+            raise UsageError(f"--lam: expected >= 0, got {args.lam}")
+        args.landmarks = parse_landmarks(args.landmarks)
+    if args.command in ("autoencode", "fit"):
+        args.dims = check_dims(args.dims)
+    if args.command == "two-sample" and args.gram:
+        raise UsageError(
+            "--gram: two-sample reads two files of records; for a Gram matrix of the pooled "
+            "sample use kernelkit.stats.two_sample_test(K, n, kernel='precomputed')"
+        )
+    if args.command == "predict" and args.kernel is not None:
+        raise UsageError(
+            f"--kernel {args.kernel}: the model carries its kernel; predict takes no --kernel"
+        )
+    if args.command == "gram" and Path(args.out).suffix != ".npy":
+        raise UsageError(f"--out: expected a .npy file name, got {str(args.out)!r}")
+    if args.command == "gram" and (args.gram or args.kind == "gram"):
+        raise UsageError("--kind gram: the input is already a Gram matrix")
+    if args.command == "fit":
+        _check_fit(args)
+    if getattr(args, "target", None) is not None and getattr(args, "labels", None) is not None:
+        raise UsageError("--target and --labels: give one of them, not both")
+
+
+def _check_fit(args: argparse.Namespace) -> None:
+    check_cluster_options(args)
+    args.lams = parse_lams(args.lam)
+    if args.model == "autoencoder" and len(args.dims) != 1:
+        raise UsageError(f"--dims: a fitted autoencoder has one code width, got {args.dims}")
+    if args.model != "autoencoder" and args.target is None and args.labels is None:
+        raise UsageError(f"--target or --labels: a {args.model} model needs targets")
+    tuning = args.cv is not None or args.split is not None
+    if args.cv is not None and args.split is not None:
+        raise UsageError("--cv and --split: give one of them, not both")
+    if args.cv is not None and args.cv < 2:
+        raise UsageError(f"--cv: expected at least 2 folds, got {args.cv}")
+    if tuning and args.model == "autoencoder":
+        raise UsageError("--cv / --split: only --model ridge and svc are scored")
+    if len(args.lams) > 1 and args.cv is None:
+        raise UsageError(f"--lam {args.lam}: a list of values makes a grid, which needs --cv K")
+    if tuning and (args.scheduler is not None or args.workers is not None):
+        raise UsageError("--cv / --split: not with --scheduler or --workers")
+
+
+def _inputs(args: argparse.Namespace) -> list[str | None]:
+    if args.command == "predict":
+        return [args.model, args.input, args.diag]
+    if args.command == "two-sample":
+        return [args.a, args.b]
+    if args.command in ("autoencode", "fit", "gram"):
+        return [args.input, getattr(args, "labels", None), getattr(args, "against", None)]
+    return []
+
+
+def precheck(args: argparse.Namespace) -> None:
+    """All checks of a parsed command line that need no data and no heavy import.
+
+    Raises
+    ------
+    UsageError
+        A wrong option value or ``--kernel``, or an output that may not be written (exit 2).
+    DataFileError
+        An input that does not exist, is empty or is not text (exit 1).
+    """
+    if args.command == "info":
+        return
+    _check_options(args)
+    inputs = _inputs(args)
+    if args.command != "demo":
+        _check_kernel(args)
+    args.out = check_output(
+        args.out, overwrite=args.overwrite, kind=_OUTPUT_KINDS[args.command], inputs=inputs
+    )
+    for path in inputs:
+        _check_input(path)

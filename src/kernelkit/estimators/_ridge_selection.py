@@ -1,0 +1,197 @@
+r"""Hyper-parameter selection and conformal intervals of the exact :class:`KernelRidge`.
+
+``lam`` as a list or ``"auto"``, ``cv`` and ``kernel_params`` of
+:class:`~kernelkit.estimators.KernelRidge` are served here; the maths is in
+:mod:`kernelkit.models.ridge_path` (one eigendecomposition for the whole ``lam`` path,
+closed-form LOO and GCV) and :mod:`kernelkit.models.conformal` (jackknife+ from the
+leave-one-out fits, split conformal).
+
+* ``cv="loo"`` / ``"gcv"``: every grid value is scored in closed form from one
+  eigendecomposition of the (weighted) Gram; an integer ``cv`` refits on the folds of
+  ``KFold(cv)`` (no shuffling, as ``GridSearchCV(cv=int)``), one eigendecomposition per fold.
+* ``lam="auto"``: the grid :data:`AUTO_GRID`, then L-BFGS on ``log lam`` from the best grid
+  value on the closed-form criterion (``cv`` must be ``"loo"`` or ``"gcv"``).
+* ``kernel_params``: the kernel's continuous parameters (``"auto"``: all of them, e.g. a
+  Gaussian width started at the median heuristic) and ``log lam`` (``lam="auto"``) by L-BFGS
+  on the LOO / GCV criterion in log space, its gradient by autograd through one Cholesky
+  factorisation per evaluation; then the grid (or the continuous ``lam``) is chosen again
+  at the tuned kernel.
+"""
+
+from __future__ import annotations
+
+from numbers import Real
+from typing import Any
+
+import numpy as np
+import torch
+from scipy.stats import rankdata
+from sklearn.model_selection import KFold
+
+from kernelkit.gram import gram
+from kernelkit.kernels import Kernel
+from kernelkit.kernels.base import Batch
+from kernelkit.models.conformal import conformal_interval
+from kernelkit.models.hyperparams import continuous_params, differentiable_params, kernel_with
+from kernelkit.models.ridge_path import (
+    RidgeSpectrum,
+    check_lam_grid,
+    kfold_path_errors,
+    ridge_criterion,
+    ridge_spectrum,
+)
+from kernelkit.solvers import lbfgs
+from kernelkit.utils.errors import InputError
+from kernelkit.utils.seeding import check_random_state
+from kernelkit.utils.validation import like_input
+
+AUTO_GRID = np.logspace(-9, 1, 21)
+"""``lam`` grid of ``lam="auto"`` before the continuous refinement."""
+
+MAX_ITER = 50
+"""L-BFGS iterations of the continuous refinements."""
+
+__all__ = ["AUTO_GRID", "fit_selected", "ridge_interval", "selects_hyperparameters"]
+
+
+def selects_hyperparameters(est: Any) -> bool:
+    """Whether ``fit`` chooses ``lam`` or kernel parameters (a grid, ``"auto"``, tuning)."""
+    return not isinstance(est.lam, Real) or est.kernel_params is not None
+
+
+def _grid(est: Any) -> tuple[np.ndarray, bool]:
+    if isinstance(est.lam, str):
+        return AUTO_GRID, True
+    if isinstance(est.lam, Real):
+        return np.array([float(est.lam)]), False
+    return check_lam_grid(est.lam), False
+
+
+def _minimise_log(objective: Any, start: list[float]) -> np.ndarray:
+    """L-BFGS on log-parameters from ``log(start)``; the start when no step improves."""
+    t = torch.tensor(np.log(start), dtype=torch.float64, requires_grad=True)
+    with torch.no_grad():
+        f0 = float(objective(t))
+    lbfgs(lambda: objective(t), [t], max_iter=MAX_ITER)
+    with torch.no_grad():
+        f1 = float(objective(t))
+    best = t.detach() if np.isfinite(f1) and f1 <= f0 else torch.tensor(np.log(start))
+    return np.exp(best.numpy())
+
+
+def _tune_kernel(
+    est: Any, Xb: Batch, Y: torch.Tensor, root_w: torch.Tensor | None, lam0: float, auto: bool
+) -> Kernel:
+    """L-BFGS over the kernel's continuous parameters (and ``log lam`` when ``auto``)."""
+    kernel: Kernel = est.kernel_
+    names = continuous_params(kernel, est.kernel_params)
+    usable = differentiable_params(kernel, Xb, names)
+    if not isinstance(est.kernel_params, str) and len(usable) < len(names):
+        raise InputError(
+            f"kernel_params: {sorted(set(names) - set(usable))} of {kernel!r} carry no "
+            "gradient through the kernel's block; tune them by a grid search instead"
+        )
+    if not usable:
+        return kernel
+    params = kernel.get_params(deep=True)
+    start = [float(params[n]) for n in usable] + ([lam0] if auto else [])
+
+    def objective(t: torch.Tensor) -> torch.Tensor:
+        values = torch.exp(t)
+        K = kernel_with(kernel, dict(zip(usable, values, strict=False))).block(Xb, Xb)
+        lam = values[-1] if auto else lam0
+        return ridge_criterion(K, Y, lam, est.cv, root_w=root_w)
+
+    best = _minimise_log(objective, start)
+    return kernel.set_params(**{n: float(v) for n, v in zip(usable, best, strict=False)})
+
+
+def _refine_lam(spec: RidgeSpectrum, lam0: float, cv: str) -> float:
+    """Continuous ``lam`` by L-BFGS on ``log lam`` of the closed-form criterion."""
+    return float(_minimise_log(lambda t: spec.criterion(torch.exp(t[0]), cv), [lam0])[0])
+
+
+def _cv_results(grid: np.ndarray, errors: np.ndarray) -> dict[str, Any]:
+    """``cv_results_`` in scikit-learn's layout, scores ``-MSE`` (``errors``: folds x lams)."""
+    mean = -errors.mean(0)
+    results: dict[str, Any] = {
+        "params": [{"lam": float(v)} for v in grid],
+        "param_lam": np.ma.MaskedArray(grid.copy(), mask=False),
+        "mean_test_score": mean,
+        "rank_test_score": rankdata(-mean, method="min").astype(np.int32),
+    }
+    if errors.shape[0] > 1:
+        for j, row in enumerate(errors):
+            results[f"split{j}_test_score"] = -row
+        results["std_test_score"] = errors.std(0)
+    return results
+
+
+def fit_selected(est: Any, Xb: Batch, Y: torch.Tensor, w: np.ndarray | None, X: Any) -> Any:
+    """Fit ``est`` choosing ``lam`` (and kernel parameters): see the module docstring."""
+    if est.solver not in ("exact", "auto"):
+        raise InputError(
+            f"lam: a list, 'auto' or kernel_params need solver='exact' (or 'auto'), got "
+            f"solver={est.solver!r} (lam={est.lam!r}, kernel_params={est.kernel_params!r})"
+        )
+    grid, auto = _grid(est)
+    closed = isinstance(est.cv, str)
+    if (auto or est.kernel_params is not None) and not closed:
+        raise InputError(
+            f"cv: lam='auto' and kernel_params use the closed-form criteria, expected "
+            f"cv='loo' or 'gcv', got cv={est.cv!r}"
+        )
+    wt = None if w is None else torch.as_tensor(w, dtype=Y.dtype)
+    K = gram(est.kernel_, Xb)
+    Y = Y.to(K.device)
+    spec = ridge_spectrum(K, Y, sample_weight=wt)
+    if est.kernel_params is not None:
+        errors = np.array([float(spec.criterion(v, est.cv)) for v in grid])
+        root_w = None if wt is None else wt.sqrt()
+        est.kernel_ = _tune_kernel(est, Xb, Y, root_w, float(grid[errors.argmin()]), auto)
+        K = gram(est.kernel_, Xb)
+        spec = ridge_spectrum(K, Y, sample_weight=wt)
+    if closed:
+        errors = np.array([[float(spec.criterion(v, est.cv)) for v in grid]])
+    else:
+        folds = list(KFold(est.cv).split(np.zeros((len(Y), 1))))
+        errors = kfold_path_errors(K, Y, grid, folds, sample_weight=wt)
+    lam = float(grid[errors.mean(0).argmin()])
+    if auto:
+        lam = _refine_lam(spec, lam, est.cv)
+    fit = spec.fit(lam)
+    est.lam_ = lam
+    est.cv_results_ = _cv_results(grid, errors)
+    est.dual_coef_ = like_input(fit.coef, X)
+    est.loo_residuals_ = like_input(fit.loo_residuals, X)
+    est.jitter_ = 0.0
+    est.n_iter_ = 1
+    return est
+
+
+def ridge_interval(est: Any, X: Any, alpha: float, method: str) -> Any:
+    """Conformal intervals of a fitted single-output exact KernelRidge, shape ``(m, 2)``."""
+    if hasattr(est, "center_indices_"):
+        raise InputError("predict_interval: needs a model fitted with solver='exact'")
+    if est._y_fit.ndim != 1:
+        raise InputError(
+            f"y: predict_interval needs a single-output fit, got {est._y_fit.shape[1]} outputs"
+        )
+    Xt = est._predict_X(X)
+    K = gram(est.kernel_, est.X_fit_)
+    Kt = gram(est.kernel_, Xt, est.X_fit_)
+    w = est._sample_weight
+    root_w = None if w is None else torch.as_tensor(np.sqrt(w), dtype=K.dtype, device=K.device)
+    lam = float(getattr(est, "lam_", est.lam))
+    out = conformal_interval(
+        K,
+        Kt,
+        est._y_fit.to(device=K.device, dtype=K.dtype),
+        shift=K.shape[0] * lam,
+        alpha=alpha,
+        method=method,
+        rng=check_random_state(est.random_state),
+        per_point=True,
+        root_w=root_w,
+    )
+    return like_input(out, X)

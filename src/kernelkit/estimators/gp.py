@@ -1,0 +1,304 @@
+"""Gaussian-process regression on any kernelkit kernel (:mod:`kernelkit.models.gp`)."""
+
+from __future__ import annotations
+
+import math
+from numbers import Integral, Real
+from typing import Any, ClassVar
+
+import numpy as np
+import torch
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.metrics import r2_score
+from sklearn.utils.validation import check_is_fitted
+
+from kernelkit.estimators._base import (
+    KERNEL_CONSTRAINTS,
+    RANDOM_STATE_CONSTRAINT,
+    KernelEstimatorMixin,
+    result_dtype,
+    to_numpy,
+)
+from kernelkit.gram import gram
+from kernelkit.kernels import Kernel
+from kernelkit.kernels.base import Batch, ScaledKernel
+from kernelkit.models.conformal import conformal_interval
+from kernelkit.models.gp import GPFit, gp_fit, gp_predict
+from kernelkit.models.hyperparams import continuous_params, differentiable_params, kernel_with
+from kernelkit.solvers import cholesky_factor, lbfgs
+from kernelkit.utils.constraints import Interval, StrOptions
+from kernelkit.utils.errors import InputError, NotPSDError
+from kernelkit.utils.seeding import check_random_state
+from kernelkit.utils.validation import like_input
+
+RESTART_SPREAD = math.log(100.0)
+"""Random restarts draw each log-hyper-parameter uniformly within this of its start."""
+
+MAX_ITER = 200
+"""L-BFGS iterations per start."""
+
+__all__ = ["GaussianProcessRegressor"]
+
+
+class GaussianProcessRegressor(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
+    r"""Exact Gaussian-process regression with hyper-parameters learned by marginal likelihood.
+
+    Model (Rasmussen and Williams 2006, section 2.2): ``y = f(x) + eps``,
+    ``f ~ GP(0, amplitude * k)``, ``eps ~ N(0, noise)``; the posterior mean and covariance
+    and the log marginal likelihood come from one Cholesky factorisation of
+    ``amplitude K + noise I`` (Algorithm 2.1; :mod:`kernelkit.models.gp`).  With
+    ``optimizer="lbfgs"`` the amplitude, the noise (when ``"auto"``) and every continuous
+    parameter of the kernel (e.g. a Gaussian ``sigma``, a Matérn length scale) maximise the
+    log marginal likelihood by L-BFGS in log space, gradients by autograd, on any input kind
+    whose kernel computes with tensors (vectors, fingerprints, strings, graphs, a Gram).
+    The posterior mean equals kernel ridge regression with ``n lam = noise / amplitude``.
+
+    scikit-learn's ``GaussianProcessRegressor(kernel=ConstantKernel(a) * RBF(sigma),
+    alpha=noise)`` is this model with ``Gaussian(sigma)``, ``amplitude=a``, ``noise=noise``;
+    its ``... + WhiteKernel(noise)`` has the same likelihood and mean, and a predictive
+    standard deviation that includes the noise (``sqrt(std**2 + noise)`` here).
+
+    Parameters
+    ----------
+    kernel : Kernel, str or None
+        As for :class:`~kernelkit.estimators.KernelRidge` (``None``: Gaussian with the median
+        heuristic for vectors, Tanimoto for molecules ...).
+    noise : "auto" or float, default "auto"
+        Noise variance ``s2 > 0``: learned (``"auto"``, started at ``0.1 * amplitude``) or
+        fixed.
+    amplitude : "auto" or float, default "auto"
+        Signal variance ``a > 0`` multiplying the kernel: learned (``"auto"``, started at the
+        variance of the (normalised) targets, 1 when they are constant) or fixed.
+    optimizer : {"lbfgs"} or None, default "lbfgs"
+        ``None`` keeps the given / starting hyper-parameters.
+    n_restarts_optimizer : int, default 0
+        Further L-BFGS runs from starts drawn log-uniformly within a factor 100 of the first
+        start (``random_state``); the largest likelihood is kept.
+    normalize_y : bool, default False
+        Centre and scale the targets to unit variance before fitting (scikit-learn's rule).
+    random_state : None, int, RandomState or Generator
+        Seed of the restarts, of ``sample_y``'s default and of ``predict_interval("split")``.
+
+    Attributes
+    ----------
+    kernel_ : Kernel
+        ``ScaledKernel(kernel with learned parameters, amplitude_)``.
+    amplitude_, noise_ : float
+        Learned (or given) amplitude and noise variance (of the normalised targets).
+    log_marginal_likelihood_value_ : float
+        ``log p(y | X)`` at the fitted hyper-parameters (normalised targets).
+    alpha_ : ndarray or torch.Tensor
+        ``(amplitude K + noise I)^{-1} y``.
+    X_fit_ : torch.Tensor or batch
+        Training data prepared by ``kernel_``.
+    y_train_ : ndarray or torch.Tensor
+        Training targets (as given).
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelkit import GaussianProcessRegressor
+    >>> X = np.linspace(0, 1, 30)[:, None]
+    >>> gp = GaussianProcessRegressor().fit(X, np.sin(6 * X[:, 0]))
+    >>> mean, std = gp.predict(X[:2], return_std=True)
+    >>> mean.shape, std.shape
+    ((2,), (2,))
+    """
+
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        **KERNEL_CONSTRAINTS,
+        "noise": [StrOptions({"auto"}), Interval(Real, 0, None, closed="neither")],
+        "amplitude": [StrOptions({"auto"}), Interval(Real, 0, None, closed="neither")],
+        "optimizer": [StrOptions({"lbfgs"}), None],
+        "n_restarts_optimizer": [Interval(Integral, 0, None, closed="left")],
+        "normalize_y": ["boolean"],
+        "random_state": RANDOM_STATE_CONSTRAINT,
+    }
+
+    def __init__(
+        self,
+        kernel: Kernel | str | None = None,
+        *,
+        noise: str | float = "auto",
+        amplitude: str | float = "auto",
+        optimizer: str | None = "lbfgs",
+        n_restarts_optimizer: int = 0,
+        normalize_y: bool = False,
+        random_state: Any = None,
+    ):
+        self.kernel = kernel
+        self.noise = noise
+        self.amplitude = amplitude
+        self.optimizer = optimizer
+        self.n_restarts_optimizer = n_restarts_optimizer
+        self.normalize_y = normalize_y
+        self.random_state = random_state
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, X: Any, y: Any) -> GaussianProcessRegressor:
+        """Learn the hyper-parameters (``optimizer``) and factorise the training covariance."""
+        self._validate_params()
+        Xb = self._fit_X(X)
+        Y = self._validate_y_numeric(y, len(Xb), result_dtype(Xb))
+        self.y_train_ = like_input(Y, X)
+        Yn = self._normalise(Y)
+        var = float(Yn.var(0, unbiased=False).mean())
+        amp0 = var if var > 0 else 1.0
+        start = {
+            "amplitude": amp0 if self.amplitude == "auto" else float(self.amplitude),
+            "noise": 0.1 * amp0 if self.noise == "auto" else float(self.noise),
+        }
+        base = self.kernel_
+        names: list[str] = []
+        if self.optimizer is not None:
+            names = differentiable_params(base, Xb, continuous_params(base, "auto"))
+            learned = [k for k in ("amplitude", "noise") if getattr(self, k) == "auto"]
+            values = self._optimise(base, Xb, Yn, start, names, learned)
+        else:
+            values = start
+        kernel = base.set_params(**{n: values[n] for n in names}) if names else base
+        self.amplitude_, self.noise_ = float(values["amplitude"]), float(values["noise"])
+        self.kernel_ = ScaledKernel(kernel, self.amplitude_)
+        self.X_fit_ = Xb
+        fit = gp_fit(gram(self.kernel_, Xb), Yn, self.noise_)
+        self._factor, self._coef = fit.factor, fit.coef
+        self.alpha_ = like_input(fit.coef, X)
+        self.log_marginal_likelihood_value_ = float(fit.log_marginal_likelihood)
+        return self
+
+    def _normalise(self, Y: torch.Tensor) -> torch.Tensor:
+        """Targets centred and scaled (``normalize_y``), with the constants stored."""
+        if self.normalize_y:
+            mean, std = Y.mean(0), Y.std(0, unbiased=False)
+            std = torch.where(std > 0, std, torch.ones_like(std))
+        else:
+            mean = torch.zeros(Y.shape[1:], dtype=Y.dtype, device=Y.device)
+            std = torch.ones_like(mean)
+        self._y_mean, self._y_std = mean, std
+        return (Y - mean) / std
+
+    def _optimise(
+        self,
+        base: Kernel,
+        Xb: Batch,
+        Y: torch.Tensor,
+        start: dict[str, float],
+        names: list[str],
+        learned: list[str],
+    ) -> dict[str, float]:
+        """L-BFGS over the log-hyper-parameters from ``start`` and the random restarts."""
+        keys = names + learned
+        values = {**start, **base.get_params(deep=True)}
+        fixed = {k: torch.tensor(start[k], dtype=Y.dtype) for k in ("amplitude", "noise")}
+        if not keys:
+            return start
+
+        def objective(t: torch.Tensor) -> torch.Tensor:
+            v = dict(zip(keys, torch.exp(t), strict=True))
+            K = kernel_with(base, {n: v[n] for n in names}).block(Xb, Xb)
+            amp = v.get("amplitude", fixed["amplitude"])
+            return -gp_fit(amp * K, Y, v.get("noise", fixed["noise"])).log_marginal_likelihood
+
+        t0 = np.log([float(values[k]) for k in keys])
+        rng = check_random_state(self.random_state)
+        starts = [t0] + [
+            t0 + rng.uniform(-RESTART_SPREAD, RESTART_SPREAD, size=len(keys))
+            for _ in range(self.n_restarts_optimizer)
+        ]
+        best_t, best_f = t0, math.inf
+        for s in starts:
+            t = torch.tensor(s, dtype=torch.float64, requires_grad=True)
+            try:
+                lbfgs(lambda t=t: objective(t), [t], max_iter=MAX_ITER, tolerance_grad=1e-9)
+                with torch.no_grad():
+                    f = float(objective(t))
+            except NotPSDError:
+                continue
+            if math.isfinite(f) and f < best_f:
+                best_t, best_f = t.detach().numpy(), f
+        return {**start, **dict(zip(keys, np.exp(best_t).tolist(), strict=True))}
+
+    # ------------------------------------------------------------------ predict
+    def predict(self, X: Any, return_std: bool = False, return_cov: bool = False) -> Any:
+        """Posterior mean of ``f`` at ``X``; with its standard deviation or covariance.
+
+        The spread is that of the latent ``f`` (add ``noise_`` to the variances for a new
+        observation), in the units of ``y``.
+        """
+        check_is_fitted(self, "alpha_")
+        if return_std and return_cov:
+            raise InputError(
+                "return_std, return_cov: at most one of them can be requested, got both True"
+            )
+        Xb = self._predict_X(X)
+        Ks = gram(self.kernel_, Xb, self.X_fit_)
+        prior_diag = self.kernel_.block_diag(Xb).to(Ks.dtype) if return_std else None
+        prior_cov = gram(self.kernel_, Xb) if return_cov else None
+        lml = torch.tensor(self.log_marginal_likelihood_value_)
+        fit = GPFit(self._factor, self._coef, lml, 0.0)
+        mean, spread = gp_predict(fit, Ks, prior_diag, prior_cov)
+        mean = mean * self._y_std + self._y_mean
+        if spread is None:
+            return like_input(mean, X)
+        if return_std:
+            std = spread.sqrt()
+            std = std * self._y_std if mean.ndim == 1 else std[:, None] * self._y_std
+            return like_input(mean, X), like_input(std, X)
+        cov = spread * self._y_std**2 if mean.ndim == 1 else spread[..., None] * self._y_std**2
+        return like_input(mean, X), like_input(cov, X)
+
+    def sample_y(self, X: Any, n_samples: int = 1, random_state: Any = 0) -> Any:
+        """Draws of ``f`` from the posterior at ``X``: shape ``(m, n_samples)`` (single output)
+        or ``(m, n_outputs, n_samples)``, as scikit-learn's ``sample_y``."""
+        if isinstance(n_samples, bool) or not isinstance(n_samples, Integral) or n_samples < 1:
+            raise InputError(f"n_samples: expected a positive integer, got {n_samples!r}")
+        mean, cov = self.predict(X, return_cov=True)
+        mean_t, cov_t = torch.as_tensor(mean), torch.as_tensor(cov)
+        rng = check_random_state(random_state)
+        if mean_t.ndim == 1:
+            pairs = [(mean_t, cov_t)]
+        else:
+            pairs = list(zip(mean_t.unbind(1), cov_t.unbind(2), strict=True))
+        draws = []
+        for mu, C in pairs:
+            L = cholesky_factor(C, name="cov").factor
+            z = torch.as_tensor(rng.standard_normal((C.shape[0], n_samples)), dtype=C.dtype)
+            draws.append(mu.reshape(-1, 1) + L @ z.to(L.device))
+        out = draws[0] if mean_t.ndim == 1 else torch.stack(draws, 1)
+        return like_input(out, X)
+
+    def predict_interval(self, X: Any, alpha: float = 0.1, method: str = "jackknife+") -> Any:
+        r"""Conformal intervals of ``y``, shape ``(n_samples, 2)``; as
+        :meth:`KernelRidge.predict_interval <kernelkit.estimators.KernelRidge.predict_interval>`
+        with the GP's leave-one-out fits (Rasmussen and Williams 2006, eq. 5.12:
+        ``r_i = [K_y^{-1} y]_i / [K_y^{-1}]_ii``).  Jackknife+ covers with probability at
+        least ``1 - 2 alpha`` (Barber et al. 2021, Theorem 1); split conformal at least
+        ``1 - alpha``.  Single output."""
+        check_is_fitted(self, "alpha_")
+        if self._coef.ndim != 1:
+            raise InputError("y: predict_interval needs a single-output fit")
+        Xb = self._predict_X(X)
+        K = gram(self.kernel_, self.X_fit_)
+        Kt = gram(self.kernel_, Xb, self.X_fit_)
+        y = (torch.as_tensor(self.y_train_).to(K) - self._y_mean) / self._y_std
+        out = conformal_interval(
+            K,
+            Kt,
+            y,
+            shift=self.noise_,
+            alpha=alpha,
+            method=method,
+            rng=check_random_state(self.random_state),
+        )
+        return like_input(out * self._y_std + self._y_mean, X)
+
+    def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
+        """Coefficient of determination R^2 of the posterior mean."""
+        return float(r2_score(to_numpy(y), to_numpy(self.predict(X)), sample_weight=sample_weight))
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        tags.target_tags.single_output = True
+        return tags

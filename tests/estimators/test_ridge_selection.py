@@ -1,0 +1,164 @@
+"""KernelRidge's lam grid / "auto" / kernel_params selection and its conformal intervals."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from sklearn.kernel_ridge import KernelRidge as SkKernelRidge
+from sklearn.model_selection import GridSearchCV
+
+from kernelkit import KernelRidge
+from kernelkit.kernels import Gaussian
+from kernelkit.models.conformal import jackknife_plus, loo_operator
+from kernelkit.models.ridge_path import ridge_spectrum
+from kernelkit.utils.errors import InputError, ParameterError
+
+GRID = [1e-5, 1e-4, 1e-3, 1e-2, 1e-1]
+
+
+def _data(n=120, seed=0, noise=0.3):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-2, 2, size=(n, 2))
+    y = np.sin(2 * X[:, 0]) + X[:, 1] ** 2 / 2 + noise * rng.normal(size=n)
+    return X, y
+
+
+def test_loo_grid_picks_the_brute_force_optimum_and_refits():
+    X, y = _data()
+    model = KernelRidge(Gaussian(sigma=1.0), lam=GRID, cv="loo").fit(X, y)
+    K = Gaussian(sigma=1.0)(torch.as_tensor(X)).numpy()
+    n = len(y)
+    brute = []
+    for lam in GRID:
+        r = []
+        for i in range(n):
+            keep = np.arange(n) != i
+            sk = SkKernelRidge(alpha=n * lam, kernel="precomputed")
+            sk.fit(K[np.ix_(keep, keep)], y[keep])
+            r.append(y[i] - sk.predict(K[i : i + 1, keep])[0])
+        brute.append(np.mean(np.square(r)))
+    np.testing.assert_allclose(-model.cv_results_["mean_test_score"], brute, rtol=1e-8)
+    assert model.lam_ == GRID[int(np.argmin(brute))]
+    assert list(model.cv_results_["rank_test_score"]).index(1) == int(np.argmin(brute))
+    plain = KernelRidge(Gaussian(sigma=1.0), lam=model.lam_).fit(X, y)
+    np.testing.assert_allclose(model.dual_coef_, plain.dual_coef_, atol=1e-8)
+    np.testing.assert_allclose(model.predict(X[:5]), plain.predict(X[:5]), atol=1e-8)
+    assert model.loo_residuals_.shape == (n,)
+
+
+def test_kfold_grid_equals_grid_search_cv():
+    X, y = _data(90, seed=1)
+    model = KernelRidge(Gaussian(sigma=1.0), lam=GRID, cv=3).fit(X, y)
+    search = GridSearchCV(
+        KernelRidge(Gaussian(sigma=1.0)), {"lam": GRID}, cv=3, scoring="neg_mean_squared_error"
+    ).fit(X, y)
+    np.testing.assert_allclose(
+        model.cv_results_["mean_test_score"], search.cv_results_["mean_test_score"], rtol=1e-8
+    )
+    np.testing.assert_allclose(
+        model.cv_results_["std_test_score"], search.cv_results_["std_test_score"], rtol=1e-6
+    )
+    assert model.lam_ == search.best_params_["lam"]
+
+
+@pytest.mark.parametrize("cv", ["loo", "gcv"])
+def test_auto_lam_is_no_worse_than_the_grid(cv):
+    X, y = _data(150, seed=2)
+    model = KernelRidge(Gaussian(sigma=1.0), lam="auto", cv=cv).fit(X, y)
+    spec = ridge_spectrum(Gaussian(sigma=1.0)(torch.as_tensor(X)), torch.as_tensor(y))
+    best_grid = -model.cv_results_["mean_test_score"].max()
+    assert float(spec.criterion(model.lam_, cv)) <= best_grid + 1e-12
+
+
+def test_kernel_params_auto_lowers_the_loo_error_from_the_median_heuristic():
+    X, y = _data(150, seed=3)
+    X = X * 5.0  # the median heuristic is far from the best width
+    start = KernelRidge(lam="auto").fit(X, y)
+    tuned = KernelRidge(lam="auto", kernel_params="auto").fit(X, y)
+    assert tuned.kernel_.sigma != start.kernel_.sigma
+    loo = lambda m: float(np.mean(m.loo_residuals_**2))  # noqa: E731
+    assert loo(tuned) < loo(start)
+    listed = KernelRidge(lam=1e-3, kernel_params=["sigma"]).fit(X, y)
+    assert listed.lam_ == 1e-3 and listed.kernel_.sigma != start.kernel_.sigma
+
+
+def test_weighted_grid_equals_repeated_rows():
+    X, y = _data(60, seed=4)
+    w = np.r_[np.full(30, 2.0), np.ones(30)]
+    weighted = KernelRidge(Gaussian(sigma=1.0), lam=GRID, cv="gcv").fit(X, y, sample_weight=w)
+    ref = KernelRidge(Gaussian(sigma=1.0), lam=weighted.lam_).fit(X, y, sample_weight=w)
+    np.testing.assert_allclose(weighted.dual_coef_, ref.dual_coef_, atol=1e-8)
+
+
+def test_jackknife_plus_uses_the_brute_force_leave_one_out_models():
+    X, y = _data(40, seed=5)
+    Xt = _data(7, seed=6)[0]
+    k = Gaussian(sigma=1.0)
+    n, lam = 40, 1e-2
+    K, Kt = k(torch.as_tensor(X)), k(torch.as_tensor(Xt), torch.as_tensor(X))
+    G = loo_operator(K, n * lam)
+    coef = G @ torch.as_tensor(y)
+    r = coef / G.diagonal()
+    loo_pred = (Kt @ coef)[:, None] - (Kt @ G) * r[None, :]
+    for i in range(n):
+        keep = np.arange(n) != i
+        sk = SkKernelRidge(alpha=n * lam, kernel="precomputed")
+        sk.fit(K.numpy()[np.ix_(keep, keep)], y[keep])
+        np.testing.assert_allclose(loo_pred[:, i], sk.predict(Kt.numpy()[:, keep]), atol=1e-9)
+        assert float(r[i]) == pytest.approx(y[i] - sk.predict(K.numpy()[i : i + 1, keep])[0])
+    out = jackknife_plus(Kt @ coef, Kt @ G, coef, G.diagonal(), 0.2)
+    lo = np.sort((loo_pred - r.abs()).numpy(), 1)[:, int(np.floor(0.2 * 41)) - 1]
+    hi = np.sort((loo_pred + r.abs()).numpy(), 1)[:, int(np.ceil(0.8 * 41)) - 1]
+    np.testing.assert_allclose(out.numpy(), np.c_[lo, hi], atol=1e-12)
+
+
+def test_conformal_coverage_on_synthetic_data():
+    """90% intervals: mean coverage of 10 splits (300 train, 1000 test) within 0.90 +- 0.03.
+
+    Per split the coverage given the training set varies with sd ~ sqrt(0.09 / 300) plus the
+    binomial sd of 1000 test points, ~0.02 together; the mean of 10 has sd ~0.007, so
+    +-0.03 is about 4 sd.  Jackknife+ is narrower than split conformal on average (it uses
+    every point for both fitting and calibration).
+    """
+    cover = {"jackknife+": [], "split": []}
+    width = {"jackknife+": [], "split": []}
+    for seed in range(10):
+        X, y = _data(1300, seed=100 + seed, noise=0.5)
+        model = KernelRidge(Gaussian(sigma=1.0), lam=1e-3, random_state=seed).fit(X[:300], y[:300])
+        for method in cover:
+            iv = model.predict_interval(X[300:], alpha=0.1, method=method)
+            assert iv.shape == (1000, 2)
+            cover[method].append(np.mean((iv[:, 0] <= y[300:]) & (y[300:] <= iv[:, 1])))
+            width[method].append(np.mean(iv[:, 1] - iv[:, 0]))
+    for method in cover:
+        assert abs(np.mean(cover[method]) - 0.9) <= 0.03, (method, cover[method])
+    assert np.mean(width["jackknife+"]) < np.mean(width["split"])
+
+
+@pytest.mark.parametrize(
+    ("params", "match"),
+    [
+        ({"lam": "best"}, "lam"),
+        ({"lam": [1e-3, -1.0]}, "lam"),
+        ({"cv": "kfold"}, "cv"),
+        ({"cv": 1}, "cv"),
+        ({"kernel_params": "all"}, "kernel_params"),
+        ({"kernel_params": ["width"]}, "kernel_params"),
+        ({"lam": "auto", "cv": 3}, "cv"),
+        ({"lam": [1e-3], "solver": "nystrom", "n_centers": 5}, "lam"),
+    ],
+)
+def test_bad_selection_parameters_are_named(params, match):
+    X, y = _data(20)
+    with pytest.raises((InputError, ParameterError), match=match):
+        KernelRidge(Gaussian(sigma=1.0), **params).fit(X, y)
+
+
+def test_bad_interval_arguments_are_named():
+    X, y = _data(20)
+    model = KernelRidge(Gaussian(sigma=1.0)).fit(X, y)
+    with pytest.raises(InputError, match="alpha"):
+        model.predict_interval(X, alpha=1.5)
+    with pytest.raises(InputError, match="method"):
+        model.predict_interval(X, method="cv+")

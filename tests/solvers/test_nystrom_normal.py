@@ -1,0 +1,152 @@
+"""One-pass Nyström normal equations (solvers/nystrom_normal.py, gram/streaming.py's
+``normal_equations``, models/falkon.py's ``nystrom_ridge_onepass``) against exact KRR,
+dense products, scikit-learn and Falkon's PCG."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.linalg
+import torch
+from sklearn.kernel_ridge import KernelRidge as SkKernelRidge
+
+from kernelkit.gram.streaming import NystromOperator
+from kernelkit.kernels import Gaussian, Laplacian
+from kernelkit.models.falkon import (
+    nystrom_ridge,
+    nystrom_ridge_onepass,
+    nystrom_statistics,
+    nystrom_system,
+)
+from kernelkit.solvers.nystrom_normal import (
+    NystromStatistics,
+    nystrom_normal_solve,
+    symmetric_from_upper,
+    syrk_,
+)
+from kernelkit.solvers.nystrom_pcg import nystrom_preconditioner
+from kernelkit.utils.errors import InputError
+
+
+def _data(n=400, d=4, seed=0, dtype=torch.float64):
+    g = torch.Generator().manual_seed(seed)
+    X = torch.randn(n, d, dtype=torch.float64, generator=g)
+    y = torch.sin(X.sum(1)) + 0.1 * torch.randn(n, dtype=torch.float64, generator=g)
+    return X.to(dtype), y
+
+
+def test_syrk_updates_the_upper_triangle_as_the_dense_product():
+    A = torch.randn(300, 40, dtype=torch.float64)
+    C = torch.zeros(40, 40, dtype=torch.float64)
+    syrk_(C, A)
+    syrk_(C, A[:7].contiguous())
+    ref = A.T @ A + A[:7].T @ A[:7]
+    torch.testing.assert_close(symmetric_from_upper(C), ref, rtol=1e-12, atol=1e-11)
+    C32 = torch.zeros(40, 40, dtype=torch.float64)  # non-float64 rows: the addmm path
+    syrk_(C32, A.float())
+    torch.testing.assert_close(symmetric_from_upper(C32), A.float().double().T @ A.float().double())
+    with pytest.raises(InputError, match="A: expected shape"):
+        syrk_(C, A[:, :3])
+
+
+@pytest.mark.parametrize("block_size", [None, 37])
+def test_one_pass_statistics_equal_the_dense_products(block_size):
+    X, _ = _data(300, 3)
+    C = X[:25]
+    k = Gaussian(1.3)
+    op = NystromOperator(k, X, C, block_size=block_size)
+    K = k.block(X, C)
+    w = torch.rand(300, dtype=torch.float64, generator=torch.Generator().manual_seed(2))
+    W2 = torch.stack([w, 1 - w], 1)
+    U = torch.randn(300, 2, dtype=torch.float64)
+    V = torch.randn(25, 3, dtype=torch.float64)
+    H, R, KV = op.normal_equations(U, W2, V=V)
+    assert H.shape == (2, 25, 25)
+    torch.testing.assert_close(H[0], K.T @ (w[:, None] * K))
+    torch.testing.assert_close(H[1], K.T @ ((1 - w)[:, None] * K))
+    torch.testing.assert_close(R, K.T @ U)
+    torch.testing.assert_close(KV, K @ V)
+    H1, _, none = op.normal_equations(U)
+    assert none is None
+    torch.testing.assert_close(H1[0], K.T @ K)
+
+    def rows(r0, r1, kv):  # per-tile weights from K_b V (the Newton form)
+        return torch.sigmoid(kv[:, 0]), U[r0:r1]
+
+    Hr, _, KVr = op.normal_equations(None, V=V[:, :1], rows=rows, groups=1, columns=2)
+    s = torch.sigmoid(K @ V[:, 0])
+    torch.testing.assert_close(Hr[0], K.T @ (s[:, None] * K))
+    torch.testing.assert_close(KVr, K @ V[:, :1])
+
+
+@pytest.mark.parametrize("kernel", [Gaussian(2.0), Laplacian(3.0)])
+def test_m_equals_n_is_exact_krr_to_1e8(kernel):
+    X, y = _data(300, 3)
+    Xt, _ = _data(200, 3, seed=5)
+    n, lam = len(X), 1e-3
+    system = nystrom_system(kernel, X, np.arange(n), lam=lam)
+    res = nystrom_ridge_onepass(system, y, lam)
+    K = kernel.block(X, X).numpy()
+    gamma = kernel.block(Xt, X).numpy()
+    exact = scipy.linalg.solve(K + n * lam * np.eye(n), y.numpy(), assume_a="pos")
+    pred = gamma @ res.coef[:, 0].numpy()
+    np.testing.assert_allclose(pred, gamma @ exact, rtol=1e-8, atol=1e-8 * np.abs(pred).max())
+    if isinstance(kernel, Gaussian):  # and scikit-learn's KernelRidge(alpha = n lam)
+        sk = SkKernelRidge(alpha=n * lam, kernel="rbf", gamma=1 / (2 * 2.0**2))
+        sk_pred = sk.fit(X.numpy(), y.numpy()).predict(Xt.numpy())
+        np.testing.assert_allclose(pred, sk_pred, rtol=1e-8, atol=1e-8 * np.abs(pred).max())
+
+
+def _preconditioned_residual(system, coef, Y, lam, w=None):
+    """Falkon's CG stopping measure ``|B^T (rhs - n H alpha)| / |B^T rhs|`` (exact products)."""
+    pre = nystrom_preconditioner(system.factor, [lam])
+    L = system.factor.L
+    Yc = Y[:, None] if Y.ndim == 1 else Y
+    rhs = system.op.rmatmat(Yc if w is None else w[:, None] * Yc)
+    Ha = system.op.normal_matmat(coef, weights=w)[0] + system.n * lam * (L @ (L.T @ coef))
+    return float(pre.apply_t(rhs - Ha).norm() / pre.apply_t(rhs).norm())
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_one_pass_equals_falkon_pcg_to_the_cg_tolerance(dtype, weighted):
+    X, y = _data(2000, 5)
+    Y = torch.stack([y, torch.cos(X[:, 0])], 1)
+    w = None
+    if weighted:
+        w = 0.2 + torch.rand(2000, dtype=torch.float64, generator=torch.Generator().manual_seed(3))
+    idx = np.arange(0, 2000, 4)
+    kernel = Gaussian(2.0)
+    for lam, tol in [(1e-3, 1e-8), (1e-6, 1e-8)]:
+        system = nystrom_system(kernel, X.to(dtype), idx, lam=lam)
+        one = nystrom_ridge_onepass(system, Y, lam, sample_weight=w)
+        pcg = nystrom_ridge(system, Y, lam, sample_weight=w, tol=tol, max_iter=1000)
+        assert pcg.cg.converged
+        # the one-pass solution passes Falkon's own stopping test at the CG tolerance (it is
+        # formed in the Nyström feature coordinates; measured 3e-12 to 1.4e-9)
+        assert _preconditioned_residual(system, one.coef, Y, lam, w) <= tol
+        Kn = kernel.block(X, X[idx])
+        rel = (Kn @ (one.coef - pcg.coef)).norm() / (Kn @ pcg.coef).norm()
+        assert float(rel) <= 10 * tol
+
+
+def test_statistics_are_reusable_for_a_lam_path():
+    X, y = _data(600, 3)
+    idx = np.arange(0, 600, 5)
+    system = nystrom_system(Gaussian(1.5), X, idx, lam=1e-2)
+    stats = nystrom_statistics(system, y)
+    assert isinstance(stats, NystromStatistics)
+    K = Gaussian(1.5).block(X, X[idx])
+    assert stats.basis is not None  # feature coordinates: H = Phi^T Phi, Phi = K L^-T
+    Phi = torch.linalg.solve_triangular(stats.basis, K.T, upper=False).T
+    torch.testing.assert_close(stats.H[0], Phi.T @ Phi)
+    penalty = stats.K_mm + stats.jitter * torch.eye(len(idx), dtype=torch.float64)
+    for lam in (1e-2, 1e-1):
+        got = nystrom_normal_solve(stats, lam).coef[:, 0]
+        A = K.T @ K / 600 + lam * penalty
+        ref = torch.linalg.solve(A, K.T @ y / 600)
+        torch.testing.assert_close(K @ got, K @ ref, rtol=1e-5, atol=1e-7)
+    with pytest.raises(InputError, match="lam: expected at least"):
+        nystrom_ridge_onepass(system, y, 1e-3)
+    with pytest.raises(InputError, match="rhs: expected shape"):
+        nystrom_normal_solve(stats, 1e-3, rhs=torch.ones(3, 1))
