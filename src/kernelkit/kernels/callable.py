@@ -78,6 +78,17 @@ class CallableKernel(Kernel):
         self.kernel_params = kernel_params
         self.mode_: str | None = None
 
+    @classmethod
+    def _check_example(cls) -> list[tuple[Kernel, Any, Any]]:
+        """Both conventions for the common kernel checks: a Gaussian of two rows and a
+        polynomial of two blocks (with ``kernel_params``)."""
+        rng = np.random.default_rng(0)
+        X, Y = rng.normal(size=(7, 3)), rng.normal(size=(5, 3))
+        return [
+            (cls(_example_gaussian_of_rows), X, Y),
+            (cls(_example_polynomial_of_blocks, kernel_params={"degree": 2}), X, None),
+        ]
+
     def _detect(self, A: np.ndarray, B: np.ndarray, params: dict) -> str:
         A, B = A[:_PROBE_ROWS], B[:_PROBE_ROWS]
         try:
@@ -128,3 +139,13 @@ class CallableKernel(Kernel):
 
 
 __all__ = ["CallableKernel"]
+
+
+def _example_gaussian_of_rows(x: np.ndarray, y: np.ndarray) -> float:
+    """``exp(-||x - y||^2)``, scikit-learn's convention (two rows in, a float out)."""
+    return float(np.exp(-np.sum((x - y) ** 2)))
+
+
+def _example_polynomial_of_blocks(X: np.ndarray, Y: np.ndarray, degree: int = 3) -> np.ndarray:
+    """``(<x, y> + 1)^degree`` of two blocks at once."""
+    return (X @ Y.T + 1.0) ** degree
