@@ -69,6 +69,9 @@ CASES: dict[str, Callable[[], BaseEstimator]] = {
     "ConcatenatedKernelRegressor": lambda: kernelkit.ConcatenatedKernelRegressor(
         n_restarts=2, max_iter=5
     ),
+    "GaussianProcessRegressor": lambda: kernelkit.GaussianProcessRegressor(
+        Gaussian(1.0), n_restarts_optimizer=1
+    ),
     "InvariantEmbedding": lambda: kernelkit.InvariantEmbedding(Gaussian(2.0), n_landmarks=10),
     "KernelAutoencoder": lambda: kernelkit.KernelAutoencoder(
         dims=(2,), init="random", landmarks=15, max_iter=5

@@ -180,7 +180,7 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         kernel value, ``d`` features, ``c`` outputs, ``t = 8 log10(1 / tol)`` CG passes):
         ``C_exact = n^2 (E + 2d) + n^3 / 3``, ``C_onepass = n m (E + 2d + 2c) + 2 n m^2 +
         m^3 / 3``, ``C_nystrom = t n m (E + 2d + 4c) + 2 m^3``; exact when ``m >= n`` or
-        ``C_exact`` is below ``5e10`` (about 0.5 s here) or below both others, else the
+        ``C_exact`` is below ``5e10`` flops or below both others, else the
         cheaper Nyström solver (one-pass up to ``m`` of one to two thousand).  ``solver_`` records
         the choice.  ``"auto"`` fits precomputed kernels and ``lam = 0`` exactly.  The
         parameters below are used by the Nyström solvers only.

@@ -295,8 +295,8 @@ key and row, and the sort and count of :func:`count_features` (peak resident mem
 ``Mismatch(k=8, m=2)`` on 1000 DNA sequences of length 100: 2.4 GB for 2.6e7 pairs)."""
 
 _OCCURRENCES_PER_SECOND = 1e6
-"""Pairs per second :meth:`Mismatch.features` handles (the same run: 47 s on a loaded
-2-core machine; an order of size for the estimate)."""
+"""Pairs per second :meth:`Mismatch.features` handles: an order of size for the estimate
+(the calibrating run is in ``docs/measurements.md``)."""
 
 
 class Mismatch(_FeatureStringKernel):

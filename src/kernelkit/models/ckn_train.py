@@ -256,8 +256,8 @@ def one_thread() -> Iterator[None]:
     """Run torch single-threaded inside the block (restored after).
 
     The classifier's L-BFGS is thousands of small operations; spread over threads each of
-    them waits for the others, which on a shared, loaded CPU costs 30x the work (0.6 s
-    against 21.6 s for 60 iterations on 540 x 64 features, same result).
+    them waits for the others, which on a shared, loaded CPU costs many times the work
+    (measured in ``docs/measurements.md``; the result is the same).
     """
     threads = torch.get_num_threads()
     torch.set_num_threads(1)

@@ -80,7 +80,7 @@ on the 2-core x86-64 machine of the benchmarks a pass over ``K_nm`` runs at 2.0-
 entry per core (docs/scale.md) and float64 GEMM at about 95 GFLOP/s on both cores."""
 
 EXACT_FLOPS = 5e10
-"""Modelled cost (float64 GEMM flops, about 0.5 s here) under which ``solver="auto"`` takes the
+"""Modelled cost (float64 GEMM flops) under which ``solver="auto"`` takes the
 exact solver whatever the Nyström cost: the exact answer when it is cheap in absolute terms."""
 
 SOLVERS = ("exact", "onepass", "nystrom")
