@@ -1,4 +1,5 @@
-"""GaussianProcessRegressor against scikit-learn's, and its scikit-learn conformance."""
+"""GaussianProcessRegressor against scikit-learn's (its scikit-learn conformance runs with every
+estimator in ``tests/test_common.py``)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,6 @@ from sklearn.datasets import load_diabetes
 from sklearn.gaussian_process import GaussianProcessRegressor as SkGPR
 from sklearn.gaussian_process.kernels import RBF, WhiteKernel
 from sklearn.gaussian_process.kernels import ConstantKernel as C
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from kernelkit import GaussianProcessRegressor, KernelRidge
 from kernelkit.kernels import Gaussian
@@ -142,11 +142,6 @@ def test_bad_prediction_arguments_are_named():
         gp.predict(X, return_std=True, return_cov=True)
     with pytest.raises(InputError, match="n_samples"):
         gp.sample_y(X, n_samples=0)
-
-
-@parametrize_with_checks([GaussianProcessRegressor()])
-def test_sklearn_conformance(estimator, check):
-    check(estimator)
 
 
 def test_fingerprint_gp_learns_amplitude_and_noise_at_a_stationary_point():
