@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from numbers import Integral, Real
 from typing import Any, ClassVar
 
@@ -20,10 +21,20 @@ from kernelkit.estimators._base import (
     to_numpy,
 )
 from kernelkit.gram import gram
+from kernelkit.gram.nystrom import take
 from kernelkit.kernels import Kernel
 from kernelkit.kernels.base import Batch, ScaledKernel
 from kernelkit.models.conformal import conformal_interval
+from kernelkit.models.falkon import CENTRE_METHODS, choose_solver, forced_solver, select_centres
 from kernelkit.models.gp import GPFit, gp_fit, gp_predict
+from kernelkit.models.gp_nystrom import (
+    StreamedBound,
+    row_tiles,
+    sparse_gp_bound,
+    sparse_gp_posterior,
+    sparse_gp_predict,
+    sparse_gp_statistics,
+)
 from kernelkit.models.hyperparams import continuous_params, differentiable_params, kernel_with
 from kernelkit.solvers import cholesky_factor, lbfgs
 from kernelkit.utils.constraints import Interval, StrOptions
@@ -53,6 +64,16 @@ class GaussianProcessRegressor(KernelEstimatorMixin, RegressorMixin, BaseEstimat
     whose kernel computes with tensors (vectors, fingerprints, strings, graphs, a Gram).
     The posterior mean equals kernel ridge regression with ``n lam = noise / amplitude``.
 
+    With ``solver="nystrom"`` the GP is Titsias's sparse variational GP ("Variational
+    learning of inducing variables in sparse Gaussian processes", AISTATS 2009) on
+    ``n_centers`` centres chosen among the training points: the hyper-parameters maximise
+    his lower bound of the log marginal likelihood, the mean is Nyström kernel ridge
+    regression with ``n lam = noise / amplitude``, and the variance
+    ``a (k(x, x) - phi^T phi) + noise phi^T (Phi^T Phi + noise / a I)^{-1} phi`` with the
+    Nyström features ``phi = L^{-1} k_m(x)`` (:mod:`kernelkit.models.gp_nystrom`).  It needs
+    one pass over the data per evaluation of the bound and ``O(n m + m^2)`` memory; with
+    every training point a centre it is the exact GP.
+
     scikit-learn's ``GaussianProcessRegressor(kernel=ConstantKernel(a) * RBF(sigma),
     alpha=noise)`` is this model with ``Gaussian(sigma)``, ``amplitude=a``, ``noise=noise``;
     its ``... + WhiteKernel(noise)`` has the same likelihood and mean, and a predictive
@@ -76,8 +97,21 @@ class GaussianProcessRegressor(KernelEstimatorMixin, RegressorMixin, BaseEstimat
         start (``random_state``); the largest likelihood is kept.
     normalize_y : bool, default False
         Centre and scale the targets to unit variance before fitting (scikit-learn's rule).
+    solver : {"auto", "exact", "nystrom"}, default "auto"
+        ``"exact"``: the ``n x n`` Cholesky; ``"nystrom"``: the sparse variational GP on
+        ``n_centers`` centres; ``"auto"``: exact unless the cost model of kernel ridge
+        regression (:func:`~kernelkit.models.falkon.choose_solver`) prefers a Nyström solver.
+        More centres than training points fits the exact GP, with a warning.
+    n_centers : int, default 500
+        Number of centres (inducing points) of the Nyström solver (half KernelRidge's
+        default: learning the hyper-parameters takes one pass per evaluation of the bound,
+        about 20 evaluations, each ``O(n m^2)``).
+    centers : {"uniform", "kmeans++", "greedy"}, default "uniform"
+        How the centres are chosen among the training points (as in
+        :class:`~kernelkit.estimators.KernelRidge`).
     random_state : None, int, RandomState or Generator
-        Seed of the restarts, of ``sample_y``'s default and of ``predict_interval("split")``.
+        Seed of the restarts, of the centres, of ``sample_y``'s default and of
+        ``predict_interval("split")``.
 
     Attributes
     ----------
@@ -86,11 +120,18 @@ class GaussianProcessRegressor(KernelEstimatorMixin, RegressorMixin, BaseEstimat
     amplitude_, noise_ : float
         Learned (or given) amplitude and noise variance (of the normalised targets).
     log_marginal_likelihood_value_ : float
-        ``log p(y | X)`` at the fitted hyper-parameters (normalised targets).
+        ``log p(y | X)`` at the fitted hyper-parameters (normalised targets); with the
+        Nyström solver, Titsias's lower bound of it.
     alpha_ : ndarray or torch.Tensor
-        ``(amplitude K + noise I)^{-1} y``.
+        Coefficients of the posterior mean ``kernel_(x, X_fit_) @ alpha_``:
+        ``(amplitude K + noise I)^{-1} y`` (exact), ``L^{-T} B^{-1} b / amplitude`` on the
+        centres (Nyström).
     X_fit_ : torch.Tensor or batch
-        Training data prepared by ``kernel_``.
+        Training data prepared by ``kernel_`` (exact) or the centres (Nyström).
+    solver_ : str
+        ``"exact"`` or ``"nystrom"``: the solver that ran.
+    center_indices_ : ndarray of int
+        Indices of the centres among the training points (Nyström solver only).
     y_train_ : ndarray or torch.Tensor
         Training targets (as given).
     n_features_in_ : int
@@ -113,6 +154,9 @@ class GaussianProcessRegressor(KernelEstimatorMixin, RegressorMixin, BaseEstimat
         "optimizer": [StrOptions({"lbfgs"}), None],
         "n_restarts_optimizer": [Interval(Integral, 0, None, closed="left")],
         "normalize_y": ["boolean"],
+        "solver": [StrOptions({"auto", "exact", "nystrom"})],
+        "n_centers": [Interval(Integral, 1, None, closed="left")],
+        "centers": [StrOptions(set(CENTRE_METHODS))],
         "random_state": RANDOM_STATE_CONSTRAINT,
     }
 
@@ -125,6 +169,9 @@ class GaussianProcessRegressor(KernelEstimatorMixin, RegressorMixin, BaseEstimat
         optimizer: str | None = "lbfgs",
         n_restarts_optimizer: int = 0,
         normalize_y: bool = False,
+        solver: str = "auto",
+        n_centers: int = 500,
+        centers: str = "uniform",
         random_state: Any = None,
     ):
         self.kernel = kernel
@@ -133,11 +180,15 @@ class GaussianProcessRegressor(KernelEstimatorMixin, RegressorMixin, BaseEstimat
         self.optimizer = optimizer
         self.n_restarts_optimizer = n_restarts_optimizer
         self.normalize_y = normalize_y
+        self.solver = solver
+        self.n_centers = n_centers
+        self.centers = centers
         self.random_state = random_state
 
     # ------------------------------------------------------------------ fit
     def fit(self, X: Any, y: Any) -> GaussianProcessRegressor:
-        """Learn the hyper-parameters (``optimizer``) and factorise the training covariance."""
+        """Learn the hyper-parameters (``optimizer``) and factorise the training covariance
+        (exact) or form the one-pass statistics of the sparse GP (``solver_ == "nystrom"``)."""
         self._validate_params()
         Xb = self._fit_X(X)
         Y = self._validate_y_numeric(y, len(Xb), result_dtype(Xb))
@@ -150,22 +201,54 @@ class GaussianProcessRegressor(KernelEstimatorMixin, RegressorMixin, BaseEstimat
             "noise": 0.1 * amp0 if self.noise == "auto" else float(self.noise),
         }
         base = self.kernel_
+        self.solver_ = self._choose_solver(Xb)
+        centres = None
+        if self.solver_ == "nystrom":
+            self.center_indices_ = select_centres(
+                base, Xb, int(self.n_centers), method=self.centers, random_state=self.random_state
+            )
+            centres = take(Xb, self.center_indices_)
         names: list[str] = []
+        values = start
         if self.optimizer is not None:
             names = differentiable_params(base, Xb, continuous_params(base, "auto"))
             learned = [k for k in ("amplitude", "noise") if getattr(self, k) == "auto"]
-            values = self._optimise(base, Xb, Yn, start, names, learned)
-        else:
-            values = start
+            if centres is None:
+                objective = self._exact_objective(base, Xb, Yn, start, names, learned)
+            else:
+                objective = self._sparse_objective(base, Xb, centres, Yn, start, names, learned)
+            values = self._optimise(
+                objective, {**start, **base.get_params(deep=True)}, names + learned, start
+            )
         kernel = base.set_params(**{n: values[n] for n in names}) if names else base
         self.amplitude_, self.noise_ = float(values["amplitude"]), float(values["noise"])
         self.kernel_ = ScaledKernel(kernel, self.amplitude_)
-        self.X_fit_ = Xb
-        fit = gp_fit(gram(self.kernel_, Xb), Yn, self.noise_)
-        self._factor, self._coef = fit.factor, fit.coef
-        self.alpha_ = like_input(fit.coef, X)
-        self.log_marginal_likelihood_value_ = float(fit.log_marginal_likelihood)
+        if centres is None:
+            self.X_fit_ = Xb
+            fit = gp_fit(gram(self.kernel_, Xb), Yn, self.noise_)
+            self._factor, self._coef = fit.factor, fit.coef
+            self.alpha_ = like_input(fit.coef, X)
+            self.log_marginal_likelihood_value_ = float(fit.log_marginal_likelihood)
+            return self
+        self.X_fit_ = centres
+        stats = sparse_gp_statistics(kernel, Xb, centres, Yn)
+        self._posterior = sparse_gp_posterior(
+            stats, self.amplitude_, self.noise_, single_output=Yn.ndim == 1
+        )
+        self.alpha_ = like_input(self._posterior.coef / self.amplitude_, X)
+        bound = sparse_gp_bound(stats, self.amplitude_, self.noise_)
+        self.log_marginal_likelihood_value_ = float(bound)
         return self
+
+    def _choose_solver(self, Xb: Batch) -> str:
+        """``solver`` resolved: ``"auto"`` is exact unless the Nyström cost model of
+        :func:`~kernelkit.models.falkon.choose_solver` prefers a Nyström solver; more centres
+        than points is the exact GP (with a warning)."""
+        n, m = len(Xb), int(self.n_centers)
+        if self.solver == "auto":
+            d = int(Xb.shape[1]) if isinstance(Xb, torch.Tensor) and Xb.ndim == 2 else 0
+            return "exact" if choose_solver(n, m, d=d) == "exact" else "nystrom"
+        return forced_solver(self.solver, n, m)
 
     def _normalise(self, Y: torch.Tensor) -> torch.Tensor:
         """Targets centred and scaled (``normalize_y``), with the constants stored."""
@@ -178,21 +261,18 @@ class GaussianProcessRegressor(KernelEstimatorMixin, RegressorMixin, BaseEstimat
         self._y_mean, self._y_std = mean, std
         return (Y - mean) / std
 
-    def _optimise(
-        self,
+    @staticmethod
+    def _exact_objective(
         base: Kernel,
         Xb: Batch,
         Y: torch.Tensor,
         start: dict[str, float],
         names: list[str],
         learned: list[str],
-    ) -> dict[str, float]:
-        """L-BFGS over the log-hyper-parameters from ``start`` and the random restarts."""
+    ) -> Callable[[torch.Tensor], torch.Tensor]:
+        """``-log p(y | X)`` of the exact GP as a function of the log-hyper-parameters."""
         keys = names + learned
-        values = {**start, **base.get_params(deep=True)}
         fixed = {k: torch.tensor(start[k], dtype=Y.dtype) for k in ("amplitude", "noise")}
-        if not keys:
-            return start
 
         def objective(t: torch.Tensor) -> torch.Tensor:
             v = dict(zip(keys, torch.exp(t), strict=True))
@@ -200,6 +280,45 @@ class GaussianProcessRegressor(KernelEstimatorMixin, RegressorMixin, BaseEstimat
             amp = v.get("amplitude", fixed["amplitude"])
             return -gp_fit(amp * K, Y, v.get("noise", fixed["noise"])).log_marginal_likelihood
 
+        return objective
+
+    @staticmethod
+    def _sparse_objective(
+        base: Kernel,
+        Xb: Batch,
+        centres: Batch,
+        Y: torch.Tensor,
+        start: dict[str, float],
+        names: list[str],
+        learned: list[str],
+    ) -> Callable[[torch.Tensor], torch.Tensor]:
+        """``-F`` (Titsias's bound, :mod:`kernelkit.models.gp_nystrom`) of the log-hyper-
+        parameters: statistics formed once when only the amplitude and the noise are learned,
+        two streamed passes per evaluation otherwise."""
+        if names:
+            return StreamedBound(
+                lambda v: kernel_with(base, v), names, Xb, centres, Y, start, learned
+            )
+        stats = sparse_gp_statistics(base, Xb, centres, Y)
+
+        def objective(t: torch.Tensor) -> torch.Tensor:
+            v = dict(zip(learned, torch.exp(t), strict=True))
+            amp = v.get("amplitude", start["amplitude"])
+            return -sparse_gp_bound(stats, amp, v.get("noise", start["noise"]))
+
+        return objective
+
+    def _optimise(
+        self,
+        objective: Callable[[torch.Tensor], torch.Tensor],
+        values: dict[str, Any],
+        keys: list[str],
+        start: dict[str, float],
+    ) -> dict[str, float]:
+        """L-BFGS over the log-hyper-parameters ``keys`` from ``values`` and the random
+        restarts; the best finite objective wins."""
+        if not keys:
+            return start
         t0 = np.log([float(values[k]) for k in keys])
         rng = check_random_state(self.random_state)
         starts = [t0] + [
@@ -232,13 +351,16 @@ class GaussianProcessRegressor(KernelEstimatorMixin, RegressorMixin, BaseEstimat
                 "return_std, return_cov: at most one of them can be requested, got both True"
             )
         Xb = self._predict_X(X)
-        Ks = gram(self.kernel_, Xb, self.X_fit_)
-        prior_diag = self.kernel_.block_diag(Xb).to(Ks.dtype) if return_std else None
-        prior_cov = gram(self.kernel_, Xb) if return_cov else None
-        lml = torch.tensor(self.log_marginal_likelihood_value_)
-        fit = GPFit(self._factor, self._coef, lml, 0.0)
-        mean, spread = gp_predict(fit, Ks, prior_diag, prior_cov)
-        mean = mean * self._y_std + self._y_mean
+        if self.solver_ == "nystrom":
+            mean, spread = self._predict_sparse(Xb, return_std, return_cov)
+        else:
+            Ks = gram(self.kernel_, Xb, self.X_fit_)
+            prior_diag = self.kernel_.block_diag(Xb).to(Ks.dtype) if return_std else None
+            prior_cov = gram(self.kernel_, Xb) if return_cov else None
+            lml = torch.tensor(self.log_marginal_likelihood_value_)
+            fit = GPFit(self._factor, self._coef, lml, 0.0)
+            mean, spread = gp_predict(fit, Ks, prior_diag, prior_cov)
+        mean = mean.to(self._y_std.dtype) * self._y_std + self._y_mean
         if spread is None:
             return like_input(mean, X)
         if return_std:
@@ -247,6 +369,23 @@ class GaussianProcessRegressor(KernelEstimatorMixin, RegressorMixin, BaseEstimat
             return like_input(mean, X), like_input(std, X)
         cov = spread * self._y_std**2 if mean.ndim == 1 else spread[..., None] * self._y_std**2
         return like_input(mean, X), like_input(cov, X)
+
+    def _predict_sparse(
+        self, Xb: Batch, return_std: bool, return_cov: bool
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """Sparse-GP mean and variance in row tiles (covariance: one block)."""
+        base = self.kernel_.kernel
+        if return_cov:
+            Ks = base.block(Xb, self.X_fit_)
+            return sparse_gp_predict(self._posterior, Ks, prior_cov=base.block(Xb, Xb))
+        means, spreads = [], []
+        for i, j in row_tiles(len(Xb), len(self.X_fit_)):
+            rows = Xb[i:j] if isinstance(Xb, torch.Tensor) else take(Xb, np.arange(i, j))
+            diag = base.block_diag(rows) if return_std else None
+            mean, var = sparse_gp_predict(self._posterior, base.block(rows, self.X_fit_), diag)
+            means.append(mean)
+            spreads.append(var)
+        return torch.cat(means), (torch.cat(spreads) if return_std else None)
 
     def sample_y(self, X: Any, n_samples: int = 1, random_state: Any = 0) -> Any:
         """Draws of ``f`` from the posterior at ``X``: shape ``(m, n_samples)`` (single output)
@@ -276,6 +415,12 @@ class GaussianProcessRegressor(KernelEstimatorMixin, RegressorMixin, BaseEstimat
         least ``1 - 2 alpha`` (Barber et al. 2021, Theorem 1); split conformal at least
         ``1 - alpha``.  Single output."""
         check_is_fitted(self, "alpha_")
+        if self.solver_ != "exact":
+            raise InputError(
+                f"predict_interval: the conformal intervals need the exact GP's leave-one-out "
+                f"fits; refit with solver='exact' or use predict(X, return_std=True) "
+                f"(fitted solver_={self.solver_!r})"
+            )
         if self._coef.ndim != 1:
             raise InputError("y: predict_interval needs a single-output fit")
         Xb = self._predict_X(X)
