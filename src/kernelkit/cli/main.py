@@ -206,17 +206,20 @@ def _build_parser(command: str | None = None) -> argparse.ArgumentParser:
         sub,
         "fit",
         "fit a kernel model and save it",
-        "Fit kernel ridge regression, a kernel SVC or a K2AE on a data file and save the "
-        "model (a .zip file or a folder) for kernelkit predict and kernelkit.io.load.",
+        "Fit kernel ridge regression, a Gaussian process, a kernel SVC or a K2AE on a data "
+        "file and save the model (a .zip file or a folder) for kernelkit predict and "
+        "kernelkit.io.load.",
     )
     fit.add_argument("input", help="data file or folder")
-    fit.add_argument("--model", choices=("ridge", "svc", "autoencoder"), required=True)
+    fit.add_argument("--model", choices=("ridge", "gp", "svc", "autoencoder"), required=True)
     _add_reader_options(fit, kernel("fit"))
     _add_target_options(
         fit, task_default="regression for ridge, classification for svc (class names as written)"
     )
     fit.add_argument(
-        "--lam", default="1e-3", help="ridge / K2AE lam; with --cv a list such as 1e-4,1e-3"
+        "--lam",
+        help="ridge / K2AE lam (default 1e-3); with --cv a list such as 1e-4,1e-3; 'auto' "
+        "(ridge): leave-one-out over a grid, then L-BFGS on log lam. A gp learns its noise",
     )
     fit.add_argument(
         "--cv",
@@ -251,6 +254,16 @@ def _build_parser(command: str | None = None) -> argparse.ArgumentParser:
     _add_reader_options(predict, None)
     predict.add_argument("--kernel", help=argparse.SUPPRESS)
     predict.add_argument("--diag", help=".npy of k(x, x) of a cross-Gram's records")
+    predict.add_argument(
+        "--interval",
+        type=float,
+        metavar="LEVEL",
+        help="add lower and upper columns: jackknife+ intervals of level LEVEL such as 0.9 "
+        "(ridge and gp models fitted exactly)",
+    )
+    predict.add_argument(
+        "--std", action="store_true", help="add the posterior standard deviation (gp models)"
+    )
     _add_output_options(predict, None, "CSV file of predictions")
     predict.set_defaults(handler=_run_predict)
 

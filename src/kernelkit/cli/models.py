@@ -36,9 +36,11 @@ from kernelkit.utils.kinds import InputKind
 
 
 # ---------------------------------------------------------------------- fit
-def _estimator(args: argparse.Namespace, kernel: Kernel, n_records: int, lam: float) -> Any:
-    from kernelkit import KernelAutoencoder, KernelRidge, KernelSVC
+def _estimator(args: argparse.Namespace, kernel: Kernel, n_records: int, lam: Any) -> Any:
+    from kernelkit import GaussianProcessRegressor, KernelAutoencoder, KernelRidge, KernelSVC
 
+    if args.model == "gp":
+        return GaussianProcessRegressor(kernel, random_state=args.seed)
     if args.model == "ridge" and args.solver == "nystrom":
         return KernelRidge(
             kernel,
@@ -66,10 +68,10 @@ def _check_fit_target(args: argparse.Namespace, data: DataFile, target: Any) -> 
         raise UsageError(f"--target or --labels: a {args.model} model needs targets")
     if target is None:
         return
-    if args.model == "ridge" and target.classes is not None:
+    if args.model in ("ridge", "gp") and target.classes is not None:
         raise UsageError(
-            f"--task classification: ridge regression needs a numeric target ({target.name!r} "
-            "taken as classes); use --model svc"
+            f"--task classification: {args.model} regression needs a numeric target "
+            f"({target.name!r} taken as classes); use --model svc"
         )
     if args.model == "svc" and target.classes is None:
         raise UsageError("--task regression: an SVC needs classes; use --model ridge")
@@ -88,7 +90,7 @@ def _tuned(args: argparse.Namespace, data: DataFile, X: Any, y: Any) -> tuple[Ke
     kernels = [input_kernel(spec, data) for spec in args.kernels]
     if args.cv is None:
         return kernels[0], args.lams[0], ""
-    what = "R²" if args.model == "ridge" else "accuracy"
+    what = "accuracy" if args.model == "svc" else "R²"
     cells = cross_validate(
         args, kernels, X, y, lambda kernel, lam: _estimator(args, kernel, len(data), lam)
     )
@@ -105,14 +107,16 @@ def _tuned(args: argparse.Namespace, data: DataFile, X: Any, y: Any) -> tuple[Ke
 
 
 def run_fit_command(args: argparse.Namespace) -> int:
-    """``kernelkit fit INPUT --model ridge|svc|autoencoder --out MODEL`` (``--cv K`` or
+    """``kernelkit fit INPUT --model ridge|gp|svc|autoencoder --out MODEL`` (``--cv K`` or
     ``--split COLUMN``: see :mod:`kernelkit.cli.tuning`)."""
     from kernelkit.io import save
 
     out = args.out
     data = read_input(args)
     check_tunable(args, data)
-    default_task = {"ridge": "regression", "svc": "classification"}.get(args.model)
+    default_task = {"ridge": "regression", "gp": "regression", "svc": "classification"}.get(
+        args.model
+    )
     target = read_target(args, data, task=default_task)
     _check_fit_target(args, data, target)
     if distinct_records(data) < 2:
@@ -136,7 +140,7 @@ def run_fit_command(args: argparse.Namespace) -> int:
     else:
         with cluster_client(args) as client:
             estimator.fit(X if client is None else distribute(X, client), y)
-        name = "R²" if args.model == "ridge" else "accuracy"
+        name = "accuracy" if args.model == "svc" else "R²"
         score = f"training {name} {estimator.score(X, y):.4g}"
         if test is not None:
             score += f", test {name} {estimator.score(test[0].items, test[1]):.4g} on the "
@@ -146,10 +150,26 @@ def run_fit_command(args: argparse.Namespace) -> int:
     save(estimator, out, overwrite=args.overwrite)
     if not args.quiet:
         print(
-            f"{type(estimator).__name__} with {describe_kernel(kernel)}, lam={lam:g} on "
+            f"{type(estimator).__name__} with {describe_kernel(kernel)}{_chosen(estimator)} on "
             f"{len(data)} records: {score}{tuning} ({seconds:.2f} s); saved to {out}"
         )
     return 0
+
+
+def _chosen(estimator: Any) -> str:
+    """The fitted hyper-parameters as the fit line reports them."""
+    if hasattr(estimator, "noise_"):
+        learned = estimator.kernel_.kernel.get_params(deep=False)
+        values = "".join(f", {k}={v:.4g}" for k, v in learned.items() if isinstance(v, float))
+        return (
+            f"{values}, amplitude={estimator.amplitude_:.4g}, noise={estimator.noise_:.4g} "
+            f"(log marginal likelihood {estimator.log_marginal_likelihood_value_:.5g}, "
+            f"{estimator.solver_} solver)"
+        )
+    if hasattr(estimator, "lam_"):
+        loo = np.sqrt(np.mean(np.square(np.asarray(estimator.loo_residuals_))))
+        return f", lam={estimator.lam_:.4g} chosen (leave-one-out RMSE {loo:.4g})"
+    return f", lam={estimator.lam:g}" if hasattr(estimator, "lam") else ""
 
 
 # ---------------------------------------------------------------------- predict
@@ -208,6 +228,25 @@ def _values(model: Any, X: Any, n: int) -> tuple[list[str], np.ndarray]:
     return [f"prediction_{j + 1}" for j in range(values.shape[1])], values
 
 
+def _uncertainty(
+    args: argparse.Namespace, model: Any, X: Any, header: list[str], values: np.ndarray
+) -> tuple[list[str], np.ndarray]:
+    """``--std`` (a GP's posterior standard deviation) and ``--interval LEVEL`` (jackknife+
+    lower and upper bounds) as extra columns."""
+    name = type(model).__name__
+    if args.std:
+        if not hasattr(model, "noise_"):
+            raise UsageError(f"--std: only a gp model has a posterior spread, got a {name}")
+        std = np.asarray(model.predict(X, return_std=True)[1]).reshape(len(values), -1)
+        header, values = [*header, "std"], np.hstack([values, std])
+    if args.interval is not None:
+        if not hasattr(model, "predict_interval") or values.shape[1] < 1:
+            raise UsageError(f"--interval: a {name} model has no prediction intervals")
+        bounds = np.asarray(model.predict_interval(X, alpha=1 - args.interval))
+        header, values = [*header, "lower", "upper"], np.hstack([values, bounds])
+    return header, values
+
+
 def run_predict_command(args: argparse.Namespace) -> int:
     """``kernelkit predict MODEL INPUT --out FILE.csv``."""
     from kernelkit.io import load
@@ -232,6 +271,7 @@ def run_predict_command(args: argparse.Namespace) -> int:
     stage(args, f"predicting {len(data)} records")
     try:
         header, values = _values(model, X, len(data))
+        header, values = _uncertainty(args, model, X, header, values)
     except InputError as exc:
         raise DataFileError(data.path, str(exc)) from exc
     with staged(out, folder=False) as tmp, tmp.open("w", newline="", encoding="utf-8") as fh:

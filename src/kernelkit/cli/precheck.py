@@ -168,6 +168,8 @@ def _check_options(args: argparse.Namespace) -> None:
             "--gram: two-sample reads two files of records; for a Gram matrix of the pooled "
             "sample use kernelkit.stats.two_sample_test(K, n, kernel='precomputed')"
         )
+    if args.command == "predict" and args.interval is not None and not 0 < args.interval < 1:
+        raise UsageError(f"--interval: expected a level in (0, 1) such as 0.9, got {args.interval}")
     if args.command == "predict" and args.kernel is not None:
         raise UsageError(
             f"--kernel {args.kernel}: the model carries its kernel; predict takes no --kernel"
@@ -184,7 +186,20 @@ def _check_options(args: argparse.Namespace) -> None:
 
 def _check_fit(args: argparse.Namespace) -> None:
     check_cluster_options(args)
-    args.lams = parse_lams(args.lam)
+    if args.model == "gp" and args.lam is not None:
+        raise UsageError(
+            f"--lam {args.lam}: a gp learns its noise variance (the lam of ridge regression "
+            "is noise / (n amplitude)); drop --lam"
+        )
+    if args.model == "gp" and args.cv is not None:
+        raise UsageError("--cv: a gp learns its hyper-parameters by marginal likelihood")
+    auto = args.lam is not None and args.lam.strip().lower() == "auto"
+    if auto and (args.model != "ridge" or args.cv is not None):
+        raise UsageError(
+            f"--lam auto: only --model ridge without --cv chooses lam, got --model {args.model}"
+            + (f" with --cv {args.cv}" if args.cv is not None else "")
+        )
+    args.lams = ["auto"] if auto else parse_lams("1e-3" if args.lam is None else args.lam)
     if args.model == "autoencoder" and len(args.dims) != 1:
         raise UsageError(f"--dims: a fitted autoencoder has one code width, got {args.dims}")
     if args.model != "autoencoder" and args.target is None and args.labels is None:
@@ -195,7 +210,7 @@ def _check_fit(args: argparse.Namespace) -> None:
     if args.cv is not None and args.cv < 2:
         raise UsageError(f"--cv: expected at least 2 folds, got {args.cv}")
     if tuning and args.model == "autoencoder":
-        raise UsageError("--cv / --split: only --model ridge and svc are scored")
+        raise UsageError("--cv / --split: only --model ridge, gp and svc are scored")
     if len(args.lams) > 1 and args.cv is None:
         raise UsageError(f"--lam {args.lam}: a list of values makes a grid, which needs --cv K")
     if tuning and (args.scheduler is not None or args.workers is not None):

@@ -28,6 +28,7 @@ from kernelkit.models.conformal import conformal_interval
 from kernelkit.models.falkon import CENTRE_METHODS, choose_solver, forced_solver, select_centres
 from kernelkit.models.gp import GPFit, gp_fit, gp_predict
 from kernelkit.models.gp_nystrom import (
+    SparseGPPosterior,
     StreamedBound,
     row_tiles,
     sparse_gp_bound,
@@ -232,10 +233,9 @@ class GaussianProcessRegressor(KernelEstimatorMixin, RegressorMixin, BaseEstimat
             return self
         self.X_fit_ = centres
         stats = sparse_gp_statistics(kernel, Xb, centres, Yn)
-        self._posterior = sparse_gp_posterior(
-            stats, self.amplitude_, self.noise_, single_output=Yn.ndim == 1
-        )
-        self.alpha_ = like_input(self._posterior.coef / self.amplitude_, X)
+        post = sparse_gp_posterior(stats, self.amplitude_, self.noise_, single_output=Yn.ndim == 1)
+        self._coef, self._basis, self._factor = post.coef, post.basis, post.factor
+        self.alpha_ = like_input(post.coef / self.amplitude_, X)
         bound = sparse_gp_bound(stats, self.amplitude_, self.noise_)
         self.log_marginal_likelihood_value_ = float(bound)
         return self
@@ -375,14 +375,17 @@ class GaussianProcessRegressor(KernelEstimatorMixin, RegressorMixin, BaseEstimat
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Sparse-GP mean and variance in row tiles (covariance: one block)."""
         base = self.kernel_.kernel
+        post = SparseGPPosterior(
+            self._coef, self._basis, self._factor, self.amplitude_, self.noise_
+        )
         if return_cov:
             Ks = base.block(Xb, self.X_fit_)
-            return sparse_gp_predict(self._posterior, Ks, prior_cov=base.block(Xb, Xb))
+            return sparse_gp_predict(post, Ks, prior_cov=base.block(Xb, Xb))
         means, spreads = [], []
         for i, j in row_tiles(len(Xb), len(self.X_fit_)):
             rows = Xb[i:j] if isinstance(Xb, torch.Tensor) else take(Xb, np.arange(i, j))
             diag = base.block_diag(rows) if return_std else None
-            mean, var = sparse_gp_predict(self._posterior, base.block(rows, self.X_fit_), diag)
+            mean, var = sparse_gp_predict(post, base.block(rows, self.X_fit_), diag)
             means.append(mean)
             spreads.append(var)
         return torch.cat(means), (torch.cat(spreads) if return_std else None)
