@@ -34,7 +34,7 @@ def _read(path):
 
 
 def test_gp_fit_reports_its_hyperparameters_and_predicts_std_and_intervals(cli, table, tmp_path):
-    path, X, y = table
+    path, X, _ = table
     model = tmp_path / "gp.zip"
     fit = cli("fit", path, "--model", "gp", "--target", "y", "--out", model, "--quiet")
     assert fit.code == 0, fit.err

@@ -146,7 +146,7 @@ def test_conformal_coverage_on_synthetic_data():
         ({"kernel_params": "all"}, "kernel_params"),
         ({"kernel_params": ["width"]}, "kernel_params"),
         ({"lam": "auto", "cv": 3}, "cv"),
-        ({"lam": [1e-3], "solver": "nystrom", "n_centers": 5}, "lam"),
+        ({"lam": [1e-3], "solver": "nystrom", "n_centers": 5, "cv": 3}, "lam"),
     ],
 )
 def test_bad_selection_parameters_are_named(params, match):

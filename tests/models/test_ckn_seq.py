@@ -109,7 +109,6 @@ def test_block_spherical_kmeans_gives_unit_rows():
     torch.testing.assert_close(C.view(5, 3, 4).norm(dim=2), torch.ones(5, 3).double())
 
 
-
 @pytest.mark.parametrize("pooling", ["mean", "sum"])
 def test_position_bins_pool_each_bin_separately(pooling):
     """Bins against a loop: position ``t`` of a sequence of length ``L`` is in bin

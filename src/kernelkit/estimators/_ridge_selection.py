@@ -16,6 +16,11 @@ leave-one-out fits, split conformal).
   on the LOO / GCV criterion in log space, its gradient by autograd through one Cholesky
   factorisation per evaluation; then the grid (or the continuous ``lam``) is chosen again
   at the tuned kernel.
+* Nyström solvers (``solver_ != "exact"``, :func:`fit_selected_nystrom`): one pass for the
+  statistics, one ``m x m`` eigendecomposition (:mod:`kernelkit.models.nystrom_path`); GCV in
+  closed form, LOO in one more pass for the whole grid; ``lam="auto"`` refines GCV by L-BFGS
+  on ``log lam``, LOO by a second pass over a 9-value grid between the best value's
+  neighbours.  Unweighted, no ``kernel_params``, ``cv`` in ``{"loo", "gcv"}``.
 """
 
 from __future__ import annotations
@@ -32,7 +37,9 @@ from kernelkit.gram import gram
 from kernelkit.kernels import Kernel
 from kernelkit.kernels.base import Batch
 from kernelkit.models.conformal import conformal_interval
+from kernelkit.models.falkon import nystrom_system, select_centres
 from kernelkit.models.hyperparams import continuous_params, differentiable_params, kernel_with
+from kernelkit.models.nystrom_path import nystrom_path
 from kernelkit.models.ridge_path import (
     RidgeSpectrum,
     check_lam_grid,
@@ -51,7 +58,13 @@ AUTO_GRID = np.logspace(-9, 1, 21)
 MAX_ITER = 50
 """L-BFGS iterations of the continuous refinements."""
 
-__all__ = ["AUTO_GRID", "fit_selected", "ridge_interval", "selects_hyperparameters"]
+__all__ = [
+    "AUTO_GRID",
+    "fit_selected",
+    "fit_selected_nystrom",
+    "ridge_interval",
+    "selects_hyperparameters",
+]
 
 
 def selects_hyperparameters(est: Any) -> bool:
@@ -127,13 +140,52 @@ def _cv_results(grid: np.ndarray, errors: np.ndarray) -> dict[str, Any]:
     return results
 
 
+def fit_selected_nystrom(est: Any, Xb: Batch, Y: torch.Tensor, w: np.ndarray | None, X: Any) -> Any:
+    """Fit a Nyström ``est`` choosing ``lam`` from the one-pass statistics (module docstring)."""
+    if est.kernel_params is not None or w is not None or est.cv not in ("loo", "gcv"):
+        raise InputError(
+            f"lam: the Nyström lam path selects lam by cv='loo' or 'gcv', unweighted and "
+            f"without kernel_params; got cv={est.cv!r}, kernel_params={est.kernel_params!r}, "
+            f"sample_weight {'given' if w is not None else 'None'} (use solver='exact')"
+        )
+    grid, auto = _grid(est)
+    index = select_centres(
+        est.kernel_, Xb, est.n_centers, method=est.centers, random_state=est.random_state
+    )
+    system = nystrom_system(
+        est.kernel_, Xb, index, block_size=est.block_size, lam=float(grid.min())
+    )
+    path = nystrom_path(system, Y)
+    centres = system.op.centres
+
+    def score(lams: np.ndarray) -> np.ndarray:
+        if est.cv == "gcv":
+            return path.gcv(lams).numpy()
+        return path.loo(lams, est.kernel_, Xb, centres, Y)
+
+    errors = score(grid)
+    best = int(errors.argmin())
+    lam = float(grid[best])
+    if auto and est.cv == "gcv":
+        lam = float(_minimise_log(lambda t: path.gcv(torch.exp(t))[0], [lam])[0])
+    elif auto:
+        low, high = grid[max(best - 1, 0)], grid[min(best + 1, len(grid) - 1)]
+        local = np.geomspace(low, high, 9)
+        local_errors = score(local)
+        lam = float(local[local_errors.argmin()]) if local_errors.min() < errors[best] else lam
+    coef = path.coef(max(lam, float(grid.min())))
+    est.lam_ = lam
+    est.cv_results_ = _cv_results(grid, errors[None, :])
+    est.X_fit_ = centres
+    est.center_indices_ = system.indices
+    est.dual_coef_ = like_input((coef[:, 0] if Y.ndim == 1 else coef).to(Y.dtype), X)
+    est.jitter_ = system.jitter
+    est.n_iter_ = 1
+    return est
+
+
 def fit_selected(est: Any, Xb: Batch, Y: torch.Tensor, w: np.ndarray | None, X: Any) -> Any:
     """Fit ``est`` choosing ``lam`` (and kernel parameters): see the module docstring."""
-    if est.solver not in ("exact", "auto"):
-        raise InputError(
-            f"lam: a list, 'auto' or kernel_params need solver='exact' (or 'auto'), got "
-            f"solver={est.solver!r} (lam={est.lam!r}, kernel_params={est.kernel_params!r})"
-        )
     grid, auto = _grid(est)
     closed = isinstance(est.cv, str)
     if (auto or est.kernel_params is not None) and not closed:

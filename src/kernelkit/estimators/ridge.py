@@ -27,6 +27,7 @@ from kernelkit.estimators._base import (
 )
 from kernelkit.estimators._ridge_selection import (
     fit_selected,
+    fit_selected_nystrom,
     ridge_interval,
     selects_hyperparameters,
 )
@@ -322,8 +323,10 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
             self.__dict__.pop(attr, None)
         self._y_fit, self._sample_weight = Y, w
         if selects_hyperparameters(self):
-            self.solver_ = "exact"
-            return fit_selected(self, Xb, Y, w, X)
+            self.solver_ = self._selection_solver(Xb, Y)
+            if self.solver_ == "exact":
+                return fit_selected(self, Xb, Y, w, X)
+            return fit_selected_nystrom(self, Xb, Y, w, X)
         lam = float(self.lam)
         self.solver_ = self._choose_solver(Xb, Y)
         if self.solver_ != "exact":
@@ -372,6 +375,21 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         check_is_fitted(self, "dual_coef_")
         return ridge_interval(self, X, alpha, method)
 
+    def _selection_solver(self, Xb: Batch, Y: torch.Tensor) -> str:
+        """The solver of a ``lam`` selection: exact, or ``"onepass"`` (the Nyström path from
+        the one-pass statistics) when forced or when ``"auto"``'s cost model picks Nyström;
+        ``kernel_params`` and a Gram input select on the exact path."""
+        n, m = len(Xb), int(self.n_centers)
+        if self.solver == "exact" or self.kernel_params is not None:
+            return "exact"
+        if self.solver == "auto":
+            if isinstance(Xb, PrecomputedBatch):
+                return "exact"
+            d = Xb.shape[1] if isinstance(Xb, torch.Tensor) and Xb.ndim == 2 else 0
+            c = 1 if Y.ndim == 1 else Y.shape[1]
+            return "exact" if choose_solver(n, m, d=d, c=c) == "exact" else "onepass"
+        return "onepass" if forced_solver(str(self.solver), n, m) != "exact" else "exact"
+
     def _choose_solver(self, Xb: Batch, Y: torch.Tensor) -> str:
         """``solver``, or the choice of ``"auto"`` (:func:`~kernelkit.models.falkon.choose_solver`);
         a Nyström solver with more centres than points falls back to the exact one."""
@@ -398,8 +416,8 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
     def _check_nystrom_lam(self) -> None:
         if selects_hyperparameters(self):
             raise InputError(
-                f"lam: a list, 'auto' or kernel_params need solver='exact' (the Nyström path "
-                f"has no closed-form selection yet), got lam={self.lam!r}, "
+                f"lam: a list, 'auto' or kernel_params are selected in memory (a Dask fit "
+                f"takes one lam), got lam={self.lam!r}, "
                 f"kernel_params={self.kernel_params!r}"
             )
         if float(self.lam) <= 0:
