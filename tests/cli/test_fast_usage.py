@@ -41,6 +41,8 @@ def _usage_errors(tmp: Path) -> list[tuple[list[str], str]]:
     exists = tmp / "exists.zip"
     exists.write_text("not a model")
     m, o = str(tmp / "m.zip"), str(tmp / "out")
+    ridge = ["fit", str(v), "--model", "ridge", "--target", "y", "--out"]
+    gp = ["fit", str(v), "--model", "gp", "--target", "y", "--out", m]
     return [
         (["demo", "--max-iter", "0", "--out", o], "--max-iter: expected >= 1"),
         (["demo", "--bogus"], "unrecognized arguments"),
@@ -48,76 +50,17 @@ def _usage_errors(tmp: Path) -> list[tuple[list[str], str]]:
         (["autoencode", str(v), "--kernel", "gausian", "--out", o], "unknown kernel 'gausian'"),
         (["autoencode", str(v), "--landmarks", "x", "--out", o], "--landmarks"),
         (["fit", str(v), "--model", "ridge", "--out", m], "--target or --labels"),
-        (
-            [
-                "fit",
-                str(v),
-                "--model",
-                "ridge",
-                "--target",
-                "y",
-                "--out",
-                m,
-                "--kernel",
-                "gaussian:sigma=1e-300",
-            ],
-            "sigma=1e-300 is too small",
-        ),
-        (
-            ["fit", str(v), "--model", "ridge", "--target", "y", "--out", m, "--lam", "1e-4,1e-3"],
-            "needs --cv K",
-        ),
-        (
-            [
-                "fit",
-                str(v),
-                "--model",
-                "ridge",
-                "--target",
-                "y",
-                "--out",
-                m,
-                "--kernel",
-                "weighted-degree:degree=3,5",
-            ],
-            "needs --cv K",
-        ),
-        (
-            [
-                "fit",
-                str(v),
-                "--model",
-                "ridge",
-                "--target",
-                "y",
-                "--out",
-                m,
-                "--kernel",
-                "spectrum:k=3",
-                "--kind",
-                "vectors",
-            ],
-            "spectrum takes sequences",
-        ),
-        (["fit", str(v), "--model", "ridge", "--target", "y", "--out", m, "--cv", "1"], "--cv"),
-        (
-            ["fit", str(v), "--model", "ridge", "--target", "y", "--out", str(exists)],
-            "exists; pass --overwrite",
-        ),
-        (
-            [
-                "fit",
-                str(v),
-                "--model",
-                "ridge",
-                "--target",
-                "y",
-                "--out",
-                str(exists),
-                "--overwrite",
-            ],
-            "is a file that is no kernelkit model",
-        ),
+        ([*ridge, m, "--kernel", "gaussian:sigma=1e-300"], "sigma=1e-300 is too small"),
+        ([*ridge, m, "--lam", "1e-4,1e-3"], "needs --cv K"),
+        ([*ridge, m, "--kernel", "weighted-degree:degree=3,5"], "needs --cv K"),
+        ([*ridge, m, "--kernel", "spectrum:k=3", "--kind", "vectors"], "spectrum takes sequences"),
+        ([*ridge, m, "--cv", "1"], "--cv"),
+        ([*ridge, m, "--lam", "auto", "--cv", "3"], "--lam auto: only --model ridge without"),
+        ([*gp, "--lam", "1e-3"], "a gp learns its noise variance"),
+        ([*gp, "--cv", "3"], "a gp learns its hyper-parameters"),
+        ([*ridge, str(exists)], "exists; pass --overwrite"),
+        ([*ridge, str(exists), "--overwrite"], "is a file that is no kernelkit model"),
+        (["predict", m, str(v), "--interval", "1.5", "--out", o], "--interval: expected a level"),
         (
             ["predict", m, str(v), "--kernel", "gaussian", "--out", str(tmp / "p.csv")],
             "takes no --kernel",

@@ -215,39 +215,14 @@ def test_split_column_fits_on_train_and_scores_on_test(cli, tmp_path):
         + "".join(f"{r},{'test' if i % 4 == 0 else 'train'}\n" for i, r in enumerate(rows[1:]))
     )
     src = _write(tmp_path / "v.csv", text)
-    res = cli(
-        "fit",
-        src,
-        "--model",
-        "ridge",
-        "--target",
-        "y",
-        "--columns",
-        "a,b,c",
-        "--split",
-        "part",
-        "--out",
-        tmp_path / "m.zip",
-    )
+    options = ["--model", "ridge", "--target", "y", "--columns", "a,b,c", "--split", "part"]
+    res = cli("fit", src, *options, "--out", tmp_path / "m.zip")
     assert res.code == 0, res.err
     assert (
         "on 30 records" in res.out and "test R²" in res.out and "10 records marked test" in res.out
     )
     bad = _write(tmp_path / "bad.csv", text.replace("test", "tset", 1))
-    res = cli(
-        "fit",
-        bad,
-        "--model",
-        "ridge",
-        "--target",
-        "y",
-        "--columns",
-        "a,b,c",
-        "--split",
-        "part",
-        "--out",
-        tmp_path / "m2.zip",
-    )
+    res = cli("fit", bad, *options, "--out", tmp_path / "m2.zip")
     assert (
         res.code == 1 and "bad.csv:2: --split column 'part': expected 'train' or 'test'" in res.err
     )
