@@ -289,6 +289,7 @@ class StreamedBound:
         self.make_kernel, self.names, self.learned = make_kernel, names, learned
         self.Xb, self.centres, self.fixed = Xb, centres, fixed
         self.Y = (Y[:, None] if Y.ndim == 1 else Y).to(torch.float64)
+        self._last: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None = None
 
     def __call__(self, t: torch.Tensor) -> torch.Tensor:
         """``-F(exp(t))``; call ``.backward()`` on it to fill ``t.grad``."""
@@ -303,8 +304,10 @@ class StreamedBound:
         kernel's tile.  The dependence through ``L`` (``K_mm``) is the ``m x m`` expression
         differentiated at fixed ``G = L A L^T`` and ``c = L b``.
         """
-        k = len(self.names)
         t = t.detach().to(torch.float64)
+        if self._last is not None and torch.equal(self._last[0], t):
+            return self._last[1], self._last[2]
+        k = len(self.names)
         theta = torch.exp(t[:k]).requires_grad_(True)
         hyper = torch.exp(t[k:]).requires_grad_(True)
         kernel = self.make_kernel(dict(zip(self.names, theta, strict=True)))
@@ -326,6 +329,7 @@ class StreamedBound:
         if k:
             self._kernel_gradient(kernel, L, stats, gA, gb, gtr)
             grad_t[:k] = theta.grad * theta.detach()
+        self._last = (t.clone(), -F.detach(), -grad_t)
         return -F.detach(), -grad_t
 
     def _kernel_gradient(
