@@ -15,6 +15,7 @@ from kernelkit.kernels.base import Kernel
 from kernelkit.kernels.features import SparseFeatures
 from kernelkit.kernels.graph_histograms import unary_features
 from kernelkit.kernels.graphs import _check_label_name, _GraphKernel, count_features, example_graphs
+from kernelkit.solvers import symmetric_eigh
 from kernelkit.utils.validation import check_int
 
 __all__ = ["PyramidMatch", "spectral_embedding"]
@@ -30,7 +31,8 @@ def spectral_embedding(A: np.ndarray, d: int) -> np.ndarray:
     such graphs have no canonical embedding (see :class:`PyramidMatch`).
     """
     n = A.shape[0]
-    lam, vec = np.linalg.eigh(A)
+    eig = symmetric_eigh(A, signs=False)
+    lam, vec = eig.values.numpy(), eig.vectors.numpy()
     if n > d + 1:
         keep = np.argsort(-np.abs(lam), kind="stable")[:d]
         keep = keep[np.argsort(-lam[keep], kind="stable")]
@@ -49,18 +51,25 @@ class PyramidMatch(_GraphKernel):
     graphs' histograms of (dimension, cell) counts (with labels: per label as well, so only
     nodes of equal label match), and
 
-    .. math:: k(G, G') = I_{L-1} + \sum_{l=0}^{L-2} \frac{1}{2^{L-1-l}} (I_l - I_{l+1})
-              = \sum_{l} w_l I_l,
+    .. math:: k_p(G, G') = I_{L-1} + \sum_{l=0}^{L-2} \frac{1}{2^{L-1-l}} (I_l - I_{l+1})
 
-    new matches at coarser levels weighing less; :math:`w_{L-1} = 1/2` (:math:`1` if
-    :math:`L = 1`), :math:`w_l = 2^{-(L-l)}` for :math:`0 < l < L-1`, :math:`w_0 = 2^{-(L-1)}`,
-    all positive, so the kernel is p.d. with explicit features :math:`\sqrt{w_l}` times the
-    unary codes of the level histograms.
+    is the paper's eq. (6), new matches at coarser levels weighing less.  This kernel uses
+    GraKeL 0.1.11's combination of the same intersections, so that its Gram is GraKeL's:
+    GraKeL adds the right-hand side inside its loop over the levels, after level :math:`t`
+    is computed and with the levels above :math:`t` still 0, so
 
-    GraKeL 0.1.11 computes the same histograms but adds the weighted sum inside its loop over
-    the levels (so level sums with missing levels are added :math:`L` times), a different
-    positive combination; the tests check that its Gram is that combination of these
-    intersections, and this kernel the formula above.
+    .. math:: k(G, G') = \sum_{t=0}^{L-1} k_p^{(t)}(G, G') = \sum_l w_l I_l, \qquad
+              k_p^{(t)} = k_p \text{ with } I_l := 0 \text{ for } l > t,
+
+    which gives :math:`w_0 = L\, 2^{-(L-1)}` and :math:`w_l = (L - l)\, 2^{-(L-l)}` for
+    :math:`l \ge 1` (:meth:`weights`; :math:`L = 1`: :math:`w_0 = 1`).  All weights are
+    positive, so the kernel is p.d. with explicit features :math:`\sqrt{w_l}` times the unary codes of the level histograms.
+
+    The eigenvectors come from :func:`kernelkit.solvers.symmetric_eigh`; GraKeL's come from
+    ARPACK with a random start vector (``scipy.sparse.linalg.eigs``), so on graphs with a
+    repeated eigenvalue among the selected ones (or a tie at the cut), where the
+    eigenvectors are not unique, GraKeL's own Gram changes from run to run; on the others
+    both embeddings are the same and so are the Grams (tests).
 
     Parameters
     ----------
@@ -80,12 +89,17 @@ class PyramidMatch(_GraphKernel):
         self.edge_label = None
 
     def weights(self) -> np.ndarray:
-        """The level weights :math:`w_l`, ``l = 0..L-1``."""
+        """The level weights :math:`w_l`, ``l = 0..L-1``: GraKeL's in-loop accumulation of the
+        paper's eq. (6) applied to the unit intersections :math:`I = e_l`."""
         L = self.L
-        w = np.array([2.0 ** -(L - level) for level in range(L)])
-        w[0] = 2.0 ** -(L - 1)
-        w[-1] = 1.0 if L == 1 else 0.5
-        return w
+        paper = np.zeros(L)
+        paper[L - 1] = 1.0
+        for level in range(L - 1):
+            paper[level] += 2.0 ** -(L - 1 - level)
+            paper[level + 1] -= 2.0 ** -(L - 1 - level)
+        # after level t, GraKeL adds eq. (6) with the levels above t still 0: level l is
+        # counted in L - l of the L additions
+        return paper * (L - np.arange(L))
 
     def level_histograms(self, X: GraphBatch) -> list[SparseFeatures]:
         """Counts of (label, dimension, cell) per graph at every level (keys: hashes)."""
