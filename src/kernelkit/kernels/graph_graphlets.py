@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -31,14 +31,14 @@ MAX_GRAPHLET_SIZE = 5
 _N_CLASSES = {1: 1, 2: 2, 3: 4, 4: 8, 5: 19}
 
 
-@lru_cache(maxsize=None)
+@cache
 def node_pairs(s: int) -> np.ndarray:
     """The pairs ``(i, j)``, ``i < j``, of ``s`` positions, ``(s(s-1)/2, 2)``; pair ``b`` is
     bit ``b`` of an adjacency mask."""
     return np.array(list(itertools.combinations(range(s), 2)), dtype=np.int64).reshape(-1, 2)
 
 
-@lru_cache(maxsize=None)
+@cache
 def small_graph_tables(s: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     r"""Isomorphism classes of the graphs on ``s <= 5`` labelled positions.
 

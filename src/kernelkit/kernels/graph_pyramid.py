@@ -63,7 +63,8 @@ class PyramidMatch(_GraphKernel):
 
     which gives :math:`w_0 = L\, 2^{-(L-1)}` and :math:`w_l = (L - l)\, 2^{-(L-l)}` for
     :math:`l \ge 1` (:meth:`weights`; :math:`L = 1`: :math:`w_0 = 1`).  All weights are
-    positive, so the kernel is p.d. with explicit features :math:`\sqrt{w_l}` times the unary codes of the level histograms.
+    positive, so the kernel is p.d. with explicit features :math:`\sqrt{w_l}` times the
+    unary codes of the level histograms.
 
     The eigenvectors come from :func:`kernelkit.solvers.symmetric_eigh`; GraKeL's come from
     ARPACK with a random start vector (``scipy.sparse.linalg.eigs``), so on graphs with a
