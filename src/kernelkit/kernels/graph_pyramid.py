@@ -22,7 +22,8 @@ __all__ = ["PyramidMatch", "spectral_embedding"]
 
 
 def spectral_embedding(A: np.ndarray, d: int) -> np.ndarray:
-    r"""Absolute eigenvector coordinates :math:`|U|` of a graph's adjacency, ``(n, min(n, d))``.
+    r"""Absolute eigenvector coordinates :math:`|U|` of a graph's adjacency, ``(n, min(n, d))``
+    (or of a stack of adjacencies ``(B, n, n)``: ``(B, n, min(n, d))``, one batched call).
 
     The eigenvectors of the :math:`d` eigenvalues of largest magnitude, ordered by decreasing
     eigenvalue; for :math:`n \le d + 1` nodes GraKeL keeps the :math:`d` largest eigenvalues
@@ -30,15 +31,33 @@ def spectral_embedding(A: np.ndarray, d: int) -> np.ndarray:
     eigenvalue outweighs a positive one).  Eigenvectors of repeated eigenvalues are not unique:
     such graphs have no canonical embedding (see :class:`PyramidMatch`).
     """
-    n = A.shape[0]
-    eig = symmetric_eigh(A, signs=False)
+    n = A.shape[-1]
+    eig = symmetric_eigh(np.asarray(A, dtype=np.float64), signs=False)
     lam, vec = eig.values.numpy(), eig.vectors.numpy()
     if n > d + 1:
-        keep = np.argsort(-np.abs(lam), kind="stable")[:d]
-        keep = keep[np.argsort(-lam[keep], kind="stable")]
+        keep = np.argsort(-np.abs(lam), axis=-1, kind="stable")[..., :d]
+        by_value = np.argsort(-np.take_along_axis(lam, keep, -1), axis=-1, kind="stable")
+        keep = np.take_along_axis(keep, by_value, -1)
     else:
-        keep = np.argsort(-lam, kind="stable")[:d]
-    return np.abs(vec[:, keep])
+        keep = np.argsort(-lam, axis=-1, kind="stable")[..., :d]
+    return np.abs(np.take_along_axis(vec, keep[..., None, :], -1))
+
+
+def _adjacency_stacks(X: GraphBatch) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """Graphs grouped by size ``n``: their indices and dense adjacencies ``(B, n, n)``."""
+    gi = X.graph_index
+    src = np.repeat(np.arange(int(X.node_ptr[-1])), np.diff(X.adj_ptr))
+    out = {}
+    for n in np.unique(X.n_nodes[X.n_nodes > 0]):
+        graphs = np.flatnonzero(X.n_nodes == n)
+        slot = np.full(len(X), -1)
+        slot[graphs] = np.arange(len(graphs))
+        e = slot[gi[src]] >= 0
+        A = np.zeros((len(graphs), int(n), int(n)))
+        start = X.node_ptr[gi[src[e]]]
+        A[slot[gi[src[e]]], src[e] - start, X.adj_idx[e] - start] = 1.0
+        out[int(n)] = (graphs, A)
+    return out
 
 
 class PyramidMatch(_GraphKernel):
@@ -105,15 +124,16 @@ class PyramidMatch(_GraphKernel):
     def level_histograms(self, X: GraphBatch) -> list[SparseFeatures]:
         """Counts of (label, dimension, cell) per graph at every level (keys: hashes)."""
         codes = self._node_codes(X)
-        gid, lab, dim, coord = [], [], [], []
-        for g in range(len(X)):
-            a = int(X.node_ptr[g])
-            U = spectral_embedding(X.adjacency(g).toarray(), self.d)
-            v, q = np.nonzero(np.ones_like(U, dtype=bool))
-            gid.append(np.full(len(v), g))
-            lab.append(codes[a + v])
+        gid, lab, dim, coord = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)], [], []
+        for graphs, A in _adjacency_stacks(X).values():
+            U = spectral_embedding(A, self.d)  # (B, n, k)
+            b, v, q = np.nonzero(np.ones_like(U, dtype=bool))
+            gid.append(graphs[b])
+            lab.append(codes[X.node_ptr[graphs[b]] + v])
             dim.append(q)
-            coord.append(U[v, q])
+            coord.append(U[b, v, q])
+        dim.append(np.zeros(0, np.int64))
+        coord.append(np.zeros(0))
         gid_a, lab_a = np.concatenate(gid), np.concatenate(lab)
         dim_a, coord_a = np.concatenate(dim), np.concatenate(coord)
         out = []
