@@ -63,7 +63,7 @@ def _class_counts(graphs, sizes, connected_only):
     return C, reps
 
 
-@pytest.mark.parametrize("k", [3, 4, 5])
+@pytest.mark.parametrize("k", [3, pytest.param(4, marks=pytest.mark.slow), 5])
 def test_exact_equals_brute_force_on_molecular_graphs(molecular_graphs, k):
     graphs = molecular_graphs if k < 5 else molecular_graphs[:60]
     C, _ = _class_counts(graphs, [k], connected_only=True)
