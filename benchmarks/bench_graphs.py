@@ -16,10 +16,12 @@ path at least 2x faster than GraKeL at 3000 graphs.
 heavy-atom graphs of the first ``--n-molecules`` molecules of ``solubility`` (RDKit; node label
 = atom symbol, edge label = bond type; for GraphHopper and PropagationAttr, atom-feature
 vectors as continuous attributes).  Grams are checked equal to GraKeL's first, except the
-propagation kernels, whose hash functions are random in GraKeL, PyramidMatch, whose GraKeL
-Gram sums its levels differently, and NSPDK, whose GraKeL hash depends on the node order
-(timed only).  Slow GraKeL
-cases are timed by their single checking run.
+propagation kernels and graphlet sampling, whose draws are random in GraKeL, PyramidMatch,
+whose GraKeL eigenvectors start from a random ARPACK vector, NSPDK, whose GraKeL hash
+depends on the node order, OddSth, whose GraKeL Gram weighs each tree by its count in the
+first graph of the batch, and exact graphlets, whose GraKeL enumeration misses connected
+sets (timed only).  SubgraphMatching runs on the first ``--n-matching`` graphs (GraKeL's
+clique search per pair).  Slow GraKeL cases are timed by their single checking run.
 
 Usage: ``python benchmarks/bench_graphs.py [--sizes 1000 3000] [--repeat 3]``,
 ``python benchmarks/bench_graphs.py --suite molecular [--n-molecules 1000]``,
@@ -145,13 +147,45 @@ def molecular_suite(args: argparse.Namespace) -> list[dict[str, Any]]:
             1,
             1,
         ),
-        "PyramidMatch L=4 d=6 (GraKeL's level sum differs, not compared)": (
+        "PyramidMatch L=4 d=6 (GraKeL's ARPACK start is random, not compared)": (
             kk.PyramidMatch(),
             gk.PyramidMatch(),
             labelled,
             graphs,
             0,
             0,
+        ),
+        "OddSth h=None (GraKeL weighs by the first graph, not compared)": (
+            kk.OddSth(),
+            gk.OddSth(),
+            labelled,
+            graphs,
+            0,
+            1,
+        ),
+        "GraphletSampling k=5 exact (GraKeL's ConSubg misses sets, not compared)": (
+            kk.GraphletSampling(5),
+            gk.GraphletSampling(k=5),
+            labelled,
+            graphs,
+            0,
+            1,
+        ),
+        "GraphletSampling k=5 n_samples=50 (random, not compared)": (
+            kk.GraphletSampling(5, sampling={"n_samples": 50}),
+            gk.GraphletSampling(k=5, sampling={"n_samples": 50}, random_state=0),
+            labelled,
+            graphs,
+            0,
+            1,
+        ),
+        "SubgraphMatching k=5": (
+            kk.SubgraphMatching(5),
+            gk.SubgraphMatching(k=5),
+            labelled,
+            graphs[: args.n_matching],
+            1,
+            1,
         ),
         "NSPDK r=3 d=4 (GraKeL's hash depends on node order, not compared)": (
             kk.NeighborhoodSubgraphPairwiseDistance(),
@@ -267,6 +301,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--n-molecules", type=int, default=1000)
     parser.add_argument("--only", nargs="*", help="molecular suite: cases containing a word")
+    parser.add_argument(
+        "--n-matching", type=int, default=200, help="molecular suite: graphs of SubgraphMatching"
+    )
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     args = parser.parse_args(argv)
     if args.suite == "accuracy":

@@ -1,6 +1,6 @@
-"""Pyramid match (issue 29): level histograms equal GraKeL 0.1.11's on the molecular graphs
-whose spectral embedding is canonical; the Gram is the paper's weighting of them, GraKeL's the
-in-loop accumulation of the same intersections; brute-force histograms; conformance."""
+"""Pyramid match (issue 29): level histograms and Gram equal GraKeL 0.1.11's on the molecular
+graphs whose spectral embedding is canonical (GraKeL's in-loop level weighting); brute-force
+histograms; features reproduce the Gram; conformance."""
 
 from __future__ import annotations
 
@@ -49,6 +49,8 @@ def _intersections(k, graphs):
 
 @pytest.mark.parametrize(("L", "d", "with_labels"), [(4, 6, True), (3, 4, False)])
 def test_equals_grakel_on_canonical_molecular_graphs(molecular_graphs, L, d, with_labels):
+    """Same level intersections and same Gram as GraKeL (1e-8) wherever the embedding is
+    unique; elsewhere GraKeL's ARPACK start vector is random and so is its Gram."""
     gk = pytest.importorskip("grakel.kernels")
     graphs = [g for g in molecular_graphs if _canonical(g, d, L)]
     assert len(graphs) >= 60
@@ -60,28 +62,39 @@ def test_equals_grakel_on_canonical_molecular_graphs(molecular_graphs, L, d, wit
         [[[np.minimum(a[p], b[p]).sum() for b in theirs.X] for a in theirs.X] for p in range(L)]
     )
     k = PyramidMatch(L, d, node_label="label" if with_labels else None)
-    inter = _intersections(k, graphs)
-    np.testing.assert_array_equal(inter, inter_grakel)
-    np.testing.assert_allclose(k(graphs).numpy(), np.tensordot(k.weights(), inter, 1), atol=1e-10)
-    # GraKeL adds the weighted sum inside its level loop, over the levels seen so far
-    accumulated = np.zeros_like(K_grakel)
+    np.testing.assert_array_equal(_intersections(k, graphs), inter_grakel)
+    np.testing.assert_allclose(k(graphs).numpy(), K_grakel, rtol=0, atol=1e-8)
+    np.testing.assert_allclose(
+        k.normalized()(graphs).numpy(),
+        K_grakel / np.sqrt(np.outer(np.diag(K_grakel), np.diag(K_grakel))),
+        rtol=0,
+        atol=1e-12,
+    )
+
+
+@pytest.mark.parametrize("L", [1, 2, 4, 6])
+def test_weights_are_grakels_in_loop_accumulation(L):
+    """GraKeL adds eq. (6) after every level, with the levels not yet computed at 0."""
+    inter = np.random.default_rng(L).random(L)
+    accumulated = 0.0
     for t in range(L):
-        It = np.where(np.arange(L)[:, None, None] <= t, inter, 0.0)
+        It = np.where(np.arange(L) <= t, inter, 0.0)
         accumulated += It[L - 1] + sum(
             2.0 ** -(L - p - 1) * (It[p] - It[p + 1]) for p in range(L - 1)
         )
-    np.testing.assert_allclose(K_grakel, accumulated, atol=1e-8)
+    k = PyramidMatch(L)
+    assert k.weights() @ inter == pytest.approx(accumulated, rel=1e-14)
+    assert (k.weights() > 0).all()
+    expected = [L * 2.0 ** -(L - 1)] + [(L - p) * 2.0 ** -(L - p) for p in range(1, L)]
+    np.testing.assert_allclose(k.weights(), expected if L > 1 else [1.0])
 
 
-def test_weights_are_the_pyramid_formula():
-    for L in (1, 2, 4, 6):
-        k = PyramidMatch(L)
-        inter = np.random.default_rng(L).random(L)
-        direct = inter[L - 1] + sum(
-            2.0 ** -(L - 1 - p) * (inter[p] - inter[p + 1]) for p in range(L - 1)
-        )
-        assert k.weights() @ inter == pytest.approx(direct)
-        assert (k.weights() > 0).all()
+def test_features_reproduce_gram(molecular_graphs):
+    k = PyramidMatch()
+    F = k.features(k.prepare(molecular_graphs))
+    np.testing.assert_allclose(
+        sparse_feature_gram(F, F).numpy(), k(molecular_graphs).numpy(), rtol=0, atol=1e-10
+    )
 
 
 def test_histograms_brute_force():
@@ -113,7 +126,7 @@ def test_histograms_brute_force():
 def test_spectral_embedding_selection():
     A = nx.to_numpy_array(nx.star_graph(8))  # eigenvalues +-sqrt(8) and 0 (x7)
     U = spectral_embedding(A, 2)
-    _, vec = np.linalg.eigh(A)
+    _, vec = np.linalg.eigh(A)  # oracle: NumPy's LAPACK against kernelkit.solvers
     np.testing.assert_allclose(U, np.abs(vec[:, [-1, 0]]))
 
 

@@ -75,10 +75,6 @@ ALLOWED: dict[tuple[str, str], str] = {
         "maps each kernel tile to Nystrom features with the K_mm factor computed in solvers/ "
         "(a triangular solve per tile, no factorisation); to move to solvers/"
     ),
-    ("kernels/graph_pyramid.py", "np.linalg.eigh"): (
-        "the pyramid match's node embedding is defined by the adjacency eigenvectors; NumPy's "
-        "eigh keeps GraKeL's order and signs (its Gram is the oracle)"
-    ),
     **{
         ("models/ckn_train.py", what): (
             "the alternating CKN training's Adam and plateau schedule (issue 31); to move onto "

@@ -196,6 +196,21 @@ def test_symmetric_eigh_matches_numpy_with_the_sign_convention():
     np.testing.assert_allclose(desc.vectors.numpy(), V[:, ::-1], atol=1e-12)
 
 
+def test_symmetric_eigh_of_a_stack_equals_each_matrix():
+    A = RNG.normal(size=(2, 3, 6, 6))
+    A = A + np.swapaxes(A, -1, -2)
+    res = symmetric_eigh(A, descending=True)
+    assert res.values.shape == (2, 3, 6) and res.vectors.shape == (2, 3, 6, 6)
+    for i, j in np.ndindex(2, 3):
+        one = symmetric_eigh(torch.as_tensor(A[i, j]), descending=True)
+        np.testing.assert_allclose(res.values[i, j].numpy(), one.values.numpy(), atol=1e-12)
+        np.testing.assert_allclose(res.vectors[i, j].numpy(), one.vectors.numpy(), atol=1e-10)
+        w = np.linalg.eigvalsh(A[i, j])
+        np.testing.assert_allclose(res.values[i, j].numpy(), w[::-1], atol=1e-12)
+    with pytest.raises(InputError, match=r"A: expected a square matrix .*\(3, 4\)"):
+        symmetric_eigh(np.zeros((3, 4)))
+
+
 # ---------------------------------------------------------------------- conjugate gradient
 def test_batched_cg_matches_numpy_solve():
     A = np.stack([spd(8, cond=50.0) for _ in range(6)]).reshape(2, 3, 8, 8)

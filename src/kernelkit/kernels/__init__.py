@@ -31,13 +31,16 @@ from kernelkit.kernels.dot_product import (
 from kernelkit.kernels.fisher import FisherVector, HMMFisher, HMMMarginalized
 from kernelkit.kernels.graph_attributes import GraphHopper, Propagation, PropagationAttr
 from kernelkit.kernels.graph_core import CoreFramework
+from kernelkit.kernels.graph_graphlets import GraphletSampling
 from kernelkit.kernels.graph_histograms import (
     EdgeHistogram,
     NeighborhoodHash,
     VertexHistogram,
     WeisfeilerLehmanOptimalAssignment,
 )
+from kernelkit.kernels.graph_matching import SubgraphMatching
 from kernelkit.kernels.graph_nspdk import NeighborhoodSubgraphPairwiseDistance
+from kernelkit.kernels.graph_oddsth import OddSth
 from kernelkit.kernels.graph_pyramid import PyramidMatch
 from kernelkit.kernels.graphs import ShortestPath, WeisfeilerLehman
 from kernelkit.kernels.molecules import MinMax, Tanimoto
@@ -63,6 +66,7 @@ __all__ = [
     "FisherVector",
     "Gaussian",
     "GraphHopper",
+    "GraphletSampling",
     "HMMFisher",
     "HMMMarginalized",
     "Kernel",
@@ -76,6 +80,7 @@ __all__ = [
     "NeighborhoodHash",
     "NeighborhoodSubgraphPairwiseDistance",
     "NormalizedKernel",
+    "OddSth",
     "Polynomial",
     "PowerKernel",
     "Precomputed",
@@ -95,6 +100,7 @@ __all__ = [
     "SpherePolynomial",
     "SphereVovk",
     "StationaryKernel",
+    "SubgraphMatching",
     "Subsequence",
     "SumKernel",
     "Tanimoto",

@@ -73,7 +73,7 @@ def fix_signs(vectors: torch.Tensor) -> torch.Tensor:
     if vectors.numel() == 0:
         return vectors
     V = vectors.detach()
-    signs = torch.sign(V.gather(0, V.abs().argmax(0, keepdim=True)))
+    signs = torch.sign(V.gather(-2, V.abs().argmax(-2, keepdim=True)))
     return vectors * torch.where(signs == 0, 1.0, signs)
 
 
@@ -84,12 +84,13 @@ def symmetric_eigh(
 
     LAPACK's divide-and-conquer ``syevd`` through ``torch.linalg.eigh`` on the symmetric part
     ``(A + A^T) / 2``; the entry point of kernelkit for a full eigendecomposition
-    (:func:`top_eigenpairs` for a few pairs).
+    (:func:`top_eigenpairs` for a few pairs).  A stack of matrices ``(..., n, n)`` is
+    decomposed matrix by matrix in one call (values ``(..., n)``, vectors ``(..., n, n)``).
 
     Parameters
     ----------
-    A : tensor or array-like, shape (n, n)
-        Symmetric matrix.
+    A : tensor or array-like, shape (n, n) or (..., n, n)
+        Symmetric matrix, or a stack of them.
     descending : bool
         Order of the eigenvalues: ascending (default, LAPACK's) or descending.
     signs : bool
@@ -104,12 +105,15 @@ def symmetric_eigh(
     EigenResult
         ``values`` (n,), orthonormal ``vectors`` (n, n) in columns, ``method="full"``.
     """
-    A = A if isinstance(A, torch.Tensor) else to_tensor(A, name=name, ndim=2)
-    if A.ndim != 2 or A.shape[0] != A.shape[1]:
-        raise InputError(f"{name}: expected a square matrix (n x n), got shape {tuple(A.shape)}")
+    A = A if isinstance(A, torch.Tensor) else to_tensor(A, name=name, ndim=None)
+    if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
+        raise InputError(
+            f"{name}: expected a square matrix (n x n) or a stack (..., n, n), "
+            f"got shape {tuple(A.shape)}"
+        )
     w, V = torch.linalg.eigh((A + A.mT) / 2)
     if descending:
-        w, V = w.flip(0), V.flip(1)
+        w, V = w.flip(-1), V.flip(-1)
     if signs:
         V = fix_signs(V)
     return EigenResult(w, V, "full")
