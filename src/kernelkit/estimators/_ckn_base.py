@@ -6,7 +6,6 @@ transformer interface of :mod:`kernelkit.estimators.ckn` and
 
 from __future__ import annotations
 
-import sys
 from numbers import Integral, Real
 from typing import Any
 
@@ -17,7 +16,12 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
-from kernelkit.estimators._base import RANDOM_STATE_CONSTRAINT, KernelEstimatorMixin, to_numpy
+from kernelkit.estimators._base import (
+    RANDOM_STATE_CONSTRAINT,
+    KernelEstimatorMixin,
+    progress_of,
+    to_numpy,
+)
 from kernelkit.kernels.dot_product import KAPPAS
 from kernelkit.models.ckn_train import (
     choose_lam,
@@ -224,17 +228,10 @@ class CKNClassifierMixin:
             "generator": generator,
             "validation": held_out,
             "n_iter_no_change": self.n_iter_no_change,
+            "progress": progress_of(self, n_epochs, unit="epoch"),
         }
-        if self.training == "alternating":
-            name = type(self).__name__
-
-            def progress(line: str) -> None:
-                print(f"{name}: {line}", file=sys.stderr)
-
-            log = train_alternating(self.network_, head, Xt[train], codes[train], **common,
-                                    progress=progress if self.verbose else None)  # fmt: skip
-        else:
-            log = train_classifier(self.network_, head, Xt[train], codes[train], **common)
+        fit_epochs = train_alternating if self.training == "alternating" else train_classifier
+        log = fit_epochs(self.network_, head, Xt[train], codes[train], **common)
         self.lam_ = lam
         self.head_ = head
         self.history_ = log.objective

@@ -7,7 +7,6 @@ graphs, molecules, ... or ``Precomputed()``), with the engine of :mod:`kernelkit
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Sequence
 from numbers import Integral, Real
 from typing import Any, ClassVar
@@ -368,21 +367,6 @@ class KernelAutoencoder(
         return gram(kernel, X, Y, memory_budget=budget, differentiable=True).to(dtype)
 
     # ------------------------------------------------------------------ inference
-    def _reporter(self) -> Callable[[int, float], None] | bool:
-        """The progress callback of the training loop for ``verbose`` (see the class docs)."""
-        if callable(self.verbose) or not self.verbose:
-            return self.verbose if callable(self.verbose) else False
-        step = max(1, int(self.max_iter) // 20)
-        name = type(self).__name__
-
-        def report(evaluation: int, objective: float) -> None:
-            if evaluation == 1 or evaluation % step == 0:
-                print(
-                    f"{name}: evaluation {evaluation}, objective {objective:.6g}", file=sys.stderr
-                )
-
-        return report
-
     def _prepared(self, X: Any) -> Batch:
         if self.input_kernel_ is None:
             return self._prepare(Linear(), X, reset=False).to(result_dtype(self.X_fit_))
