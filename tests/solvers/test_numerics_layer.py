@@ -79,13 +79,6 @@ ALLOWED: dict[tuple[str, str], str] = {
         "the pyramid match's node embedding is defined by the adjacency eigenvectors; NumPy's "
         "eigh keeps GraKeL's order and signs (its Gram is the oracle)"
     ),
-    **{
-        ("models/ckn_train.py", what): (
-            "the alternating CKN training's Adam and plateau schedule (issue 31); to move onto "
-            "solvers.optimizers"
-        )
-        for what in ("torch.optim", "torch.optim.Adam", "torch.optim.lr_scheduler")
-    },
     ("models/conformal.py", "torch.cholesky_inverse"): (
         "inverse of a factor computed by solvers.cholesky_factor (jackknife+ leave-one-out "
         "fits); to move to solvers/"
