@@ -18,6 +18,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_dat
 
 from kernelkit.estimators._base import (
     RANDOM_STATE_CONSTRAINT,
+    VERBOSE_CONSTRAINT,
     KernelEstimatorMixin,
     progress_of,
     to_numpy,
@@ -50,7 +51,7 @@ SUPERVISED_CONSTRAINTS: dict[str, list[Any]] = {
     "lam": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
     "max_iter": [Interval(Integral, 0, None, closed="left"), StrOptions({"auto"})],
     "training": [StrOptions({"alternating", "joint"})],
-    "verbose": ["verbose"],
+    "verbose": VERBOSE_CONSTRAINT,
     "lr": [Interval(Real, 0, None, closed="neither")],
     "head_init": [StrOptions({"linear", "zeros"})],
     "validation_fraction": [Interval(Real, 0, 1, closed="left")],
@@ -157,9 +158,12 @@ SUPERVISED_PARAMS_DOC = """
         held-out loss kept (:func:`kernelkit.models.ckn_train.train_alternating`);
         ``"joint"``: Adam on anchors and classifier together with a cosine decay, the epoch
         of best held-out accuracy kept (:func:`kernelkit.models.ckn_train.train_classifier`).
-    verbose : int, default 0
-        Print (on stderr) one line per epoch (objective, held-out accuracy and loss, learning rate;
-        ``training="alternating"``).
+    verbose : int, bool or callable, default 0
+        ``0``: silent; ``1``: progress on stderr (:mod:`kernelkit.utils.progress`: a bar on a
+        terminal, else one ``[Name] epoch k/max_iter objective=...`` line per epoch with the
+        held-out accuracy and cross-entropy, and the learning rate with
+        ``training="alternating"``, then a ``done after ...`` line); a callable receives
+        ``(epoch, objective)``.
     head_init : {"linear", "zeros"}, default "linear"
         Starting classifier: the multinomial logistic regression (same ``lam``) on the
         features of the k-means anchors, fitted by L-BFGS on the training part (Mairal 2016,

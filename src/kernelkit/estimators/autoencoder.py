@@ -143,9 +143,11 @@ class KernelAutoencoder(
         consumed; fits from generators in the same state are identical (see
         :mod:`kernelkit.utils.seeding`).
     verbose : int, bool or callable
-        ``0``: silent.  ``>= 1``: one line per 5% of ``max_iter`` on stderr (objective
-        evaluation count and value).  A callable ``report(evaluation, objective)`` is called
-        at every evaluation instead (the command line's progress bar).
+        ``0``: silent.  ``>= 1``: progress on stderr (:mod:`kernelkit.utils.progress`: a bar
+        on a terminal, else ``[KernelAutoencoder] eval k/max_iter objective=J`` lines, per 5%
+        of ``max_iter``, of L-BFGS evaluations, Adam steps (``step``) or epochs (``epoch``),
+        and a final ``done after ...`` line).  A callable ``report(evaluation, objective)`` is
+        called at every evaluation instead (the command line's progress bar).
     memory_budget : int, optional
         Bytes of scratch memory allowed besides the Gram blocks themselves, with the meaning of
         :func:`kernelkit.gram.gram`: every Gram block (input kernel, first layer, the layers

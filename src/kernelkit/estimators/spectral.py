@@ -13,7 +13,11 @@ from sklearn.cluster import KMeans
 from sklearn.neighbors import kneighbors_graph
 from sklearn.utils.validation import check_array, check_is_fitted
 
-from kernelkit.estimators._base import KERNEL_PARAMS_CONSTRAINT, KernelEstimatorMixin
+from kernelkit.estimators._base import (
+    KERNEL_PARAMS_CONSTRAINT,
+    KernelEstimatorMixin,
+    progress_of,
+)
 from kernelkit.estimators._spectral_labels import cluster_qr, discretize
 from kernelkit.estimators.clustering import CLUSTER_CONSTRAINTS, check_n_clusters
 from kernelkit.gram import gram
@@ -96,7 +100,9 @@ class SpectralClustering(KernelEstimatorMixin, ClusterMixin, BaseEstimator):
         Method of :func:`kernelkit.solvers.top_eigenpairs` (``None``: ``"auto"``;
         ``"dense"`` is ``"full"``).
     verbose : bool or int, default False
-        Print the stages of the fit (and k-means' own progress).
+        ``0``: silent; ``1``: one ``[SpectralClustering] ...`` line per stage of the fit on
+        stderr (affinity, embedding, label assignment, k-means' iterations and inertia;
+        :mod:`kernelkit.utils.progress`).
     kernel_params : dict, optional
         Keyword arguments of a callable ``kernel`` (``f(x, y, **kernel_params)``).
 
@@ -214,13 +220,9 @@ class SpectralClustering(KernelEstimatorMixin, ClusterMixin, BaseEstimator):
             rng = np.random.default_rng(as_seed(self.random_state))
             self.labels_ = discretize(embedding, rng)
         else:
-            rounding = KMeans(
-                k,
-                n_init=self.n_init,
-                random_state=as_seed(self.random_state),
-                verbose=int(self.verbose),
-            )
+            rounding = KMeans(k, n_init=self.n_init, random_state=as_seed(self.random_state))
             self.labels_ = rounding.fit_predict(embedding)
+            self._say(f"k-means: {rounding.n_iter_} iterations, inertia {rounding.inertia_:.6g}")
             self.cluster_centers_ = like_input(torch.as_tensor(rounding.cluster_centers_), X)
         return self
 
@@ -232,8 +234,8 @@ class SpectralClustering(KernelEstimatorMixin, ClusterMixin, BaseEstimator):
         return tags
 
     def _say(self, message: str) -> None:
-        if self.verbose:
-            print(f"[SpectralClustering] {message}")
+        """A stage line of ``verbose`` (:mod:`kernelkit.utils.progress`)."""
+        progress_of(self).stage(message)
 
     def _neighbour_graph(self, X: Any) -> torch.Tensor:
         """The symmetrised neighbour graph ``(C + C^T) / 2`` of a graph affinity, dense

@@ -106,7 +106,7 @@ class Progress:
         ``values`` (``objective=...``, ``residual=...``)."""
         self.count = self.count + 1 if iteration is None else int(iteration)
         if self.callback is not None:
-            self.callback(self.count, next(iter(values.values()), float("nan")))
+            self.callback(self.count, float(next(iter(values.values()), float("nan"))))
             return
         shown = " ".join(f"{k}={float(v):.6g}" for k, v in values.items())
         if self.bar is not None:
@@ -123,13 +123,20 @@ class Progress:
             write_line(self._last, self.stream)
             self._last = ""
 
+    def _flush(self) -> None:
+        if self._last:
+            write_line(self._last, self.stream)
+            self._last = ""
+
     def _due(self, it: int) -> bool:
         if self.total is None:
             return True
         return it == 1 or it == self.total or it % max(1, self.total // LINES) == 0
 
     def stage(self, message: str) -> None:
-        """Report a stage at once: a plain line ``[name] message`` (above a bar)."""
+        """Report a stage at once: a plain line ``[name] message`` (above a bar), after the
+        last iteration line if it was skipped."""
+        self._flush()
         if self.bar is not None:
             self.bar.write(f"[{self.name}] {message}", file=self.stream)
         elif self.lines:
@@ -137,10 +144,8 @@ class Progress:
 
     def close(self, message: str | None = None) -> None:
         """End the report: the last iteration line if it was skipped, then ``message`` as a
-        stage (``"done: 7 iterations (converged)"``), and the bar closed."""
-        if self.lines and self._last:
-            write_line(self._last, self.stream)
-            self._last = ""
+        stage (``"done after iter 7 (converged)"``), and the bar closed."""
+        self._flush()
         if message:
             self.stage(message)
         if self.bar is not None:
