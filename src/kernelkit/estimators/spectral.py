@@ -2,6 +2,7 @@ r"""Spectral clustering as the relaxation of kernel k-means (course part 1, sect
 
 from __future__ import annotations
 
+import sys
 from numbers import Integral
 from typing import Any, ClassVar
 
@@ -13,11 +14,7 @@ from sklearn.cluster import KMeans
 from sklearn.neighbors import kneighbors_graph
 from sklearn.utils.validation import check_array, check_is_fitted
 
-from kernelkit.estimators._base import (
-    KERNEL_PARAMS_CONSTRAINT,
-    KernelEstimatorMixin,
-    progress_of,
-)
+from kernelkit.estimators._base import KERNEL_PARAMS_CONSTRAINT, KernelEstimatorMixin
 from kernelkit.estimators._spectral_labels import cluster_qr, discretize
 from kernelkit.estimators.clustering import CLUSTER_CONSTRAINTS, check_n_clusters
 from kernelkit.gram import gram
@@ -27,6 +24,7 @@ from kernelkit.solvers import top_eigenpairs
 from kernelkit.solvers.eigen import METHODS
 from kernelkit.utils.constraints import Interval, StrOptions
 from kernelkit.utils.errors import InputError
+from kernelkit.utils.progress import Progress
 from kernelkit.utils.seeding import as_seed
 from kernelkit.utils.validation import like_input
 
@@ -100,9 +98,10 @@ class SpectralClustering(KernelEstimatorMixin, ClusterMixin, BaseEstimator):
         Method of :func:`kernelkit.solvers.top_eigenpairs` (``None``: ``"auto"``;
         ``"dense"`` is ``"full"``).
     verbose : bool or int, default False
-        ``0``: silent; ``1``: one ``[SpectralClustering] ...`` line per stage of the fit on
-        stderr (affinity, embedding, label assignment, k-means' iterations and inertia;
-        :mod:`kernelkit.utils.progress`).
+        ``0``: silent; ``1``: one ``[SpectralClustering] ...`` line per stage of the fit
+        (affinity, embedding, label assignment; :mod:`kernelkit.utils.progress`) and k-means'
+        own progress, on stdout as scikit-learn's ``SpectralClustering`` (the one estimator
+        whose ``verbose`` does not write to stderr: it is a drop-in).
     kernel_params : dict, optional
         Keyword arguments of a callable ``kernel`` (``f(x, y, **kernel_params)``).
 
@@ -220,9 +219,13 @@ class SpectralClustering(KernelEstimatorMixin, ClusterMixin, BaseEstimator):
             rng = np.random.default_rng(as_seed(self.random_state))
             self.labels_ = discretize(embedding, rng)
         else:
-            rounding = KMeans(k, n_init=self.n_init, random_state=as_seed(self.random_state))
+            rounding = KMeans(
+                k,
+                n_init=self.n_init,
+                random_state=as_seed(self.random_state),
+                verbose=int(self.verbose),
+            )
             self.labels_ = rounding.fit_predict(embedding)
-            self._say(f"k-means: {rounding.n_iter_} iterations, inertia {rounding.inertia_:.6g}")
             self.cluster_centers_ = like_input(torch.as_tensor(rounding.cluster_centers_), X)
         return self
 
@@ -234,8 +237,9 @@ class SpectralClustering(KernelEstimatorMixin, ClusterMixin, BaseEstimator):
         return tags
 
     def _say(self, message: str) -> None:
-        """A stage line of ``verbose`` (:mod:`kernelkit.utils.progress`)."""
-        progress_of(self).stage(message)
+        """A stage line of ``verbose`` (:mod:`kernelkit.utils.progress`), on stdout as
+        scikit-learn's ``SpectralClustering`` writes it (a drop-in; its test suite reads it)."""
+        Progress(type(self).__name__, verbose=self.verbose, stream=sys.stdout).stage(message)
 
     def _neighbour_graph(self, X: Any) -> torch.Tensor:
         """The symmetrised neighbour graph ``(C + C^T) / 2`` of a graph affinity, dense
