@@ -71,21 +71,9 @@ ALLOWED: dict[tuple[str, str], str] = {
             "np.linalg.svd",
         )
     },
-    ("gram/streaming.py", "torch.linalg.solve_triangular"): (
-        "maps each kernel tile to Nystrom features with the K_mm factor computed in solvers/ "
-        "(a triangular solve per tile, no factorisation); to move to solvers/"
-    ),
     ("kernels/graph_pyramid.py", "np.linalg.eigh"): (
         "the pyramid match's node embedding is defined by the adjacency eigenvectors; NumPy's "
         "eigh keeps GraKeL's order and signs (its Gram is the oracle)"
-    ),
-    ("models/conformal.py", "torch.cholesky_inverse"): (
-        "inverse of a factor computed by solvers.cholesky_factor (jackknife+ leave-one-out "
-        "fits); to move to solvers/"
-    ),
-    ("models/ridge_path.py", "torch.cholesky_inverse"): (
-        "inverse of a factor computed by solvers.cholesky_factor (closed-form LOO diagonal); "
-        "to move to solvers/"
     ),
 }
 """``(file, what)`` -> reason: the calls outside ``solvers/`` that are not numerics."""
