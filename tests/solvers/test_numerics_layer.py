@@ -58,19 +58,6 @@ ALLOWED: dict[tuple[str, str], str] = {
     ),
     # The entries below came with the merges of this round (issues 27-31) after the guard was
     # written; each is debt to move into solvers/ (issue 26), kept visible here until then.
-    **{
-        ("estimators/_spectral_labels.py", what): (
-            "scikit-learn's discretize / cluster_qr label assignment (QR and SVD of the "
-            "n x k embedding), kept call-for-call for label parity; to move to solvers/"
-        )
-        for what in (
-            "import scipy.linalg",
-            "scipy.linalg",
-            "scipy.linalg.qr",
-            "scipy.linalg.svd",
-            "np.linalg.svd",
-        )
-    },
     ("kernels/graph_pyramid.py", "np.linalg.eigh"): (
         "the pyramid match's node embedding is defined by the adjacency eigenvectors; NumPy's "
         "eigh keeps GraKeL's order and signs (its Gram is the oracle)"
