@@ -197,8 +197,8 @@ class _Run:
 
     def finish(self, what: str) -> TrainResult:
         r = self.result
+        count = r.n_eval if what == "evaluation" else r.n_iter
         if r.stopped == "non_finite":
-            count = r.n_eval if what == "evaluation" else r.n_iter
             warnings.warn(
                 f"the objective became non-finite at {what} {count}; stopped and kept the "
                 f"best state (objective {r.best:.6g}). Try a larger lam, a smaller lr or float64",
@@ -209,7 +209,7 @@ class _Run:
             for m, state in zip(self.modules, self.best_states, strict=True):
                 m.load_state_dict(state)
         if self.progress is not None:
-            self.progress.done(r.n_iter, r.stopped)
+            self.progress.done(count, r.stopped)
         return r
 
 
