@@ -144,9 +144,10 @@ class KernelAutoencoder(
         :mod:`kernelkit.utils.seeding`).
     verbose : int, bool or callable
         ``0``: silent.  ``>= 1``: progress on stderr (:mod:`kernelkit.utils.progress`: a bar
-        on a terminal, else ``[KernelAutoencoder] eval k/max_iter objective=J`` lines, per 5%
-        of ``max_iter``, of L-BFGS evaluations, Adam steps (``step``) or epochs (``epoch``),
-        and a final ``done after ...`` line).  A callable ``report(evaluation, objective)`` is
+        on a terminal, else ``[KernelAutoencoder] eval k/N objective=J`` lines, per 5% of
+        ``N``, of L-BFGS evaluations (``N = 1.25 max_iter + 1``, their most), Adam steps
+        (``step``, ``N = max_iter``) or epochs (``epoch``), and a final ``done after ...``
+        line).  A callable ``report(evaluation, objective)`` is
         called at every evaluation instead (the command line's progress bar).
     memory_budget : int, optional
         Bytes of scratch memory allowed besides the Gram blocks themselves, with the meaning of

@@ -259,7 +259,10 @@ def run_training(est: Any, model: Any, data: AutoencoderData) -> Any:
     if est.algorithm == "alternating":
         progress = progress_of(est, est.max_iter, unit="epoch")
         return train_alternating(model, data, progress=progress, **options)
-    progress = progress_of(est, est.max_iter, unit="eval" if est.optimizer == "lbfgs" else "step")
+    if est.optimizer == "lbfgs":  # at most 1.25 max_iter + 1 evaluations (train_module)
+        progress = progress_of(est, int(est.max_iter * 1.25) + 1, unit="eval")
+    else:
+        progress = progress_of(est, est.max_iter, unit="step")
     return train(model, data, optimizer=est.optimizer, progress=progress, **options)
 
 
