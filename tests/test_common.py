@@ -329,7 +329,7 @@ def test_verbose_reports_on_stderr_only_when_asked(capsys, one_torch_thread):
     assert capsys.readouterr() == ("", "")
     KernelAutoencoder(dims=(2,), max_iter=40, tol=1e-3, verbose=1).fit(X)
     out, err = capsys.readouterr()
-    assert out == "" and err.startswith("KernelAutoencoder: evaluation 1, objective ")
+    assert out == "" and err.startswith("[KernelAutoencoder] eval 1/51 objective=")
     seen = []
     KernelAutoencoder(dims=(2,), max_iter=5, verbose=lambda i, v: seen.append((i, v))).fit(X)
     assert [i for i, _ in seen] == list(range(1, len(seen) + 1)) and len(seen) >= 5

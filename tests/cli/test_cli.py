@@ -225,14 +225,15 @@ def test_training_progress_bar_and_the_saved_model(cli, tmp_path, monkeypatch):
     """With a progress bar (a terminal), the bar moves and the model still saves."""
     import io as _io
 
-    from tqdm import tqdm
-
     import kernelkit.cli.autoencode as job
     from kernelkit.io import load
+    from kernelkit.utils.progress import Progress
 
     sink = _io.StringIO()
     monkeypatch.setattr(
-        job, "progress_bar", lambda total, desc, quiet: tqdm(total=total, desc=desc, file=sink)
+        job,
+        "progress_bar",
+        lambda total, desc, quiet: Progress(desc, total, stream=sink, terminal=True),
     )
     src = tmp_path / "v.csv"
     src.write_text("a,b,y\n" + "".join(f"{i % 7},{(i * 3) % 5},{i % 2}\n" for i in range(30)))

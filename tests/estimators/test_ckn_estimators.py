@@ -243,6 +243,7 @@ def test_verbose_prints_one_line_per_epoch_on_stderr(capsys):
     clf = SequenceCKNClassifier(**params, verbose=1).fit(X, y)
     out, err = capsys.readouterr()
     lines = err.splitlines()
-    assert out == "" and len(lines) == clf.n_iter_ == 2
-    assert lines[0].startswith("SequenceCKNClassifier: epoch 1/2: objective ")
-    assert "held-out accuracy" in lines[0]
+    assert out == "" and len(lines) == clf.n_iter_ + 1 == 3
+    assert lines[0].startswith("[SequenceCKNClassifier] epoch 1/2 objective=")
+    assert "accuracy=" in lines[0] and "lr=" in lines[0]
+    assert lines[-1].startswith("[SequenceCKNClassifier] done after epoch 2 (")

@@ -77,3 +77,30 @@ def test_bad_inputs():
         cholesky_solve(np.eye(3), np.ones(3), shift=-1.0)
     with pytest.raises(InputError, match="jitter"):
         cholesky_solve(np.eye(3), np.ones(3), jitter="big")
+
+
+def test_factor_inverse_matches_scipy_inv():
+    """``CholeskyFactor.inverse`` (the leave-one-out formulas' ``(K + s I)^{-1}``) against
+    SciPy's dense inverse, batched too."""
+    from kernelkit.solvers import cholesky_factor
+
+    K = Gaussian(1.5)(X).double()
+    fac = cholesky_factor(K, shift=0.3)
+    ref = scipy.linalg.inv(K.numpy() + 0.3 * np.eye(80))
+    np.testing.assert_allclose(fac.inverse().numpy(), ref, rtol=1e-9, atol=1e-9)
+    batch = torch.stack([K, Linear()(X).double() + torch.eye(80, dtype=torch.float64)])
+    inv = cholesky_factor(batch, shift=0.3).inverse()
+    for A, B in zip(batch.numpy(), inv.numpy(), strict=True):
+        np.testing.assert_allclose(B, scipy.linalg.inv(A + 0.3 * np.eye(80)), rtol=1e-8, atol=1e-8)
+
+
+def test_right_triangular_solve_matches_scipy():
+    """``solve_triangular(U, B, upper=True, left=False)``: ``X U = B`` (the streamed Nyström
+    map ``K_nm R^{-1}``), against SciPy."""
+    from kernelkit.solvers import solve_triangular
+
+    U = np.triu(RNG.normal(size=(6, 6))) + 6 * np.eye(6)
+    B = RNG.normal(size=(9, 6))
+    got = solve_triangular(torch.as_tensor(U), torch.as_tensor(B), upper=True, left=False)
+    ref = scipy.linalg.solve_triangular(U.T, B.T, lower=True).T
+    np.testing.assert_allclose(got.numpy(), ref, rtol=1e-12, atol=1e-12)

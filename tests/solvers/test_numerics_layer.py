@@ -56,40 +56,6 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("gram/operator.py", "scipy.sparse.linalg.LinearOperator"): (
         "wraps a GramOperator as SciPy's LinearOperator for users' own solvers; no solve"
     ),
-    # The entries below came with the merges of this round (issues 27-31) after the guard was
-    # written; each is debt to move into solvers/ (issue 26), kept visible here until then.
-    **{
-        ("estimators/_spectral_labels.py", what): (
-            "scikit-learn's discretize / cluster_qr label assignment (QR and SVD of the "
-            "n x k embedding), kept call-for-call for label parity; to move to solvers/"
-        )
-        for what in (
-            "import scipy.linalg",
-            "scipy.linalg",
-            "scipy.linalg.qr",
-            "scipy.linalg.svd",
-            "np.linalg.svd",
-        )
-    },
-    ("gram/streaming.py", "torch.linalg.solve_triangular"): (
-        "maps each kernel tile to Nystrom features with the K_mm factor computed in solvers/ "
-        "(a triangular solve per tile, no factorisation); to move to solvers/"
-    ),
-    **{
-        ("models/ckn_train.py", what): (
-            "the alternating CKN training's Adam and plateau schedule (issue 31); to move onto "
-            "solvers.optimizers"
-        )
-        for what in ("torch.optim", "torch.optim.Adam", "torch.optim.lr_scheduler")
-    },
-    ("models/conformal.py", "torch.cholesky_inverse"): (
-        "inverse of a factor computed by solvers.cholesky_factor (jackknife+ leave-one-out "
-        "fits); to move to solvers/"
-    ),
-    ("models/ridge_path.py", "torch.cholesky_inverse"): (
-        "inverse of a factor computed by solvers.cholesky_factor (closed-form LOO diagonal); "
-        "to move to solvers/"
-    ),
 }
 """``(file, what)`` -> reason: the calls outside ``solvers/`` that are not numerics."""
 

@@ -110,9 +110,7 @@ def _fit_autoencoder(
     bar = progress_bar(settings.max_iter, f"K2AE {d}-D", settings.quiet)
 
     def report(it: int, value: float) -> None:
-        bar.n = min(it, settings.max_iter)
-        bar.set_postfix(objective=f"{value:.4g}", refresh=False)
-        bar.refresh()
+        bar.update(it, objective=value)
 
     model = KernelAutoencoder(
         dims=(d,),
@@ -121,13 +119,12 @@ def _fit_autoencoder(
         max_iter=settings.max_iter,
         landmarks=landmarks,
         random_state=settings.seed,
-        verbose=report if bar is not None else 0,
+        verbose=report if bar.active else 0,
     )
     try:
         model.fit(X)
     finally:
-        if bar is not None:
-            bar.close()
+        bar.close()
     # the progress callback is display state, not part of the model that is saved
     return model.set_params(verbose=0)
 

@@ -219,12 +219,10 @@ def run_gram_command(args: argparse.Namespace) -> int:
         for r0 in range(0, n, block):
             r1 = min(r0 + block, n)
             gram(kernel, X[r0:r1], Y, out=torch.from_numpy(K[r0:r1]))
-            if bar is not None:
-                bar.update(r1 - r0)
+            bar.update(r1)
         K.flush()
         del K
-    if bar is not None:
-        bar.close()
+    bar.close()
     if not args.quiet:
         print(
             f"wrote the {n} x {m} Gram of {describe_kernel(kernel)} to {out} "

@@ -1,14 +1,16 @@
-"""Progress on stderr: one plain line per stage, and a bar per K2AE fit on a terminal.
+"""Progress on stderr: one plain line per stage, and a bar per long step on a terminal.
 
 A stage line (``kernelkit autoencode: fitting the 2-D K2AE``) is printed whether or not
 stderr is a terminal, so a piped or logged run shows where it is; ``--quiet`` silences both.
+Both go through :mod:`kernelkit.utils.progress`, the library's one progress mechanism.
 """
 
 from __future__ import annotations
 
-import sys
 import time
 from typing import Any
+
+from kernelkit.utils.progress import Progress, write_line
 
 
 def stage(where: Any, message: str) -> None:
@@ -20,16 +22,14 @@ def stage(where: Any, message: str) -> None:
     if getattr(where, "quiet", False):
         return
     prefix = f"kernelkit {getattr(where, 'command', '') or ''}".rstrip()
-    print(f"{prefix}: {message} [{time.strftime('%H:%M:%S')}]", file=sys.stderr, flush=True)
+    write_line(f"{prefix}: {message} [{time.strftime('%H:%M:%S')}]")
 
 
-def progress_bar(total: int, desc: str, quiet: bool) -> Any:
-    """A tqdm bar on stderr, or ``None`` with ``--quiet`` or when stderr is not a terminal."""
-    if quiet or not sys.stderr.isatty():
-        return None
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, desc=desc, leave=False)
+def progress_bar(total: int, desc: str, quiet: bool) -> Progress:
+    """A :class:`~kernelkit.utils.progress.Progress` over ``total`` steps: a bar on stderr
+    when it is a terminal, silent with ``--quiet`` or otherwise (the stage lines say where a
+    piped run is)."""
+    return Progress(desc, total, not quiet, lines=False)
 
 
 def warn(where: Any, message: str) -> None:

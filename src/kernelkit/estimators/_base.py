@@ -62,6 +62,7 @@ from kernelkit.utils.constraints import (
 )
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.kinds import InputKind
+from kernelkit.utils.progress import Progress
 from kernelkit.utils.validation import owned, to_tensor
 
 ARRAY_KINDS = (InputKind.VECTOR, InputKind.GRAM)
@@ -86,6 +87,13 @@ MEMORY_BUDGET_CONSTRAINT: list[Any] = [Interval(Integral, 1, None, closed="left"
 
 VERBOSE_CONSTRAINT: list[Any] = ["verbose", callable]
 """``verbose``: a non-negative int, a bool, or a callable progress report."""
+
+
+def progress_of(estimator: Any, total: int | None = None, unit: str = "iter") -> Progress:
+    """The progress report of ``estimator``'s fit for its ``verbose`` (the one format of
+    :mod:`kernelkit.utils.progress`: ``[ClassName] iter 5/100 objective=...`` lines on stderr,
+    a bar on a terminal, ``verbose(iteration, value)`` when callable)."""
+    return Progress(type(estimator).__name__, total, getattr(estimator, "verbose", 0), unit=unit)
 
 
 def warn_max_iter(estimator: Any, detail: str = "") -> None:

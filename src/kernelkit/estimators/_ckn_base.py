@@ -6,7 +6,6 @@ transformer interface of :mod:`kernelkit.estimators.ckn` and
 
 from __future__ import annotations
 
-import sys
 from numbers import Integral, Real
 from typing import Any
 
@@ -17,7 +16,13 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
-from kernelkit.estimators._base import RANDOM_STATE_CONSTRAINT, KernelEstimatorMixin, to_numpy
+from kernelkit.estimators._base import (
+    RANDOM_STATE_CONSTRAINT,
+    VERBOSE_CONSTRAINT,
+    KernelEstimatorMixin,
+    progress_of,
+    to_numpy,
+)
 from kernelkit.kernels.dot_product import KAPPAS
 from kernelkit.models.ckn_train import (
     choose_lam,
@@ -46,7 +51,7 @@ SUPERVISED_CONSTRAINTS: dict[str, list[Any]] = {
     "lam": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
     "max_iter": [Interval(Integral, 0, None, closed="left"), StrOptions({"auto"})],
     "training": [StrOptions({"alternating", "joint"})],
-    "verbose": ["verbose"],
+    "verbose": VERBOSE_CONSTRAINT,
     "lr": [Interval(Real, 0, None, closed="neither")],
     "head_init": [StrOptions({"linear", "zeros"})],
     "validation_fraction": [Interval(Real, 0, 1, closed="left")],
@@ -153,9 +158,12 @@ SUPERVISED_PARAMS_DOC = """
         held-out loss kept (:func:`kernelkit.models.ckn_train.train_alternating`);
         ``"joint"``: Adam on anchors and classifier together with a cosine decay, the epoch
         of best held-out accuracy kept (:func:`kernelkit.models.ckn_train.train_classifier`).
-    verbose : int, default 0
-        Print (on stderr) one line per epoch (objective, held-out accuracy and loss, learning rate;
-        ``training="alternating"``).
+    verbose : int, bool or callable, default 0
+        ``0``: silent; ``1``: progress on stderr (:mod:`kernelkit.utils.progress`: a bar on a
+        terminal, else one ``[Name] epoch k/max_iter objective=...`` line per epoch with the
+        held-out accuracy and cross-entropy, and the learning rate with
+        ``training="alternating"``, then a ``done after ...`` line); a callable receives
+        ``(epoch, objective)``.
     head_init : {"linear", "zeros"}, default "linear"
         Starting classifier: the multinomial logistic regression (same ``lam``) on the
         features of the k-means anchors, fitted by L-BFGS on the training part (Mairal 2016,
@@ -224,17 +232,10 @@ class CKNClassifierMixin:
             "generator": generator,
             "validation": held_out,
             "n_iter_no_change": self.n_iter_no_change,
+            "progress": progress_of(self, n_epochs, unit="epoch"),
         }
-        if self.training == "alternating":
-            name = type(self).__name__
-
-            def progress(line: str) -> None:
-                print(f"{name}: {line}", file=sys.stderr)
-
-            log = train_alternating(self.network_, head, Xt[train], codes[train], **common,
-                                    progress=progress if self.verbose else None)  # fmt: skip
-        else:
-            log = train_classifier(self.network_, head, Xt[train], codes[train], **common)
+        fit_epochs = train_alternating if self.training == "alternating" else train_classifier
+        log = fit_epochs(self.network_, head, Xt[train], codes[train], **common)
         self.lam_ = lam
         self.head_ = head
         self.history_ = log.objective

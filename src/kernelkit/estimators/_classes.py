@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from kernelkit.estimators._base import KERNEL_CONSTRAINTS, KernelEstimatorMixin
+from kernelkit.estimators._base import KERNEL_CONSTRAINTS, VERBOSE_CONSTRAINT, KernelEstimatorMixin
 from kernelkit.kernels.base import Batch
 from kernelkit.utils.constraints import Interval
 from kernelkit.utils.errors import InputError
@@ -28,6 +28,7 @@ MARGIN_CONSTRAINTS: dict[str, list[Any]] = {
     "gamma": [Interval(Real, 0, None, closed="neither"), None],
     "degree": [Interval(Integral, 1, None, closed="left"), None],
     "coef0": [Interval(Real, 0, None, closed="left"), None],
+    "verbose": VERBOSE_CONSTRAINT,
 }
 """Parameters shared by the margin classifiers (``lam > 0`` of the course's objectives)."""
 

@@ -17,15 +17,15 @@ r"""Rounding a spectral embedding to cluster labels: ``"discretize"`` and ``"clu
 from __future__ import annotations
 
 import numpy as np
-import scipy.linalg
+
+from kernelkit.solvers.orthogonal import column_pivots, polar_factor, procrustes_rotation
 
 
 def cluster_qr(vectors: np.ndarray) -> np.ndarray:
     """Labels of the rows of the ``n x k`` embedding by column-pivoted QR (Damle et al.)."""
     k = vectors.shape[1]
-    _, _, piv = scipy.linalg.qr(vectors.T, pivoting=True, mode="economic")
-    u, _, wt = scipy.linalg.svd(vectors[piv[:k], :].T)
-    return np.abs(vectors @ (u @ wt)).argmax(axis=1)
+    piv = column_pivots(vectors.T)
+    return np.abs(vectors @ polar_factor(vectors[piv[:k], :].T)).argmax(axis=1)
 
 
 def discretize(
@@ -54,14 +54,14 @@ def discretize(
             X = np.zeros((n, k))
             X[np.arange(n), labels] = 1.0
             try:
-                W, omega, Ut = np.linalg.svd(X.T @ V)
+                Q, trace = procrustes_rotation(X.T @ V)
             except np.linalg.LinAlgError:
                 break
-            objective = 2.0 * (n - omega.sum())
+            objective = 2.0 * (n - trace)
             if abs(objective - last) < tol:
                 return labels
             last = objective
-            R = (W @ Ut).T
+            R = Q.T
     return labels
 
 

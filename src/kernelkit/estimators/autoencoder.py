@@ -7,7 +7,6 @@ graphs, molecules, ... or ``Precomputed()``), with the engine of :mod:`kernelkit
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Sequence
 from numbers import Integral, Real
 from typing import Any, ClassVar
@@ -144,9 +143,12 @@ class KernelAutoencoder(
         consumed; fits from generators in the same state are identical (see
         :mod:`kernelkit.utils.seeding`).
     verbose : int, bool or callable
-        ``0``: silent.  ``>= 1``: one line per 5% of ``max_iter`` on stderr (objective
-        evaluation count and value).  A callable ``report(evaluation, objective)`` is called
-        at every evaluation instead (the command line's progress bar).
+        ``0``: silent.  ``>= 1``: progress on stderr (:mod:`kernelkit.utils.progress`: a bar
+        on a terminal, else ``[KernelAutoencoder] eval k/N objective=J`` lines, per 5% of
+        ``N``, of L-BFGS evaluations (``N = 1.25 max_iter + 1``, their most), Adam steps
+        (``step``, ``N = max_iter``) or epochs (``epoch``), and a final ``done after ...``
+        line).  A callable ``report(evaluation, objective)`` is
+        called at every evaluation instead (the command line's progress bar).
     memory_budget : int, optional
         Bytes of scratch memory allowed besides the Gram blocks themselves, with the meaning of
         :func:`kernelkit.gram.gram`: every Gram block (input kernel, first layer, the layers
@@ -368,21 +370,6 @@ class KernelAutoencoder(
         return gram(kernel, X, Y, memory_budget=budget, differentiable=True).to(dtype)
 
     # ------------------------------------------------------------------ inference
-    def _reporter(self) -> Callable[[int, float], None] | bool:
-        """The progress callback of the training loop for ``verbose`` (see the class docs)."""
-        if callable(self.verbose) or not self.verbose:
-            return self.verbose if callable(self.verbose) else False
-        step = max(1, int(self.max_iter) // 20)
-        name = type(self).__name__
-
-        def report(evaluation: int, objective: float) -> None:
-            if evaluation == 1 or evaluation % step == 0:
-                print(
-                    f"{name}: evaluation {evaluation}, objective {objective:.6g}", file=sys.stderr
-                )
-
-        return report
-
     def _prepared(self, X: Any) -> Batch:
         if self.input_kernel_ is None:
             return self._prepare(Linear(), X, reset=False).to(result_dtype(self.X_fit_))

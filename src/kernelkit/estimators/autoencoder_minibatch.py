@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from kernelkit.estimators._base import result_dtype
+from kernelkit.estimators._base import progress_of, result_dtype
 from kernelkit.estimators.autoencoder_setup import FitSetup
 from kernelkit.gram.nystrom import cholesky_basis, take
 from kernelkit.models import AutoencoderData, build_autoencoder
@@ -100,6 +100,6 @@ def fit_minibatch(est: Any, setup: FitSetup) -> tuple[Any, MinibatchResult]:
         n_iter_no_change=est.n_iter_no_change,
         random_state=as_seed(random_state),
         tile=est._tile_rows(len(ref)),
-        progress=est._reporter(),
+        progress=progress_of(est, est.max_iter, unit="epoch"),
     )
     return model, res

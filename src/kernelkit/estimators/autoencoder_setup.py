@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from kernelkit.estimators._base import result_dtype
+from kernelkit.estimators._base import progress_of, result_dtype
 from kernelkit.gram import feature_space_median
 from kernelkit.gram.nystrom import cholesky_basis, kmeanspp_centres, take, uniform_centres
 from kernelkit.kernels import FeatureSpaceGaussian, Gaussian, Kernel, Linear
@@ -257,8 +257,13 @@ def run_training(est: Any, model: Any, data: AutoencoderData) -> Any:
     """Train ``model`` on ``data`` with ``est``'s algorithm, optimiser and stopping rule."""
     options = {"max_iter": est.max_iter, "lr": est.lr, "tol": est.tol}
     if est.algorithm == "alternating":
-        return train_alternating(model, data, progress=est._reporter(), **options)
-    return train(model, data, optimizer=est.optimizer, progress=est._reporter(), **options)
+        progress = progress_of(est, est.max_iter, unit="epoch")
+        return train_alternating(model, data, progress=progress, **options)
+    if est.optimizer == "lbfgs":  # at most 1.25 max_iter + 1 evaluations (train_module)
+        progress = progress_of(est, int(est.max_iter * 1.25) + 1, unit="eval")
+    else:
+        progress = progress_of(est, est.max_iter, unit="step")
+    return train(model, data, optimizer=est.optimizer, progress=progress, **options)
 
 
 def fit_full_batch(est: Any, setup: FitSetup) -> tuple[Any, Any, AutoencoderData]:

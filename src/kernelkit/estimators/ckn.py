@@ -40,6 +40,7 @@ from kernelkit.models.ckn import CKN, as_pair
 from kernelkit.models.ckn_train import fit_image_anchors
 from kernelkit.utils.constraints import Interval
 from kernelkit.utils.errors import InputError
+from kernelkit.utils.progress import VerboseLike
 
 __all__ = ["CKNClassifier", "CKNFeatures"]
 
@@ -293,7 +294,7 @@ class CKNClassifier(ClassifierMixin, CKNClassifierMixin, _ImageCKN):
         validation_fraction: float = 0.1,
         n_iter_no_change: int = 5,
         batch_size: int = 256,
-        verbose: int = 0,
+        verbose: VerboseLike = 0,
         random_state: Any = None,
     ):
         store_params(self, locals())

@@ -39,6 +39,7 @@ from kernelkit.estimators._ckn_base import (
 from kernelkit.models.ckn_seq import POOLINGS, GappedKmerLayer, fit_kmer_anchors
 from kernelkit.utils.constraints import Interval, StrOptions
 from kernelkit.utils.errors import InputError
+from kernelkit.utils.progress import VerboseLike
 
 __all__ = ["SequenceCKNClassifier", "SequenceCKNFeatures"]
 
@@ -295,7 +296,7 @@ class SequenceCKNClassifier(ClassifierMixin, CKNClassifierMixin, _SequenceCKN):
         validation_fraction: float = 0.1,
         n_iter_no_change: int = 5,
         batch_size: int = 256,
-        verbose: int = 0,
+        verbose: VerboseLike = 0,
         random_state: Any = None,
     ):
         store_params(self, locals())

@@ -15,12 +15,15 @@ from sklearn.utils.validation import check_is_fitted
 from kernelkit.estimators._base import (
     KERNEL_CONSTRAINTS,
     RANDOM_STATE_CONSTRAINT,
+    VERBOSE_CONSTRAINT,
     KernelEstimatorMixin,
+    progress_of,
 )
 from kernelkit.gram import gram
 from kernelkit.kernels import Kernel
 from kernelkit.utils.constraints import Interval, StrOptions
 from kernelkit.utils.errors import InputError
+from kernelkit.utils.progress import Progress, VerboseLike
 from kernelkit.utils.seeding import check_random_state
 from kernelkit.utils.validation import like_input
 
@@ -99,9 +102,14 @@ def kmeans_plusplus(K: torch.Tensor, k: int, rng: np.random.Generator) -> np.nda
 
 
 def _lloyd(
-    K: torch.Tensor, diag: torch.Tensor, centres: np.ndarray, max_iter: int
+    K: torch.Tensor,
+    diag: torch.Tensor,
+    centres: np.ndarray,
+    max_iter: int,
+    progress: Progress | None = None,
 ) -> KernelKMeansResult:
-    """Lloyd iterations in the feature space from the centres ``phi(x_c)``.
+    """Lloyd iterations in the feature space from the centres ``phi(x_c)`` (``progress``
+    receives the number of points that changed cluster at every iteration).
 
     ``K A`` (``A`` the one-hot assignment matrix) is updated from the rows of the points
     that changed cluster, ``K A += K[changed]^T (A_new - A_old)[changed]`` (``K``
@@ -113,10 +121,12 @@ def _lloyd(
     labels = _fill_empty(D.argmin(1), D, k)
     KA = K @ _one_hot(labels, k, K.dtype)
     it = 0
-    for it in range(1, max_iter + 1):  # noqa: B007 - reported to the caller
+    for it in range(1, max_iter + 1):
         D, norms = _distances(KA, diag, labels, k)
         new = _fill_empty(D.argmin(1), D, k)
         changed = torch.nonzero(new != labels).flatten()
+        if progress is not None:
+            progress.update(it, changed=len(changed))
         if not len(changed):
             break
         if len(changed) > n // 4:
@@ -177,6 +187,7 @@ def kernel_kmeans(
     n_init: int = 10,
     max_iter: int = 300,
     random_state: Any = None,
+    progress: Progress | None = None,
 ) -> KernelKMeansResult:
     r"""Kernel k-means: Lloyd's algorithm in the feature space of ``K``.
 
@@ -207,6 +218,9 @@ def kernel_kmeans(
         Most Lloyd iterations per run.
     random_state : None, int, RandomState or Generator
         Seed of the initial centres.
+    progress : Progress, optional
+        Receives a stage line per run and, per Lloyd iteration, the number of points that
+        changed cluster.
     """
     n = K.shape[0]
     check_n_clusters(n_clusters, n)
@@ -223,7 +237,11 @@ def kernel_kmeans(
         starts = [rng.choice(n, size=n_clusters, replace=False) for _ in range(n_init)]
     else:
         starts = [kmeans_plusplus(K, n_clusters, rng) for _ in range(n_init)]
-    runs = [_lloyd(K, diag, centres, max_iter) for centres in starts]
+    runs = []
+    for r, centres in enumerate(starts):
+        if progress is not None and len(starts) > 1:
+            progress.stage(f"run {r + 1}/{len(starts)}")
+        runs.append(_lloyd(K, diag, centres, max_iter, progress))
     return min(runs, key=lambda r: r.inertia)
 
 
@@ -258,6 +276,11 @@ class KernelKMeans(KernelEstimatorMixin, ClusterMixin, BaseEstimator):
         Most Lloyd iterations per run.
     gamma, degree, coef0 : optional
         scikit-learn's kernel parameters, used only with its kernel names.
+    verbose : int, bool or callable, default 0
+        ``0``: silent; ``1``: progress on stderr (:mod:`kernelkit.utils.progress`: a bar on a
+        terminal, else a ``[KernelKMeans] run r/n_init`` line per run, ``[KernelKMeans] iter
+        k/max_iter changed=c`` lines (points that changed cluster) and a final ``done after
+        ...`` line); a callable receives ``(iteration, changed)``.
 
     Attributes
     ----------
@@ -275,6 +298,7 @@ class KernelKMeans(KernelEstimatorMixin, ClusterMixin, BaseEstimator):
         **CLUSTER_CONSTRAINTS,
         "init": [StrOptions({"k-means++", "random"}), "array-like"],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "verbose": VERBOSE_CONSTRAINT,
     }
 
     def __init__(
@@ -289,6 +313,7 @@ class KernelKMeans(KernelEstimatorMixin, ClusterMixin, BaseEstimator):
         gamma: float | None = None,
         degree: int | None = None,
         coef0: float | None = None,
+        verbose: VerboseLike = 0,
     ):
         self.n_clusters = n_clusters
         self.kernel = kernel
@@ -299,6 +324,7 @@ class KernelKMeans(KernelEstimatorMixin, ClusterMixin, BaseEstimator):
         self.gamma = gamma
         self.degree = degree
         self.coef0 = coef0
+        self.verbose = verbose
 
     def fit(self, X: Any, y: Any = None) -> KernelKMeans:
         """Cluster the training data (``y`` is ignored)."""
@@ -307,6 +333,7 @@ class KernelKMeans(KernelEstimatorMixin, ClusterMixin, BaseEstimator):
         check_n_clusters(self.n_clusters, len(Xb))
         K = gram(self.kernel_, Xb).to(torch.float64)
         init = self.init if isinstance(self.init, str) else np.asarray(self.init)
+        progress = progress_of(self, self.max_iter)
         res = kernel_kmeans(
             K,
             self.n_clusters,
@@ -314,7 +341,9 @@ class KernelKMeans(KernelEstimatorMixin, ClusterMixin, BaseEstimator):
             n_init=self.n_init,
             max_iter=self.max_iter,
             random_state=self.random_state,
+            progress=progress,
         )
+        progress.done(res.iterations, f"kept run, inertia {res.inertia:.6g}")
         self.labels_ = res.labels
         self.inertia_ = res.inertia
         self.n_iter_ = res.iterations

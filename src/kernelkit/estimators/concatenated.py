@@ -18,7 +18,9 @@ from sklearn.utils.validation import check_is_fitted
 from kernelkit.estimators._base import (
     MEMORY_BUDGET_CONSTRAINT,
     RANDOM_STATE_CONSTRAINT,
+    VERBOSE_CONSTRAINT,
     KernelEstimatorMixin,
+    progress_of,
     result_dtype,
     to_numpy,
     warn_max_iter,
@@ -32,6 +34,7 @@ from kernelkit.models.concatenated import (
 from kernelkit.models.layers import layer_gram
 from kernelkit.utils.constraints import Interval, StrOptions
 from kernelkit.utils.errors import InputError
+from kernelkit.utils.progress import VerboseLike
 from kernelkit.utils.seeding import RandomStateLike, as_seed
 from kernelkit.utils.validation import check_int, check_positive, like_input, owned
 
@@ -166,6 +169,11 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
         blocks on the inner images (differentiated tile by tile, :mod:`kernelkit.gram.autodiff`)
         are computed by the tiled engine within it.  ``None``: no limit (the blocks on the
         inner images are evaluated whole, fastest).
+    verbose : int, bool or callable, default 0
+        ``0``: silent; ``1``: progress on stderr (:mod:`kernelkit.utils.progress`: a bar on a
+        terminal, else ``[ConcatenatedKernelRegressor] eval k/max_iter objective=J`` lines (the
+        lowest objective of the running restarts at every batched evaluation) and a final
+        ``done after ...`` line); a callable receives ``(evaluation, objective)``.
     gamma : float, deprecated
         The former name of ``separation`` (a ``FutureWarning`` when set; removed in 0.3).
 
@@ -207,6 +215,7 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
         init_scale: float = 1.0,
         random_state: RandomStateLike = None,
         memory_budget: int | None = None,
+        verbose: VerboseLike = 0,
         gamma: float | str = "deprecated",
     ):
         self.inner_kernel = inner_kernel
@@ -226,6 +235,7 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
         self.init_scale = init_scale
         self.random_state = random_state
         self.memory_budget = memory_budget
+        self.verbose = verbose
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         "inner_kernel": [Kernel, Mixture, list, tuple, None],
@@ -245,6 +255,7 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
         "init_scale": [Interval(Real, 0, None, closed="neither")],
         "random_state": RANDOM_STATE_CONSTRAINT,
         "memory_budget": MEMORY_BUDGET_CONSTRAINT,
+        "verbose": VERBOSE_CONSTRAINT,
     }
 
     @property
@@ -337,6 +348,7 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
             random_state=as_seed(self.random_state),
             memory_budget=self.memory_budget,
         )
+        progress = progress_of(self, max_iter, unit="eval")
         best, res = fit_concatenated(
             model,
             data,
@@ -345,8 +357,11 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
             polish_iter=polish,
             patience=patience,
             first_round=AUTO_FIRST_ROUND,
+            progress=progress,
         )
-        if max_iter > 0 and res.n_iter >= max_iter:
+        limit = max_iter > 0 and res.n_iter >= max_iter
+        progress.done(res.n_eval, "max_iter" if limit else "converged")
+        if limit:
             warn_max_iter(self, f"{res.n_eval} batched objective evaluations")
         alpha, supports = model.outer_fit(data)
         self.model_ = model

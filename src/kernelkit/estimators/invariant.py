@@ -20,7 +20,9 @@ from kernelkit.estimators._base import (
     KERNEL_CONSTRAINTS,
     MEMORY_BUDGET_CONSTRAINT,
     RANDOM_STATE_CONSTRAINT,
+    VERBOSE_CONSTRAINT,
     KernelEstimatorMixin,
+    progress_of,
     to_numpy,
 )
 from kernelkit.gram import GramOperator, gram
@@ -39,6 +41,7 @@ from kernelkit.invariance import (
 from kernelkit.kernels import Kernel
 from kernelkit.utils.constraints import Interval, StrOptions
 from kernelkit.utils.errors import InputError
+from kernelkit.utils.progress import VerboseLike
 from kernelkit.utils.seeding import RandomStateLike
 from kernelkit.utils.validation import like_input
 
@@ -92,6 +95,11 @@ class InvariantEmbedding(
         Newton steps of ``embed_block_max``); stopping there with a gap above ``tol`` warns
         with :class:`~kernelkit.models.sip_polar.EmbeddingConvergenceWarning`, a
         :class:`kernelkit.utils.errors.ConvergenceWarning`.
+    verbose : int, bool or callable, default 0
+        ``0``: silent; ``1``: progress on stderr (:mod:`kernelkit.utils.progress`: one
+        ``[InvariantEmbedding] ...`` line per stage of ``fit`` (basis, semi-norm, embedding)
+        and a final ``done after iter N ...`` line with the polar solver's iterations and the
+        largest duality gap); a callable receives ``(N, gap)`` once.
     basis : {"auto", "nystrom", "augmented"}
         ``"auto"`` (default): ``"augmented"`` when every invariance is an input invariance
         (transformations), with at most :data:`AUTO_MAX_CENTRES` centres (the landmarks and
@@ -178,6 +186,7 @@ class InvariantEmbedding(
         jitter: float | None = None,
         random_state: RandomStateLike = None,
         memory_budget: int | None = None,
+        verbose: VerboseLike = 0,
     ):
         self.kernel = kernel
         self.invariances = invariances
@@ -193,6 +202,7 @@ class InvariantEmbedding(
         self.jitter = jitter
         self.random_state = random_state
         self.memory_budget = memory_budget
+        self.verbose = verbose
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **KERNEL_CONSTRAINTS,
@@ -209,6 +219,7 @@ class InvariantEmbedding(
         "basis": [StrOptions(set(BASES))],
         "features": [StrOptions(set(FEATURES))],
         "strength_unit": [StrOptions(set(STRENGTH_UNITS))],
+        "verbose": VERBOSE_CONSTRAINT,
     }
 
     # ------------------------------------------------------------------ fit
@@ -270,10 +281,13 @@ class InvariantEmbedding(
         if self.basis_used_ == "augmented" and invariances:
             cap = AUTO_MAX_CENTRES if self.basis == "auto" else None
             self._landmarks = self._augmented_centres(invariances, Xb, labels, cap)
+        progress = progress_of(self, self.max_iter)
+        progress.stage(f"{self.basis_used_} basis on {self._landmarks.shape[0]} centres")
         with torch.no_grad():
             K_zz = gram(self.kernel_, self._landmarks, memory_budget=self.memory_budget)
         self.basis_ = nystrom_basis(K_zz, jitter=self.jitter)
         self.n_components_ = self.basis_.dim
+        progress.stage(f"semi-norm of {len(invariances)} invariances")
         reps = [inv.representers(self._embed_base, Xb, labels) for inv in invariances]
         self.seminorm_ = None
         if reps:
@@ -286,10 +300,14 @@ class InvariantEmbedding(
         if self.strength_unit == "spectral":
             self.seminorm_scale_ = 1.0 if self.seminorm_ is None else seminorm_scale(self.seminorm_)
             self.strength_ /= self.seminorm_scale_
+        progress.stage(f"embedding {n} points (polar solver)")
         result = self._embed(Xb)
         self.landmarks_ = like_input(self._landmarks, X)
         self.certificates_ = like_input(result.gap, X)
         self.n_iter_ = result.iterations
+        gap = float(result.gap.max()) if result.gap.numel() else 0.0
+        progress.update(self.n_iter_, gap=gap)
+        progress.done(self.n_iter_, f"largest gap {gap:.3g}")
         return result
 
     def _resolve_basis(self, invariances: list[Invariance]) -> str:

@@ -12,7 +12,7 @@ import torch.nn.functional as F
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
-from kernelkit.estimators._base import RANDOM_STATE_CONSTRAINT, warn_max_iter
+from kernelkit.estimators._base import RANDOM_STATE_CONSTRAINT, progress_of, warn_max_iter
 from kernelkit.estimators._classes import (
     MARGIN_CONSTRAINTS,
     MarginClassifierMixin,
@@ -33,6 +33,7 @@ from kernelkit.models.falkon import (
 from kernelkit.models.falkon_logistic import nystrom_logistic_fit, nystrom_logistic_onepass
 from kernelkit.solvers import CholeskyFactor, cholesky_factor
 from kernelkit.utils.constraints import Interval, StrOptions
+from kernelkit.utils.progress import Progress, VerboseLike
 from kernelkit.utils.validation import like_input
 
 
@@ -68,7 +69,13 @@ def klr_objective(m: torch.Tensor, quad: torch.Tensor, y: torch.Tensor, lam: flo
 
 
 def kernel_logistic_regression(
-    K: torch.Tensor, y: torch.Tensor, *, lam: float, tol: float = 1e-8, max_iter: int = 100
+    K: torch.Tensor,
+    y: torch.Tensor,
+    *,
+    lam: float,
+    tol: float = 1e-8,
+    max_iter: int = 100,
+    progress: Progress | None = None,
 ) -> KLRResult:
     r"""Binary kernel logistic regression by damped Newton steps (IRLS).
 
@@ -106,6 +113,8 @@ def kernel_logistic_regression(
         Stop when ``max_i |grad J(alpha)_i| <= tol``.
     max_iter : int
         Most Newton steps.
+    progress : Progress, optional
+        Receives the objective after every Newton step.
 
     Returns
     -------
@@ -148,6 +157,8 @@ def kernel_logistic_regression(
             break
         alpha, m, quad = alpha + step * delta, m_new, quad_new
         objectives.append(J)
+        if progress is not None:
+            progress.update(len(objectives) - 1, objective=J)
         if step < 1e-10:  # the line search stalled at round-off
             grad = _gradient_norm(K, y, m, alpha, nlam)
             break
@@ -232,6 +243,11 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
         ``"nystrom"`` only: seed of the centre draw.
     gamma, degree, coef0 : optional
         scikit-learn's kernel parameters, used only with its kernel names.
+    verbose : int, bool or callable, default 0
+        ``0``: silent; ``1``: progress on stderr (:mod:`kernelkit.utils.progress`: a bar on a
+        terminal, else ``[KernelLogisticRegression] iter k/max_iter objective=J`` lines per
+        Newton step of the exact solver and a final ``done after ...`` line); a callable
+        receives ``(step, objective)``.
 
     Attributes
     ----------
@@ -275,6 +291,7 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
         gamma: float | None = None,
         degree: int | None = None,
         coef0: float | None = None,
+        verbose: VerboseLike = 0,
     ):
         self.kernel = kernel
         self.lam = lam
@@ -286,6 +303,7 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
         self.gamma = gamma
         self.degree = degree
         self.coef0 = coef0
+        self.verbose = verbose
 
     def fit(self, X: Any, y: Any) -> KernelLogisticRegression:
         """Fit one binary KLR (two classes) or one per class (one-vs-rest)."""
@@ -293,16 +311,19 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
         for name in ("center_indices_", "n_cg_", "gradient_norm_"):
             self.__dict__.pop(name, None)
         self.solver_ = self._choose_solver(Xb, Y)
+        progress = progress_of(self, self.max_iter)
         if self.solver_ != "exact":
-            return self._fit_nystrom(Xb, y, X)
-        results = self._fit_exact(Xb, Y)
+            return self._fit_nystrom(Xb, y, X, progress)
+        results = self._fit_exact(Xb, Y, progress)
         coef = torch.stack([res.coef for res in results], dim=1)
         self.dual_coef_ = like_input(squeeze_binary(coef), X)
         self.n_iter_ = torch.tensor([res.iterations for res in results]).numpy()
         self.objectives_ = [res.objectives for res in results]
         gradients = torch.tensor([res.gradient for res in results], dtype=torch.float64)
         self.gradient_norm_ = like_input(gradients, X)
-        if not all(res.converged for res in results):
+        converged = all(res.converged for res in results)
+        progress.done(int(self.n_iter_.max()), "converged" if converged else "max_iter")
+        if not converged:
             warn_max_iter(self, f"gradient {float(gradients.max()):.3g}")
         return self
 
@@ -317,9 +338,12 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
             return choose_solver(n, m, d=d, c=Y.shape[1], newton_steps=8)
         return forced_solver(str(self.solver), n, m)
 
-    def _fit_nystrom(self, Xb: Batch, y: Any, X: Any) -> KernelLogisticRegression:
+    def _fit_nystrom(
+        self, Xb: Batch, y: Any, X: Any, progress: Progress
+    ) -> KernelLogisticRegression:
         """Newton steps on ``n_centers`` uniform centres: one weighted pass per step
         (``"onepass"``) or Falkon's PCG (``"nystrom"``)."""
+        progress.stage(f"Newton steps on {self.n_centers} centres ({self.solver_})")
         index = select_centres(
             self.kernel_, Xb, self.n_centers, method="uniform", random_state=self.random_state
         )
@@ -340,19 +364,30 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
         if self.solver_ == "nystrom":
             self.n_cg_ = res.n_cg
         self.objectives_ = [[float(J)] for J in np.atleast_1d(res.objective)]
+        progress.update(res.n_newton, objective=float(np.max(res.objective)))
+        progress.done(res.n_newton, "converged" if res.converged else "max_iter")
         if not res.converged:
             warn_max_iter(self, f"Newton decrement above tol={self.tol:g}")
         return self
 
-    def _fit_exact(self, Xb: Batch, Y: torch.Tensor) -> list[KLRResult]:
+    def _fit_exact(self, Xb: Batch, Y: torch.Tensor, progress: Progress) -> list[KLRResult]:
         """IRLS on the full Gram matrix, one run per column of the +-1 targets ``Y``."""
         K = gram(self.kernel_, Xb).to(torch.float64)
-        return [
-            kernel_logistic_regression(
-                K, Y[:, j].to(K.device), lam=float(self.lam), tol=self.tol, max_iter=self.max_iter
+        results = []
+        for j in range(Y.shape[1]):
+            if Y.shape[1] > 1:
+                progress.stage(f"class {j + 1}/{Y.shape[1]} against the rest")
+            results.append(
+                kernel_logistic_regression(
+                    K,
+                    Y[:, j].to(K.device),
+                    lam=float(self.lam),
+                    tol=self.tol,
+                    max_iter=self.max_iter,
+                    progress=progress,
+                )
             )
-            for j in range(Y.shape[1])
-        ]
+        return results
 
     def _scores(self, X: Any) -> torch.Tensor:
         check_is_fitted(self, "dual_coef_")

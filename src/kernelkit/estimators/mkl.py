@@ -16,8 +16,10 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from kernelkit.data import detect_input_kind
 from kernelkit.estimators._base import (
+    VERBOSE_CONSTRAINT,
     KernelEstimatorMixin,
     _reraise,
+    progress_of,
     to_numpy,
     warn_max_iter,
 )
@@ -35,6 +37,7 @@ from kernelkit.kernels.specs import default_kernel, median_sigma
 from kernelkit.utils.constraints import Interval, StrOptions
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.kinds import InputKind
+from kernelkit.utils.progress import VerboseLike
 from kernelkit.utils.validation import like_input, to_tensor
 
 DEFAULT_WIDTHS = (0.5, 1.0, 2.0)
@@ -99,6 +102,10 @@ class SimpleMKL(KernelEstimatorMixin, BaseEstimator):
         Most reduced-gradient steps.
     tol : float, default 1e-4
         Relative KKT tolerance of the stopping test, also the inner solvers' tolerance.
+    verbose : int, bool or callable, default 0
+        ``0``: silent; ``1``: progress on stderr (:mod:`kernelkit.utils.progress`: a bar on a
+        terminal, else ``[SimpleMKL] iter k/max_iter objective=J`` lines per reduced-gradient
+        step and a final ``done after ...`` line); a callable receives ``(step, objective)``.
 
     Attributes
     ----------
@@ -126,6 +133,7 @@ class SimpleMKL(KernelEstimatorMixin, BaseEstimator):
         "scale": [StrOptions({"trace"}), None],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="neither")],
+        "verbose": VERBOSE_CONSTRAINT,
     }
 
     def __init__(
@@ -137,6 +145,7 @@ class SimpleMKL(KernelEstimatorMixin, BaseEstimator):
         scale: str | None = "trace",
         max_iter: int = 100,
         tol: float = 1e-4,
+        verbose: VerboseLike = 0,
     ):
         self.kernels = kernels
         self.lam = lam
@@ -144,6 +153,7 @@ class SimpleMKL(KernelEstimatorMixin, BaseEstimator):
         self.scale = scale
         self.max_iter = max_iter
         self.tol = tol
+        self.verbose = verbose
 
     # ------------------------------------------------------------------ inputs
     def _resolved(self, X: Any) -> list[Kernel | VectorKernelRecipe]:
@@ -279,6 +289,7 @@ class SimpleMKL(KernelEstimatorMixin, BaseEstimator):
         self.objective_history_ = [value]
         self.n_iter_ = 0
         converged = M == 1
+        progress = progress_of(self, self.max_iter)
         while not converged and self.n_iter_ < self.max_iter:
             active = eta > 0
             if grad[active].max() - grad.min() <= self.tol * max(abs(value), 1e-300):
@@ -292,6 +303,8 @@ class SimpleMKL(KernelEstimatorMixin, BaseEstimator):
             eta, value, grad, solutions = step
             self.objective_history_.append(value)
             self.n_iter_ += 1
+            progress.update(self.n_iter_, objective=value)
+        progress.done(self.n_iter_, "converged" if converged else "max_iter")
         if not converged:
             warn_max_iter(self, "KKT gap of the kernel weights")
         self._weights = eta

@@ -4,8 +4,7 @@ one-pass Nyström normal equations or by Nyström-preconditioned CG (Falkon;
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from numbers import Integral, Real
 from typing import Any, ClassVar
 
@@ -21,6 +20,7 @@ from kernelkit.estimators._base import (
     VERBOSE_CONSTRAINT,
     KernelEstimatorMixin,
     check_sample_weight,
+    progress_of,
     result_dtype,
     to_numpy,
     warn_max_iter,
@@ -200,8 +200,10 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
     random_state : None, int, RandomState or Generator
         Seed of the centre draw.
     verbose : int, bool or callable, default 0
-        Truthy: a tqdm progress bar over the CG iterations showing the residual; a callable
-        is called as ``verbose(iteration, residual)``.
+        ``0``: silent; ``1``: progress of the Nyström CG on stderr
+        (:mod:`kernelkit.utils.progress`: a bar on a terminal, else ``[KernelRidge] iter
+        k/max_iter residual=r`` lines and a final ``done after ...`` line); a callable is
+        called as ``verbose(iteration, residual)``.  The direct solvers report nothing.
     block_size : int, optional
         Rows per tile of the streamed products (default: 2 MiB tiles).
     on_error : {"raise", "skip"}, default "raise"
@@ -441,16 +443,17 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
             self.jitter_ = system.jitter + one.factor.jitter
             self.dual_coef_ = like_input(coef.to(dtype), X)
             return self
-        with cg_progress(self.verbose, self.max_iter, type(self).__name__) as callback:
-            result = nystrom_ridge(
-                system,
-                Y.cpu(),
-                lam,
-                sample_weight=weights,
-                tol=self.tol,
-                max_iter=self.max_iter,
-                callback=callback,
-            )
+        progress = progress_of(self, self.max_iter)
+        result = nystrom_ridge(
+            system,
+            Y.cpu(),
+            lam,
+            sample_weight=weights,
+            tol=self.tol,
+            max_iter=self.max_iter,
+            callback=lambda k, rel: progress.update(k, residual=float(rel.max())),
+        )
+        progress.done(result.cg.iterations, "converged" if result.cg.converged else "max_iter")
         if not result.cg.converged:
             warn_max_iter(self, f"CG relative residual {result.cg.residual:.3g}")
         coef = result.coef[:, 0] if Y.ndim == 1 else result.coef
@@ -518,31 +521,6 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         return tags
 
 
-@contextmanager
-def cg_progress(
-    verbose: Any, total: int, name: str
-) -> Iterator[Callable[[int, torch.Tensor], None] | None]:
-    """The CG callback of ``verbose``: a tqdm bar with the residual, a user callable, or None."""
-    if callable(verbose):
-        yield lambda k, rel: verbose(k, float(rel.max()))
-        return
-    if not verbose:
-        yield None
-        return
-    from tqdm.auto import tqdm
-
-    bar = tqdm(total=total, desc=f"{name} CG", unit="it")
-
-    def update(k: int, rel: torch.Tensor) -> None:
-        bar.update(1)
-        bar.set_postfix(residual=f"{float(rel.max()):.2e}")
-
-    try:
-        yield update
-    finally:
-        bar.close()
-
-
 def _weigh(Y: torch.Tensor, root_w: torch.Tensor | None) -> torch.Tensor:
     """``W^{1/2} Y`` (rows scaled by the square roots of the weights); ``Y`` when unweighted."""
     if root_w is None:
@@ -557,4 +535,4 @@ def _weigh_gram_(K: torch.Tensor, root_w: torch.Tensor | None) -> torch.Tensor:
     return K.mul_(root_w[:, None]).mul_(root_w[None, :])
 
 
-__all__ = ["KernelRidge", "cg_progress", "kernel_ridge_coefficients"]
+__all__ = ["KernelRidge", "kernel_ridge_coefficients"]

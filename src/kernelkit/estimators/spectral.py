@@ -2,6 +2,7 @@ r"""Spectral clustering as the relaxation of kernel k-means (course part 1, sect
 
 from __future__ import annotations
 
+import sys
 from numbers import Integral
 from typing import Any, ClassVar
 
@@ -23,6 +24,7 @@ from kernelkit.solvers import top_eigenpairs
 from kernelkit.solvers.eigen import METHODS
 from kernelkit.utils.constraints import Interval, StrOptions
 from kernelkit.utils.errors import InputError
+from kernelkit.utils.progress import Progress
 from kernelkit.utils.seeding import as_seed
 from kernelkit.utils.validation import like_input
 
@@ -96,7 +98,10 @@ class SpectralClustering(KernelEstimatorMixin, ClusterMixin, BaseEstimator):
         Method of :func:`kernelkit.solvers.top_eigenpairs` (``None``: ``"auto"``;
         ``"dense"`` is ``"full"``).
     verbose : bool or int, default False
-        Print the stages of the fit (and k-means' own progress).
+        ``0``: silent; ``1``: one ``[SpectralClustering] ...`` line per stage of the fit
+        (affinity, embedding, label assignment; :mod:`kernelkit.utils.progress`) and k-means'
+        own progress, on stdout as scikit-learn's ``SpectralClustering`` (the one estimator
+        whose ``verbose`` does not write to stderr: it is a drop-in).
     kernel_params : dict, optional
         Keyword arguments of a callable ``kernel`` (``f(x, y, **kernel_params)``).
 
@@ -232,8 +237,9 @@ class SpectralClustering(KernelEstimatorMixin, ClusterMixin, BaseEstimator):
         return tags
 
     def _say(self, message: str) -> None:
-        if self.verbose:
-            print(f"[SpectralClustering] {message}")
+        """A stage line of ``verbose`` (:mod:`kernelkit.utils.progress`), on stdout as
+        scikit-learn's ``SpectralClustering`` writes it (a drop-in; its test suite reads it)."""
+        Progress(type(self).__name__, verbose=self.verbose, stream=sys.stdout).stage(message)
 
     def _neighbour_graph(self, X: Any) -> torch.Tensor:
         """The symmetrised neighbour graph ``(C + C^T) / 2`` of a graph affinity, dense

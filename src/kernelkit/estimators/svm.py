@@ -16,8 +16,10 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 from kernelkit.estimators._base import (
     KERNEL_CONSTRAINTS,
     KERNEL_PARAMS_CONSTRAINT,
+    VERBOSE_CONSTRAINT,
     KernelEstimatorMixin,
     check_sample_weight,
+    progress_of,
     to_numpy,
 )
 from kernelkit.estimators._kernels import SKLEARN_KERNELS
@@ -27,6 +29,7 @@ from kernelkit.kernels import Kernel, Linear
 from kernelkit.kernels.sparse import SparseRows
 from kernelkit.utils.constraints import Interval, StrOptions
 from kernelkit.utils.errors import InputError
+from kernelkit.utils.progress import VerboseLike
 from kernelkit.utils.validation import like_input
 
 
@@ -79,6 +82,11 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
     break_ties : bool, default False
         ``predict`` breaks ties of the one-vs-one votes by the ``"ovr"`` decision values
         (``decision_function_shape="ovr"`` and more than two classes only), as ``SVC``.
+    verbose : int, bool or callable, default 0
+        ``0``: silent; ``1``: progress on stderr (:mod:`kernelkit.utils.progress`: a
+        ``[KernelSVC] libsvm ...`` stage line and a final ``done after iter N ...`` line with
+        the most libsvm iterations of a one-vs-one problem); a callable receives ``(N, n_SV)``
+        once.  libsvm's own console output stays off.
 
     Attributes
     ----------
@@ -119,6 +127,7 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         kernel_params: dict | None = None,
         decision_function_shape: str = "ovr",
         break_ties: bool = False,
+        verbose: VerboseLike = 0,
     ):
         self.kernel = kernel
         self.C = C
@@ -131,6 +140,7 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.kernel_params = kernel_params
         self.decision_function_shape = decision_function_shape
         self.break_ties = break_ties
+        self.verbose = verbose
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **KERNEL_CONSTRAINTS,
@@ -144,6 +154,7 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         "coef0": [Interval(Real, 0, None, closed="left"), None],
         "decision_function_shape": [StrOptions({"ovr", "ovo"})],
         "break_ties": ["boolean"],
+        "verbose": VERBOSE_CONSTRAINT,
     }
 
     def _kernel_extras(self) -> dict[str, Any]:
@@ -187,6 +198,8 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         if w is not None and len(self._fit_rows) < len(Xb):
             K = K[np.ix_(self._fit_rows, self._fit_rows)]
             labels, w = labels[self._fit_rows], w[self._fit_rows]
+        progress = progress_of(self, None if self.max_iter < 0 else self.max_iter)
+        progress.stage(f"libsvm on the {len(K)} x {len(K)} Gram")
         self.svc_.fit(K, labels, sample_weight=w)
         del K
         self.classes_ = self.svc_.classes_
@@ -196,6 +209,10 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.intercept_ = like_input(torch.as_tensor(self.svc_.intercept_), X)
         self.n_iter_ = self.svc_.n_iter_
         self.support_vectors_ = self._support_vectors(X)
+        n_iter = int(np.max(self.n_iter_))
+        progress.update(n_iter, support_vectors=len(self.support_))
+        limit = 0 <= self.max_iter <= n_iter
+        progress.done(n_iter, "max_iter" if limit else "converged")
         return self
 
     def _support_vectors(self, X: Any) -> Any:

@@ -14,7 +14,7 @@ import torch
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
-from kernelkit.estimators._base import warn_max_iter
+from kernelkit.estimators._base import progress_of, warn_max_iter
 from kernelkit.estimators._classes import (
     MARGIN_CONSTRAINTS,
     MarginClassifierMixin,
@@ -26,6 +26,7 @@ from kernelkit.gram.nystrom import take
 from kernelkit.kernels import Kernel
 from kernelkit.solvers import box_qp
 from kernelkit.utils.constraints import Interval, StrOptions
+from kernelkit.utils.progress import Progress, VerboseLike
 from kernelkit.utils.validation import like_input
 
 LOSSES = ("hinge", "squared_hinge")
@@ -86,6 +87,7 @@ def bias_free_svm(
     loss: str = "hinge",
     tol: float = 1e-6,
     max_iter: int = 1000,
+    progress: Progress | None = None,
 ) -> SVMDualResult:
     r"""The bias-free SVM of the course, solved in the dual with a duality-gap certificate.
 
@@ -102,7 +104,8 @@ def bias_free_svm(
     for the 2-SVM), solved by exact coordinate ascent (:func:`kernelkit.solvers.box_qp`).
     The sweeps stop when the duality gap ``P(alpha) - lam (2 alpha^T y - ...)``
     (:func:`svm_primal_dual`; course part 1, section 3.5) is at most ``tol``: the primal value
-    of the returned ``f`` is then within ``tol`` of the optimum.
+    of the returned ``f`` is then within ``tol`` of the optimum.  ``progress`` receives the
+    duality gap after every sweep.
 
     Raises
     ------
@@ -119,8 +122,14 @@ def bias_free_svm(
         Q.diagonal().add_(n * lam)
         upper = float("inf")
 
+    sweeps = 0
+
     def gap(beta: np.ndarray, g: np.ndarray) -> float:
+        nonlocal sweeps
         primal, dual = svm_primal_dual(beta, g, lam=lam, loss=loss)
+        sweeps += 1
+        if progress is not None:
+            progress.update(sweeps, duality_gap=primal - dual)
         return primal - dual
 
     res = box_qp(Q, 1.0, upper, tol=tol, max_iter=max_iter, certificate=gap)
@@ -163,6 +172,10 @@ class BiasFreeSVC(MarginClassifierMixin, ClassifierMixin, BaseEstimator):
         Most sweeps of coordinate ascent per binary problem (``ConvergenceWarning``).
     gamma, degree, coef0 : optional
         scikit-learn's kernel parameters, used only with its kernel names.
+    verbose : int, bool or callable, default 0
+        ``0``: silent; ``1``: progress on stderr (:mod:`kernelkit.utils.progress`: a bar on a
+        terminal, else ``[BiasFreeSVC] iter k/max_iter duality_gap=...`` lines per sweep and a
+        final ``done after ...`` line); a callable receives ``(sweep, duality_gap)``.
 
     Attributes
     ----------
@@ -195,6 +208,7 @@ class BiasFreeSVC(MarginClassifierMixin, ClassifierMixin, BaseEstimator):
         gamma: float | None = None,
         degree: int | None = None,
         coef0: float | None = None,
+        verbose: VerboseLike = 0,
     ):
         self.kernel = kernel
         self.lam = lam
@@ -204,22 +218,28 @@ class BiasFreeSVC(MarginClassifierMixin, ClassifierMixin, BaseEstimator):
         self.gamma = gamma
         self.degree = degree
         self.coef0 = coef0
+        self.verbose = verbose
 
     def fit(self, X: Any, y: Any) -> BiasFreeSVC:
         """Fit one bias-free SVM (two classes) or one per class (one-vs-rest)."""
         Xb, Y = self._fit_targets(X, y)
         K = gram(self.kernel_, Xb).to(torch.float64)
-        results = [
-            bias_free_svm(
-                K,
-                Y[:, j].to(K.device),
-                lam=float(self.lam),
-                loss=self.loss,
-                tol=self.tol,
-                max_iter=self.max_iter,
+        progress = progress_of(self, self.max_iter)
+        results = []
+        for j in range(Y.shape[1]):
+            if Y.shape[1] > 1:
+                progress.stage(f"class {j + 1}/{Y.shape[1]} against the rest")
+            results.append(
+                bias_free_svm(
+                    K,
+                    Y[:, j].to(K.device),
+                    lam=float(self.lam),
+                    loss=self.loss,
+                    tol=self.tol,
+                    max_iter=self.max_iter,
+                    progress=progress,
+                )
             )
-            for j in range(Y.shape[1])
-        ]
         del K
         coef = torch.stack([res.coef for res in results], dim=1)
         self.support_ = torch.nonzero((coef != 0).any(1)).flatten().cpu().numpy()
@@ -227,7 +247,9 @@ class BiasFreeSVC(MarginClassifierMixin, ClassifierMixin, BaseEstimator):
         gaps = torch.tensor([res.gap for res in results], dtype=torch.float64)
         self.duality_gap_ = like_input(gaps, X)
         self.n_iter_ = np.array([res.iterations for res in results])
-        if not all(res.converged for res in results):
+        converged = all(res.converged for res in results)
+        progress.done(int(self.n_iter_.max()), "converged" if converged else "max_iter")
+        if not converged:
             warn_max_iter(self, f"duality gap {float(gaps.max()):.3g}")
         return self
 

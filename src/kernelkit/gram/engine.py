@@ -27,6 +27,7 @@ from kernelkit.kernels.base import Batch, Kernel, batch_dtype, check_same_width
 from kernelkit.kernels.features import SparseFeatures, sparse_feature_gram
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.memory import empty_large
+from kernelkit.utils.progress import Progress
 from kernelkit.utils.validation import resolve_dtype
 
 
@@ -63,15 +64,6 @@ def _symmetrize_(tile: torch.Tensor) -> None:
     if tile.shape[0] > 1:
         iu = torch.triu_indices(tile.shape[0], tile.shape[1], 1, device=tile.device)
         tile[iu[0], iu[1]] = tile[iu[1], iu[0]]
-
-
-def _progress_bar(total: int, enabled: bool, desc: str) -> Any:
-    """A tqdm bar over ``total`` tiles, or ``None`` when disabled."""
-    if not enabled:
-        return None
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, desc=desc, unit="tile")
 
 
 def returns_tensor(X: Any, out: Any = None) -> bool:
@@ -153,7 +145,8 @@ def gram_tensor(
     out : torch.Tensor, optional
         Preallocated output of shape ``(len(X), len(Y))`` and the Gram's dtype.
     progress : bool
-        Show a tqdm progress bar over the tiles.
+        Report the tiles done on stderr (:class:`kernelkit.utils.progress.Progress`: a bar on
+        a terminal, else ``[gram] tile k/N`` lines).
     differentiable : bool
         Keep the result in the autograd graph of tensor inputs ``X`` and ``Y``, which may also
         be ``(batch, n, d)`` stacks (one Gram per slice).  Without ``block_size`` and
@@ -221,7 +214,7 @@ def gram_tensor(
     itemsize = torch.empty((), dtype=out_dtype).element_size()
     b = tile_size(max(n, m), itemsize, block_size=block_size, memory_budget=memory_budget)
     plan = tiles(n, m, b, b, symmetric=symmetric)
-    bar = _progress_bar(len(plan), progress, "gram")
+    bar = Progress("gram", len(plan), progress, unit="tile")
 
     def work(tile: tuple[int, int, int, int]) -> None:
         r0, r1, c0, c1 = tile
@@ -234,13 +227,11 @@ def gram_tensor(
             kernel.block_into(Xi, Yb_[c0:c1], view)
             if symmetric:
                 out[c0:c1, r0:r1].copy_(view.T)
-        if bar is not None:
-            bar.update(1)
+        bar.update()
 
     with torch.no_grad():
         run_parallel(work, plan, parallel=isinstance(Xb, torch.Tensor) and dev.type == "cpu")
-    if bar is not None:
-        bar.close()
+    bar.close()
     return out
 
 

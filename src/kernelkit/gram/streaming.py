@@ -46,6 +46,7 @@ from threadpoolctl import threadpool_limits
 from kernelkit.gram.engine import prepare_pair
 from kernelkit.gram.tiling import is_sliceable, n_workers, run_parallel
 from kernelkit.kernels.base import Batch, Kernel
+from kernelkit.solvers.cholesky import solve_triangular
 from kernelkit.solvers.nystrom_normal import symmetric_from_upper, syrk_
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.validation import check_int
@@ -196,7 +197,7 @@ def nystrom_normal_tile(
     else:
         K64 = out64[: b * m].view(b, m).copy_(K)
     if basis is not None:
-        K64 = torch.linalg.solve_triangular(basis.mT, K64, upper=True, left=False)
+        K64 = solve_triangular(basis.mT, K64, upper=True, left=False)
     KV = None if V is None else K64 @ V.to(K64)
     if rows is not None:
         weights, U = rows(start, start + b, KV)

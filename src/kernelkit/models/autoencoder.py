@@ -21,9 +21,7 @@ updates of ``N_L``) is :func:`train_alternating`.
 
 from __future__ import annotations
 
-import math
-import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,11 +42,13 @@ from kernelkit.solvers.optimizers import first_order_optimizer
 from kernelkit.solvers.training import (
     NonFiniteObjectiveWarning,
     TrainResult,
-    progress_reporter,
-    snapshot_state,
+    descend,
+    relative_decrease,
+    train_loop,
     train_module,
 )
 from kernelkit.utils.errors import InputError
+from kernelkit.utils.progress import Progress
 from kernelkit.utils.seeding import RandomStateLike, as_seed
 
 __all__ = [
@@ -384,7 +384,8 @@ def train(model: KernelAutoencoderModel, data: AutoencoderData, **options: Any) 
     (``"lbfgs"``: full-batch L-BFGS with a strong-Wolfe line search, stopping when the change
     of the objective falls below ``tol * |J_0|`` or the gradient below ``tol``; ``"adam"``:
     ``max_iter`` full-batch Adam steps of rate ``lr``, stopping when the relative decrease
-    over 10 steps is below ``tol``), ``max_iter``, ``tol``, ``lr`` and ``progress``.  The best
+    over 10 steps is below ``tol``), ``max_iter``, ``tol``, ``lr`` and ``progress`` (a
+    :class:`~kernelkit.utils.progress.Progress`).  The best
     state is kept; if the objective turns NaN or infinite, training stops there, the best
     state is restored and a :class:`NonFiniteObjectiveWarning` says so.
     """
@@ -398,7 +399,7 @@ def train_alternating(
     max_iter: int = 100,
     lr: float = 1e-2,
     tol: float = 1e-7,
-    progress: bool | Callable[[int, float], None] = False,
+    progress: Progress | None = None,
 ) -> TrainResult:
     r"""The paper's Algorithm 1 (section 4.3): alternate a gradient step on the inner layers
     with the last layer fixed, and the closed-form update of the last layer (``N_L``, eq. 54).
@@ -406,20 +407,18 @@ def train_alternating(
     With ``Phi_L`` fixed (coordinates of ``B``) the objective is
     ``(1/n)(tr K_out - 2 tr(Phi_L^T C^T B) + ||C Phi_L||^2) + lam_L tr(Phi_L^T K_ss Phi_L)``
     plus the inner penalties, ``C = k_L(x^(L-1), s^(L-1))``; each epoch takes one plain
-    gradient step of size ``lr`` on it, then recomputes ``Phi_L``.  Non-finite objectives stop
-    training as in :func:`train`.
+    gradient step of size ``lr`` on it, then recomputes ``Phi_L``.  The epochs run in
+    :func:`kernelkit.solvers.train_loop` (best state kept, non-finite stop, stop when the
+    relative decrease over 10 epochs is below ``tol``).
     """
     if not model.closed_form:
         raise InputError("train_alternating needs a closed-form last layer (closed_form=True)")
     params = [p for p in model.chain.parameters() if p.requires_grad]
     opt = first_order_optimizer("sgd", params, lr=lr)
-    result = TrainResult()
-    best_state = snapshot_state(model)
-    report = progress_reporter(progress, max_iter)
     B, lam_L = data.out_factor, model.lam[-1]
-    for _ in range(max_iter):
+
+    def epoch(it: int) -> torch.Tensor:
         coef, _ = model.head_coefficients(data)
-        opt.zero_grad()
         passed = model.chain.forward_train(data.K1, data.K1_support)
         Z, S = passed.outputs[-1], passed.supports[-1]
         C = model.head_rows(Z, S, data.exact)
@@ -431,29 +430,14 @@ def train_alternating(
         data_term = (data.out_trace - 2 * (fit * B).sum() + (fit * fit).sum()) / data.n
         pen_L = (coef * coef).sum() if K_ss is None else ((K_ss @ coef) * coef).sum()
         inner = sum(lam * nrm for lam, nrm in zip(model.lam[:-1], passed.norms, strict=True))
-        value = data_term + lam_L * pen_L + inner
-        v = float(value.detach())
-        result.n_iter += 1
-        result.n_eval += 1
-        if not math.isfinite(v):
-            result.stopped = "non_finite"
-            warnings.warn(
-                f"the objective became non-finite at epoch {result.n_iter}; stopped and kept "
-                f"the best state (objective {result.best:.6g})",
-                NonFiniteObjectiveWarning,
-                stacklevel=2,
-            )
-            break
-        result.history.append(v)
-        if v < result.best:
-            result.best = v
-            best_state = snapshot_state(model)
-        report(result.n_iter, v)
-        value.backward()
-        opt.step()
-        h = result.history
-        if len(h) > 10 and abs(h[-11] - h[-1]) < tol * abs(h[-11]):
-            result.stopped = "converged"
-            break
-    model.load_state_dict(best_state)
-    return result
+        return data_term + lam_L * pen_L + inner
+
+    return train_loop(
+        model,
+        epoch,
+        max_iter=max_iter,
+        advance=lambda value: descend(opt, value),
+        stop=relative_decrease(tol),
+        progress=progress,
+        unit="epoch",
+    )

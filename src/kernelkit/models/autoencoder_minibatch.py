@@ -43,8 +43,6 @@ doubles the passes; Adam needs one gradient per step.
 
 from __future__ import annotations
 
-import math
-import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -54,13 +52,9 @@ import torch
 from kernelkit.models.autoencoder import AutoencoderData, KernelAutoencoderModel
 from kernelkit.solvers import cholesky_factor, solve_triangular
 from kernelkit.solvers.optimizers import first_order_optimizer
-from kernelkit.solvers.training import (
-    NonFiniteObjectiveWarning,
-    TrainResult,
-    progress_reporter,
-    snapshot_state,
-)
+from kernelkit.solvers.training import Step, TrainResult, descend, patience, train_loop
 from kernelkit.utils.errors import InputError
+from kernelkit.utils.progress import Progress
 
 __all__ = [
     "HeadSolution",
@@ -183,7 +177,7 @@ def train_minibatch(
     n_iter_no_change: int = 10,
     random_state: int = 0,
     tile: int = 8192,
-    progress: bool | Callable[[int, float], None] = False,
+    progress: Progress | None = None,
 ) -> MinibatchResult:
     """Train the inner layers by minibatch Adam on the minibatch landmark objective (last
     layer in closed form on each minibatch); exact last layer and objective after each epoch.
@@ -208,59 +202,42 @@ def train_minibatch(
         Seed of the shuffling.
     tile : int
         Rows per tile of the streamed pass (:func:`solve_head`).
-    progress : bool or callable
-        ``progress(epoch, objective)`` after every epoch, or a text bar when True.
+    progress : Progress, optional
+        Receives the exact objective after every epoch.
 
     Returns
     -------
     MinibatchResult
         The model is left at the inner layers of the best epoch; ``result.head`` is its last
-        layer.
+        layer.  The epochs run in :func:`kernelkit.solvers.train_loop` (best epoch kept,
+        non-finite stop).
     """
     if not model.closed_form:
         raise InputError("model: minibatch training needs a closed-form last layer")
     params = [p for p in model.chain.parameters() if p.requires_grad]
     opt = first_order_optimizer("adam", params, lr=lr)
     rng = np.random.default_rng(random_state)
-    report = progress_reporter(progress, max_iter)
-    result = MinibatchResult()
-    head = solve_head(model, data, tile)
-    j0 = abs(head.objective)
-    result.history.append(head.objective)
-    result.best, result.head = head.objective, head
-    best_state = snapshot_state(model)
-    stale = 0
-    result.stopped = "max_iter"
-    for epoch in range(1, max_iter + 1):
+    steps = 0
+
+    def epoch(it: int) -> Step:
+        nonlocal steps
         for index in np.array_split(rng.permutation(data.n), max(1, -(-data.n // batch_size))):
             K1, B = data.rows(np.sort(index))
-            opt.zero_grad()
-            loss = model.objective(AutoencoderData(K1, B, 0.0, data.K1_support))[0]
-            loss.backward()
-            opt.step()
-            result.n_eval += 1
+            descend(opt, model.objective(AutoencoderData(K1, B, 0.0, data.K1_support))[0])
+            steps += 1
         head = solve_head(model, data, tile)
-        result.n_iter = epoch
-        if not math.isfinite(head.objective):
-            result.stopped = "non_finite"
-            warnings.warn(
-                f"the objective became non-finite at epoch {epoch}; stopped and kept the best "
-                f"state (objective {result.best:.6g}). Try a smaller lr or a larger lam",
-                NonFiniteObjectiveWarning,
-                stacklevel=2,
-            )
-            break
-        result.history.append(head.objective)
-        report(epoch, head.objective)
-        if head.objective < result.best - tol * j0:
-            stale = 0
-        else:
-            stale += 1
-        if head.objective < result.best:
-            result.best, result.head = head.objective, head
-            best_state = snapshot_state(model)
-        if stale >= n_iter_no_change:
-            result.stopped = "converged"
-            break
-    model.load_state_dict(best_state)
-    return result
+        return Step(head.objective, payload=head)
+
+    head = solve_head(model, data, tile)
+    run = train_loop(
+        model,
+        epoch,
+        max_iter=max_iter,
+        stop=patience(n_iter_no_change),
+        improvement=tol * abs(head.objective),
+        start=Step(head.objective, payload=head),
+        progress=progress,
+        unit="epoch",
+    )
+    fields = {k: v for k, v in vars(run).items() if k != "n_eval"}
+    return MinibatchResult(**fields, n_eval=steps, head=run.best_payload)

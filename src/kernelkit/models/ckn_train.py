@@ -38,8 +38,10 @@ from torch import nn
 
 from kernelkit.models.ckn import CKN, extract_patches
 from kernelkit.solvers import LBFGSResult, lbfgs
-from kernelkit.solvers.optimizers import cosine_schedule, first_order_optimizer
+from kernelkit.solvers.optimizers import cosine_schedule, first_order_optimizer, plateau_schedule
+from kernelkit.solvers.training import Step, descend, patience, train_loop
 from kernelkit.utils.errors import InputError
+from kernelkit.utils.progress import Progress
 
 
 def normalize_blocks(X: torch.Tensor, blocks: int = 1) -> torch.Tensor:
@@ -310,6 +312,7 @@ def train_classifier(
     generator: torch.Generator,
     validation: tuple[torch.Tensor, torch.Tensor] | None = None,
     n_iter_no_change: int | None = None,
+    progress: Progress | None = None,
 ) -> ClassifierTraining:
     r"""Minibatch Adam on ``(1/n) sum_i CE(head(network(x_i)), y_i) + lam ||W||^2``.
 
@@ -320,7 +323,8 @@ def train_classifier(
     after every epoch; training stops after ``n_iter_no_change`` epochs without a better
     one, and the parameters of the best epoch (highest accuracy, then lowest held-out
     cross-entropy; the earliest on ties) are restored, as the reference implementation
-    keeps its best validation epoch.
+    keeps its best validation epoch.  The epochs run in :func:`kernelkit.solvers.train_loop`
+    (non-finite stop, ``progress`` receives one line per epoch).
 
     Returns
     -------
@@ -335,39 +339,37 @@ def train_classifier(
     schedule = cosine_schedule(opt, steps)
     log = ClassifierTraining()
 
-    def snapshot() -> tuple[dict, dict]:
-        return copy.deepcopy(network.state_dict()), copy.deepcopy(head.state_dict())
-
-    best = None
-    if validation is not None:
-        log.validation.append(_evaluate(network, head, *validation, batch_size))
-        best = snapshot()
-    for epoch in range(1, n_epochs + 1):
+    def epoch(it: int) -> Step:
         perm = torch.randperm(n, generator=generator).to(X.device)
         total = 0.0
         for start in range(0, n, batch_size):
             idx = perm[start : start + batch_size]
             logits = head(network(X[idx]).flatten(1))
             loss = F.cross_entropy(logits, y[idx]) + lam * (head.weight**2).sum()
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            schedule.step()
+            descend(opt, loss, schedule)
             total += float(loss.detach()) * len(idx)
-        log.objective.append(total / n)
         if validation is None:
-            log.best_epoch = epoch
-            continue
+            return Step(total / n)
         acc, ce = _evaluate(network, head, *validation, batch_size)
         log.validation.append((acc, ce))
-        best_acc, best_ce = log.validation[log.best_epoch]
-        if acc > best_acc or (acc == best_acc and ce < best_ce):
-            log.best_epoch, best = epoch, snapshot()
-        elif n_iter_no_change is not None and epoch - log.best_epoch >= n_iter_no_change:
-            break
-    if best is not None:
-        network.load_state_dict(best[0])
-        head.load_state_dict(best[1])
+        return Step(total / n, key=(-acc, ce), values={"accuracy": acc, "cross_entropy": ce})
+
+    start = None
+    if validation is not None:
+        log.validation.append(_evaluate(network, head, *validation, batch_size))
+        acc, ce = log.validation[0]
+        start = Step(None, key=(-acc, ce))
+    run = train_loop(
+        [network, head],
+        epoch,
+        max_iter=n_epochs,
+        stop=None if validation is None or n_iter_no_change is None else patience(n_iter_no_change),
+        start=start,
+        keep_best=validation is not None,
+        progress=progress,
+        unit="epoch",
+    )
+    log.objective, log.best_epoch = run.history, run.best_iter
     return log
 
 
@@ -437,7 +439,7 @@ def train_alternating(
     generator: torch.Generator,
     validation: tuple[torch.Tensor, torch.Tensor] | None = None,
     n_iter_no_change: int | None = None,
-    progress: Callable[[str], None] | None = None,
+    progress: Progress | None = None,
 ) -> ClassifierTraining:
     r"""Alternating minimisation of ``(1/n) sum_i CE(W psi_Z(x_i) + b, y_i) + lam ||W||^2``.
 
@@ -454,8 +456,9 @@ def train_alternating(
     (``ReduceLROnPlateau(factor=0.5, patience=5)`` of the reference code).  With
     ``validation`` the parameters of the epoch of lowest held-out cross-entropy (epoch 0: the
     starting point, whose ``head`` should already solve step 2) are restored and training
-    stops after ``n_iter_no_change`` epochs without a lower one.  ``progress`` receives one
-    line per epoch.
+    stops after ``n_iter_no_change`` epochs without a lower one.  The epochs run in
+    :func:`kernelkit.solvers.train_loop`; ``progress`` receives one line per epoch (objective,
+    held-out accuracy and cross-entropy, learning rate).
 
     Returns
     -------
@@ -464,56 +467,51 @@ def train_alternating(
     if X.shape[0] != y.shape[0]:
         raise InputError(f"y: expected {X.shape[0]} labels, got {y.shape[0]}")
     anchors = [p for p in network.parameters() if p.requires_grad]
-    opt = torch.optim.Adam(anchors, lr=lr)
-    plateau = torch.optim.lr_scheduler.ReduceLROnPlateau(
-        opt, factor=0.5, patience=5, min_lr=lr / 100
-    )
+    opt = first_order_optimizer("adam", anchors, lr=lr)
+    plateau = plateau_schedule(opt, factor=0.5, patience=5, min_lr=lr / 100)
     head.requires_grad_(False)
     if n_epochs > 0:
         project_anchors_(network)
     log = ClassifierTraining()
-    best = None
-    if validation is not None:
-        log.validation.append(_evaluate(network, head, *validation, batch_size))
-        best = (copy.deepcopy(network.state_dict()), copy.deepcopy(head.state_dict()))
     n = X.shape[0]
-    for epoch in range(1, n_epochs + 1):
+
+    def epoch(it: int) -> Step:
         perm = torch.randperm(n, generator=generator).to(X.device)
         for start in range(0, n, batch_size):
             idx = perm[start : start + batch_size]
-            loss = F.cross_entropy(head(network(X[idx]).flatten(1)), y[idx])
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
+            descend(opt, F.cross_entropy(head(network(X[idx]).flatten(1)), y[idx]))
             project_anchors_(network)
         features = map_in_batches(lambda b: network(b).flatten(1), X, batch_size)
         head.requires_grad_(True)
         fit_linear_head(head, features, y, lam=lam, warm_start=True)
         head.requires_grad_(False)
         with torch.no_grad():
-            objective = F.cross_entropy(head(features), y) + lam * (head.weight**2).sum()
-        log.objective.append(float(objective))
-        monitored = log.objective[-1]
-        line = f"epoch {epoch}/{n_epochs}: objective {monitored:.4f}"
+            objective = float(F.cross_entropy(head(features), y) + lam * (head.weight**2).sum())
+        values = {"lr": opt.param_groups[0]["lr"]}
+        monitored = objective
         if validation is not None:
-            acc, ce = _evaluate(network, head, *validation, batch_size)
-            log.validation.append((acc, ce))
-            monitored = ce
-            line += f", held-out accuracy {acc:.4f}, cross-entropy {ce:.4f}"
-            if ce < log.validation[log.best_epoch][1]:
-                log.best_epoch = epoch
-                best = (copy.deepcopy(network.state_dict()), copy.deepcopy(head.state_dict()))
-        else:
-            log.best_epoch = epoch
-        if progress is not None:
-            progress(line + f", lr {opt.param_groups[0]['lr']:.2e}")
+            acc, monitored = _evaluate(network, head, *validation, batch_size)
+            log.validation.append((acc, monitored))
+            values = {"accuracy": acc, "cross_entropy": monitored, **values}
         plateau.step(monitored)
-        if n_iter_no_change is not None and epoch - log.best_epoch >= n_iter_no_change:
-            break
+        return Step(objective, key=monitored, values=values)
+
+    start = None
+    if validation is not None:
+        log.validation.append(_evaluate(network, head, *validation, batch_size))
+        start = Step(None, key=log.validation[0][1])
+    run = train_loop(
+        [network, head],
+        epoch,
+        max_iter=n_epochs,
+        stop=None if validation is None or n_iter_no_change is None else patience(n_iter_no_change),
+        start=start,
+        keep_best=validation is not None,
+        progress=progress,
+        unit="epoch",
+    )
     head.requires_grad_(True)
-    if best is not None:
-        network.load_state_dict(best[0])
-        head.load_state_dict(best[1])
+    log.objective, log.best_epoch = run.history, run.best_iter
     return log
 
 

@@ -62,6 +62,7 @@ from kernelkit.solvers import (
     lbfgs_restarts,
 )
 from kernelkit.utils.errors import InputError, NotPSDError
+from kernelkit.utils.progress import Progress
 from kernelkit.utils.seeding import RandomStateLike, as_seed
 
 __all__ = [
@@ -440,6 +441,19 @@ def restart_problem(model: ConcatenatedModel, data: ConcatenatedData) -> Restart
     return RestartProblem(start, objective, images, set_coefficients)
 
 
+def _reporting(
+    fun: Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor]], progress: Progress
+) -> Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor]]:
+    """``fun``, reporting the lowest objective of each batched evaluation to ``progress``."""
+
+    def reported(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        value, grad = fun(x)
+        progress.update(objective=float(value.min()))
+        return value, grad
+
+    return reported
+
+
 def fit_concatenated(
     model: ConcatenatedModel,
     data: ConcatenatedData,
@@ -450,6 +464,7 @@ def fit_concatenated(
     patience: int | None = None,
     first_round: int = 12,
     rtol: float = 1e-6,
+    progress: Progress | None = None,
 ) -> tuple[int, BatchedLBFGSResult]:
     r"""Minimise the restarts with L-BFGS, keep the best one and optionally polish it with the
     KAE training loop :func:`kernelkit.models.train` (L-BFGS, strong Wolfe).
@@ -472,10 +487,13 @@ def fit_concatenated(
 
     Returns the index of the kept restart and the batched result (``values``: final objective
     of every restart run, at elimination for the ones the race stopped).  Raises
-    :class:`NotPSDError` when no restart has a finite objective.
+    :class:`NotPSDError` when no restart has a finite objective.  ``progress`` receives the
+    lowest objective of the running restarts at every batched evaluation.
     """
     problem = restart_problem(model, data)
     fun, x0 = problem.objective, problem.start
+    if progress is not None:
+        fun = _reporting(fun, progress)
     if patience is None:
         x, res = lbfgs_batched(fun, x0, max_iter=max_iter, tol=tol)
         distinct = DistinctOptima(rtol, problem.image_gram)

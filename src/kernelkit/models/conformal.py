@@ -64,7 +64,7 @@ def loo_operator(
     """``G = W^{1/2} (K_w + shift I)^{-1} W^{1/2}`` (``W = I`` when ``root_w`` is None)."""
     Kw = K if root_w is None else K * root_w[:, None] * root_w[None, :]
     fac = cholesky_factor(Kw, shift=shift, name="K")
-    G = torch.cholesky_inverse(fac.factor)
+    G = fac.inverse()
     return G if root_w is None else G * root_w[:, None] * root_w[None, :]
 
 

@@ -213,7 +213,7 @@ def ridge_criterion(
     yw = y if root_w is None else y * (root_w if y.ndim == 1 else root_w[:, None])
     eye = torch.eye(n, dtype=K.dtype, device=K.device)
     fac = cholesky_factor(Kw + n * lam * eye, name="K")
-    B = torch.cholesky_inverse(fac.factor)
+    B = fac.inverse()
     a = B @ yw
     b = B.diagonal()
     p = 1 if a.ndim == 1 else a.shape[1]

@@ -42,7 +42,13 @@ from kernelkit.solvers.nystrom_pcg import (
 from kernelkit.solvers.optima import DistinctOptima, Optimum
 from kernelkit.solvers.psd import PSDCheck, check_psd
 from kernelkit.solvers.randomized import randomized_eigh, randomized_range
-from kernelkit.solvers.training import NonFiniteObjectiveWarning, TrainResult, train_module
+from kernelkit.solvers.training import (
+    NonFiniteObjectiveWarning,
+    Step,
+    TrainResult,
+    train_loop,
+    train_module,
+)
 
 __all__ = [
     "BatchedLBFGSResult",
@@ -59,6 +65,7 @@ __all__ = [
     "NystromPreconditioner",
     "Optimum",
     "PSDCheck",
+    "Step",
     "TrainResult",
     "box_qp",
     "centre_factor",
@@ -80,5 +87,6 @@ __all__ = [
     "solve_triangular",
     "symmetric_eigh",
     "top_eigenpairs",
+    "train_loop",
     "train_module",
 ]

@@ -69,6 +69,11 @@ class CholeskyFactor:
         """
         return cho_solve(self.factor, B)
 
+    def inverse(self) -> torch.Tensor:
+        """``(L L^T)^{-1}``, the inverse of the shifted matrix, from the factor
+        (``torch.cholesky_inverse``; symmetric, batched)."""
+        return torch.cholesky_inverse(self.factor)
+
 
 @dataclass(frozen=True)
 class CholeskyResult:

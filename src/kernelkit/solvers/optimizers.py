@@ -2,7 +2,9 @@
 
 The one home of ``torch.optim`` in kernelkit: the minibatch autoencoder, the alternating
 autoencoder steps, the CKN's supervised training and the MMD generative model build their
-optimisers here (full-batch training uses :func:`kernelkit.solvers.lbfgs`).
+optimisers and learning-rate schedules here and step them in
+:func:`kernelkit.solvers.training.descend` (full-batch training uses
+:func:`kernelkit.solvers.lbfgs`).
 """
 
 from __future__ import annotations
@@ -36,4 +38,15 @@ def cosine_schedule(optimizer: torch.optim.Optimizer, steps: int) -> Any:
     )
 
 
-__all__ = ["cosine_schedule", "first_order_optimizer"]
+def plateau_schedule(
+    optimizer: torch.optim.Optimizer, *, factor: float, patience: int, min_lr: float
+) -> Any:
+    """Multiply the learning rate by ``factor`` when the monitored loss passed to
+    ``step(loss)`` has not decreased for ``patience`` steps, down to ``min_lr``
+    (``torch.optim.lr_scheduler.ReduceLROnPlateau``)."""
+    return torch.optim.lr_scheduler.ReduceLROnPlateau(
+        optimizer, factor=factor, patience=patience, min_lr=min_lr
+    )
+
+
+__all__ = ["cosine_schedule", "first_order_optimizer", "plateau_schedule"]

@@ -30,7 +30,9 @@ from torch import nn
 from kernelkit.gram import gram
 from kernelkit.kernels import Gaussian, Kernel
 from kernelkit.solvers.optimizers import first_order_optimizer
+from kernelkit.solvers.training import descend, train_loop
 from kernelkit.stats.mmd import mmd2_tensor
+from kernelkit.utils.progress import Progress
 from kernelkit.utils.seeding import RandomStateLike, as_seed
 from kernelkit.utils.validation import check_int
 
@@ -111,6 +113,7 @@ def train_mmd_generator(
     evaluate: Callable[[nn.Module], float] | None = None,
     eval_every: int = 100,
     random_state: RandomStateLike = 0,
+    progress: Progress | None = None,
 ) -> GeneratorHistory:
     r"""Train ``generator`` by minibatch descent of :math:`\mathrm{MMD}^2_u` (module docstring).
 
@@ -126,6 +129,11 @@ def train_mmd_generator(
     evaluate : callable, optional
         ``evaluate(generator) -> float`` (e.g. MMD^2 to held-out data), called every
         ``eval_every`` steps and at the end.
+    progress : Progress, optional
+        Receives the training loss of every step.
+
+    The steps run in :func:`kernelkit.solvers.train_loop` (the last state kept; a non-finite
+    loss stops training with a warning).
 
     Returns
     -------
@@ -150,26 +158,29 @@ def train_mmd_generator(
         z = torch.randn(batch_size, noise_dim, generator=gen, dtype=data.dtype)
         return data[idx], generator(z)
 
-    for step in range(steps + 1):
-        if evaluate is not None and (step % eval_every == 0 or step == steps):
-            generator.eval()
-            with torch.no_grad():
-                history.steps.append(step)
-                history.heldout_mmd2.append(float(evaluate(generator)))
-            generator.train()
-        if step == steps:
-            break
+    def evaluate_now(step: int) -> None:
+        generator.eval()
+        with torch.no_grad():
+            history.steps.append(step)
+            history.heldout_mmd2.append(float(evaluate(generator)))  # type: ignore[misc]
+        generator.train()
+
+    def step(it: int) -> torch.Tensor:
+        if evaluate is not None and (it - 1) % eval_every == 0:
+            evaluate_now(it - 1)
         for _ in range(critic_steps if critic_opt is not None else 0):
             X, Y = batch()
-            critic_opt.zero_grad()  # type: ignore[union-attr]
-            (-mmd2_loss(k, X, Y.detach())).backward()
-            critic_opt.step()  # type: ignore[union-attr]
+            descend(critic_opt, -mmd2_loss(k, X, Y.detach()))  # type: ignore[arg-type]
         X, Y = batch()
-        opt.zero_grad()
         loss = mmd2_loss(k, X, Y)
-        loss.backward()
-        opt.step()
-        history.loss.append(float(loss.detach()))
+        descend(opt, loss)
+        return loss.detach()
+
+    modules = [generator] if critic is None else [generator, critic]
+    run = train_loop(modules, step, max_iter=steps, keep_best=False, progress=progress, unit="step")
+    history.loss = run.history
+    if evaluate is not None:
+        evaluate_now(run.n_iter)
     return history
 
 
