@@ -152,7 +152,9 @@ class SimpleMKL(KernelEstimatorMixin, BaseEstimator):
             if kind is not InputKind.VECTOR:
                 return [default_kernel(kind)]
             return [
-                VectorKernelRecipe(lambda Xt, f=f: Gaussian(sigma=f * median_sigma(Xt)))
+                VectorKernelRecipe(
+                    lambda Xt, w=None, f=f: Gaussian(sigma=f * median_sigma(Xt, sample_weight=w))
+                )
                 for f in DEFAULT_WIDTHS
             ]
         if len(self.kernels) == 0:

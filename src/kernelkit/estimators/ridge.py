@@ -23,6 +23,7 @@ from kernelkit.estimators._base import (
     check_sample_weight,
     result_dtype,
     to_numpy,
+    unit_mean_weights,
     warn_max_iter,
 )
 from kernelkit.estimators._ridge_selection import (
@@ -147,12 +148,13 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         one eigendecomposition for the whole grid, :mod:`kernelkit.models.ridge_path`);
         ``"auto"`` scores a grid from 1e-9 to 10 and refines the best value by L-BFGS on
         ``log lam`` of the closed-form criterion.
-    cv : {"loo", "gcv"} or int, default "loo"
+    cv : {"loo", "gcv"}, int, splitter or iterable of (train, test), default "loo"
         Criterion of a ``lam`` grid or ``"auto"``: closed-form leave-one-out error
         ``sum_i w_i r_i^2 / sum_i w_i`` with ``r_i = (y_i - f_i) / (1 - H_ii)``, generalised
         cross-validation ``(1/n)||(I - H) y||^2 / (1 - tr H / n)^2`` (Golub, Heath and Wahba
-        1979), or the mean squared error over ``KFold(cv)`` refits.  Unused for a float
-        ``lam`` without ``kernel_params``.
+        1979), or the weighted mean squared error over refits on the folds of ``KFold(cv)``
+        (an int), of a scikit-learn splitter or of given ``(train, test)`` index pairs.
+        Unused for a float ``lam`` without ``kernel_params``.
     kernel_params : "auto", list of str or None, default None
         Kernel parameters tuned with ``lam`` by L-BFGS on the ``cv`` criterion in log space
         (``"loo"`` or ``"gcv"``), gradients by autograd: ``"auto"`` takes every continuous
@@ -255,7 +257,7 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **KERNEL_CONSTRAINTS,
         "lam": [Interval(Real, 0, None, closed="left"), "array-like", StrOptions({"auto"})],
-        "cv": [StrOptions({"loo", "gcv"}), Interval(Integral, 2, None, closed="left")],
+        "cv": [StrOptions({"loo", "gcv"}), Interval(Integral, 2, None, closed="left"), "cv_object"],
         "kernel_params": [StrOptions({"auto"}), list, None],
         "gamma": [Interval(Real, 0, None, closed="neither"), None],
         "degree": [Interval(Integral, 1, None, closed="left"), None],
@@ -314,10 +316,10 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         if is_dask_collection(X):
             return self._fit_distributed(X, y, sample_weight)
         X, y, sample_weight = self._drop_invalid(X, y, sample_weight)
-        Xb = self._fit_X(X)
+        Xb = self._fit_X(X, sample_weight)
         dtype = result_dtype(Xb)
         Y = self._validate_y_numeric(y, len(Xb), dtype)
-        w = check_sample_weight(sample_weight, len(Xb))
+        w = unit_mean_weights(check_sample_weight(sample_weight, len(Xb)))
         for attr in ("center_indices_", "lam_", "cv_results_", "loo_residuals_"):
             self.__dict__.pop(attr, None)
         self._y_fit, self._sample_weight = Y, w
@@ -388,7 +390,12 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         """Nyström fit on ``n_centers`` centres: one pass or Falkon's PCG (``solver_``)."""
         self._check_nystrom_lam()
         index = select_centres(
-            self.kernel_, Xb, self.n_centers, method=self.centers, random_state=self.random_state
+            self.kernel_,
+            Xb,
+            self.n_centers,
+            method=self.centers,
+            random_state=self.random_state,
+            sample_weight=w,
         )
         system = nystrom_system(
             self.kernel_, Xb, index, block_size=self.block_size, lam=float(self.lam)
@@ -468,6 +475,7 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         dtype = result_dtype(centres)
         Y = self._validate_y_numeric(np.asarray(y), n, dtype)
         w = check_sample_weight(None if sample_weight is None else np.asarray(sample_weight), n)
+        w = unit_mean_weights(w)
         system = distributed_nystrom_system(
             self.kernel_, X, len(index), centres=centres, indices=index, lam=float(self.lam)
         )

@@ -160,7 +160,7 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         """Fit the C-SVM on training data ``X`` and class labels ``y`` (per-sample weights of
         ``C`` in ``sample_weight``)."""
         self._validate_params()
-        Xb = self._fit_X(X)
+        Xb = self._fit_X(X, sample_weight)
         if y is None:
             self._check_y_length(y, len(Xb))
         labels = to_numpy(y)

@@ -143,4 +143,41 @@ def row_sq_norms(X: Any) -> torch.Tensor:
     return X.sq_norms() if isinstance(X, SparseRows) else (X * X).sum(1)
 
 
-__all__ = ["SparseRows", "inner", "is_sparse_input", "row_sq_norms"]
+def _mix(z: np.ndarray) -> np.ndarray:
+    """The splitmix64 finaliser (Steele, Lea and Flood, OOPSLA 2014), elementwise on uint64."""
+    z = z ^ (z >> np.uint64(30))
+    z = z * np.uint64(0xBF58476D1CE4E5B9)
+    z = z ^ (z >> np.uint64(27))
+    z = z * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+def row_keys(X: torch.Tensor | SparseRows) -> np.ndarray:
+    """A 64-bit content key of each row of a dense tensor or of sparse rows.
+
+    ``key_i = sum_{j: x_ij != 0} mix(j, bits(x_ij))`` (wrapping uint64 sum of the splitmix64
+    finaliser of the column and the float64 bits of the value), so equal rows get equal keys
+    whatever their container, dtype or position, and distinct rows differ but with
+    probability about ``2^-64``.  Keys identify copies of a row (the median heuristic, the
+    Nyström centre draw) and order rows by content alone.
+    """
+    with np.errstate(over="ignore"):
+        if isinstance(X, SparseRows):
+            csr = X.matrix.astype(np.float64).tocsr(copy=True)
+            csr.sum_duplicates()
+            csr.eliminate_zeros()
+            bits = (csr.data + 0.0).view(np.uint64)
+            entry = _mix(_mix(csr.indices.astype(np.uint64)) ^ bits)
+            keys = np.zeros(csr.shape[0], dtype=np.uint64)
+            np.add.at(keys, np.repeat(np.arange(csr.shape[0]), np.diff(csr.indptr)), entry)
+            return keys
+        dense = X.detach().to("cpu", torch.float64).numpy()
+        keys = np.zeros(dense.shape[0], dtype=np.uint64)
+        for j in range(dense.shape[1]):
+            col = dense[:, j] + 0.0  # -0.0 as 0.0
+            entry = _mix(_mix(np.full(len(col), j, dtype=np.uint64)) ^ col.view(np.uint64))
+            keys += np.where(col != 0, entry, np.uint64(0))
+        return keys
+
+
+__all__ = ["SparseRows", "inner", "is_sparse_input", "row_keys", "row_sq_norms"]
