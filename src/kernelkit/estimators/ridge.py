@@ -33,7 +33,7 @@ from kernelkit.estimators._ridge_selection import (
 )
 from kernelkit.gram import gram
 from kernelkit.gram.distributed import (
-    draw_centres,
+    draw_weighted_centres,
     is_dask_collection,
     map_row_blocks,
     n_rows,
@@ -120,16 +120,22 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
     scikit-learn's ``KernelRidge(alpha=n * lam)``: with ``Gaussian(sigma)``, its
     ``kernel="rbf", gamma=1 / (2 sigma^2)``.
 
-    With ``sample_weight`` the data term is ``(1/n) sum_i w_i (y_i - f(x_i))^2`` (weighted
-    KRR, course part 1, section 3.2 "Weighted KRR"), whose solution is
+    With ``sample_weight`` the weights are repetitions (weighted KRR, course part 1, section
+    3.2 "Weighted KRR", normalised by the weight total):
 
-    .. math:: \alpha = W^{1/2} (W^{1/2} K W^{1/2} + n \lambda I)^{-1} W^{1/2} y,
-              \qquad W = \mathrm{diag}(w),
+    .. math:: \min_{f \in H} \frac{1}{\sum_j w_j} \sum_{i=1}^n w_i \|y_i - f(x_i)\|^2
+              + \lambda \|f\|_H^2, \qquad
+              \alpha = W^{1/2} (W^{1/2} K W^{1/2} + (\textstyle\sum_j w_j) \lambda I)^{-1}
+              W^{1/2} y,
 
-    the stationarity condition ``W (K alpha - y) + n lam alpha = 0`` written with the symmetric
-    matrix ``W^{1/2} K W^{1/2}`` (valid for ``w_i >= 0``; a zero weight gives
-    ``alpha_i = 0``).  ``n`` is the number of samples, so this equals scikit-learn's
-    ``KernelRidge(alpha=n * lam).fit(X, y, sample_weight=w)``.
+    ``W = diag(w)``, the stationarity condition ``W (K alpha - y) + (sum w) lam alpha = 0``
+    written with the symmetric matrix ``W^{1/2} K W^{1/2}`` (valid for ``w_i >= 0``; a zero
+    weight gives ``alpha_i = 0``).  This equals scikit-learn's
+    ``KernelRidge(alpha=sum(w) * lam).fit(X, y, sample_weight=w)``, and integer weights fit
+    the model of the repeated rows (a zero weight: the row dropped): the data-dependent
+    defaults (median-heuristic width, ``gamma="scale"``) count row ``i`` ``w_i`` times and
+    the Nyström centres are drawn among distinct points by weight.  Only ``solver="auto"``'s
+    cost model counts rows, not weights.
 
     Parameters
     ----------
@@ -311,7 +317,8 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         self.on_error = on_error
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> KernelRidge:
-        """Fit ``alpha = (K + n lam I)^{-1} y`` (weighted: see the class docstring)."""
+        """Fit ``alpha = (K + n lam I)^{-1} y`` (weights: ``n`` becomes ``sum(w)``, see the
+        class docstring)."""
         self._validate_params()
         if is_dask_collection(X):
             return self._fit_distributed(X, y, sample_weight)
@@ -470,12 +477,12 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
             raise InputError(
                 f"n_centers: expected an integer in [1, n_samples = {n}], got {self.n_centers!r}"
             )
-        index, rows = draw_centres(X, self.n_centers, self.random_state)
+        w = check_sample_weight(None if sample_weight is None else np.asarray(sample_weight), n)
+        w = unit_mean_weights(w)
+        index, rows = draw_weighted_centres(X, self.n_centers, self.random_state, w)
         centres = self._fit_X(rows)
         dtype = result_dtype(centres)
         Y = self._validate_y_numeric(np.asarray(y), n, dtype)
-        w = check_sample_weight(None if sample_weight is None else np.asarray(sample_weight), n)
-        w = unit_mean_weights(w)
         system = distributed_nystrom_system(
             self.kernel_, X, len(index), centres=centres, indices=index, lam=float(self.lam)
         )

@@ -48,8 +48,13 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
     Prediction needs the kernel only between new points and the support vectors.
 
     ``fit(X, y, sample_weight=w)`` multiplies the penalty of sample ``i`` by ``w_i`` (its box
-    constraint becomes ``0 <= alpha_i <= C w_i``), as ``SVC.fit(..., sample_weight=w)``;
-    samples of weight 0 are left out.
+    constraint becomes ``0 <= alpha_i <= C w_i``), as ``SVC.fit(..., sample_weight=w)``:
+
+    .. math:: \min_{f, b} \frac12 \|f\|_H^2 + C \sum_i w_i \max(0, 1 - y_i (f(x_i) + b)),
+
+    so integer weights are repeated rows (the sum form has no normaliser to count) and
+    samples of weight 0 are left out; the data-dependent defaults (median-heuristic width,
+    ``gamma="scale"``) count row ``i`` ``w_i`` times.  The two fits agree to libsvm's ``tol``.
 
     Parameters
     ----------

@@ -46,10 +46,10 @@ __all__ = [
     "build_kernel",
     "default_kernel",
     "median_sigma",
-    "weighted_median",
     "parse_kernel_spec",
     "spec_defaults",
     "spec_kind",
+    "weighted_median",
 ]
 
 
