@@ -185,7 +185,7 @@ class SequenceCKNFeatures(CKNTransformerMixin, _SequenceCKN):
     Parameters
     ----------"""
         + _SEQ_PARAMS_DOC.replace("{k}", "8").replace("{n_bins}", "1")
-        + """
+        + r"""
 
     Attributes
     ----------
@@ -195,6 +195,15 @@ class SequenceCKNFeatures(CKNTransformerMixin, _SequenceCKN):
         Letters of the one-hot encoding (None for numeric input).
     input_kind_ : str
         ``"strings"`` or ``"numeric arrays"``.
+
+    Notes
+    -----
+    Objective: no loss is fitted; the anchors ``z_1, ..., z_p`` (unit norm) maximise the
+    spherical k-means criterion over the sampled (normalised one-hot) k-mers ``u``,
+
+    .. math:: \max_{\|z_j\| = 1} \sum_{u} \max_{j} \langle u, z_j \rangle,
+
+    and ``Psi`` is the Nyström map on their features (course part 3, section 10).
     """
     )
 
@@ -264,7 +273,15 @@ class SequenceCKNClassifier(ClassifierMixin, CKNClassifierMixin, _SequenceCKN):
     history_ : list of float
         Mean objective of each epoch."""
         + SUPERVISED_ATTRIBUTES_DOC
-        + """
+        + r"""
+
+    Notes
+    -----
+    Objective: over the anchors ``Z`` and the classifier ``(W, b)``, on the ``n``
+    training sequences kept after the held-out split (the best held-out epoch is kept),
+
+    .. math:: \min_{Z, W, b} \frac{1}{n} \sum_{i=1}^n \mathrm{CE}(W \Psi_Z(x_i) + b, y_i)
+              + \lambda \|W\|_F^2.
     """
     )
 

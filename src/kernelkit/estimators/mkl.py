@@ -117,6 +117,14 @@ class SimpleMKL(KernelEstimatorMixin, BaseEstimator):
         Reduced-gradient steps taken.
     classes_ : ndarray
         Class labels (classification losses).
+
+    Notes
+    -----
+    Objective: over the kernel weights ``eta`` on the simplex and the predictor (the
+    loss is the squared, hinge or logistic loss),
+
+    .. math:: \min_{\eta \ge 0,\ \sum_m \eta_m = 1}\ \min_{f \in H_{K_\eta}}
+              \frac{1}{n} \sum_{i=1}^n \ell(y_i, f(x_i)) + \lambda \|f\|^2_{H_{K_\eta}}.
     """
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {

@@ -247,6 +247,13 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
     n_features_in_ : int
         Number of features (vector input) or of training points (precomputed Gram).
 
+    Notes
+    -----
+    Objective: with sample weights ``w`` (all 1 when not given),
+
+    .. math:: \min_{f \in H} \frac{1}{\sum_j w_j} \sum_{i=1}^n w_i \|y_i - f(x_i)\|^2
+              + \lambda \|f\|_H^2.
+
     Examples
     --------
     >>> import numpy as np

@@ -106,6 +106,15 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         libsvm iterations of each one-vs-one problem.
     svc_ : sklearn.svm.SVC
         The fitted libsvm model on the precomputed Gram.
+
+    Notes
+    -----
+    Objective: libsvm's C-SVM with intercept and sample weights ``w`` (all 1 when not
+    given; one problem per pair of classes), in the sum form ``C = 1 / (2 n lam)`` maps to the
+    README's ``(1/n) sum loss + lam ||f||^2``:
+
+    .. math:: \min_{f \in H, b} \frac12 \|f\|_H^2 + C \sum_{i=1}^n w_i
+              \max(0, 1 - y_i (f(x_i) + b)).
     """
 
     _sparse_input: ClassVar[bool] = True
