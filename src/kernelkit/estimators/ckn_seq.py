@@ -18,6 +18,7 @@ from numbers import Integral, Real
 from typing import Any, ClassVar
 
 import numpy as np
+import scipy.sparse as sp
 import torch
 from sklearn.base import (
     ClassifierMixin,
@@ -47,7 +48,7 @@ def is_string_input(X: Any) -> bool:
     """Whether ``X`` holds strings (a 1-D container, or a :class:`StringBatch`)."""
     if isinstance(X, StringBatch):
         return True
-    if isinstance(X, torch.Tensor):
+    if isinstance(X, torch.Tensor) or sp.issparse(X):  # sparse: rejected as a numeric array
         return False
     if isinstance(X, (list, tuple)):
         return len(X) > 0 and isinstance(X[0], str)
