@@ -215,6 +215,20 @@ class KernelEstimatorMixin:
         kind = parameter_kind(self.kernel) if self.kernel is not None else detect_input_kind(X)
         return drop_invalid_records(X, y, sample_weight, kind, on_error)
 
+    def _fit_samples(
+        self, X: Any, y: Any, sample_weight: Any
+    ) -> tuple[Any, Batch, Any, np.ndarray | None]:
+        """The input route of ``fit(X, y, sample_weight)``: ``(X, X_fit_, y, w)``.
+
+        Records that do not parse are dropped with their targets and weights when the
+        estimator has ``on_error="skip"`` (:meth:`_drop_invalid`); ``X`` is validated and the
+        kernel resolved by :meth:`_fit_X`, a data-dependent kernel counting row ``i``
+        ``w_i`` times; ``w`` is the validated weights (:func:`check_sample_weight`).
+        """
+        X, y, sample_weight = self._drop_invalid(X, y, sample_weight)
+        Xb = self._fit_X(X, sample_weight)
+        return X, Xb, y, check_sample_weight(sample_weight, len(Xb))
+
     def _fit_X(self, X: Any, sample_weight: Any = None) -> Batch:
         """Resolve ``kernel_``, validate the training input and store ``X_fit_``.
 

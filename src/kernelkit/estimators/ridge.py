@@ -329,11 +329,9 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         self._validate_params()
         if is_dask_collection(X):
             return self._fit_distributed(X, y, sample_weight)
-        X, y, sample_weight = self._drop_invalid(X, y, sample_weight)
-        Xb = self._fit_X(X, sample_weight)
-        dtype = result_dtype(Xb)
-        Y = self._validate_y_numeric(y, len(Xb), dtype)
-        w = unit_mean_weights(check_sample_weight(sample_weight, len(Xb)))
+        X, Xb, y, w = self._fit_samples(X, y, sample_weight)
+        Y = self._validate_y_numeric(y, len(Xb), result_dtype(Xb))
+        w = unit_mean_weights(w)
         for attr in ("center_indices_", "lam_", "cv_results_", "loo_residuals_"):
             self.__dict__.pop(attr, None)
         self._y_fit, self._sample_weight = Y, w

@@ -17,7 +17,6 @@ from kernelkit.estimators._base import (
     KERNEL_CONSTRAINTS,
     KERNEL_PARAMS_CONSTRAINT,
     KernelEstimatorMixin,
-    check_sample_weight,
     to_numpy,
 )
 from kernelkit.estimators._kernels import SKLEARN_KERNELS
@@ -174,7 +173,7 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         """Fit the C-SVM on training data ``X`` and class labels ``y`` (per-sample weights of
         ``C`` in ``sample_weight``)."""
         self._validate_params()
-        Xb = self._fit_X(X, sample_weight)
+        X, Xb, y, w = self._fit_samples(X, y, sample_weight)
         if y is None:
             self._check_y_length(y, len(Xb))
         labels = to_numpy(y)
@@ -194,7 +193,6 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
             decision_function_shape=self.decision_function_shape,
             break_ties=self.break_ties,
         )
-        w = check_sample_weight(sample_weight, len(Xb))
         # libsvm drops zero-weight rows, after which the row numbers of a precomputed Gram no
         # longer match its columns: those rows are removed here, and svc_ sees the rest
         self._fit_rows = np.arange(len(Xb)) if w is None else np.flatnonzero(w > 0)
