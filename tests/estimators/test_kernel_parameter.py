@@ -111,12 +111,14 @@ def test_weighted_kernel_ridge_equals_sklearn(multi):
     w[[2, 17]] = 0.0
     y = np.c_[Y, Y**2] if multi else Y
     ours = KernelRidge(kernel="rbf", gamma=0.3, lam=LAM).fit(X, y, sample_weight=w)
-    ref = SkKernelRidge(kernel="rbf", gamma=0.3, alpha=N * LAM).fit(X, y, sample_weight=w)
+    # (1 / sum w) sum w_i loss_i + lam ||f||^2: scikit-learn's alpha is sum(w) lam
+    ref = SkKernelRidge(kernel="rbf", gamma=0.3, alpha=w.sum() * LAM).fit(X, y, sample_weight=w)
     np.testing.assert_allclose(ours.dual_coef_, ref.dual_coef_, rtol=1e-8, atol=1e-12)
     np.testing.assert_allclose(ours.predict(X), ref.predict(X), rtol=1e-8, atol=1e-12)
-    # course part 1, section 3.2: alpha = W^1/2 (W^1/2 K W^1/2 + n lam I)^-1 W^1/2 y
+    # course part 1, section 3.2, normaliser sum(w):
+    # alpha = W^1/2 (W^1/2 K W^1/2 + sum(w) lam I)^-1 W^1/2 y
     K, r = rbf_kernel(X, gamma=0.3), np.sqrt(w)
-    beta = np.linalg.solve(r[:, None] * K * r + N * LAM * np.eye(N), (r * y.T).T)
+    beta = np.linalg.solve(r[:, None] * K * r + w.sum() * LAM * np.eye(N), (r * y.T).T)
     closed = (r * beta.T).T
     np.testing.assert_allclose(ours.dual_coef_, closed, rtol=1e-8, atol=1e-12)
     unit = KernelRidge(kernel="rbf", gamma=0.3, lam=LAM).fit(X, y, sample_weight=np.ones(N))
@@ -140,21 +142,43 @@ def test_weighted_svc_equals_sklearn(zeros):
     assert not np.array_equal(unweighted.support_, ours.support_)  # the weights matter here
 
 
-def test_integer_weights_are_repetitions_with_a_fixed_kernel():
-    """SVC: weight ``w_i`` equals ``w_i`` copies of row ``i``.  Ridge: the same once ``lam`` is
-    rescaled by ``n / sum(w)``, the ``(1/n)`` of the data term counting rows."""
+@pytest.mark.parametrize("kernel", [Gaussian(1.5), None, "rbf"], ids=["fixed", "median", "scale"])
+def test_integer_weights_are_repetitions(kernel):
+    """Weight ``w_i`` equals ``w_i`` copies of row ``i`` (weight 0: the row dropped), for a
+    fixed kernel and for the data-dependent defaults (the median-heuristic width, SVC's
+    ``gamma="scale"``), which count row ``i`` ``w_i`` times; the rows are shuffled apart."""
     w = RNG.integers(0, 4, N)
     w[0] = 2
     Xr, Yr = np.repeat(X, w, axis=0), np.repeat(Y, w)
+    perm = RNG.permutation(len(Xr))
+    Xr, Yr = Xr[perm], Yr[perm]
     labels, labels_r = (Y > 0).astype(int), (Yr > 0).astype(int)
-    weighted = KernelSVC(Gaussian(1.5), tol=1e-10).fit(X, labels, sample_weight=w)
-    repeated = KernelSVC(Gaussian(1.5), tol=1e-10).fit(Xr, labels_r)
+    weighted = KernelSVC(kernel, tol=1e-10).fit(X, labels, sample_weight=w)
+    repeated = KernelSVC(kernel, tol=1e-10).fit(Xr, labels_r)
     np.testing.assert_allclose(
         weighted.decision_function(X), repeated.decision_function(X), atol=1e-6
     )
-    lam_r = LAM * N / w.sum()  # n * lam = n_r * lam_r: the same alpha of scikit-learn
-    ridge_w = KernelRidge(Gaussian(1.5), lam=LAM).fit(X, Y, sample_weight=w)
-    ridge_r = KernelRidge(Gaussian(1.5), lam=lam_r).fit(Xr, Yr)
+    if kernel != "rbf":
+        ridge_w = KernelRidge(kernel, lam=LAM).fit(X, Y, sample_weight=w)
+        ridge_r = KernelRidge(kernel, lam=LAM).fit(Xr, Yr)
+        assert ridge_w.kernel_.sigma == pytest.approx(ridge_r.kernel_.sigma, rel=1e-12)
+        np.testing.assert_allclose(ridge_w.predict(X), ridge_r.predict(X), rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.parametrize("solver", ["onepass", "nystrom"])
+def test_integer_weights_are_repetitions_with_nystrom_centres(solver):
+    """The Nyström solvers draw their centres among distinct points by weight, so integer
+    weights and repeated (shuffled) rows give the same centres and the same fit."""
+    w = RNG.integers(0, 4, N)
+    Xr, Yr = np.repeat(X, w, axis=0), np.repeat(Y, w)
+    perm = RNG.permutation(len(Xr))
+    kw = dict(lam=LAM, solver=solver, n_centers=15, random_state=3, tol=1e-12)
+    ridge_w = KernelRidge(**kw).fit(X, Y, sample_weight=w)
+    ridge_r = KernelRidge(**kw).fit(Xr[perm], Yr[perm])
+    centres_w = ridge_w.X_fit_.numpy()
+    centres_r = ridge_r.X_fit_.numpy()
+    np.testing.assert_array_equal(np.unique(centres_w, axis=0), np.unique(centres_r, axis=0))
+    assert set(ridge_w.center_indices_) <= set(np.flatnonzero(w > 0))
     np.testing.assert_allclose(ridge_w.predict(X), ridge_r.predict(X), rtol=1e-8, atol=1e-10)
 
 

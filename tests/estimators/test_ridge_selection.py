@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 from sklearn.kernel_ridge import KernelRidge as SkKernelRidge
-from sklearn.model_selection import GridSearchCV
+from sklearn.model_selection import GridSearchCV, KFold
 
 from kernelkit import KernelRidge
 from kernelkit.kernels import Gaussian
@@ -81,6 +81,25 @@ def test_kernel_params_auto_lowers_the_loo_error_from_the_median_heuristic():
     assert loo(tuned) < loo(start)
     listed = KernelRidge(lam=1e-3, kernel_params=["sigma"]).fit(X, y)
     assert listed.lam_ == 1e-3 and listed.kernel_.sigma != start.kernel_.sigma
+
+
+def test_splitters_and_split_lists_equal_grid_search_cv():
+    """``cv`` takes a scikit-learn splitter or a list of ``(train, test)`` pairs, as
+    ``GridSearchCV``: the same folds give its scores."""
+    X, y = _data(90, seed=2)
+    splitter = KFold(3, shuffle=True, random_state=0)
+    search = GridSearchCV(
+        KernelRidge(Gaussian(sigma=1.0)),
+        {"lam": GRID},
+        cv=splitter,
+        scoring="neg_mean_squared_error",
+    ).fit(X, y)
+    for cv in (splitter, list(splitter.split(X))):
+        model = KernelRidge(Gaussian(sigma=1.0), lam=GRID, cv=cv).fit(X, y)
+        np.testing.assert_allclose(
+            model.cv_results_["mean_test_score"], search.cv_results_["mean_test_score"], rtol=1e-8
+        )
+        assert model.lam_ == search.best_params_["lam"]
 
 
 def test_weighted_grid_equals_repeated_rows():

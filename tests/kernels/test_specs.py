@@ -69,3 +69,26 @@ def test_default_kernels_per_kind():
 def test_every_spec_builds_with_its_defaults():
     for name, (kind, cls) in KERNEL_SPECS.items():
         assert isinstance(build_kernel(name, kind), cls)
+
+
+def test_weighted_median_sigma_is_the_median_of_the_repeated_rows():
+    """Integer weights (zeros included) give np.median of the repeated rows' distances, on
+    dense and sparse rows, below and above the 1000-point subset."""
+    import scipy.sparse as sp
+
+    from kernelkit.kernels.sparse import SparseRows
+    from kernelkit.kernels.specs import weighted_median
+
+    rng = np.random.default_rng(5)
+    values, weights = rng.standard_normal(30), rng.integers(0, 4, 30)
+    assert weighted_median(values, weights) == np.median(np.repeat(values, weights))
+    for n, hi in ((25, 4), (400, 6)):
+        X = rng.standard_normal((n, 3))
+        w = rng.integers(0, hi, n)
+        Xr = np.repeat(X, w, axis=0)
+        sigma = median_sigma(torch.as_tensor(X), sample_weight=w)
+        assert sigma == pytest.approx(median_sigma(torch.as_tensor(Xr)), rel=1e-12)
+        sparse = SparseRows(sp.csr_array(X))
+        assert median_sigma(sparse, sample_weight=w) == pytest.approx(sigma, rel=1e-12)
+    unit = median_sigma(torch.as_tensor(X), sample_weight=np.ones(n))
+    assert median_sigma(torch.as_tensor(X)) == pytest.approx(unit, rel=1e-12)

@@ -104,7 +104,8 @@ def test_kfold_path_errors_equal_refits():
     Kn, yn = K.numpy(), y.numpy()
     for j, (tr, te) in enumerate(folds):
         for k, lam in enumerate(lams):
-            sk = SkKernelRidge(alpha=len(tr) * lam, kernel="precomputed")
+            # the fold's weights at mean 1: alpha = sum(w_train) lam
+            sk = SkKernelRidge(alpha=w[tr].sum() * lam, kernel="precomputed")
             sk.fit(Kn[np.ix_(tr, tr)], yn[tr], sample_weight=w[tr])
             mse = np.average((yn[te] - sk.predict(Kn[np.ix_(te, tr)])) ** 2, weights=w[te])
             assert errors[j, k] == pytest.approx(mse, rel=1e-9)

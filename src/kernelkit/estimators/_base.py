@@ -139,6 +139,16 @@ def check_sample_weight(sample_weight: Any, n: int) -> np.ndarray | None:
     return w
 
 
+def unit_mean_weights(w: np.ndarray | None) -> np.ndarray | None:
+    """Weights rescaled to mean 1, ``w_i n / sum_j w_j`` (None stays None).
+
+    The solvers' ``(1/n) sum_i w_i loss_i`` then is ``(1 / sum_j w_j) sum_i w_i loss_i``: the
+    mean loss of the sample in which row ``i`` is repeated ``w_i`` times, so integer weights
+    fit the same model as repeated rows and a zero weight as a dropped row.
+    """
+    return None if w is None else w * (len(w) / w.sum())
+
+
 def _reraise(exc: ValueError, name: str) -> InputError:
     msg = str(exc)
     if not (msg.startswith(f"{name}:") or msg.startswith(f"{name} ") or f"Input {name}" in msg):
@@ -213,18 +223,35 @@ class KernelEstimatorMixin:
         kind = parameter_kind(self.kernel) if self.kernel is not None else detect_input_kind(X)
         return drop_invalid_records(X, y, sample_weight, kind, on_error)
 
-    def _fit_X(self, X: Any) -> Batch:
+    def _fit_samples(
+        self, X: Any, y: Any, sample_weight: Any
+    ) -> tuple[Any, Batch, Any, np.ndarray | None]:
+        """The input route of ``fit(X, y, sample_weight)``: ``(X, X_fit_, y, w)``.
+
+        Records that do not parse are dropped with their targets and weights when the
+        estimator has ``on_error="skip"`` (:meth:`_drop_invalid`); ``X`` is validated and the
+        kernel resolved by :meth:`_fit_X`, a data-dependent kernel counting row ``i``
+        ``w_i`` times; ``w`` is the validated weights (:func:`check_sample_weight`).
+        """
+        X, y, sample_weight = self._drop_invalid(X, y, sample_weight)
+        Xb = self._fit_X(X, sample_weight)
+        return X, Xb, y, check_sample_weight(sample_weight, len(Xb))
+
+    def _fit_X(self, X: Any, sample_weight: Any = None) -> Batch:
         """Resolve ``kernel_``, validate the training input and store ``X_fit_``.
 
         A vector kernel whose hyperparameters come from the data (the median heuristic, a
-        default ``gamma``) is built on the validated training tensor.
+        default ``gamma``) is built on the validated training tensor, its rows counted
+        ``sample_weight`` times (:func:`check_sample_weight`), so integer weights and
+        repeated rows give the same kernel.
         """
         if X is None:
             raise InputError("X: expected data, got None")
         kernel = resolve_kernel(self.kernel, X, **self._kernel_extras())
         if isinstance(kernel, VectorKernelRecipe):
             self.X_fit_ = owned(self._prepare(Linear(), X, reset=True), X)
-            self.kernel_ = kernel.build(self.X_fit_)
+            w = check_sample_weight(sample_weight, len(self.X_fit_))
+            self.kernel_ = kernel.build(self.X_fit_, w)
             if isinstance(self.X_fit_, SparseRows) and not self.kernel_.accepts_sparse:
                 raise InputError(
                     f"X: {self.kernel_!r} does not take sparse input (got "

@@ -46,6 +46,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import torch
 
 from kernelkit.data import detect_input_kind
@@ -83,26 +84,42 @@ _REFUSED = {
 
 @dataclass(frozen=True)
 class VectorKernelRecipe:
-    """A vector kernel whose hyperparameters are read from the training vectors."""
+    """A vector kernel whose hyperparameters are read from the training vectors.
 
-    build: Callable[[torch.Tensor], Kernel]
+    ``build(X, sample_weight)`` reads them from the rows of ``X``, row ``i`` counted
+    ``sample_weight[i]`` times (``None``: once), so integer weights give the kernel of the
+    repeated rows (the weighted median of :func:`~kernelkit.kernels.specs.median_sigma`, the
+    weighted variance of ``gamma="scale"``).
+    """
+
+    build: Callable[[torch.Tensor, np.ndarray | None], Kernel]
     input_kind: InputKind = InputKind.VECTOR
 
 
-def _variance(X: Any) -> float:
-    """Variance of all the entries of a dense or sparse training batch (``X.var()``)."""
+def _variance(X: Any, w: np.ndarray | None = None) -> float:
+    """Variance of all the entries of a dense or sparse training batch (``X.var()``), row
+    ``i`` counted ``w_i`` times."""
+    if w is None and not isinstance(X, SparseRows):
+        return float(X.to(torch.float64).var(unbiased=False))
+    w = np.ones(X.shape[0]) if w is None else np.asarray(w, dtype=np.float64)
+    total = float(w.sum()) * X.shape[1]
     if isinstance(X, SparseRows):
         m = X.matrix
-        mean = float(m.sum()) / (m.shape[0] * m.shape[1])
-        return float(m.multiply(m).sum()) / (m.shape[0] * m.shape[1]) - mean**2
-    return float(X.to(torch.float64).var(unbiased=False))
+        rows, squares = np.asarray(m.sum(axis=1)).ravel(), np.asarray(m.multiply(m).sum(axis=1))
+        mean = float(w @ rows) / total
+        return float(w @ squares.ravel()) / total - mean**2
+    Xd = X.to(torch.float64)
+    wt = torch.as_tensor(w, dtype=torch.float64, device=Xd.device)
+    mean = float(wt @ Xd.sum(1)) / total
+    return float(wt @ ((Xd - mean) ** 2).sum(1)) / total
 
 
-def _gamma(gamma: float | str | None, X: Any) -> float:
+def _gamma(gamma: float | str | None, X: Any, w: np.ndarray | None = None) -> float:
     """scikit-learn's ``gamma``: ``"auto"`` (and None) ``1 / n_features``, ``"scale"``
-    ``1 / (n_features X.var())`` (``1`` when the variance is 0), as ``sklearn.svm.SVC``."""
+    ``1 / (n_features X.var())`` (``1`` when the variance is 0), as ``sklearn.svm.SVC``; the
+    variance of the rows counted ``w_i`` times with weights."""
     if gamma == "scale":
-        var = _variance(X)
+        var = _variance(X, w)
         return 1.0 / (X.shape[1] * var) if var != 0 else 1.0
     return 1.0 / X.shape[1] if gamma in (None, "auto") else float(gamma)
 
@@ -115,12 +132,18 @@ def _sklearn_kernel(name: str, gamma: Any, degree: Any, coef0: Any) -> Kernel | 
     if name == "cosine":
         return Linear().normalized()
     if name == "rbf":
-        return VectorKernelRecipe(lambda X: Gaussian(sigma=1.0 / math.sqrt(2.0 * _gamma(gamma, X))))
+        return VectorKernelRecipe(
+            lambda X, w=None: Gaussian(sigma=1.0 / math.sqrt(2.0 * _gamma(gamma, X, w)))
+        )
     if name == "laplacian":
-        return VectorKernelRecipe(lambda X: TensorMatern(s=1.0, sigma=1.0 / _gamma(gamma, X)))
+        return VectorKernelRecipe(
+            lambda X, w=None: TensorMatern(s=1.0, sigma=1.0 / _gamma(gamma, X, w))
+        )
     deg = 3 if degree is None else degree
     off = 1.0 if coef0 is None else coef0
-    return VectorKernelRecipe(lambda X: Polynomial(degree=deg, scale=_gamma(gamma, X), offset=off))
+    return VectorKernelRecipe(
+        lambda X, w=None: Polynomial(degree=deg, scale=_gamma(gamma, X, w), offset=off)
+    )
 
 
 def _check_unused(kernel: Any, reads: tuple[str, ...], extras: dict[str, Any]) -> None:
@@ -172,7 +195,9 @@ def resolve_kernel(
             return kernel
         kind = detect_input_kind(X)
         if kind is InputKind.VECTOR:
-            return VectorKernelRecipe(lambda Xt: Gaussian(sigma=median_sigma(Xt)))
+            return VectorKernelRecipe(
+                lambda Xt, w=None: Gaussian(sigma=median_sigma(Xt, sample_weight=w))
+            )
         return default_kernel(kind)
     if not isinstance(kernel, str):
         raise InputError(
@@ -190,7 +215,9 @@ def resolve_kernel(
     kind = spec_kind(kernel, argument=name)
     if kind is not InputKind.VECTOR:
         return build_kernel(kernel, kind, argument=name)
-    return VectorKernelRecipe(lambda Xt: build_kernel(kernel, kind, sigma_from=Xt, argument=name))
+    return VectorKernelRecipe(
+        lambda Xt, w=None: build_kernel(kernel, kind, sigma_from=Xt, sample_weight=w, argument=name)
+    )
 
 
 def parameter_kind(kernel: Any) -> InputKind:

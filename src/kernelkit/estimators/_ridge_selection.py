@@ -8,7 +8,9 @@ leave-one-out fits, split conformal).
 
 * ``cv="loo"`` / ``"gcv"``: every grid value is scored in closed form from one
   eigendecomposition of the (weighted) Gram; an integer ``cv`` refits on the folds of
-  ``KFold(cv)`` (no shuffling, as ``GridSearchCV(cv=int)``), one eigendecomposition per fold.
+  ``KFold(cv)`` (no shuffling, as ``GridSearchCV(cv=int)``), a splitter or a list of
+  ``(train, test)`` pairs on theirs (``sklearn.model_selection.check_cv``), one
+  eigendecomposition per fold.
 * ``lam="auto"``: the grid :data:`AUTO_GRID`, then L-BFGS on ``log lam`` from the best grid
   value on the closed-form criterion (``cv`` must be ``"loo"`` or ``"gcv"``).
 * ``kernel_params``: the kernel's continuous parameters (``"auto"``: all of them, e.g. a
@@ -31,7 +33,7 @@ from typing import Any
 import numpy as np
 import torch
 from scipy.stats import rankdata
-from sklearn.model_selection import KFold
+from sklearn.model_selection import check_cv
 
 from kernelkit.gram import gram
 from kernelkit.kernels import Kernel
@@ -206,7 +208,7 @@ def fit_selected(est: Any, Xb: Batch, Y: torch.Tensor, w: np.ndarray | None, X: 
     if closed:
         errors = np.array([[float(spec.criterion(v, est.cv)) for v in grid]])
     else:
-        folds = list(KFold(est.cv).split(np.zeros((len(Y), 1))))
+        folds = list(check_cv(est.cv).split(np.zeros((len(Y), 1))))
         errors = kfold_path_errors(K, Y, grid, folds, sample_weight=wt)
     lam = float(grid[errors.mean(0).argmin()])
     if auto:

@@ -202,6 +202,14 @@ class KernelAutoencoder(
         With ``lam="auto"``: ``(lam, mean held-out reconstruction error)`` for every grid
         value fitted (full batch: from the largest down, as fitted); ``None`` for a numeric
         ``lam`` and for the small-sample fallback.
+
+    Notes
+    -----
+    Objective: objective (4) of Laforgue et al. (2019) (with ``input_kernel``, ``x_i`` is
+    its feature ``phi(x_i)``, objective (5)),
+
+    .. math:: \min_{f_1, \dots, f_L} \frac{1}{n} \sum_{i=1}^n
+              \|x_i - f_L \circ \dots \circ f_1(x_i)\|^2 + \sum_{l=1}^L \lambda_l \|f_l\|^2.
     """
 
     def __init__(

@@ -183,7 +183,7 @@ class CKNFeatures(CKNTransformerMixin, _ImageCKN):
     Parameters
     ----------"""
         + _IMAGE_PARAMS_DOC
-        + """
+        + r"""
 
     Attributes
     ----------
@@ -193,6 +193,17 @@ class CKNFeatures(CKNTransformerMixin, _ImageCKN):
         Shape of the training images.
     n_features_in_ : int
         ``X.shape[1]`` of the training input.
+
+    Notes
+    -----
+    Objective: no loss is fitted; each layer's anchors ``z_1, ..., z_p`` (unit norm)
+    maximise the spherical k-means criterion over the sampled patches ``u`` of the previous
+    map (Mairal 2016, section 3),
+
+    .. math:: \max_{\|z_j\| = 1} \sum_{u} \max_{j} \Big\langle \frac{u}{\|u\|}, z_j \Big\rangle,
+
+    and the layer maps a patch to ``||u|| kappa(Z^T Z)^{-1/2} kappa(Z^T u / ||u||)``, the
+    projection of its feature onto the span of the anchors' features.
     """
     )
 
@@ -263,9 +274,17 @@ class CKNClassifier(ClassifierMixin, CKNClassifierMixin, _ImageCKN):
     history_ : list of float
         Mean objective of each epoch."""
         + SUPERVISED_ATTRIBUTES_DOC
-        + """
+        + r"""
     image_shape_, n_features_in_ :
         As in :class:`CKNFeatures`.
+
+    Notes
+    -----
+    Objective: over the anchors ``Z`` of every layer and the classifier ``(W, b)``, on the
+    ``n`` training images kept after the held-out split (the best held-out epoch is kept),
+
+    .. math:: \min_{Z, W, b} \frac{1}{n} \sum_{i=1}^n \mathrm{CE}(W \Phi_Z(x_i) + b, y_i)
+              + \lambda \|W\|_F^2.
     """
     )
 

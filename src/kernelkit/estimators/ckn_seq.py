@@ -18,6 +18,7 @@ from numbers import Integral, Real
 from typing import Any, ClassVar
 
 import numpy as np
+import scipy.sparse as sp
 import torch
 from sklearn.base import (
     ClassifierMixin,
@@ -48,7 +49,7 @@ def is_string_input(X: Any) -> bool:
     """Whether ``X`` holds strings (a 1-D container, or a :class:`StringBatch`)."""
     if isinstance(X, StringBatch):
         return True
-    if isinstance(X, torch.Tensor):
+    if isinstance(X, torch.Tensor) or sp.issparse(X):  # sparse: rejected as a numeric array
         return False
     if isinstance(X, (list, tuple)):
         return len(X) > 0 and isinstance(X[0], str)
@@ -186,7 +187,7 @@ class SequenceCKNFeatures(CKNTransformerMixin, _SequenceCKN):
     Parameters
     ----------"""
         + _SEQ_PARAMS_DOC.replace("{k}", "8").replace("{n_bins}", "1")
-        + """
+        + r"""
 
     Attributes
     ----------
@@ -196,6 +197,15 @@ class SequenceCKNFeatures(CKNTransformerMixin, _SequenceCKN):
         Letters of the one-hot encoding (None for numeric input).
     input_kind_ : str
         ``"strings"`` or ``"numeric arrays"``.
+
+    Notes
+    -----
+    Objective: no loss is fitted; the anchors ``z_1, ..., z_p`` (unit norm) maximise the
+    spherical k-means criterion over the sampled (normalised one-hot) k-mers ``u``,
+
+    .. math:: \max_{\|z_j\| = 1} \sum_{u} \max_{j} \langle u, z_j \rangle,
+
+    and ``Psi`` is the Nyström map on their features (course part 3, section 10).
     """
     )
 
@@ -265,7 +275,15 @@ class SequenceCKNClassifier(ClassifierMixin, CKNClassifierMixin, _SequenceCKN):
     history_ : list of float
         Mean objective of each epoch."""
         + SUPERVISED_ATTRIBUTES_DOC
-        + """
+        + r"""
+
+    Notes
+    -----
+    Objective: over the anchors ``Z`` and the classifier ``(W, b)``, on the ``n``
+    training sequences kept after the held-out split (the best held-out epoch is kept),
+
+    .. math:: \min_{Z, W, b} \frac{1}{n} \sum_{i=1}^n \mathrm{CE}(W \Psi_Z(x_i) + b, y_i)
+              + \lambda \|W\|_F^2.
     """
     )
 

@@ -292,6 +292,14 @@ class KernelKMeans(KernelEstimatorMixin, ClusterMixin, BaseEstimator):
         Lloyd iterations of the kept run.
     centre_norms_ : ndarray, shape (n_clusters,)
         ``||mu_l||_H^2``.
+
+    Notes
+    -----
+    Objective: over the assignments ``s_i`` of the points to ``n_clusters`` clusters with
+    feature-space means ``mu_l`` (a local minimum by Lloyd's algorithm, best of ``n_init``),
+
+    .. math:: \min_{s} \sum_{i=1}^n \|\varphi(x_i) - \mu_{s_i}\|_H^2, \qquad
+              \mu_l = \frac{1}{|C_l|} \sum_{j \in C_l} \varphi(x_j).
     """
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {

@@ -194,6 +194,14 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
         :func:`~kernelkit.models.concatenated.fit_concatenated` for "same optimum").
     model_ : ConcatenatedModel
         The fitted torch model (inner coefficients in ``model_.inner_layers[l].coef``).
+
+    Notes
+    -----
+    Objective: with ``Z = g(X)`` and ``Q = [k(z_i, z_j)]`` (problem (uR-X); ``mu``
+    weighs the inner layers' norms, ``separation`` the optional coth penalty),
+
+    .. math:: \min_{f, g} \frac{1}{n} \sum_{i=1}^n (y_i - f(g(x_i)))^2 + \lambda \|f\|^2
+              + \mu \|g\|^2.
     """
 
     def __init__(

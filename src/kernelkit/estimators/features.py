@@ -107,6 +107,15 @@ class NystromFeatures(_FeatureMapMixin, KernelEstimatorMixin, BaseEstimator):
         stops at the kernel's numerical rank).
     kernel_, X_fit_ :
         Fitted kernel and training data.
+
+    Notes
+    -----
+    Objective: no loss is fitted; ``phi(x)^T phi(x')`` is the kernel of the projections of
+    ``k(x, .)`` and ``k(x', .)`` onto the span of the centres' features,
+
+    .. math:: \Pi_C k(x, \cdot) = \operatorname*{arg\,min}_{g \in \mathrm{span}\{k(c_j, \cdot)\}}
+              \|k(x, \cdot) - g\|_H, \qquad
+              \phi(x)^T \phi(x') = k_C(x)^T K_{CC}^{+} k_C(x').
     """
 
     _sparse_input: ClassVar[bool] = True
@@ -214,6 +223,14 @@ class RandomFourierFeatures(_FeatureMapMixin, KernelEstimatorMixin, BaseEstimato
         ``W`` (``weights``, shape ``(p, n_features_in_)``) and ``b`` (``offsets``).
     n_components_ : int
         ``p``.
+
+    Notes
+    -----
+    Objective: no loss is fitted; for a shift-invariant kernel with spectral measure
+    ``p`` (Bochner), ``z(x)^T z(x')`` is the Monte-Carlo estimate with ``p`` draws
+
+    .. math:: k(x, x') = \mathbb{E}_{w \sim p,\, b \sim U[0, 2\pi]}
+              \big[2 \cos(w^T x + b) \cos(w^T x' + b)\big].
     """
 
     _sparse_input: ClassVar[bool] = True

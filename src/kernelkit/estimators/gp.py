@@ -137,6 +137,19 @@ class GaussianProcessRegressor(KernelEstimatorMixin, RegressorMixin, BaseEstimat
         Training targets (as given).
     n_features_in_ : int
 
+    Notes
+    -----
+    Objective: the kernel's continuous parameters, ``amplitude`` ``a`` and ``noise``
+    ``s`` (those not fixed) maximise the log marginal likelihood (Rasmussen and Williams 2006,
+    eq. 2.30)
+
+    .. math:: \log p(y \mid X) = -\frac12 y^T (a K + s I)^{-1} y
+              - \frac12 \log\det(a K + s I) - \frac{n}{2} \log 2\pi,
+
+    and the posterior mean is kernel ridge regression,
+    ``min_f (1/n) sum_i (y_i - f(x_i))^2 + lam ||f||^2`` in the RKHS of ``a k``, with
+    ``lam = s / (n a)``.
+
     Examples
     --------
     >>> import numpy as np

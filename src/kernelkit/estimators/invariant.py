@@ -167,6 +167,15 @@ class InvariantEmbedding(
         Relative duality gaps of the embedded training points.
     n_iter_ : int
         Iterations of the polar solver on the training points (1 for closed forms).
+
+    Notes
+    -----
+    Objective: for each point, the convex polar problem (28) on its Nyström embedding
+    ``k~_x`` (``R`` the invariance penalty, ``s`` its weight)
+
+    .. math:: \min_v \|v\|^2 + s R(v)^2 \quad \text{s.t.} \quad \langle v, \tilde k_x\rangle = 1,
+
+    whose solution gives ``iota(G_x) = v / J(v)`` (eq. 26).
     """
 
     def __init__(

@@ -106,6 +106,18 @@ class KernelCCA(
     ``sum_i alpha_i k_a^c(x_i, x)`` (centred with the training mean) and
     ``transform(X, Y)`` the pair ``(Z_x, Z_y)``.  ``fit_transform(X, Y)`` is scikit-learn's:
     the X-view projection.
+
+    Notes
+    -----
+    Objective: the ``l``-th pair of canonical functions solves, orthogonally to the
+    previous pairs (``tau`` in ``[0, 1]``; empirical (co)variances of the centred training
+    data),
+
+    .. math:: \max_{f_a, f_b} \widehat{\mathrm{cov}}(f_a(x), f_b(y)) \quad \text{s.t.} \quad
+              (1 - \tau) \widehat{\mathrm{var}}(f_a(x)) + \frac{\tau}{n} \|f_a\|^2 = \frac1n
+              \ \text{(same for } f_b),
+
+    the generalised eigenproblem above.
     """
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {

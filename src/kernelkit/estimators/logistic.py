@@ -268,6 +268,14 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
         ``"nystrom"`` only: CG iterations over all Newton steps.
     solver_ : str
         The solver that fitted: ``"exact"``, ``"onepass"`` or ``"nystrom"``.
+
+    Notes
+    -----
+    Objective: for labels ``y_i in {-1, +1}`` (one problem per class against the rest
+    with more than two classes),
+
+    .. math:: \min_{f \in H} \frac{1}{n} \sum_{i=1}^n \log\big(1 + e^{-y_i f(x_i)}\big)
+              + \lambda \|f\|_H^2.
     """
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {

@@ -124,6 +124,14 @@ class SimpleMKL(KernelEstimatorMixin, BaseEstimator):
         Reduced-gradient steps taken.
     classes_ : ndarray
         Class labels (classification losses).
+
+    Notes
+    -----
+    Objective: over the kernel weights ``eta`` on the simplex and the predictor (the
+    loss is the squared, hinge or logistic loss),
+
+    .. math:: \min_{\eta \ge 0,\ \sum_m \eta_m = 1}\ \min_{f \in H_{K_\eta}}
+              \frac{1}{n} \sum_{i=1}^n \ell(y_i, f(x_i)) + \lambda \|f\|^2_{H_{K_\eta}}.
     """
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
@@ -162,7 +170,9 @@ class SimpleMKL(KernelEstimatorMixin, BaseEstimator):
             if kind is not InputKind.VECTOR:
                 return [default_kernel(kind)]
             return [
-                VectorKernelRecipe(lambda Xt, f=f: Gaussian(sigma=f * median_sigma(Xt)))
+                VectorKernelRecipe(
+                    lambda Xt, w=None, f=f: Gaussian(sigma=f * median_sigma(Xt, sample_weight=w))
+                )
                 for f in DEFAULT_WIDTHS
             ]
         if len(self.kernels) == 0:

@@ -177,6 +177,17 @@ class KernelPCA(
         Training means used to centre test rows.
     dual_coef_, X_transformed_fit_ :
         The pre-image map (when ``fit_inverse_transform``).
+
+    Notes
+    -----
+    Objective: the ``l``-th principal function maximises the empirical variance of the
+    centred training data under unit RKHS norm, orthogonally to the previous ones,
+
+    .. math:: \max_{f \in H,\ \|f\|_H = 1,\ f \perp f_1, \dots, f_{l-1}}
+              \frac{1}{n} \sum_{i=1}^n \big(f(x_i) - \bar f\big)^2,
+
+    i.e. the eigenproblem ``K_c u = Delta u`` of the centred Gram, ``f = sum_i alpha_i
+    k(x_i, .)`` with ``alpha = u / sqrt(Delta)``.
     """
 
     _sparse_input: ClassVar[bool] = True

@@ -23,6 +23,7 @@ from kernelkit.estimators._base import (
     progress_of,
     result_dtype,
     to_numpy,
+    unit_mean_weights,
     warn_max_iter,
 )
 from kernelkit.estimators._ridge_selection import (
@@ -33,7 +34,7 @@ from kernelkit.estimators._ridge_selection import (
 )
 from kernelkit.gram import gram
 from kernelkit.gram.distributed import (
-    draw_centres,
+    draw_weighted_centres,
     is_dask_collection,
     map_row_blocks,
     n_rows,
@@ -120,16 +121,22 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
     scikit-learn's ``KernelRidge(alpha=n * lam)``: with ``Gaussian(sigma)``, its
     ``kernel="rbf", gamma=1 / (2 sigma^2)``.
 
-    With ``sample_weight`` the data term is ``(1/n) sum_i w_i (y_i - f(x_i))^2`` (weighted
-    KRR, course part 1, section 3.2 "Weighted KRR"), whose solution is
+    With ``sample_weight`` the weights are repetitions (weighted KRR, course part 1, section
+    3.2 "Weighted KRR", normalised by the weight total):
 
-    .. math:: \alpha = W^{1/2} (W^{1/2} K W^{1/2} + n \lambda I)^{-1} W^{1/2} y,
-              \qquad W = \mathrm{diag}(w),
+    .. math:: \min_{f \in H} \frac{1}{\sum_j w_j} \sum_{i=1}^n w_i \|y_i - f(x_i)\|^2
+              + \lambda \|f\|_H^2, \qquad
+              \alpha = W^{1/2} (W^{1/2} K W^{1/2} + (\textstyle\sum_j w_j) \lambda I)^{-1}
+              W^{1/2} y,
 
-    the stationarity condition ``W (K alpha - y) + n lam alpha = 0`` written with the symmetric
-    matrix ``W^{1/2} K W^{1/2}`` (valid for ``w_i >= 0``; a zero weight gives
-    ``alpha_i = 0``).  ``n`` is the number of samples, so this equals scikit-learn's
-    ``KernelRidge(alpha=n * lam).fit(X, y, sample_weight=w)``.
+    ``W = diag(w)``, the stationarity condition ``W (K alpha - y) + (sum w) lam alpha = 0``
+    written with the symmetric matrix ``W^{1/2} K W^{1/2}`` (valid for ``w_i >= 0``; a zero
+    weight gives ``alpha_i = 0``).  This equals scikit-learn's
+    ``KernelRidge(alpha=sum(w) * lam).fit(X, y, sample_weight=w)``, and integer weights fit
+    the model of the repeated rows (a zero weight: the row dropped): the data-dependent
+    defaults (median-heuristic width, ``gamma="scale"``) count row ``i`` ``w_i`` times and
+    the Nyström centres are drawn among distinct points by weight.  Only ``solver="auto"``'s
+    cost model counts rows, not weights.
 
     Parameters
     ----------
@@ -148,12 +155,13 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         one eigendecomposition for the whole grid, :mod:`kernelkit.models.ridge_path`);
         ``"auto"`` scores a grid from 1e-9 to 10 and refines the best value by L-BFGS on
         ``log lam`` of the closed-form criterion.
-    cv : {"loo", "gcv"} or int, default "loo"
+    cv : {"loo", "gcv"}, int, splitter or iterable of (train, test), default "loo"
         Criterion of a ``lam`` grid or ``"auto"``: closed-form leave-one-out error
         ``sum_i w_i r_i^2 / sum_i w_i`` with ``r_i = (y_i - f_i) / (1 - H_ii)``, generalised
         cross-validation ``(1/n)||(I - H) y||^2 / (1 - tr H / n)^2`` (Golub, Heath and Wahba
-        1979), or the mean squared error over ``KFold(cv)`` refits.  Unused for a float
-        ``lam`` without ``kernel_params``.
+        1979), or the weighted mean squared error over refits on the folds of ``KFold(cv)``
+        (an int), of a scikit-learn splitter or of given ``(train, test)`` index pairs.
+        Unused for a float ``lam`` without ``kernel_params``.
     kernel_params : "auto", list of str or None, default None
         Kernel parameters tuned with ``lam`` by L-BFGS on the ``cv`` criterion in log space
         (``"loo"`` or ``"gcv"``), gradients by autograd: ``"auto"`` takes every continuous
@@ -242,6 +250,13 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
     n_features_in_ : int
         Number of features (vector input) or of training points (precomputed Gram).
 
+    Notes
+    -----
+    Objective: with sample weights ``w`` (all 1 when not given),
+
+    .. math:: \min_{f \in H} \frac{1}{\sum_j w_j} \sum_{i=1}^n w_i \|y_i - f(x_i)\|^2
+              + \lambda \|f\|_H^2.
+
     Examples
     --------
     >>> import numpy as np
@@ -258,7 +273,7 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **KERNEL_CONSTRAINTS,
         "lam": [Interval(Real, 0, None, closed="left"), "array-like", StrOptions({"auto"})],
-        "cv": [StrOptions({"loo", "gcv"}), Interval(Integral, 2, None, closed="left")],
+        "cv": [StrOptions({"loo", "gcv"}), Interval(Integral, 2, None, closed="left"), "cv_object"],
         "kernel_params": [StrOptions({"auto"}), list, None],
         "gamma": [Interval(Real, 0, None, closed="neither"), None],
         "degree": [Interval(Integral, 1, None, closed="left"), None],
@@ -312,15 +327,14 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         self.on_error = on_error
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> KernelRidge:
-        """Fit ``alpha = (K + n lam I)^{-1} y`` (weighted: see the class docstring)."""
+        """Fit ``alpha = (K + n lam I)^{-1} y`` (weights: ``n`` becomes ``sum(w)``, see the
+        class docstring)."""
         self._validate_params()
         if is_dask_collection(X):
             return self._fit_distributed(X, y, sample_weight)
-        X, y, sample_weight = self._drop_invalid(X, y, sample_weight)
-        Xb = self._fit_X(X)
-        dtype = result_dtype(Xb)
-        Y = self._validate_y_numeric(y, len(Xb), dtype)
-        w = check_sample_weight(sample_weight, len(Xb))
+        X, Xb, y, w = self._fit_samples(X, y, sample_weight)
+        Y = self._validate_y_numeric(y, len(Xb), result_dtype(Xb))
+        w = unit_mean_weights(w)
         for attr in ("center_indices_", "lam_", "cv_results_", "loo_residuals_"):
             self.__dict__.pop(attr, None)
         self._y_fit, self._sample_weight = Y, w
@@ -408,7 +422,12 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         """Nyström fit on ``n_centers`` centres: one pass or Falkon's PCG (``solver_``)."""
         self._check_nystrom_lam()
         index = select_centres(
-            self.kernel_, Xb, self.n_centers, method=self.centers, random_state=self.random_state
+            self.kernel_,
+            Xb,
+            self.n_centers,
+            method=self.centers,
+            random_state=self.random_state,
+            sample_weight=w,
         )
         system = nystrom_system(
             self.kernel_, Xb, index, block_size=self.block_size, lam=float(self.lam)
@@ -484,11 +503,12 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
             raise InputError(
                 f"n_centers: expected an integer in [1, n_samples = {n}], got {self.n_centers!r}"
             )
-        index, rows = draw_centres(X, self.n_centers, self.random_state)
+        w = check_sample_weight(None if sample_weight is None else np.asarray(sample_weight), n)
+        w = unit_mean_weights(w)
+        index, rows = draw_weighted_centres(X, self.n_centers, self.random_state, w)
         centres = self._fit_X(rows)
         dtype = result_dtype(centres)
         Y = self._validate_y_numeric(np.asarray(y), n, dtype)
-        w = check_sample_weight(None if sample_weight is None else np.asarray(sample_weight), n)
         system = distributed_nystrom_system(
             self.kernel_, X, len(index), centres=centres, indices=index, lam=float(self.lam)
         )

@@ -119,6 +119,15 @@ class SpectralClustering(KernelEstimatorMixin, ClusterMixin, BaseEstimator):
         The rows clustered by k-means.
     cluster_centers_ : ndarray, shape (n_clusters, n_components) or None
         The k-means centres in the embedding (None for the other ``assign_labels``).
+
+    Notes
+    -----
+    Objective: the relaxation of kernel k-means (with ``normalization``, of the
+    normalised cut): the embedding ``U`` solves, for the matrix ``M`` of the table above,
+
+    .. math:: \max_{U \in \mathbb{R}^{n \times k},\ U^T U = I} \operatorname{tr}(U^T M U),
+
+    its rows (scaled as in the table) rounded to clusters by k-means.
     """
 
     _sparse_input: ClassVar[bool] = True

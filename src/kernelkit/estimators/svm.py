@@ -18,7 +18,6 @@ from kernelkit.estimators._base import (
     KERNEL_PARAMS_CONSTRAINT,
     VERBOSE_CONSTRAINT,
     KernelEstimatorMixin,
-    check_sample_weight,
     progress_of,
     to_numpy,
 )
@@ -51,8 +50,13 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
     Prediction needs the kernel only between new points and the support vectors.
 
     ``fit(X, y, sample_weight=w)`` multiplies the penalty of sample ``i`` by ``w_i`` (its box
-    constraint becomes ``0 <= alpha_i <= C w_i``), as ``SVC.fit(..., sample_weight=w)``;
-    samples of weight 0 are left out.
+    constraint becomes ``0 <= alpha_i <= C w_i``), as ``SVC.fit(..., sample_weight=w)``:
+
+    .. math:: \min_{f, b} \frac12 \|f\|_H^2 + C \sum_i w_i \max(0, 1 - y_i (f(x_i) + b)),
+
+    so integer weights are repeated rows (the sum form has no normaliser to count) and
+    samples of weight 0 are left out; the data-dependent defaults (median-heuristic width,
+    ``gamma="scale"``) count row ``i`` ``w_i`` times.  The two fits agree to libsvm's ``tol``.
 
     Parameters
     ----------
@@ -109,6 +113,15 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         libsvm iterations of each one-vs-one problem.
     svc_ : sklearn.svm.SVC
         The fitted libsvm model on the precomputed Gram.
+
+    Notes
+    -----
+    Objective: libsvm's C-SVM with intercept and sample weights ``w`` (all 1 when not
+    given; one problem per pair of classes), in the sum form ``C = 1 / (2 n lam)`` maps to the
+    README's ``(1/n) sum loss + lam ||f||^2``:
+
+    .. math:: \min_{f \in H, b} \frac12 \|f\|_H^2 + C \sum_{i=1}^n w_i
+              \max(0, 1 - y_i (f(x_i) + b)).
     """
 
     _sparse_input: ClassVar[bool] = True
@@ -171,7 +184,7 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         """Fit the C-SVM on training data ``X`` and class labels ``y`` (per-sample weights of
         ``C`` in ``sample_weight``)."""
         self._validate_params()
-        Xb = self._fit_X(X)
+        X, Xb, y, w = self._fit_samples(X, y, sample_weight)
         if y is None:
             self._check_y_length(y, len(Xb))
         labels = to_numpy(y)
@@ -191,7 +204,6 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
             decision_function_shape=self.decision_function_shape,
             break_ties=self.break_ties,
         )
-        w = check_sample_weight(sample_weight, len(Xb))
         # libsvm drops zero-weight rows, after which the row numbers of a precomputed Gram no
         # longer match its columns: those rows are removed here, and svc_ sees the rest
         self._fit_rows = np.arange(len(Xb)) if w is None else np.flatnonzero(w > 0)

@@ -189,6 +189,13 @@ class BiasFreeSVC(MarginClassifierMixin, ClassifierMixin, BaseEstimator):
         The certificate of each binary problem.
     n_iter_ : ndarray
         Coordinate-ascent sweeps of each binary problem.
+
+    Notes
+    -----
+    Objective: with ``phi`` the hinge or the squared hinge (one problem per class against
+    the rest with more than two classes),
+
+    .. math:: \min_{f \in H} \frac{1}{n} \sum_{i=1}^n \varphi(y_i f(x_i)) + \lambda \|f\|_H^2.
     """
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {

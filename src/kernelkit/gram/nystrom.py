@@ -36,6 +36,7 @@ import torch
 from kernelkit.gram.engine import gram_tensor, prepare_pair
 from kernelkit.kernels.base import Batch, Kernel
 from kernelkit.kernels.precomputed import PrecomputedBatch
+from kernelkit.kernels.sparse import SparseRows, row_keys
 from kernelkit.solvers import cholesky_solve, solve_triangular, symmetric_eigh
 from kernelkit.solvers.psd import spectrum_check
 from kernelkit.utils.errors import InputError, NotPSDError
@@ -201,6 +202,51 @@ def uniform_centres(n: int, m: int, random_state: Any = None) -> np.ndarray:
     """``m`` distinct indices of ``range(n)`` drawn uniformly, sorted (recipe 2)."""
     rng = check_random_state(random_state)
     return np.sort(rng.choice(n, size=m, replace=False))
+
+
+def centre_keys(Xb: Batch) -> np.ndarray:
+    """Content keys of the candidate centres: :func:`~kernelkit.kernels.sparse.row_keys` of
+    vectors and sparse rows, the row numbers of any other batch."""
+    if isinstance(Xb, SparseRows) or (isinstance(Xb, torch.Tensor) and Xb.ndim == 2):
+        return row_keys(Xb)
+    return np.arange(len(Xb), dtype=np.uint64)
+
+
+def draw_by_keys(
+    keys: np.ndarray, m: int, sample_weight: np.ndarray | None = None, random_state: Any = None
+) -> np.ndarray:
+    """Indices of at most ``m`` distinct points, drawn without replacement with probabilities
+    proportional to their total weight (uniform when unweighted); ``keys`` identify the
+    points (:func:`centre_keys`).
+
+    Rows of one key are one candidate whose weight is the sum of theirs (its count when
+    unweighted); candidates of weight 0 are never drawn.  The draw is Efraimidis and
+    Spirakis' ("Weighted random sampling with a reservoir", Inf. Process. Lett. 97(5), 2006,
+    algorithm A): keys ``u_g^(1 / W_g)``, ``u_g`` uniform, the ``m`` largest kept, with the
+    uniforms drawn in the order of the content keys.  So the centres, as points, depend on
+    the data as a weighted set only: integer weights and repeated rows, or a permutation of
+    the rows, give the same centres for one ``random_state``.  Fewer than ``m`` come back
+    when fewer distinct points carry weight.  Returns the first row of each drawn point,
+    sorted.
+    """
+    n = len(keys)
+    w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    order = np.lexsort((np.arange(n), keys))  # by key, first rows first
+    group_keys, starts, group = np.unique(keys[order], return_index=True, return_inverse=True)
+    weight = np.bincount(group.ravel(), weights=w[order], minlength=len(group_keys))
+    first = order[starts]
+    live = np.flatnonzero(weight > 0)
+    rng = check_random_state(random_state)
+    score = np.log(rng.random(len(live))) / weight[live]  # log of u^(1/W)
+    take = live[np.argsort(-score, kind="stable")[:m]]
+    return np.sort(first[take])
+
+
+def weighted_centres(
+    Xb: Batch, m: int, sample_weight: np.ndarray | None = None, random_state: Any = None
+) -> np.ndarray:
+    """:func:`draw_by_keys` on the :func:`centre_keys` of the prepared points ``Xb``."""
+    return draw_by_keys(centre_keys(Xb), m, sample_weight, random_state)
 
 
 def kmeanspp_centres(kernel: Kernel, X: Any, m: int, random_state: Any = None) -> np.ndarray:
@@ -458,12 +504,15 @@ __all__ = [
     "NystromMap",
     "PivotedCholesky",
     "centre_indices",
+    "centre_keys",
     "cholesky_basis",
     "default_jitter",
+    "draw_by_keys",
     "kmeanspp_centres",
     "nystrom_basis",
     "nystrom_map",
     "nystrom_map_on_centres",
     "pivoted_cholesky",
     "take",
+    "weighted_centres",
 ]

@@ -143,4 +143,47 @@ def row_sq_norms(X: Any) -> torch.Tensor:
     return X.sq_norms() if isinstance(X, SparseRows) else (X * X).sum(1)
 
 
-__all__ = ["SparseRows", "inner", "is_sparse_input", "row_sq_norms"]
+def _mix(z: np.ndarray) -> np.ndarray:
+    """The splitmix64 finaliser (Steele, Lea and Flood, OOPSLA 2014), elementwise on uint64."""
+    z = z ^ (z >> np.uint64(30))
+    z = z * np.uint64(0xBF58476D1CE4E5B9)
+    z = z ^ (z >> np.uint64(27))
+    z = z * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+def _float32_bits(values: np.ndarray) -> np.ndarray:
+    """The bits of ``values`` rounded to float32 (``-0.0`` as ``0.0``), widened to uint64."""
+    return (values.astype(np.float32) + np.float32(0.0)).view(np.uint32).astype(np.uint64)
+
+
+def row_keys(X: torch.Tensor | SparseRows) -> np.ndarray:
+    """A 64-bit content key of each row of a dense tensor or of sparse rows.
+
+    ``key_i = sum_{j: x_ij != 0} mix(j, bits(x_ij))`` (wrapping uint64 sum of the splitmix64
+    finaliser of the column and the bits of the value rounded to float32), so equal rows get
+    equal keys whatever their container, dtype (a float32 copy of float64 data keys as the
+    original) or position, and rows that differ in float32 differ but with probability about
+    ``2^-64``.  Keys identify copies of a row (the median heuristic, the Nyström centre
+    draw) and order rows by content alone.
+    """
+    with np.errstate(over="ignore"):
+        if isinstance(X, SparseRows):
+            csr = X.matrix.astype(np.float64).tocsr(copy=True)
+            csr.sum_duplicates()
+            csr.eliminate_zeros()
+            bits = _float32_bits(csr.data)
+            entry = _mix(_mix(csr.indices.astype(np.uint64)) ^ bits)
+            keys = np.zeros(csr.shape[0], dtype=np.uint64)
+            np.add.at(keys, np.repeat(np.arange(csr.shape[0]), np.diff(csr.indptr)), entry)
+            return keys
+        dense = X.detach().to("cpu", torch.float64).numpy()
+        keys = np.zeros(dense.shape[0], dtype=np.uint64)
+        for j in range(dense.shape[1]):
+            col = dense[:, j]
+            entry = _mix(_mix(np.full(len(col), j, dtype=np.uint64)) ^ _float32_bits(col))
+            keys += np.where(col != 0, entry, np.uint64(0))
+        return keys
+
+
+__all__ = ["SparseRows", "inner", "is_sparse_input", "row_keys", "row_sq_norms"]

@@ -31,7 +31,7 @@ from kernelkit.kernels.graphs import ShortestPath, WeisfeilerLehman
 from kernelkit.kernels.molecules import MinMax, Tanimoto
 from kernelkit.kernels.neural import ArcCosine, ReLUNTK
 from kernelkit.kernels.precomputed import Precomputed
-from kernelkit.kernels.sparse import SparseRows
+from kernelkit.kernels.sparse import SparseRows, row_keys
 from kernelkit.kernels.strings import Mismatch, Spectrum, Subsequence
 from kernelkit.kernels.vector import Gaussian, Laplacian, Linear, Matern, Polynomial
 from kernelkit.kernels.weighted_degree import WeightedDegree
@@ -49,6 +49,7 @@ __all__ = [
     "parse_kernel_spec",
     "spec_defaults",
     "spec_kind",
+    "weighted_median",
 ]
 
 
@@ -90,28 +91,59 @@ DEFAULT_KERNEL_SPECS: dict[InputKind, str] = {
 """The kernel of each kind of input when none is given (Gaussian: median-heuristic width)."""
 
 
-def median_sigma(Z: torch.Tensor, *, max_points: int = 1000) -> float:
+def _equal_rows(Z: torch.Tensor | SparseRows) -> torch.Tensor:
+    """Boolean ``(n, n)`` mask of the pairs of identical rows (:func:`row_keys`)."""
+    keys = torch.as_tensor(row_keys(Z).view(np.int64))
+    if isinstance(Z, torch.Tensor):
+        keys = keys.to(Z.device)
+    return keys[:, None] == keys[None, :]
+
+
+def weighted_median(values: np.ndarray, weights: np.ndarray) -> float:
+    """Median of ``values`` repeated ``weights`` times (``np.median`` of the repeated sample
+    for integer weights): the mean of the smallest value whose cumulative weight reaches
+    half the total and the smallest value whose cumulative weight exceeds it."""
+    order = np.argsort(values, kind="stable")
+    v, c = values[order], np.cumsum(weights[order])
+    half = c[-1] / 2
+    lower = v[min(np.searchsorted(c, half, side="left"), len(v) - 1)]
+    upper = v[min(np.searchsorted(c, half, side="right"), len(v) - 1)]
+    return float((lower + upper) / 2)
+
+
+def median_sigma(Z: torch.Tensor, *, max_points: int = 1000, sample_weight: Any = None) -> float:
     """Median heuristic: the median pairwise Euclidean distance of (at most 1000 of) ``Z``.
 
     ``sigma = median_{i<j} ||z_i - z_j||`` (as ``np.median``: the mean of the two middle
     values for an even count) over the pairs at positive distance, on an
     evenly spaced subset of ``max_points`` rows when ``Z`` is larger; 1.0, with a warning
     that says how to set the width, when all rows are equal (the median width is 0).
+
+    ``sample_weight`` makes it the median of the *repeated* sample, row ``i`` counted
+    ``w_i`` times: pair ``(i, j)`` weighs ``w_i w_j`` (:func:`weighted_median`; copies of a
+    row are at distance 0 and do not count, rows of weight 0 drop out), and the subset of a
+    sample of total weight above ``max_points`` takes the rows at evenly spaced positions of
+    the cumulative weight.  Integer weights give exactly the width of the repeated rows.
     """
     if not isinstance(Z, SparseRows):
         Z = torch.as_tensor(Z).detach()
-    if Z.shape[0] > max_points:
-        idx = torch.linspace(0, Z.shape[0] - 1, max_points).long()
-        Z = Z[idx]
+    w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    total = Z.shape[0] if w is None else float(w.sum())
+    if total > max_points:
+        pos = torch.linspace(0, total - 1, max_points).long()
+        idx = pos if w is None else torch.as_tensor(np.searchsorted(np.cumsum(w), pos, "right"))
+        Z, w = Z[idx], None
     if isinstance(Z, SparseRows):
         Z = SparseRows.from_input(Z, torch.float64)
         d = squared_distances(Z, Z).sqrt_()
     else:
         d = torch.cdist(Z.to(torch.float64), Z.to(torch.float64))
+    d[_equal_rows(Z)] = 0.0  # copies of a row at distance 0, not at round-off
     iu = torch.triu_indices(Z.shape[0], Z.shape[0], 1)
-    vals = d[iu[0], iu[1]]
-    vals = vals[vals > 0]
-    if not vals.numel():
+    vals = d[iu[0], iu[1]].cpu().numpy()
+    pair_w = np.ones_like(vals) if w is None else w[iu[0].numpy()] * w[iu[1].numpy()]
+    keep = (vals > 0) & (pair_w > 0)
+    if not keep.any():
         warnings.warn(
             f"median heuristic: all {Z.shape[0]} rows are equal (every feature constant), so "
             "the median distance is 0; sigma = 1.0 is used. Pass sigma (e.g. "
@@ -120,7 +152,9 @@ def median_sigma(Z: torch.Tensor, *, max_points: int = 1000) -> float:
             stacklevel=2,
         )
         return 1.0
-    return float(np.median(vals.cpu().numpy()))
+    if w is None:
+        return float(np.median(vals[keep]))
+    return weighted_median(vals[keep], pair_w[keep])
 
 
 def _parameters(cls: type[Kernel]) -> dict[str, inspect.Parameter]:
@@ -153,6 +187,7 @@ def build_kernel(
     kind: InputKind | str,
     *,
     sigma_from: Any = None,
+    sample_weight: Any = None,
     alphabet: str | None = None,
     argument: str = "kernel",
 ) -> Kernel:
@@ -167,6 +202,8 @@ def build_kernel(
     sigma_from : array-like, optional
         Vectors from which a missing Gaussian/Laplacian ``sigma`` is set by the median
         heuristic (:func:`median_sigma`).
+    sample_weight : array-like, optional
+        Weights of the rows of ``sigma_from`` (the median of the repeated sample).
     alphabet : str, optional
         The alphabet of sequences, set on string kernels that take one and were not given one.
     argument : str
@@ -185,7 +222,7 @@ def build_kernel(
         )
     params = _parameters(cls)
     if "sigma" in params and "sigma" not in values and sigma_from is not None:
-        values["sigma"] = median_sigma(torch.as_tensor(sigma_from))
+        values["sigma"] = median_sigma(torch.as_tensor(sigma_from), sample_weight=sample_weight)
     if "alphabet" in params and "alphabet" not in values and alphabet is not None:
         values["alphabet"] = alphabet
     try:

@@ -28,7 +28,7 @@ import numpy as np
 import torch
 
 from kernelkit.gram.engine import gram_tensor, prepare_pair
-from kernelkit.gram.nystrom import CENTRE_METHODS, centre_indices, take
+from kernelkit.gram.nystrom import CENTRE_METHODS, centre_indices, take, weighted_centres
 from kernelkit.gram.streaming import NystromOperator, StreamedProducts
 from kernelkit.kernels.base import Batch, Kernel
 from kernelkit.solvers.nystrom_normal import (
@@ -48,13 +48,23 @@ from kernelkit.utils.errors import InputError
 
 
 def select_centres(
-    kernel: Kernel, Xb: Batch, n_centers: Any, *, method: str = "uniform", random_state: Any = None
+    kernel: Kernel,
+    Xb: Batch,
+    n_centers: Any,
+    *,
+    method: str = "uniform",
+    random_state: Any = None,
+    sample_weight: np.ndarray | None = None,
 ) -> np.ndarray:
     """Indices of ``m = n_centers`` Nyström centres among the ``n`` prepared points ``Xb``.
 
-    ``"uniform"``: a uniform subset; ``"kmeans++"``: kernel k-means++ seeding (may return
-    fewer, merging repeated draws); ``"greedy"``: the pivots of the pivoted Cholesky (fewer on
-    a kernel of rank ``< m``).  See :mod:`kernelkit.gram.nystrom`.
+    ``"uniform"``: ``m`` distinct points drawn without replacement with probabilities
+    proportional to their weight (:func:`~kernelkit.gram.nystrom.weighted_centres`: copies
+    of a point are one candidate, so integer weights and repeated rows draw the same
+    centres, and fewer than ``m`` come back when fewer distinct points carry weight);
+    ``"kmeans++"``: kernel k-means++ seeding (may return fewer, merging repeated draws);
+    ``"greedy"``: the pivots of the pivoted Cholesky (fewer on a kernel of rank ``< m``).
+    See :mod:`kernelkit.gram.nystrom`.
 
     Raises
     ------
@@ -71,6 +81,8 @@ def select_centres(
         )
     if method not in CENTRE_METHODS:
         raise InputError(f"centers: expected one of {CENTRE_METHODS}, got {method!r}")
+    if method == "uniform":
+        return weighted_centres(Xb, int(n_centers), sample_weight, random_state)
     return centre_indices(kernel, Xb, int(n_centers), method, random_state)
 
 

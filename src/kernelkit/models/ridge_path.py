@@ -234,14 +234,17 @@ def kfold_path_errors(
 ) -> np.ndarray:
     """Held-out mean squared errors of every ``lam`` on every fold, shape ``(folds, lams)``.
 
-    Each fold refits on its training rows (``n_train lam``, as a refit of
-    ``KernelRidge(lam)`` would) from one eigendecomposition of the fold's Gram, and scores
+    Each fold refits on its training rows (``n_train lam``, its weights rescaled to mean 1, as
+    a refit of ``KernelRidge(lam)`` would) from one eigendecomposition of the fold's Gram,
+    and scores
     ``sum_test w_i ||y_i - f(x_i)||^2 / sum_test w_i`` (averaged over outputs).
     """
     errors = np.empty((len(folds), len(lams)))
     for j, (train, test) in enumerate(folds):
         tr, te = torch.as_tensor(train), torch.as_tensor(test)
         w_tr = None if sample_weight is None else sample_weight[tr]
+        if w_tr is not None:  # mean 1 on the fold: its refit minimises (1/sum w) sum w loss
+            w_tr = w_tr * (len(tr) / w_tr.sum().clamp_min(1e-300))
         spec = ridge_spectrum(K[tr][:, tr], y[tr], sample_weight=w_tr)
         cross = K[te][:, tr]
         w_te = torch.ones(len(te), dtype=K.dtype) if sample_weight is None else sample_weight[te]

@@ -13,7 +13,9 @@ satisfies one of them:
 * ``"boolean"``: ``bool`` or ``numpy.bool_``;
 * ``"random_state"``: ``None``, an int in ``[0, 2**32 - 1]`` or a ``numpy.random.RandomState``;
 * ``"verbose"``: a non-negative int or a bool;
-* ``"array-like"``: anything with a length, a ``shape`` or ``__array__`` that is not a scalar.
+* ``"array-like"``: anything with a length, a ``shape`` or ``__array__`` that is not a scalar;
+* ``"cv_object"``: a cross-validation splitter (``split`` and ``get_n_splits`` methods) or an
+  iterable of ``(train, test)`` index pairs that is not a string (scikit-learn's ``cv``).
 
 A value that satisfies none raises :class:`InvalidParameterError` with scikit-learn's sentence
 ``The 'NAME' parameter of CLASS must be EXPECTED. Got VALUE instead.``
@@ -109,6 +111,9 @@ def _satisfies(constraint: Any, value: Any) -> bool:
     if constraint == "array-like":
         arraylike = any(hasattr(value, a) for a in ("__len__", "shape", "__array__"))
         return arraylike and not np.isscalar(value)
+    if constraint == "cv_object":
+        splitter = all(callable(getattr(value, m, None)) for m in ("split", "get_n_splits"))
+        return splitter or (isinstance(value, Iterable) and not isinstance(value, str))
     raise ValueError(f"unknown parameter constraint {constraint!r}")
 
 
@@ -126,6 +131,7 @@ def describe(constraint: Any) -> str:
         "'numpy.random.mtrand.RandomState' or None",
         "verbose": "an int in the range [0, inf) or a bool",
         "array-like": "an array-like",
+        "cv_object": "a cross-validation splitter or an iterable of (train, test) pairs",
     }
     return (
         words.get(constraint, str(constraint)) if isinstance(constraint, str) else str(constraint)
