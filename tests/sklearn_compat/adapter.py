@@ -9,18 +9,34 @@ It replaces scikit-learn's estimators by thin subclasses of kernelkit's that onl
 * ``SpectralClustering(affinity="rbf", gamma=1.0, ...)``: ``affinity -> kernel``,
   ``normalization="random_walk"`` (scikit-learn's embedding), ``gamma`` passed only to the
   kernels that read it (scikit-learn ignores its default 1.0 elsewhere);
+* ``SVC(C, kernel="rbf", gamma="scale", ...)`` -> ``KernelSVC``: scikit-learn's defaults;
+  ``degree``/``coef0`` passed only to the kernels that read them; libsvm's ``shrinking``,
+  ``probability``, ``cache_size``, ``verbose``, ``random_state`` are kept as parameters and
+  not passed (kernelkit has none of them);
+* ``Nystroem(kernel="rbf", ...)`` -> ``NystromFeatures`` (``n_jobs`` kept, not passed);
+* ``RBFSampler(gamma=1.0, ...)`` -> ``RandomFourierFeatures(Gaussian(sigma))`` with
+  ``sigma = 1 / sqrt(2 gamma)`` (``"scale"``: ``gamma = 1 / (n_features X.var())``).
 
 Use: ``python -m pytest -p tests.sklearn_compat.adapter <sklearn test file>``.
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+import scipy.sparse as sp
 import sklearn.cluster
 import sklearn.decomposition
+import sklearn.kernel_approximation
 import sklearn.kernel_ridge
+import sklearn.svm
 
 import kernelkit
+from kernelkit.kernels import Gaussian
+
+_READS_DEGREE = ("poly", "polynomial")
+_READS_COEF0 = ("poly", "polynomial", "sigmoid")
 
 
 class KernelRidge(kernelkit.KernelRidge):
@@ -124,6 +140,97 @@ class SpectralClustering(kernelkit.SpectralClustering):
         return super().fit(X)
 
 
+class SVC(kernelkit.KernelSVC):
+    def __init__(
+        self,
+        *,
+        C=1.0,
+        kernel="rbf",
+        degree=3,
+        gamma="scale",
+        coef0=0.0,
+        shrinking=True,
+        probability=False,
+        tol=1e-3,
+        cache_size=200,
+        class_weight=None,
+        verbose=False,
+        max_iter=-1,
+        decision_function_shape="ovr",
+        break_ties=False,
+        random_state=None,
+    ):
+        super().__init__(
+            kernel=kernel,
+            C=C,
+            class_weight=class_weight,
+            tol=tol,
+            max_iter=max_iter,
+            gamma=gamma,
+            degree=degree,
+            coef0=coef0,
+            decision_function_shape=decision_function_shape,
+            break_ties=break_ties,
+        )
+        self.shrinking = shrinking
+        self.probability = probability
+        self.cache_size = cache_size
+        self.verbose = verbose
+        self.random_state = random_state
+
+    def _kernel_extras(self):
+        # scikit-learn's degree=3, coef0=0 defaults are read only by the kernels that use them
+        extras = super()._kernel_extras()
+        name = self.kernel if isinstance(self.kernel, str) else None
+        if name not in _READS_DEGREE:
+            extras["degree"] = None
+        if name not in _READS_COEF0:
+            extras["coef0"] = None
+        return extras
+
+
+class Nystroem(kernelkit.NystromFeatures):
+    def __init__(
+        self,
+        kernel="rbf",
+        *,
+        gamma=None,
+        coef0=None,
+        degree=None,
+        kernel_params=None,
+        n_components=100,
+        random_state=None,
+        n_jobs=None,
+    ):
+        super().__init__(
+            kernel=kernel,
+            n_components=n_components,
+            random_state=random_state,
+            gamma=gamma,
+            degree=degree,
+            coef0=coef0,
+            kernel_params=kernel_params,
+        )
+        self.n_jobs = n_jobs
+
+
+class RBFSampler(kernelkit.RandomFourierFeatures):
+    def __init__(self, *, gamma=1.0, n_components=100, random_state=None):
+        super().__init__(n_components=n_components, random_state=random_state)
+        self.gamma = gamma
+
+    def fit(self, X, y=None):
+        gamma = self.gamma
+        if gamma == "scale":
+            var = X.multiply(X).mean() - X.mean() ** 2 if sp.issparse(X) else np.asarray(X).var()
+            gamma = 1.0 / (X.shape[1] * var) if var != 0 else 1.0
+        self.kernel = Gaussian(sigma=1.0 / math.sqrt(2.0 * gamma))
+        return super().fit(X)
+
+
 sklearn.kernel_ridge.KernelRidge = KernelRidge
 sklearn.decomposition.KernelPCA = KernelPCA
 sklearn.cluster.SpectralClustering = SpectralClustering
+sklearn.svm.SVC = SVC
+sklearn.kernel_approximation.Nystroem = Nystroem
+sklearn.kernel_approximation.RBFSampler = RBFSampler
