@@ -68,7 +68,9 @@ def _smiles_file(draw: st.DrawFn) -> str:
     lines = []
     for _ in range(draw(st.integers(0, 6))):
         smi = "".join(draw(st.lists(st.sampled_from(SMILES_ATOMS), max_size=12)))
-        name = draw(st.one_of(st.just(""), WORDS.map(lambda w: " " + w), NUMBERS.map("\t{}".format)))
+        name = draw(
+            st.one_of(st.just(""), WORDS.map(lambda w: " " + w), NUMBERS.map("\t{}".format))
+        )
         lines.append(smi + name)
     header = draw(st.sampled_from(["", "smiles name\n", "SMILES\tactivity\n"]))
     return header + draw(NEWLINES).join(lines)

@@ -9,9 +9,9 @@ from typing import Any, ClassVar
 import numpy as np
 import scipy.sparse as sp
 import torch
+from scipy.sparse.csgraph import connected_components
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.cluster import KMeans
-from scipy.sparse.csgraph import connected_components
 from sklearn.neighbors import kneighbors_graph
 from sklearn.utils.validation import check_array, check_is_fitted
 
