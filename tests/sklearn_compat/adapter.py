@@ -31,6 +31,7 @@ import sklearn.decomposition
 import sklearn.kernel_approximation
 import sklearn.kernel_ridge
 import sklearn.svm
+from sklearn.utils.validation import _num_samples
 
 import kernelkit
 from kernelkit.kernels import Gaussian
@@ -49,7 +50,7 @@ class KernelRidge(kernelkit.KernelRidge):
         self.alpha = alpha
 
     def fit(self, X, y, sample_weight=None):
-        self.lam = float(np.asarray(self.alpha)) / X.shape[0]
+        self.lam = float(np.asarray(self.alpha)) / _num_samples(X)
         return super().fit(X, y, sample_weight=sample_weight)
 
 
@@ -84,11 +85,11 @@ class KernelPCA(kernelkit.KernelPCA):
         self.alpha = alpha
 
     def fit(self, X, y=None):
-        self.inverse_lam = float(self.alpha) / X.shape[0]
+        self.inverse_lam = float(self.alpha) / _num_samples(X)
         return super().fit(X)
 
     def fit_transform(self, X, y=None, **params):
-        self.inverse_lam = float(self.alpha) / X.shape[0]
+        self.inverse_lam = float(self.alpha) / _num_samples(X)
         return super().fit_transform(X)
 
 
@@ -219,12 +220,18 @@ class RBFSampler(kernelkit.RandomFourierFeatures):
         super().__init__(n_components=n_components, random_state=random_state)
         self.gamma = gamma
 
+    def _kernel_extras(self):
+        # gamma is read here, into the Gaussian's sigma
+        return {**super()._kernel_extras(), "gamma": None}
+
     def fit(self, X, y=None):
         gamma = self.gamma
-        if gamma == "scale":
-            var = X.multiply(X).mean() - X.mean() ** 2 if sp.issparse(X) else np.asarray(X).var()
-            gamma = 1.0 / (X.shape[1] * var) if var != 0 else 1.0
+        if isinstance(gamma, str) and gamma == "scale":
+            Z = X if sp.issparse(X) else np.asarray(X, dtype=float)
+            var = Z.multiply(Z).mean() - Z.mean() ** 2 if sp.issparse(Z) else Z.var()
+            gamma = 1.0 / (Z.shape[1] * var) if var != 0 else 1.0
         self.kernel = Gaussian(sigma=1.0 / math.sqrt(2.0 * gamma))
+        self._gamma = gamma  # scikit-learn's private name of the gamma in use
         return super().fit(X)
 
 
