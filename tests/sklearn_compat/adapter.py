@@ -10,7 +10,8 @@ It replaces scikit-learn's estimators by thin subclasses of kernelkit's that onl
   ``normalization="random_walk"`` (scikit-learn's embedding), ``gamma`` passed only to the
   kernels that read it (scikit-learn ignores its default 1.0 elsewhere);
 * ``SVC(C, kernel="rbf", gamma="scale", ...)`` -> ``KernelSVC``: scikit-learn's defaults;
-  ``degree``/``coef0`` passed only to the kernels that read them; libsvm's ``shrinking``,
+  its defaults ``gamma="scale"``, ``degree=3``, ``coef0=0`` passed only to the kernels that
+  read them; libsvm's ``shrinking``,
   ``probability``, ``cache_size``, ``verbose``, ``random_state`` are kept as parameters and
   not passed (kernelkit has none of them);
 * ``Nystroem(kernel="rbf", ...)`` -> ``NystromFeatures`` (``n_jobs`` kept, not passed);
@@ -34,10 +35,8 @@ import sklearn.svm
 from sklearn.utils.validation import _num_samples
 
 import kernelkit
+from kernelkit.estimators._kernels import SKLEARN_KERNELS
 from kernelkit.kernels import Gaussian
-
-_READS_DEGREE = ("poly", "polynomial")
-_READS_COEF0 = ("poly", "polynomial", "sigmoid")
 
 
 class KernelRidge(kernelkit.KernelRidge):
@@ -180,13 +179,16 @@ class SVC(kernelkit.KernelSVC):
         self.random_state = random_state
 
     def _kernel_extras(self):
-        # scikit-learn's degree=3, coef0=0 defaults are read only by the kernels that use them
+        # scikit-learn's defaults gamma="scale", degree=3, coef0=0 are ignored by the kernels
+        # that do not read them; any other value is passed on (and refused there, as
+        # kernelkit does)
         extras = super()._kernel_extras()
         name = self.kernel if isinstance(self.kernel, str) else None
-        if name not in _READS_DEGREE:
-            extras["degree"] = None
-        if name not in _READS_COEF0:
-            extras["coef0"] = None
+        reads = SKLEARN_KERNELS.get(name, ())
+        for param, default in (("gamma", "scale"), ("degree", 3), ("coef0", 0.0)):
+            value = extras[param]
+            if param not in reads and isinstance(value, (str, int, float)) and value == default:
+                extras[param] = None
         return extras
 
 

@@ -103,7 +103,13 @@ def _gamma(gamma: float | str | None, X: Any) -> float:
     ``1 / (n_features X.var())`` (``1`` when the variance is 0), as ``sklearn.svm.SVC``."""
     if gamma == "scale":
         var = _variance(X)
-        return 1.0 / (X.shape[1] * var) if var != 0 else 1.0
+        value = 1.0 / (X.shape[1] * var) if var != 0 else 1.0
+        if not 0.0 < value < math.inf:
+            raise InputError(
+                f"gamma: 'scale' is 1 / (n_features X.var()) = {value:.3g} with X.var() = "
+                f"{var:.3g}; expected a finite positive value: rescale X or pass gamma"
+            )
+        return value
     return 1.0 / X.shape[1] if gamma in (None, "auto") else float(gamma)
 
 
