@@ -262,6 +262,11 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     def predict(self, X: Any) -> Any:
         """Predicted class labels (torch tensors for torch input when labels are numeric)."""
+        if self.break_ties and self.decision_function_shape == "ovo":
+            raise InputError(
+                "break_ties: break_ties must be False when decision_function_shape is 'ovo' "
+                "(ties are broken by the one-vs-rest decision values)"
+            )
         Kt = self._test_gram(X)
         labels = self.svc_.predict(Kt)
         if isinstance(X, torch.Tensor) and labels.dtype.kind in "biuf":
