@@ -221,6 +221,8 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         of ``dual_coef_`` and those of class ``j`` in row ``i``, so
         ``w_ij = sum_{s in SV_i} dual_coef_[j-1, s] x_s + sum_{s in SV_j} dual_coef_[i, s] x_s``.
 
+        A read-only array (as ``SVC``'s): it is computed on each access.
+
         Raises
         ------
         AttributeError
@@ -241,7 +243,10 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
                 coefs.append(
                     self.dual_coef_[j - 1, si] @ dense[si] + self.dual_coef_[i, sj] @ dense[sj]
                 )
-        return like_input(torch.as_tensor(np.stack(coefs)), sv)
+        out = like_input(torch.as_tensor(np.stack(coefs)), sv)
+        if isinstance(out, np.ndarray):  # computed on each access: writing to it would be lost
+            out.setflags(write=False)
+        return out
 
     def _test_gram(self, X: Any) -> np.ndarray:
         """Rows ``k(x, x_j)`` of new points against the training points libsvm was given,
