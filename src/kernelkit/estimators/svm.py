@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from numbers import Integral, Real
 from typing import Any, ClassVar
 
@@ -58,7 +59,7 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         ``"precomputed"``...) or ``None``: the default kernel of the input's kind (see
         :class:`~kernelkit.estimators.KernelRidge` and :mod:`kernelkit.estimators._kernels`).
     C : float, default 1.0
-        Penalty of the hinge losses, ``C > 0``.
+        Penalty of the hinge losses, ``0 < C <= inf`` (``inf``: the hard margin, as ``SVC``).
     class_weight : dict, "balanced" or None
         Per-class multipliers of ``C`` (as ``SVC``).
     tol : float, default 1e-3
@@ -135,7 +136,7 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **KERNEL_CONSTRAINTS,
         **KERNEL_PARAMS_CONSTRAINT,
-        "C": [Interval(Real, 0, None, closed="neither")],
+        "C": [Interval(Real, 0, math.inf, closed="right")],
         "class_weight": [dict, StrOptions({"balanced"}), None],
         "tol": [Interval(Real, 0, None, closed="neither")],
         "max_iter": [Interval(Integral, -1, None, closed="left")],
