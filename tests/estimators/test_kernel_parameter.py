@@ -98,6 +98,11 @@ def test_kernel_parameter_errors_name_the_argument():
         KernelRidge(kernel="gaussian:sigma=2", coef0=1.0).fit(X, Y)
     with pytest.raises(InputError, match=r"^kernel: scikit-learn's 'sigmoid' kernel is not supp"):
         KernelRidge(kernel="sigmoid").fit(X, Y)
+    # scikit-learn's sentence (Nystroem's) for the kernels that read no gamma/degree/coef0
+    with pytest.raises(InputError, match=r"^gamma: Don't pass gamma, coef0 or degree to KernelR"):
+        KernelRidge(kernel="precomputed", gamma=0.1).fit(X @ X.T, Y)
+    with pytest.raises(InputError, match=r"^degree: Don't pass .* to KernelPCA if using a call"):
+        KernelPCA(kernel=lambda x, y: float(x @ y), degree=2).fit(X)
     with pytest.raises(KernelSpecError, match=r"^kernel: unknown kernel 'rbff'; expected one of"):
         KernelRidge(kernel="rbff").fit(X, Y)
     with pytest.raises(KernelSpecError, match=r"^kernel: unknown parameter 'width=2' of gaussian"):

@@ -9,18 +9,34 @@ It replaces scikit-learn's estimators by thin subclasses of kernelkit's that onl
 * ``SpectralClustering(affinity="rbf", gamma=1.0, ...)``: ``affinity -> kernel``,
   ``normalization="random_walk"`` (scikit-learn's embedding), ``gamma`` passed only to the
   kernels that read it (scikit-learn ignores its default 1.0 elsewhere);
+* ``SVC(C, kernel="rbf", gamma="scale", ...)`` -> ``KernelSVC``: scikit-learn's defaults;
+  its defaults ``gamma="scale"``, ``degree=3``, ``coef0=0`` passed only to the kernels that
+  read them; libsvm's ``shrinking``,
+  ``probability``, ``cache_size``, ``verbose``, ``random_state`` are kept as parameters and
+  not passed (kernelkit has none of them);
+* ``Nystroem(kernel="rbf", ...)`` -> ``NystromFeatures`` (``n_jobs`` kept, not passed);
+* ``RBFSampler(gamma=1.0, ...)`` -> ``RandomFourierFeatures(Gaussian(sigma))`` with
+  ``sigma = 1 / sqrt(2 gamma)`` (``"scale"``: ``gamma = 1 / (n_features X.var())``).
 
 Use: ``python -m pytest -p tests.sklearn_compat.adapter <sklearn test file>``.
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+import scipy.sparse as sp
 import sklearn.cluster
 import sklearn.decomposition
+import sklearn.kernel_approximation
 import sklearn.kernel_ridge
+import sklearn.svm
+from sklearn.utils.validation import _num_samples
 
 import kernelkit
+from kernelkit.estimators._kernels import SKLEARN_KERNELS
+from kernelkit.kernels import Gaussian
 
 
 class KernelRidge(kernelkit.KernelRidge):
@@ -33,7 +49,7 @@ class KernelRidge(kernelkit.KernelRidge):
         self.alpha = alpha
 
     def fit(self, X, y, sample_weight=None):
-        self.lam = float(np.asarray(self.alpha)) / X.shape[0]
+        self.lam = float(np.asarray(self.alpha)) / _num_samples(X)
         return super().fit(X, y, sample_weight=sample_weight)
 
 
@@ -68,11 +84,11 @@ class KernelPCA(kernelkit.KernelPCA):
         self.alpha = alpha
 
     def fit(self, X, y=None):
-        self.inverse_lam = float(self.alpha) / X.shape[0]
+        self.inverse_lam = float(self.alpha) / _num_samples(X)
         return super().fit(X)
 
     def fit_transform(self, X, y=None, **params):
-        self.inverse_lam = float(self.alpha) / X.shape[0]
+        self.inverse_lam = float(self.alpha) / _num_samples(X)
         return super().fit_transform(X)
 
 
@@ -124,6 +140,106 @@ class SpectralClustering(kernelkit.SpectralClustering):
         return super().fit(X)
 
 
+class SVC(kernelkit.KernelSVC):
+    def __init__(
+        self,
+        *,
+        C=1.0,
+        kernel="rbf",
+        degree=3,
+        gamma="scale",
+        coef0=0.0,
+        shrinking=True,
+        probability=False,
+        tol=1e-3,
+        cache_size=200,
+        class_weight=None,
+        verbose=False,
+        max_iter=-1,
+        decision_function_shape="ovr",
+        break_ties=False,
+        random_state=None,
+    ):
+        super().__init__(
+            kernel=kernel,
+            C=C,
+            class_weight=class_weight,
+            tol=tol,
+            max_iter=max_iter,
+            gamma=gamma,
+            degree=degree,
+            coef0=coef0,
+            decision_function_shape=decision_function_shape,
+            break_ties=break_ties,
+        )
+        self.shrinking = shrinking
+        self.probability = probability
+        self.cache_size = cache_size
+        self.verbose = verbose
+        self.random_state = random_state
+
+    def _kernel_extras(self):
+        # scikit-learn's defaults gamma="scale", degree=3, coef0=0 are ignored by the kernels
+        # that do not read them; any other value is passed on (and refused there, as
+        # kernelkit does)
+        extras = super()._kernel_extras()
+        name = self.kernel if isinstance(self.kernel, str) else None
+        reads = SKLEARN_KERNELS.get(name, ())
+        for param, default in (("gamma", "scale"), ("degree", 3), ("coef0", 0.0)):
+            value = extras[param]
+            if param not in reads and isinstance(value, (str, int, float)) and value == default:
+                extras[param] = None
+        return extras
+
+
+class Nystroem(kernelkit.NystromFeatures):
+    def __init__(
+        self,
+        kernel="rbf",
+        *,
+        gamma=None,
+        coef0=None,
+        degree=None,
+        kernel_params=None,
+        n_components=100,
+        random_state=None,
+        n_jobs=None,
+    ):
+        super().__init__(
+            kernel=kernel,
+            n_components=n_components,
+            random_state=random_state,
+            gamma=gamma,
+            degree=degree,
+            coef0=coef0,
+            kernel_params=kernel_params,
+        )
+        self.n_jobs = n_jobs
+
+
+class RBFSampler(kernelkit.RandomFourierFeatures):
+    def __init__(self, *, gamma=1.0, n_components=100, random_state=None):
+        super().__init__(n_components=n_components, random_state=random_state)
+        self.gamma = gamma
+
+    def _kernel_extras(self):
+        # gamma is read here, into the Gaussian's sigma
+        return {**super()._kernel_extras(), "gamma": None}
+
+    def fit(self, X, y=None):
+        gamma = self.gamma
+        if isinstance(gamma, str) and gamma == "scale":
+            Z = X if sp.issparse(X) else np.asarray(X, dtype=float)
+            var = Z.multiply(Z).mean() - Z.mean() ** 2 if sp.issparse(Z) else Z.var()
+            gamma = 1.0 / (Z.shape[1] * var) if var != 0 else 1.0
+        self.kernel = Gaussian(sigma=1.0 / math.sqrt(2.0 * gamma))
+        self._gamma = gamma  # scikit-learn's private name of the gamma in use
+        return super().fit(X)
+
+
 sklearn.kernel_ridge.KernelRidge = KernelRidge
 sklearn.decomposition.KernelPCA = KernelPCA
 sklearn.cluster.SpectralClustering = SpectralClustering
+sklearn.svm.SVC = SVC
+sklearn.kernel_approximation.Nystroem = Nystroem
+sklearn.kernel_approximation.RBFSampler = RBFSampler

@@ -158,3 +158,21 @@ def test_block_fallback_when_not_converged():
     res = top_eigenpairs(K.numpy(), 3, method="block", largest=False, max_iter=1)
     assert res.method == "subset"
     np.testing.assert_allclose(res.values.numpy(), W[:3], atol=1e-9)
+
+
+@pytest.mark.parametrize("largest", [True, False])
+def test_lobpcg_matches_numpy_eigh(largest):
+    # numpy.linalg.eigh is the oracle: LOBPCG on a separated spectrum (n = 60 >= 5 k + 1),
+    # and the full fallback below that size (as scikit-learn's spectral embedding)
+    Q, _ = np.linalg.qr(RNG.normal(size=(60, 60)))
+    A = (Q * np.arange(1.0, 61.0) ** 2) @ Q.T
+    w, V = np.linalg.eigh(A)
+    res = top_eigenpairs(A, 3, method="lobpcg", largest=largest, tol=1e-12, max_iter=500)
+    assert res.method == "lobpcg"
+    sel = [59, 58, 57] if largest else [0, 1, 2]
+    np.testing.assert_allclose(res.values.numpy(), w[sel], rtol=1e-8)
+    overlap = np.abs(np.sum(res.vectors.numpy() * V[:, sel], axis=0))
+    np.testing.assert_allclose(overlap, 1.0, atol=1e-6)
+    small = top_eigenpairs(A[:10, :10], 3, method="lobpcg")
+    assert small.method == "full"
+    np.testing.assert_allclose(small.values.numpy(), np.linalg.eigvalsh(A[:10, :10])[::-1][:3])

@@ -13,6 +13,7 @@ from kernelkit.kernels import Gaussian, Linear
 from kernelkit.stats import hsic, independence_test
 from kernelkit.stats.hsic import hsic_permutation_null
 from kernelkit.stats.nulls import order_batches
+from kernelkit.utils.errors import InputError
 
 
 def _grams(X, Y, sx=1.0):
@@ -55,17 +56,35 @@ def test_independence_test_detects_dependence_and_keeps_independence():
     assert dep.pvalue == (1 + np.sum(dep.null_samples >= dep.statistic)) / 201
 
 
-@pytest.mark.parametrize("batch", [1, 3, 8])
-def test_batched_permutation_null_equals_the_permutation_loop(batch):
-    # the J statistics equal <HKH, L[p][:, p]> / N^2 over the same draws, one at a time
+@pytest.mark.parametrize(
+    ("method", "batch", "full_rank"),
+    [("gather", 1, False), ("gather", 3, False), ("gather", 8, True), ("spectral", 4, False),
+     ("spectral", 4, True), ("auto", 4, False), ("auto", 4, True)],
+)  # fmt: skip
+def test_batched_permutation_null_equals_the_permutation_loop(method, batch, full_rank):
+    # the J statistics equal <HKH, L[p][:, p]> / N^2 over the same draws, one at a time,
+    # by either route: low-rank Grams (rank 4 and 2) and full-rank ones (Gaussian, small
+    # bandwidth)
     gen = torch.Generator().manual_seed(0)
     A, B = (
         torch.rand(30, 4, generator=gen, dtype=torch.float64),
         torch.rand(30, 2, generator=gen, dtype=torch.float64),
     )
-    K, L = A @ A.T, B @ B.T
+    if full_rank:
+        K = torch.exp(-(torch.cdist(A, A) ** 2) / 0.02)
+        L = torch.exp(-(torch.cdist(B, B) ** 2) / 0.01)
+    else:
+        K, L = A @ A.T, B @ B.T
     Kc = center_gram(K)
-    null = hsic_permutation_null(Kc, L, 300, np.random.default_rng(1), batch=batch)
+    null = hsic_permutation_null(Kc, L, 300, np.random.default_rng(1), batch=batch, method=method)
     orders = np.concatenate(list(order_batches(30, 300, np.random.default_rng(1))))
-    loop = [float((Kc * L[o][:, o]).sum() / 900) for o in orders]
-    np.testing.assert_allclose(null, loop, rtol=0, atol=1e-14)
+    loop = np.array([float((Kc * L[o][:, o]).sum() / 900) for o in orders])
+    scale = float(torch.linalg.matrix_norm(Kc, "nuc") * torch.linalg.matrix_norm(L, 2)) / 900
+    np.testing.assert_allclose(null, loop, rtol=0, atol=1e-13 * scale)
+
+
+def test_permutation_null_method_is_validated():
+    with pytest.raises(InputError, match="method: expected"):
+        hsic_permutation_null(
+            torch.eye(4), torch.eye(4), 5, np.random.default_rng(0), method="loop"
+        )

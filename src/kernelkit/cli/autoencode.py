@@ -20,7 +20,6 @@ from typing import Any
 
 import numpy as np
 import torch
-from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 from sklearn.model_selection import train_test_split
 
 from kernelkit import KernelAutoencoder, KernelPCA
@@ -137,7 +136,12 @@ def _downstream(
     te: np.ndarray,
     settings: AutoencodeSettings,
 ) -> dict[str, float]:
-    """Random forest on the codes: R² and NMSE (numeric target) or accuracy (classes)."""
+    """Random forest on the codes: R² and NMSE (numeric target) or accuracy (classes).
+
+    ``sklearn.ensemble`` is imported here: ``kernelkit fit`` and ``predict`` import this
+    module for its record helpers and need no forest."""
+    from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
+
     y_tr, y_te = target.values[tr], target.values[te]
     if target.classes is None:
         rf = RandomForestRegressor(

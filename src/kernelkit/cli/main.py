@@ -17,9 +17,12 @@ at once.
 from __future__ import annotations
 
 import argparse
+import functools
+import shutil
 import sys
 import warnings
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from kernelkit import __version__
 from kernelkit.cli.cluster import add_cluster_options
@@ -41,9 +44,20 @@ spin-waiting for a busy core), hence the option (``benchmarks/cli_threads.py``; 
 ``docs/measurements.md``)."""
 
 
+@functools.cache
+def _help_width() -> int:
+    """Width of the help text: the terminal's, asked once per process (argparse asks the
+    terminal for every option it adds, a system call each, about 130 per command line)."""
+    return shutil.get_terminal_size().columns - 2
+
+
 class _Formatter(argparse.ArgumentDefaultsHelpFormatter):
     """Shows ``(default: X)`` after an option's help, unless the default is ``None`` or
     ``False`` (nothing to show) or the help already says what the default is."""
+
+    def __init__(self, prog: str, **kwargs: Any) -> None:
+        kwargs.setdefault("width", _help_width())
+        super().__init__(prog, **kwargs)
 
     def _get_help_string(self, action: argparse.Action) -> str | None:
         text = action.help or ""
@@ -138,13 +152,18 @@ def _subcommand(
     return p
 
 
+@functools.cache
 def _build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser; ``command``: the subcommand whose help is asked for, whose ``--kernel``
-    help lists every kernel's parameters (that imports the kernels, so only for help)."""
+    help lists every kernel's parameters (that imports the kernels, so only for help).
+
+    Built once per process and ``command`` (``parse_args`` leaves a parser unchanged), so
+    in-process callers of :func:`main` (tests, notebooks) pay for its 130 options once."""
     parser = argparse.ArgumentParser(
         prog="kernelkit",
         description="Kernel methods and kernel-based representation learning for any data.",
         epilog=_EPILOG,
+        formatter_class=_Formatter,
     )
     parser.add_argument("--version", action="version", version=f"kernelkit {__version__}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")

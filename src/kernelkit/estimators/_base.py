@@ -247,7 +247,7 @@ class KernelEstimatorMixin:
         """
         if X is None:
             raise InputError("X: expected data, got None")
-        kernel = resolve_kernel(self.kernel, X, **self._kernel_extras())
+        kernel = resolve_kernel(self.kernel, X, owner=type(self).__name__, **self._kernel_extras())
         if isinstance(kernel, VectorKernelRecipe):
             self.X_fit_ = owned(self._prepare(Linear(), X, reset=True), X)
             w = check_sample_weight(sample_weight, len(self.X_fit_))

@@ -120,7 +120,13 @@ def _gamma(gamma: float | str | None, X: Any, w: np.ndarray | None = None) -> fl
     variance of the rows counted ``w_i`` times with weights."""
     if gamma == "scale":
         var = _variance(X, w)
-        return 1.0 / (X.shape[1] * var) if var != 0 else 1.0
+        value = 1.0 / (X.shape[1] * var) if var != 0 else 1.0
+        if not 0.0 < value < math.inf:
+            raise InputError(
+                f"gamma: 'scale' is 1 / (n_features X.var()) = {value:.3g} with X.var() = "
+                f"{var:.3g}; expected a finite positive value: rescale X or pass gamma"
+            )
+        return value
     return 1.0 / X.shape[1] if gamma in (None, "auto") else float(gamma)
 
 
@@ -146,8 +152,19 @@ def _sklearn_kernel(name: str, gamma: Any, degree: Any, coef0: Any) -> Kernel | 
     )
 
 
-def _check_unused(kernel: Any, reads: tuple[str, ...], extras: dict[str, Any]) -> None:
+def _check_unused(
+    kernel: Any, reads: tuple[str, ...], extras: dict[str, Any], owner: str = "the estimator"
+) -> None:
+    opaque = (callable(kernel) and not isinstance(kernel, Kernel)) or (
+        isinstance(kernel, str) and kernel.strip().lower() == "precomputed"
+    )
     for param, value in extras.items():
+        if value is not None and opaque:
+            raise InputError(
+                f"{param}: Don't pass gamma, coef0 or degree to {owner} if using a callable or "
+                f"precomputed kernel; got {param}={value!r} with kernel={kernel!r} (a "
+                "callable takes its parameters through kernel_params)"
+            )
         if value is not None and param not in reads:
             users = ", ".join(repr(n) for n, ps in SKLEARN_KERNELS.items() if param in ps)
             raise InputError(
@@ -166,12 +183,14 @@ def resolve_kernel(
     coef0: Any = None,
     kernel_params: Any = None,
     name: str = "kernel",
+    owner: str = "the estimator",
 ) -> Kernel | VectorKernelRecipe:
     """The kernel named by an estimator's ``kernel`` parameter (see the module docstring).
 
     Returns a :class:`~kernelkit.kernels.Kernel`, or a :class:`VectorKernelRecipe` when a
     vector kernel's hyperparameters depend on the training vectors (the median heuristic, a
-    default ``gamma``); the caller builds it on the validated training tensor.
+    default ``gamma``); the caller builds it on the validated training tensor.  ``owner``:
+    the estimator's class name, quoted in errors.
 
     Raises
     ------
@@ -182,7 +201,7 @@ def resolve_kernel(
     """
     extras = {"gamma": gamma, "degree": degree, "coef0": coef0}
     if callable(kernel) and not isinstance(kernel, Kernel):
-        _check_unused(kernel, (), extras)
+        _check_unused(kernel, (), extras, owner)
         return CallableKernel(kernel, kernel_params)
     if kernel_params is not None:
         raise InputError(
@@ -209,7 +228,7 @@ def resolve_kernel(
     if key in _REFUSED:
         raise InputError(f"{name}: scikit-learn's {key!r} kernel is not supported: {_REFUSED[key]}")
     if key in SKLEARN_KERNELS:
-        _check_unused(kernel, SKLEARN_KERNELS[key], extras)
+        _check_unused(kernel, SKLEARN_KERNELS[key], extras, owner)
         return _sklearn_kernel(key, gamma, degree, coef0)
     _check_unused(kernel, (), extras)
     kind = spec_kind(kernel, argument=name)

@@ -223,6 +223,11 @@ class RandomFourierFeatures(_FeatureMapMixin, KernelEstimatorMixin, BaseEstimato
         ``W`` (``weights``, shape ``(p, n_features_in_)``) and ``b`` (``offsets``).
     n_components_ : int
         ``p``.
+    random_weights_ : ndarray or tensor, shape (n_features_in_, p)
+        ``W^T`` in the container and dtype of ``X`` (scikit-learn's ``RBFSampler`` name;
+        ``z(x) = sqrt(2/p) cos(x^T W^T + b)``).
+    random_offset_ : ndarray or tensor, shape (p,)
+        ``b`` in the container and dtype of ``X``.
 
     Notes
     -----
@@ -265,4 +270,6 @@ class RandomFourierFeatures(_FeatureMapMixin, KernelEstimatorMixin, BaseEstimato
             device=Xb.device,
         )
         self.n_components_ = p
+        self.random_weights_ = like_input(self.map_.weights.T.contiguous(), X)
+        self.random_offset_ = like_input(self.map_.offsets, X)
         return self

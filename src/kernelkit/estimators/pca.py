@@ -17,12 +17,15 @@ from kernelkit.estimators._base import (
     KERNEL_PARAMS_CONSTRAINT,
     KernelEstimatorMixin,
 )
+from kernelkit.estimators._kernels import SKLEARN_KERNELS
+from kernelkit.estimators._kernels import _gamma as sklearn_gamma
 from kernelkit.gram import GramCenterer, gram
 from kernelkit.kernels import Kernel
+from kernelkit.kernels.precomputed import Precomputed
 from kernelkit.kernels.sparse import SparseRows
 from kernelkit.solvers import cholesky_solve, fix_signs, top_eigenpairs
 from kernelkit.utils.constraints import Interval, StrOptions
-from kernelkit.utils.errors import InputError
+from kernelkit.utils.errors import InputError, NotFittedError
 from kernelkit.utils.numerics import eps
 from kernelkit.utils.seeding import RandomStateLike, as_seed
 from kernelkit.utils.validation import like_input, to_tensor
@@ -173,6 +176,9 @@ class KernelPCA(
         Unit eigenvectors ``u_i`` of the centred Gram.
     n_components_ : int
         Number of components kept.
+    gamma_ : float or None
+        The ``gamma`` of a scikit-learn kernel name that reads it (``"rbf"``, ``"laplacian"``,
+        ``"poly"``): ``gamma``, or ``1 / n_features`` when None; None for other kernels.
     centerer_ : GramCenterer
         Training means used to centre test rows.
     dual_coef_, X_transformed_fit_ :
@@ -239,8 +245,21 @@ class KernelPCA(
     def _fit(self, X: Any) -> torch.Tensor:
         self._validate_params()
         inverse_lam = float(self.inverse_lam)
+        if self.fit_inverse_transform and (
+            isinstance(self.kernel, Precomputed)
+            or (isinstance(self.kernel, str) and self.kernel.strip().lower() == "precomputed")
+        ):
+            raise InputError(
+                "fit_inverse_transform: Cannot fit_inverse_transform with a precomputed kernel "
+                "(the pre-image map is learned from the input vectors); set "
+                "fit_inverse_transform=False"
+            )
         Xb = self._fit_X(X)
         n = len(Xb)
+        name = self.kernel.strip().lower() if isinstance(self.kernel, str) else None
+        self.gamma_ = (
+            sklearn_gamma(self.gamma, Xb) if "gamma" in SKLEARN_KERNELS.get(name, ()) else None
+        )
         n_components = n if self.n_components is None else int(self.n_components)
         if n_components > n:
             raise InputError(
@@ -321,7 +340,7 @@ class KernelPCA(
         """Approximate pre-images ``k(z, Z_fit) beta`` of codes ``X`` (see the class docs)."""
         check_is_fitted(self, "eigenvalues_")
         if not self.fit_inverse_transform:
-            raise InputError(
+            raise NotFittedError(
                 "inverse_transform: the pre-image map was not learned; refit with "
                 "fit_inverse_transform=True"
             )

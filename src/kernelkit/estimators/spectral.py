@@ -3,12 +3,14 @@ r"""Spectral clustering as the relaxation of kernel k-means (course part 1, sect
 from __future__ import annotations
 
 import sys
+import warnings
 from numbers import Integral
 from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
 import torch
+from scipy.sparse.csgraph import connected_components
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.cluster import KMeans
 from sklearn.neighbors import kneighbors_graph
@@ -19,6 +21,7 @@ from kernelkit.estimators._spectral_labels import cluster_qr, discretize
 from kernelkit.estimators.clustering import CLUSTER_CONSTRAINTS, check_n_clusters
 from kernelkit.gram import gram
 from kernelkit.kernels import Kernel, Linear
+from kernelkit.kernels.precomputed import Precomputed, PrecomputedBatch, check_gram
 from kernelkit.kernels.sparse import SparseRows
 from kernelkit.solvers import top_eigenpairs
 from kernelkit.solvers.eigen import METHODS
@@ -183,6 +186,8 @@ class SpectralClustering(KernelEstimatorMixin, ClusterMixin, BaseEstimator):
         k = self.n_clusters
         if self.kernel in GRAPH_AFFINITIES:
             K = self._neighbour_graph(X)
+        elif isinstance(self.kernel, str) and self.kernel == "precomputed":
+            K = self._precomputed_affinity(X)
         else:
             Xb = self._fit_X(X)
             check_n_clusters(k, len(Xb))
@@ -275,9 +280,30 @@ class SpectralClustering(KernelEstimatorMixin, ClusterMixin, BaseEstimator):
                 )
             C = kneighbors_graph(rows, self.n_neighbors, include_self=True)
         check_n_clusters(self.n_clusters, C.shape[0])
+        _warn_if_disconnected(C)
         self._say(f"affinity: {self.kernel} graph of {C.shape[0]} points, {C.nnz} edges")
         self.kernel_ = self.kernel
         return torch.as_tensor(((C + C.T) * 0.5).toarray(), dtype=torch.float64)
+
+    def _precomputed_affinity(self, X: Any) -> torch.Tensor:
+        """A precomputed affinity (dense or sparse): square and symmetric, like a Gram, but
+        not necessarily PSD (the embedding needs only its top eigenvectors, as scikit-learn's
+        ``affinity="precomputed"``); ``kernel_`` and ``X_fit_`` as a precomputed Gram's, so
+        ``predict`` takes affinity rows against the training points."""
+        try:
+            A = check_array(X, accept_sparse="csr", dtype=(np.float64, np.float32), input_name="X")
+        except ValueError as exc:
+            raise InputError(f"X: {exc}") from exc
+        K = torch.as_tensor(A.toarray() if sp.issparse(A) else A).to(torch.float64)
+        K = check_gram(K, check_psd=False)
+        check_n_clusters(self.n_clusters, K.shape[0])
+        if sp.issparse(A):
+            _warn_if_disconnected(A)
+        self.kernel_ = Precomputed()
+        self.X_fit_ = PrecomputedBatch(K, K.diagonal().clone(), torch.arange(K.shape[0]))
+        self.n_features_in_ = K.shape[0]
+        self._say(f"affinity: precomputed, {K.shape[0]} points")
+        return K.clone()
 
     def _embed(self, U: torch.Tensor, degrees: torch.Tensor | None) -> np.ndarray:
         """Rows clustered by k-means: ``D^{-1/2} U`` (random walk), else ``U`` with rows of
@@ -314,6 +340,20 @@ class SpectralClustering(KernelEstimatorMixin, ClusterMixin, BaseEstimator):
         centres = torch.as_tensor(self.cluster_centers_, dtype=Z.dtype, device=Z.device)
         dist = (Z[:, None, :] - centres[None, :, :]).pow(2).sum(-1)
         return like_input(dist.argmin(1), X)
+
+
+def _warn_if_disconnected(graph: sp.spmatrix) -> None:
+    """Warn, as scikit-learn does, when a sparse affinity graph has several connected
+    components: then each component has its own zero-Laplacian eigenvector and the top
+    eigenvectors may describe components rather than clusters."""
+    n_parts, _ = connected_components(graph, directed=False)
+    if n_parts > 1:
+        warnings.warn(
+            f"Graph is not fully connected ({n_parts} components), spectral embedding may not "
+            "work as expected",
+            UserWarning,
+            stacklevel=3,
+        )
 
 
 __all__ = ["NORMALIZATIONS", "SpectralClustering"]

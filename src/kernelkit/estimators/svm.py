@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from numbers import Integral, Real
 from typing import Any, ClassVar
 
@@ -65,7 +66,7 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         ``"precomputed"``...) or ``None``: the default kernel of the input's kind (see
         :class:`~kernelkit.estimators.KernelRidge` and :mod:`kernelkit.estimators._kernels`).
     C : float, default 1.0
-        Penalty of the hinge losses, ``C > 0``.
+        Penalty of the hinge losses, ``0 < C <= inf`` (``inf``: the hard margin, as ``SVC``).
     class_weight : dict, "balanced" or None
         Per-class multipliers of ``C`` (as ``SVC``).
     tol : float, default 1e-3
@@ -158,7 +159,7 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **KERNEL_CONSTRAINTS,
         **KERNEL_PARAMS_CONSTRAINT,
-        "C": [Interval(Real, 0, None, closed="neither")],
+        "C": [Interval(Real, 0, math.inf, closed="right")],
         "class_weight": [dict, StrOptions({"balanced"}), None],
         "tol": [Interval(Real, 0, None, closed="neither")],
         "max_iter": [Interval(Integral, -1, None, closed="left")],
@@ -250,6 +251,8 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         of ``dual_coef_`` and those of class ``j`` in row ``i``, so
         ``w_ij = sum_{s in SV_i} dual_coef_[j-1, s] x_s + sum_{s in SV_j} dual_coef_[i, s] x_s``.
 
+        A read-only array (as ``SVC``'s): it is computed on each access.
+
         Raises
         ------
         AttributeError
@@ -270,7 +273,10 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
                 coefs.append(
                     self.dual_coef_[j - 1, si] @ dense[si] + self.dual_coef_[i, sj] @ dense[sj]
                 )
-        return like_input(torch.as_tensor(np.stack(coefs)), sv)
+        out = like_input(torch.as_tensor(np.stack(coefs)), sv)
+        if isinstance(out, np.ndarray):  # computed on each access: writing to it would be lost
+            out.setflags(write=False)
+        return out
 
     def _test_gram(self, X: Any) -> np.ndarray:
         """Rows ``k(x, x_j)`` of new points against the training points libsvm was given,
@@ -291,6 +297,11 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     def predict(self, X: Any) -> Any:
         """Predicted class labels (torch tensors for torch input when labels are numeric)."""
+        if self.break_ties and self.decision_function_shape == "ovo":
+            raise InputError(
+                "break_ties: break_ties must be False when decision_function_shape is 'ovo' "
+                "(ties are broken by the one-vs-rest decision values)"
+            )
         Kt = self._test_gram(X)
         labels = self.svc_.predict(Kt)
         if isinstance(X, torch.Tensor) and labels.dtype.kind in "biuf":

@@ -13,6 +13,7 @@ Spectrum(...)
 
 from __future__ import annotations
 
+import functools
 import inspect
 import warnings
 from typing import Any
@@ -157,7 +158,10 @@ def median_sigma(Z: torch.Tensor, *, max_points: int = 1000, sample_weight: Any 
     return weighted_median(vals[keep], pair_w[keep])
 
 
+@functools.cache
 def _parameters(cls: type[Kernel]) -> dict[str, inspect.Parameter]:
+    """The constructor parameters of a kernel class, read once per class (``inspect`` is slow
+    and every ``--kernel`` parse asks for all the classes); callers must not mutate it."""
     params = inspect.signature(cls.__init__).parameters
     return {k: p for k, p in params.items() if k != "self" and p.kind != p.VAR_KEYWORD}
 

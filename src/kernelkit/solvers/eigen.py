@@ -14,14 +14,14 @@ from typing import Any
 import numpy as np
 import scipy.linalg
 import torch
-from scipy.sparse.linalg import eigsh
+from scipy.sparse.linalg import eigsh, lobpcg
 from threadpoolctl import threadpool_limits
 
 from kernelkit.solvers.randomized import randomized_eigh
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.validation import check_int, to_tensor
 
-METHODS = ("auto", "full", "subset", "arpack", "block", "randomized")
+METHODS = ("auto", "full", "subset", "arpack", "block", "randomized", "lobpcg")
 
 FULL_MAX_N = 300
 """Below this size a full ``eigh`` is as fast as anything (``docs/measurements.md``)."""
@@ -260,14 +260,17 @@ def top_eigenpairs(
         operator with ``matmat`` and ``shape`` (``arpack``).
     k : int
         Number of pairs, ``1 <= k <= n`` (``k < n`` for ``arpack``).
-    method : {"auto", "full", "subset", "arpack", "block", "randomized"}
+    method : {"auto", "full", "subset", "arpack", "block", "randomized", "lobpcg"}
         ``full``: ``torch.linalg.eigh`` then selection.  ``subset``:
         ``scipy.linalg.eigh(subset_by_index=..., driver="evr")`` (MRRR, only the wanted
         pairs).  ``arpack``: ``scipy.sparse.linalg.eigsh`` (implicitly restarted Lanczos) with
         a deterministic start ``v0`` (uniform on [-1, 1], from ``seed``).  ``randomized``:
         the randomised range finder with power iterations (Halko, Martinsson and Tropp 2011,
         :func:`~kernelkit.solvers.randomized.randomized_eigh`; approximate, largest pairs
-        only).  ``auto``: see notes.
+        only).  ``lobpcg``: ``scipy.sparse.linalg.lobpcg`` (Knyazev 2001, locally optimal
+        block preconditioned conjugate gradient, no preconditioner) from a random block
+        (normal, from ``seed``), as scikit-learn's ``eigen_solver="lobpcg"``; below
+        ``n = 5 k + 1`` (where LOBPCG is not meant to run) ``full``.  ``auto``: see notes.
     largest : bool
         Largest eigenvalues (sorted descending) or smallest (sorted ascending).
     tol : float
@@ -320,6 +323,8 @@ def top_eigenpairs(
         K = K.to_dense() if hasattr(K, "to_dense") else torch.as_tensor(K.matmat(torch.eye(n)))
     if method == "randomized" and not largest:
         raise InputError("method: 'randomized' finds the largest eigenpairs only (largest=True)")
+    if method == "lobpcg" and n < 5 * k + 1:
+        method = "full"
     if method == "arpack" and k >= n:
         raise InputError(f"k: method 'arpack' needs k < n = {n}, got {k}; use 'full'")
 
@@ -338,6 +343,12 @@ def top_eigenpairs(
     elif method == "randomized":
         power = "auto" if max_iter is None else check_int(max_iter, name="max_iter", minimum=0)
         values, vectors = randomized_eigh(K.cpu().numpy(), k, n_iter=power, seed=seed)
+    elif method == "lobpcg":
+        X0 = np.random.default_rng(seed).standard_normal((n, k))
+        iters = 200 if max_iter is None else check_int(max_iter, name="max_iter", minimum=1)
+        w, V = lobpcg(K.cpu().numpy(), X0, tol=tol or None, maxiter=iters, largest=largest)
+        order = np.argsort(w)[::-1] if largest else np.argsort(w)
+        values, vectors = w[order], V[:, order]
     elif method == "block":
         np_dtype = torch.empty((), dtype=dtype).numpy().dtype
         sign = 1.0 if largest else -1.0

@@ -33,6 +33,7 @@ import torch
 from kernelkit.gram import center_gram
 from kernelkit.gram.tiling import n_workers, run_parallel
 from kernelkit.kernels import Kernel
+from kernelkit.solvers.eigen import symmetric_eigh
 from kernelkit.stats._inputs import pooled_gram
 from kernelkit.stats.mmd import prepare
 from kernelkit.stats.nulls import order_batches, pvalue
@@ -114,7 +115,8 @@ def independence_test(
     """Permutation test of independence of paired samples by :math:`\\mathrm{HSIC}_b`.
 
     One centred Gram ``HKH`` serves every permutation; the permutations are evaluated in
-    batches (:func:`hsic_permutation_null`).
+    batches, through the eigendecompositions of the two Grams when that is cheaper
+    (:func:`hsic_permutation_null`).
     """
     J = check_int(n_permutations, name="n_permutations")
     rng = check_random_state(random_state)
@@ -133,20 +135,77 @@ def hsic_permutation_null(
     rng: np.random.Generator,
     *,
     batch: int = 4,
+    method: str = "auto",
 ) -> np.ndarray:
     r"""``T_j = (1/N^2) sum_ab Kc_ab L_{pi_j(a) pi_j(b)}`` for random permutations ``pi_j``.
 
     The permutations come 256 at a time from :func:`kernelkit.stats.nulls.order_batches` (the
-    draws of the MMD permutation test); each block of 256 is split over the worker threads of
-    :func:`kernelkit.gram.tiling.run_parallel`, which take ``batch`` permutations at a time:
-    the rows of ``L`` are gathered as ``L[pi_j]``, then their columns by ``pi_j``, into
-    buffers reused across batches (cache-sized, no fresh pages), and the ``batch``
-    statistics are one matrix-vector product with ``vec(Kc)``.  Cost ``O(N^2)`` per
-    permutation with no Python loop over permutations.
+    draws of the MMD permutation test).  Two exact routes, ``method``:
+
+    * ``"gather"``: each block of 256 is split over the worker threads of
+      :func:`kernelkit.gram.tiling.run_parallel`, which take ``batch`` permutations at a time:
+      the rows of ``L`` are gathered as ``L[pi_j]``, then their columns by ``pi_j``, and the
+      ``batch`` statistics are one matrix-vector product with ``vec(Kc)``; ``O(N^2)`` memory
+      traffic per permutation.
+    * ``"spectral"``: with the eigendecompositions :math:`K_c = \sum_k \mu_k a_k a_k^T` and
+      :math:`L = \sum_l \nu_l b_l b_l^T` (:func:`kernelkit.solvers.eigen.symmetric_eigh`),
+
+      .. math::
+          T_j = \frac{1}{N^2} \sum_{k,l} \mu_k \nu_l \big(a_k^T b_l[\pi_j]\big)^2,
+
+      one GEMM :math:`A^T [B[\pi_1], \dots, B[\pi_b]]` per block, ``O(N r_K r_L)`` flops per
+      permutation.  Eigenpairs are dropped from the smallest ``|eigenvalue|`` up while their
+      summed ``|eigenvalue|`` stays under ``1e-14`` of the trace norm (round-off of the Gram
+      itself), so every :math:`T_j` moves by at most
+      :math:`10^{-14} (\|K_c\|_* \|L\|_2 + \|K_c\|_2 \|L\|_*) / N^2`.
+
+    ``"auto"`` takes ``"spectral"`` when it is cheaper, i.e. when there are at least ``N / 16``
+    permutations (the two eigendecompositions pay off) and the kept ranks satisfy
+    ``r_K r_L <= 32 N`` (smooth kernels: Gaussian Grams of low-dimensional data, linear and
+    polynomial kernels); otherwise ``"gather"``.
     """
+    if method not in ("auto", "gather", "spectral"):
+        raise InputError(f"method: expected 'auto', 'gather' or 'spectral', got {method!r}")
     N = Kc.shape[0]
-    kv = Kc.to(torch.float64).reshape(-1)
-    L = L.to(torch.float64)
+    Kc, L = Kc.to(torch.float64), L.to(torch.float64)
+    if method == "gather" or (method == "auto" and 16 * n_permutations < N):
+        return _gather_null(Kc, L, n_permutations, rng, batch)
+    mu, A = _spectral_factor(Kc)
+    nu, B = _spectral_factor(L)
+    if method == "auto" and A.shape[1] * B.shape[1] > 32 * N:
+        return _gather_null(Kc, L, n_permutations, rng, batch)
+    At, rl = A.T.contiguous(), B.shape[1]
+    weights = mu[:, None, None] * nu[None, None, :] / N**2
+    step = max(1, min(256, (1 << 22) // max(1, N * rl)))  # a 32 MB block of B[pi]
+    out = torch.empty(n_permutations, dtype=torch.float64)
+    done = 0
+    for orders in order_batches(N, n_permutations, rng, batch=256):
+        idx_all = torch.as_tensor(orders, device=L.device)
+        for s in range(0, len(orders), step):
+            idx = idx_all[s : s + step]
+            b = idx.shape[0]
+            G = (At @ B[idx.T].reshape(N, b * rl)).view(-1, b, rl)
+            out[done + s : done + s + b] = (G * G * weights).sum((0, 2))
+        done += len(orders)
+    return out.cpu().numpy()
+
+
+def _spectral_factor(M: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Eigenpairs of symmetric ``M`` whose dropped ``|eigenvalues|`` sum to at most ``1e-14``
+    of its trace norm (see :func:`hsic_permutation_null`)."""
+    eig = symmetric_eigh(M, signs=False, name="Gram")
+    order = torch.argsort(eig.values.abs())
+    mass = torch.cumsum(eig.values.abs()[order], 0)
+    keep = order[int((mass <= 1e-14 * mass[-1]).sum()) :]
+    return eig.values[keep], eig.vectors[:, keep]
+
+
+def _gather_null(
+    Kc: torch.Tensor, L: torch.Tensor, n_permutations: int, rng: np.random.Generator, batch: int
+) -> np.ndarray:
+    """The ``"gather"`` route of :func:`hsic_permutation_null` (float64 ``Kc`` and ``L``)."""
+    N = Kc.shape[0]
+    kv = Kc.reshape(-1)
     out = torch.empty(n_permutations, dtype=torch.float64)
     done = 0
     for orders in order_batches(N, n_permutations, rng, batch=256):

@@ -46,14 +46,17 @@ class DataFileError(InputError):
 
 
 def _sklearn_classes() -> dict[str, type]:
-    """:class:`ParameterError` and :class:`ConvergenceWarning`, built on first use.
+    """:class:`ParameterError`, :class:`NotFittedError` and :class:`ConvergenceWarning`,
+    built on first use.
 
-    ``ParameterError`` subclasses :class:`kernelkit.utils.constraints.InvalidParameterError`
-    and ``ConvergenceWarning`` scikit-learn's ``ConvergenceWarning``; building
-    them on first access (PEP 562 module ``__getattr__``) keeps ``import kernelkit.utils.errors``
-    free of scikit-learn, whose import the command line's start-up does not pay.
+    ``ParameterError`` subclasses :class:`kernelkit.utils.constraints.InvalidParameterError`,
+    ``NotFittedError`` scikit-learn's ``NotFittedError`` and ``ConvergenceWarning``
+    scikit-learn's ``ConvergenceWarning``; building them on first access (PEP 562 module
+    ``__getattr__``) keeps ``import kernelkit.utils.errors`` free of scikit-learn, whose
+    import the command line's start-up does not pay.
     """
     from sklearn.exceptions import ConvergenceWarning as SkConvergenceWarning
+    from sklearn.exceptions import NotFittedError as SkNotFittedError
 
     from kernelkit.utils.constraints import InvalidParameterError
 
@@ -66,20 +69,26 @@ def _sklearn_classes() -> dict[str, type]:
         instead.``  It is an :class:`InputError` (a ``ValueError``) and a ``TypeError``.
         """
 
+    class NotFittedError(InputError, SkNotFittedError):
+        """A method needs what ``fit`` did not learn (e.g. ``inverse_transform`` without
+        ``fit_inverse_transform=True``): an :class:`InputError` and scikit-learn's
+        ``NotFittedError`` (a ``ValueError`` and an ``AttributeError``)."""
+
     class ConvergenceWarning(SkConvergenceWarning):
         """An iterative optimiser stopped at ``max_iter`` before its stopping test held.
 
         A subclass of scikit-learn's ``ConvergenceWarning``, so its warning filters apply.
         """
 
-    for cls in (ParameterError, ConvergenceWarning):
+    classes = (ParameterError, NotFittedError, ConvergenceWarning)
+    for cls in classes:
         cls.__module__ = __name__
         cls.__qualname__ = cls.__name__
-    return {"ParameterError": ParameterError, "ConvergenceWarning": ConvergenceWarning}
+    return {cls.__name__: cls for cls in classes}
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("ParameterError", "ConvergenceWarning"):
+    if name in ("ParameterError", "NotFittedError", "ConvergenceWarning"):
         globals().update(_sklearn_classes())
         return globals()[name]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

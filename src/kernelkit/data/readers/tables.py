@@ -53,6 +53,8 @@ def read_table(
         raise DataFileError(path, f"not a readable table ({exc})", line=reader.line_num) from None
     finally:
         csv.field_size_limit(limit)
+    if not rows:
+        raise DataFileError(path, "no records: every line is blank or only separators")
     header_line, first = rows[0]
     header = not all(is_number(f) for f in first)
     if header:
