@@ -39,6 +39,8 @@ from kernelkit.kernels.graph_histograms import (
 )
 from kernelkit.kernels.graph_nspdk import NeighborhoodSubgraphPairwiseDistance
 from kernelkit.kernels.graph_pyramid import PyramidMatch
+from kernelkit.kernels.graph_theta import LovaszTheta, SvmTheta
+from kernelkit.kernels.graph_wwl import WassersteinWeisfeilerLehman
 from kernelkit.kernels.graphs import ShortestPath, WeisfeilerLehman
 from kernelkit.kernels.molecules import MinMax, Tanimoto
 from kernelkit.kernels.neural import ArcCosine, ReLUNTK
@@ -70,6 +72,7 @@ __all__ = [
     "Linear",
     "LocalAlignment",
     "LogNormalizedAlignment",
+    "LovaszTheta",
     "Matern",
     "MinMax",
     "Mismatch",
@@ -97,10 +100,12 @@ __all__ = [
     "StationaryKernel",
     "Subsequence",
     "SumKernel",
+    "SvmTheta",
     "Tanimoto",
     "TensorMatern",
     "UnequalLengthError",
     "VertexHistogram",
+    "WassersteinWeisfeilerLehman",
     "WeightedDegree",
     "WeisfeilerLehman",
     "WeisfeilerLehmanOptimalAssignment",
