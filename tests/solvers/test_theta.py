@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy.optimize import linprog
 
-from kernelkit.solvers.theta import lovasz_theta, max_margin_value, svm_theta
+from kernelkit.solvers.theta import lovasz_theta, max_margin_value, max_margin_values, svm_theta
 from kernelkit.solvers.transport import wasserstein_uniform
 from kernelkit.utils.errors import InputError
 
@@ -165,3 +165,19 @@ def test_bad_inputs_name_the_argument():
         lovasz_theta(np.zeros((2, 3)))
     with pytest.raises(InputError, match="M: expected a non-empty"):
         wasserstein_uniform(np.zeros((0, 3)))
+
+
+def test_batched_support_enumeration_equals_active_set():
+    rng = np.random.default_rng(11)
+    for d in (1, 3, 6):
+        Ks = []
+        for _ in range(40):
+            U = rng.normal(size=(3, d))
+            U[0] = np.abs(U[0]) + 0.05
+            U /= np.linalg.norm(U, axis=0)
+            Ks.append(U.T @ U)
+        Ks.append(np.ones((d, d)))  # all vectors equal: omega = 1
+        values = max_margin_values(np.array(Ks))
+        expected = [max_margin_value(K)[0] for K in Ks]
+        np.testing.assert_allclose(values, expected, rtol=1e-8)
+        assert values[-1] == pytest.approx(1.0, rel=1e-8)

@@ -26,14 +26,14 @@ from kernelkit.data.graphs import GraphBatch
 from kernelkit.kernels.base import Kernel
 from kernelkit.kernels.features import SparseFeatures
 from kernelkit.kernels.graphs import _GraphKernel, count_features, example_graphs
-from kernelkit.solvers.theta import lovasz_theta, max_margin_value, svm_theta
+from kernelkit.solvers.theta import lovasz_theta, max_margin_values, svm_theta
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.validation import check_int
 
 __all__ = ["LovaszTheta", "SvmTheta", "subset_sample_sizes"]
 
-_QP_TOL = 1e-7
-"""Optimality tolerance of the cone programs: the SDP gives the labelling Gram to ~1e-8."""
+_QP_TOL = 1e-9
+"""Ridge and feasibility tolerance of the cone programs (the SDP gives the Gram to ~1e-8)."""
 
 
 def _check_range(value: Any) -> tuple[int, int]:
@@ -135,7 +135,7 @@ class LovaszTheta(_GraphKernel):
               = \max_{\alpha \ge 0}\ 2 e^T\alpha - \alpha^T (U^T U)_{SS}\, \alpha,
 
     the squared secant of the half-angle of the minimum cone enclosing :math:`\{u_i\}_{i \in
-    S}` (:func:`kernelkit.solvers.theta.max_margin_value`; :math:`\vartheta_V = \vartheta(G)`).
+    S}` (:func:`kernelkit.solvers.theta.max_margin_values`; :math:`\vartheta_V = \vartheta(G)`).
     :math:`\phi_d` is the mean of :math:`\vartheta_S` over ``n_samples`` subsets in all,
     allocated to the sizes as GraKeL does (:func:`subset_sample_sizes`), and over *all*
     subsets of a size when there are no more of them than samples (exact).  The subsets of
@@ -188,7 +188,8 @@ class LovaszTheta(_GraphKernel):
     def features(self, X: GraphBatch) -> SparseFeatures:
         """:math:`\\phi_d` (mean :math:`\\vartheta_S` over the subsets of size ``d``)."""
         cache: dict[int, dict[int, np.ndarray]] = {}
-        gid, keys, vals = [], [], []
+        blocks: dict[int, list[np.ndarray]] = {}  # size d -> subset Grams of every graph
+        owner: dict[int, list[int]] = {}
         for g in range(len(X)):
             n = int(X.n_nodes[g])
             subsets = cache.get(n)
@@ -196,12 +197,23 @@ class LovaszTheta(_GraphKernel):
                 subsets = cache[n] = self.subsets(n)
             gram = lovasz_theta(X.adjacency(g).toarray()).gram
             for d, S in subsets.items():
-                gid.append(g)
-                keys.append(d)
-                vals.append(
-                    np.mean([max_margin_value(gram[np.ix_(s, s)], tol=_QP_TOL)[0] for s in S])
-                )
-        return count_features(np.asarray(gid), np.asarray(keys), len(X), np.asarray(vals))
+                blocks.setdefault(d, []).append(gram[S[:, :, None], S[:, None, :]])
+                owner.setdefault(d, []).extend([g] * len(S))
+        gid, keys, vals = [], [], []
+        for d, grams in blocks.items():
+            theta_S = max_margin_values(np.concatenate(grams), tol=_QP_TOL)
+            who = np.asarray(owner[d])
+            counts = np.bincount(who, minlength=len(X))
+            sums = np.bincount(who, weights=theta_S, minlength=len(X))
+            has = np.flatnonzero(counts)
+            gid.append(has)
+            keys.append(np.full(len(has), d))
+            vals.append(sums[has] / counts[has])
+        if not gid:
+            return count_features(np.zeros(0, np.int64), np.zeros(0, np.int64), len(X))
+        return count_features(
+            np.concatenate(gid), np.concatenate(keys), len(X), np.concatenate(vals)
+        )
 
     @classmethod
     def _check_example(cls) -> list[tuple[Kernel, Any, Any]]:

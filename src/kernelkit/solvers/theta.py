@@ -36,7 +36,7 @@ from kernelkit.solvers.spectra import symmetric_eigvalsh
 from kernelkit.utils.errors import ConvergenceError, InputError
 from kernelkit.utils.optional import require
 
-__all__ = ["ThetaResult", "lovasz_theta", "max_margin_value", "svm_theta"]
+__all__ = ["ThetaResult", "lovasz_theta", "max_margin_value", "max_margin_values", "svm_theta"]
 
 _SDP_TOLS = (1e-9, 1e-8, 1e-7)
 _SDP_MAXITERS = 40
@@ -186,6 +186,42 @@ def max_margin_value(K: np.ndarray, *, tol: float = 1e-9) -> tuple[float, np.nda
     if alpha is None:
         alpha = box_qp(K, 1.0, np.inf, tol=tol, max_iter=2_000).solution.numpy()
     return float(alpha.sum()), alpha
+
+
+_ENUMERATE_MAX = 10
+"""Up to this order :func:`max_margin_values` enumerates the supports."""
+
+
+def max_margin_values(Ks: np.ndarray, *, tol: float = 1e-9) -> np.ndarray:
+    r""":math:`\omega(K_b)` of a stack of small matrices ``(B, d, d)`` at once.
+
+    For :math:`d \le 10` every support :math:`S` is tried (:math:`2^d - 1` of them): the
+    stationary point :math:`K_{SS}\alpha_S = e` (solved for all matrices and supports in one
+    batched LU, with a ridge of ``tol`` so that repeated columns stay solvable) is feasible
+    when :math:`\alpha_S \ge 0`, and :math:`\omega` is the largest objective
+    :math:`2 e^T\alpha - \alpha^T K\alpha` over the feasible points: the maximiser is the
+    stationary point of its own support, and every feasible point is a lower bound.  Larger
+    orders go matrix by matrix through :func:`max_margin_value`.
+    """
+    Ks = np.asarray(Ks, dtype=np.float64)
+    B, d = Ks.shape[0], Ks.shape[-1]
+    if d > _ENUMERATE_MAX:
+        return np.array([max_margin_value(K, tol=tol)[0] for K in Ks])
+    masks = (np.arange(1, 2**d)[:, None] >> np.arange(d)[None, :]) & 1  # (S, d) supports
+    masks = masks.astype(np.float64)
+    best = np.zeros(B)
+    eye = np.eye(d)
+    for start in range(0, B, max(1, 4096 // len(masks))):
+        K = Ks[start : start + max(1, 4096 // len(masks))]  # (b, d, d)
+        # K_SS on the support, identity elsewhere: (b, S, d, d); right-hand side = the mask
+        M = K[:, None] * (masks[:, :, None] * masks[:, None, :]) + eye * (1.0 - masks)[:, :, None]
+        M = M + tol * eye
+        alpha = np.linalg.solve(M, np.broadcast_to(masks, M.shape[:-1])[..., None])[..., 0]
+        alpha *= masks
+        value = 2.0 * alpha.sum(-1) - np.einsum("bsi,bij,bsj->bs", alpha, K, alpha)
+        value[alpha.min(-1) < -tol] = 0.0
+        best[start : start + len(K)] = value.max(-1)
+    return best
 
 
 def svm_theta(A: np.ndarray) -> tuple[float, np.ndarray]:
