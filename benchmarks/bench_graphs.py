@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -301,7 +302,7 @@ def accuracy_suite(args: argparse.Namespace) -> None:
             }
         )
         print(rows[-1], flush=True)
-    suffix = "_" + "_".join(args.only) if args.only else ""
+    suffix = "_" + "_".join(re.sub(r"\W+", "", word) for word in args.only) if args.only else ""
     suffix += "" if args.n_molecules >= 1282 else f"_{args.n_molecules}"
     out = Path(__file__).parent / "results" / f"bench_graphs_accuracy{suffix}.json"
     out.write_text(json.dumps({"n": len(y), "rows": rows}, indent=1))
