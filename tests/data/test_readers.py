@@ -68,8 +68,8 @@ def test_folder_of_edge_lists_with_node_labels(tmp_path):
     # same label names give the same codes across graphs
     labels = data.items.node_labels
     assert labels[0] == labels[1] == labels[4] and len(set(labels.tolist())) == 3
-    (tmp_path / "c.edges").write_text("0 1 2\n")
-    with pytest.raises(DataFileError, match=r"c.edges:1: expected 'u v \(two node ids\)'"):
+    (tmp_path / "c.edges").write_text("0 1 2 3\n")
+    with pytest.raises(DataFileError, match=r"c.edges:1: expected 'u v \[edge label\]'"):
         read_data(tmp_path)
 
 
@@ -81,6 +81,57 @@ def test_partly_labelled_graphs_name_the_node(tmp_path):
         DataFileError, match=re.escape("a.edges: node '2' has no attribute 'label'")
     ):
         read_data(tmp_path)
+
+
+def test_edge_labels_and_node_attributes_from_edge_lists(tmp_path):
+    pytest.importorskip("networkx")
+    (tmp_path / "a.edges").write_text("0 1 single\n1 2 double\n")
+    (tmp_path / "a.nodes").write_text("0 C\n1 C\n2 O\n")
+    (tmp_path / "a.attributes").write_text("0 0.5 1\n1 0.5,2\n2 0.8 1\n")
+    (tmp_path / "b.edges").write_text("x y double\n")
+    (tmp_path / "b.nodes").write_text("x N\ny C\n")
+    (tmp_path / "b.attributes").write_text("x 0.7 3\ny 0.5 1\n")
+    batch = read_data(tmp_path).items
+    assert batch.edge_label == "label" and batch.node_attribute == "attributes"
+    np.testing.assert_allclose(
+        batch.node_attributes, [[0.5, 1], [0.5, 2], [0.8, 1], [0.7, 3], [0.5, 1]]
+    )
+    a, b = batch.to_networkx(0), batch.to_networkx(1)
+    assert a.edges[0, 1]["label"] != a.edges[1, 2]["label"] == b.edges[0, 1]["label"]
+    plain = read_data(tmp_path, edge_label=None, node_attribute=None).items
+    assert plain.edge_labels is None and plain.node_attributes is None
+    (tmp_path / "b.attributes").write_text("x 0.7\ny 0.5\n")
+    with pytest.raises(DataFileError, match="different lengths"):
+        read_data(tmp_path)
+    (tmp_path / "b.attributes").write_text("x 0.7 q\ny 0.5 1\n")
+    with pytest.raises(DataFileError, match="not numeric"):
+        read_data(tmp_path)
+
+
+def test_graphml_and_gml_attributes_renamable(tmp_path):
+    nx = pytest.importorskip("networkx")
+    g = nx.Graph()
+    g.add_node(0, atom="C", feat="0.5 1.0")
+    g.add_node(1, atom="O", feat="[0.25, 2.0]")
+    g.add_edge(0, 1, bond="double")
+    nx.write_graphml(g, tmp_path / "g.graphml")
+    batch = read_data(
+        tmp_path / "g.graphml", node_label="atom", edge_label="bond", node_attribute="feat"
+    ).items
+    np.testing.assert_allclose(batch.node_attributes, [[0.5, 1.0], [0.25, 2.0]])
+    assert batch.edge_labels is not None and batch.node_labels is not None
+    h = nx.Graph()
+    h.add_node(0, attributes=[1.0, 2.0, 3.0])
+    h.add_node(1, attributes=[0.0, 1.0, 0.0])
+    h.add_edge(0, 1, label="single")
+    h.add_edge(1, 2, label="single")
+    nx.write_gml(h, tmp_path / "h.gml")
+    with pytest.raises(DataFileError, match="node '2' has no attribute 'attributes'"):
+        read_data(tmp_path / "h.gml")
+    h.nodes[2]["attributes"] = [1.0, 1.0, 1.0]
+    nx.write_gml(h, tmp_path / "h.gml")
+    batch = read_data(tmp_path / "h.gml").items
+    assert batch.node_attributes.shape == (3, 3) and batch.edge_labels is not None
 
 
 def test_labels_file_and_kind_detection(tmp_path):

@@ -42,6 +42,8 @@ from kernelkit.kernels.graph_matching import SubgraphMatching
 from kernelkit.kernels.graph_nspdk import NeighborhoodSubgraphPairwiseDistance
 from kernelkit.kernels.graph_oddsth import OddSth
 from kernelkit.kernels.graph_pyramid import PyramidMatch
+from kernelkit.kernels.graph_theta import LovaszTheta, SvmTheta
+from kernelkit.kernels.graph_wwl import WassersteinWeisfeilerLehman
 from kernelkit.kernels.graphs import ShortestPath, WeisfeilerLehman
 from kernelkit.kernels.molecules import MinMax, Tanimoto
 from kernelkit.kernels.neural import ArcCosine, ReLUNTK
@@ -74,6 +76,7 @@ __all__ = [
     "Linear",
     "LocalAlignment",
     "LogNormalizedAlignment",
+    "LovaszTheta",
     "Matern",
     "MinMax",
     "Mismatch",
@@ -103,10 +106,12 @@ __all__ = [
     "SubgraphMatching",
     "Subsequence",
     "SumKernel",
+    "SvmTheta",
     "Tanimoto",
     "TensorMatern",
     "UnequalLengthError",
     "VertexHistogram",
+    "WassersteinWeisfeilerLehman",
     "WeightedDegree",
     "WeisfeilerLehman",
     "WeisfeilerLehmanOptimalAssignment",

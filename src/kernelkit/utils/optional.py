@@ -10,6 +10,8 @@ from kernelkit.utils.errors import MissingDependencyError
 _EXTRAS = {
     "rdkit": "chem",
     "networkx": "graphs",
+    "cvxopt": "graphs",
+    "ot": "graphs",
     "matplotlib": "plot",
     "safetensors": "io",
     "pandas": "dev",

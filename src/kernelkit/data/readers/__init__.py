@@ -137,6 +137,8 @@ def read_data(
     target: str | None = None,
     alphabet: str | None = None,
     node_label: str | None = "label",
+    edge_label: str | None = "label",
+    node_attribute: str | None = "attributes",
     on_error: str = "raise",
     standardize: bool = False,
 ) -> DataFile:
@@ -156,6 +158,9 @@ def read_data(
         Alphabet of sequences (``None``: infer).
     node_label : str or None
         Node attribute holding graph labels.
+    edge_label, node_attribute : str or None
+        Edge attribute holding edge labels and node attribute holding continuous attribute
+        vectors of graphs, each read when present (:func:`read_graphs`).
     on_error : {"raise", "skip"}
         Molecules RDKit cannot read: an error naming them (count, first lines), or left out
         (their lines in :attr:`DataFile.skipped`).
@@ -190,7 +195,9 @@ def read_data(
             "expected here",
         )
     if kind is InputKind.GRAPH:
-        data = read_graphs(path, node_label=node_label)
+        data = read_graphs(
+            path, node_label=node_label, edge_label=edge_label, node_attribute=node_attribute
+        )
     elif kind is InputKind.GRAM:
         data = read_gram(path)
     else:
