@@ -166,10 +166,11 @@ def _chosen(estimator: Any) -> str:
             f"(log marginal likelihood {estimator.log_marginal_likelihood_value_:.5g}, "
             f"{estimator.solver_} solver)"
         )
-    if hasattr(estimator, "lam_"):
+    if hasattr(estimator, "loo_residuals_"):
         loo = np.sqrt(np.mean(np.square(np.asarray(estimator.loo_residuals_))))
         return f", lam={estimator.lam_:.4g} chosen (leave-one-out RMSE {loo:.4g})"
-    return f", lam={estimator.lam:g}" if hasattr(estimator, "lam") else ""
+    lam = getattr(estimator, "lam_", getattr(estimator, "lam", None))
+    return f", lam={lam:.4g}" if isinstance(lam, float) else ""
 
 
 # ---------------------------------------------------------------------- predict
