@@ -18,6 +18,7 @@ from kernelkit.estimators._base import (
     KernelEstimatorMixin,
 )
 from kernelkit.gram import gram
+from kernelkit.gram.nystrom import kmeanspp_seeds
 from kernelkit.kernels import Kernel
 from kernelkit.utils.constraints import Interval, StrOptions
 from kernelkit.utils.errors import InputError
@@ -71,31 +72,14 @@ def check_n_clusters(k: int, n: int) -> None:
 def kmeans_plusplus(K: torch.Tensor, k: int, rng: np.random.Generator) -> np.ndarray:
     r"""Indices of ``k`` initial centres chosen by greedy k-means++ in the feature space.
 
-    Arthur and Vassilvitskii (2007) with scikit-learn's greedy variant: the first centre is
-    uniform; each next one is the best (least total potential) of ``2 + floor(log k)``
-    candidates drawn with probability proportional to ``D(x)^2``, the squared feature-space
-    distance ``K_xx - 2 K_xc + K_cc`` to the nearest chosen centre.
+    Arthur and Vassilvitskii (2007) with scikit-learn's greedy variant (the best of
+    ``2 + floor(log k)`` D^2 draws per step): the library's one seeding,
+    :func:`kernelkit.gram.nystrom.kmeanspp_seeds`, on the columns of the Gram ``K``.
     """
-    n = K.shape[0]
-    diag = K.diagonal()
-    trials = 2 + int(math.log(k))
-    first = int(rng.integers(n))
-    centres = [first]
-    closest = (diag - 2 * K[first] + K[first, first]).clamp_min(0)
-    for _ in range(1, k):
-        total = float(closest.sum())
-        if total <= 0:  # every point sits on a centre: take unused points
-            unused = np.setdiff1d(np.arange(n), centres)
-            centres.append(int(rng.choice(unused)))
-            continue
-        probs = (closest / total).cpu().numpy()
-        cand = rng.choice(n, size=trials, p=probs / probs.sum())
-        dist = (diag[:, None] - 2 * K[cand].T + diag[cand][None, :]).clamp_min(0)
-        pots = torch.minimum(closest[:, None], dist)
-        best = int(pots.sum(0).argmin())
-        centres.append(int(cand[best]))
-        closest = pots[:, best]
-    return np.asarray(centres)
+    cols = torch.as_tensor(K)
+    return kmeanspp_seeds(
+        cols.diagonal(), lambda idx: cols[:, idx], k, rng, trials=2 + int(math.log(k))
+    )
 
 
 def _lloyd(

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -203,34 +204,80 @@ def uniform_centres(n: int, m: int, random_state: Any = None) -> np.ndarray:
     return np.sort(rng.choice(n, size=m, replace=False))
 
 
-def kmeanspp_centres(kernel: Kernel, X: Any, m: int, random_state: Any = None) -> np.ndarray:
-    r"""k-means++ seeding in the feature space of ``kernel``, by kernel evaluations only.
+def kmeanspp_seeds(
+    diag: torch.Tensor,
+    columns: Callable[[np.ndarray], torch.Tensor],
+    m: int,
+    rng: np.random.Generator,
+    *,
+    trials: int = 1,
+) -> np.ndarray:
+    r"""k-means++ D^2 seeding by kernel evaluations only: the one implementation of the library.
 
-    Arthur and Vassilvitskii (SODA 2007), section 2.2: the first centre is uniform, each next
+    Arthur and Vassilvitskii (SODA 2007), section 2.2: the first centre is uniform; each next
     one is drawn with probability proportional to ``D(x)^2``, the squared feature-space
     distance to the nearest centre chosen so far,
 
-    .. math:: d^2(x, c) = k(x, x) + k(c, c) - 2 k(x, c),
+    .. math:: d^2(x, c) = k(x, x) + k(c, c) - 2 k(x, c)
 
-    (clipped at 0 against round-off).  When every ``D(x)`` is 0 (fewer distinct points than
-    ``m``) the draw is uniform.  Repeated draws are merged: the sorted distinct indices are
-    returned, at most ``m``.
+    (clipped at 0 against round-off).  With ``trials = t > 1`` it is scikit-learn's greedy
+    variant: ``t`` candidates are drawn and the one leaving the least potential
+    ``sum_x D(x)^2`` is kept (``t = 2 + floor(log m)`` in :class:`~kernelkit.KernelKMeans`).
+    A point already chosen has ``D = 0`` and is never drawn again; when every ``D`` is 0
+    (fewer distinct points than ``m``) the next centre is a uniform draw among the unused
+    points, so the ``m`` indices are distinct.
+
+    Parameters
+    ----------
+    diag : torch.Tensor, shape (n,)
+        ``k(x_i, x_i)``.
+    columns : callable
+        ``columns(idx)`` returns ``[k(x_i, x_j)]`` for every ``i`` and ``j in idx``, shape
+        ``(n, len(idx))``.
+    m : int
+        Number of centres (at most ``n``).
+    rng : numpy.random.Generator
+        Source of the draws.
+    trials : int, default 1
+        Candidates per step.
+
+    Returns
+    -------
+    ndarray of int, shape (m,)
+        The centres in the order chosen.
     """
-    rng = check_random_state(random_state)
-    Xb, _ = prepare_pair(kernel, X)
-    n = len(Xb)
-    diag = kernel.block_diag(Xb).detach().to("cpu", torch.float64)
+    n = int(diag.shape[0])
+    diag = diag.detach().to("cpu", torch.float64)
     chosen = [int(rng.integers(n))]
-    d2 = torch.full((n,), float("inf"), dtype=torch.float64)
-    for _ in range(m - 1):
-        c = chosen[-1]
-        row = kernel.block(Xb, take(Xb, np.array([c])))[:, 0].detach().to("cpu", torch.float64)
-        d2 = torch.minimum(d2, (diag + diag[c] - 2 * row).clamp_min(0))
-        p = d2.cpu().numpy()
-        total = p.sum()
-        nxt = int(rng.choice(n, p=p / total)) if total > 0 else int(rng.integers(n))
-        chosen.append(nxt)
-    return np.unique(np.array(chosen))
+    closest = (diag + diag[chosen[0]] - 2 * _column_block(columns, chosen)[:, 0]).clamp_min(0)
+    for _ in range(1, m):
+        total = float(closest.sum())
+        if total <= 0:
+            chosen.append(int(rng.choice(np.setdiff1d(np.arange(n), chosen))))
+            continue
+        p = (closest / total).numpy()
+        cand = rng.choice(n, size=trials, p=p / p.sum())
+        dist = (diag[:, None] + diag[cand][None, :] - 2 * _column_block(columns, cand)).clamp_min(0)
+        pots = torch.minimum(closest[:, None], dist)
+        best = int(pots.sum(0).argmin())
+        chosen.append(int(cand[best]))
+        closest = pots[:, best]
+    return np.asarray(chosen, dtype=np.int64)
+
+
+def _column_block(columns: Callable[[np.ndarray], torch.Tensor], idx: Any) -> torch.Tensor:
+    return columns(np.asarray(idx)).detach().to("cpu", torch.float64)
+
+
+def kmeanspp_centres(kernel: Kernel, X: Any, m: int, random_state: Any = None) -> np.ndarray:
+    """``m`` Nyström centres among the rows of ``X`` by k-means++ seeding in the kernel's
+    feature space (:func:`kmeanspp_seeds`, one candidate per step), sorted."""
+    Xb, _ = prepare_pair(kernel, X)
+    diag = kernel.block_diag(Xb)
+    seeds = kmeanspp_seeds(
+        diag, lambda idx: kernel.block(Xb, take(Xb, idx)), m, check_random_state(random_state)
+    )
+    return np.sort(seeds)
 
 
 @dataclass(frozen=True)
@@ -358,7 +405,7 @@ def centre_indices(
     """The one centre dispatcher: indices of ``m`` centres among the prepared points ``Xb``.
 
     ``"uniform"``: a uniform subset (:func:`uniform_centres`); ``"kmeans++"``: kernel k-means++
-    seeding (:func:`kmeanspp_centres`; fewer when a point is drawn twice); ``"greedy"``: the
+    seeding (:func:`kmeanspp_centres`); ``"greedy"``: the
     pivots of the pivoted Cholesky (:func:`pivoted_cholesky`; fewer on a kernel of rank
     ``< m``), sorted.
     """
@@ -369,6 +416,97 @@ def centre_indices(
     if method == "uniform":
         return uniform_centres(len(Xb), m, random_state)
     raise InputError(f"centers: expected one of {CENTRE_METHODS}, got {method!r}")
+
+
+def centre_count(n_centers: int, centers: Any) -> int:
+    """``m``: the number of centres given as points, else ``n_centers``."""
+    return int(n_centers) if isinstance(centers, str) else len(centers)
+
+
+def too_many_centres(m: int, n: int, *, exact: str, stacklevel: int = 3) -> bool:
+    """Whether ``n_centers = m`` exceeds the ``n`` points, with the library's one warning.
+
+    Every Nyström-using estimator then fits its exact method (``exact`` names it): the
+    Nyström approximation with every point as a centre is exact, so more centres than points
+    ask for the exact method.  ``m = n`` is the Nyström method on all the points (equal to the
+    exact one up to round-off), without a warning.
+    """
+    if m <= n:
+        return False
+    warnings.warn(
+        f"n_centers={m} is more than the {n} training points: fitting {exact} instead (the "
+        "Nyström approximation with every point as a centre is exact)",
+        UserWarning,
+        stacklevel=stacklevel,
+    )
+    return True
+
+
+@dataclass(frozen=True)
+class CentreChoice:
+    """Centres chosen by :func:`choose_centres`.
+
+    Attributes
+    ----------
+    centres : batch
+        The centres, prepared for the kernel.
+    indices : ndarray of int or None
+        Their indices among the training points; ``None`` for centres given as points.
+    exact : bool
+        ``n_centers`` exceeded the number of points: every point is a centre and the
+        estimator fits its exact method.
+    """
+
+    centres: Batch
+    indices: np.ndarray | None
+    exact: bool
+
+
+def choose_centres(
+    kernel: Kernel,
+    Xb: Batch,
+    n_centers: int,
+    centers: Any = "uniform",
+    *,
+    random_state: Any = None,
+    methods: tuple[str, ...] = CENTRE_METHODS,
+    exact: str = "the exact method",
+    stacklevel: int = 4,
+) -> CentreChoice:
+    """The centres of every Nyström-using estimator: ``n_centers`` and ``centers``.
+
+    ``centers`` is a method name of ``methods`` (:func:`centre_indices`: ``m = n_centers``
+    of the prepared training points ``Xb``) or the centres themselves (an array or sequence of
+    points of the input kind, which need not be training points; ``n_centers`` is then
+    ignored).  More centres than points: all of them, ``exact=True`` and the one warning of
+    :func:`too_many_centres`.
+
+    Raises
+    ------
+    InputError
+        If ``centers`` is an unknown name, empty, of the wrong width, or points given for a
+        precomputed kernel.
+    """
+    if not isinstance(centers, str):
+        if isinstance(Xb, PrecomputedBatch):
+            raise InputError(
+                "centers: a precomputed kernel takes centre methods, not points; got an array"
+            )
+        _, Cb = prepare_pair(kernel, Xb, centers)
+        if Cb is None or len(Cb) == 0:
+            raise InputError("centers: expected at least one centre, got none")
+        return CentreChoice(Cb, None, False)
+    if centers not in methods:
+        raise InputError(
+            f"centers: expected one of {methods} or an array of points, got {centers!r}"
+        )
+    m = check_int(n_centers, name="n_centers", minimum=1)
+    n = len(Xb)
+    if too_many_centres(m, n, exact=exact, stacklevel=stacklevel):
+        index = np.arange(n)
+        return CentreChoice(Xb, index, True)
+    index = centre_indices(kernel, Xb, m, centers, random_state)
+    return CentreChoice(take(Xb, index), index, False)
 
 
 def nystrom_map(
@@ -390,8 +528,7 @@ def nystrom_map(
     X : array-like or prepared batch
         The ``n`` points the centres are chosen from.
     n_components : int
-        Number of centres ``m``.  ``greedy`` stops earlier on a kernel of rank ``< m``;
-        ``kmeans++`` returns fewer when a point is drawn twice.
+        Number of centres ``m``.  ``greedy`` stops earlier on a kernel of rank ``< m``.
     method : {"uniform", "kmeans++", "greedy", "kpca"}
         Centre choice (module docstring).
     rank : int, optional
@@ -453,17 +590,22 @@ def nystrom_map_on_centres(
 __all__ = [
     "CENTRE_METHODS",
     "METHODS",
+    "CentreChoice",
     "CholeskyBasis",
     "NystromBasis",
     "NystromMap",
     "PivotedCholesky",
+    "centre_count",
     "centre_indices",
     "cholesky_basis",
+    "choose_centres",
     "default_jitter",
     "kmeanspp_centres",
+    "kmeanspp_seeds",
     "nystrom_basis",
     "nystrom_map",
     "nystrom_map_on_centres",
     "pivoted_cholesky",
     "take",
+    "too_many_centres",
 ]

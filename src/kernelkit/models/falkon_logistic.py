@@ -126,7 +126,7 @@ def nystrom_logistic_fit(
         Class labels (two or more classes; one-vs-rest for more than two).
     indices : ndarray of int
         The centres among the rows of ``X``
-        (:func:`kernelkit.models.falkon.select_centres`).
+        (:func:`kernelkit.gram.nystrom.centre_indices`).
     lam : float
         ``lam > 0`` of ``(1/n) sum_i s_i l(y_i f(x_i)) + lam ||f||^2`` (course part 1,
         section 3.3, whose slide writes ``lam_c / 2``: ``lam_c = 2 lam``).
@@ -178,7 +178,7 @@ def nystrom_logistic_fit(
         s = torch.as_tensor(np.asarray(sample_weight, dtype=np.float64))
     c = Y.shape[1]
     L = system.factor.L
-    centre_index = torch.as_tensor(system.indices)
+    centre_index = None if system.indices is None else torch.as_tensor(system.indices)
     alpha = torch.zeros(m, c, dtype=torch.float64)
     f = torch.zeros(n, c, dtype=torch.float64)
     J = _objective(f, Y, s, L.mT @ alpha, lam)
@@ -196,7 +196,8 @@ def nystrom_logistic_fit(
         steps += 1
         U = s[:, None] * Y * torch.sigmoid(-Y * f)
         W = s[:, None] * torch.sigmoid(f) * torch.sigmoid(-f)
-        precond = nystrom_preconditioner(system.factor, [reg] * c, W[centre_index].mT)
+        W_m = W.mean(0, keepdim=True).expand(m, c) if centre_index is None else W[centre_index]
+        precond = nystrom_preconditioner(system.factor, [reg] * c, W_m.mT)
         rhs = system.op.rmatmat(U)
 
         def normal(V: torch.Tensor, W: torch.Tensor = W) -> tuple[torch.Tensor, torch.Tensor]:
