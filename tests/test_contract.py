@@ -86,7 +86,7 @@ CASES: dict[str, Callable[[], BaseEstimator]] = {
     ),
     "KernelRidge": lambda: kernelkit.KernelRidge(Gaussian(1.0), solver="nystrom", n_centers=10),
     "KernelSVC": lambda: kernelkit.KernelSVC(Gaussian(1.0)),
-    "NystromFeatures": lambda: kernelkit.NystromFeatures(Gaussian(1.0), n_components=10),
+    "NystromFeatures": lambda: kernelkit.NystromFeatures(Gaussian(1.0), n_centers=10),
     "RandomFourierFeatures": lambda: kernelkit.RandomFourierFeatures(
         Gaussian(1.0), n_components=10
     ),

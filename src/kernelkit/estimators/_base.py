@@ -101,6 +101,26 @@ def warn_max_iter(estimator: Any, detail: str = "") -> None:
     )
 
 
+def renamed_parameter(
+    estimator: Any, old: str, new: str, values: dict[Any, Any] | None = None
+) -> Any:
+    """The value of parameter ``new``, or of its deprecated alias ``old`` when that is set.
+
+    A deprecated alias defaults to ``None``; set, it wins over ``new`` for one release, with a
+    ``FutureWarning`` naming both (``values`` maps its old values onto the new vocabulary).
+    """
+    value = getattr(estimator, old)
+    if value is None:
+        return getattr(estimator, new)
+    warnings.warn(
+        f"{type(estimator).__name__}: {old}={value!r} is deprecated and will be removed in the "
+        f"next release; use {new}= instead",
+        FutureWarning,
+        stacklevel=3,
+    )
+    return values.get(value, value) if values else value
+
+
 def check_sample_weight(sample_weight: Any, n: int) -> np.ndarray | None:
     """Validated non-negative sample weights as a float64 array (None: unweighted).
 

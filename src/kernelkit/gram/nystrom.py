@@ -553,14 +553,8 @@ def nystrom_map(
         jitter = check_positive(jitter, name="jitter", strict=False)
     Xb, _ = prepare_pair(kernel, X)
     n = len(Xb)
-    if m > n:
-        warnings.warn(
-            f"n_components={m} is more than the {n} points: using all {n} as centres (the "
-            "exact feature map of the training points)",
-            UserWarning,
-            stacklevel=2,
-        )
-    m = min(m, n)
+    if too_many_centres(m, n, exact="the exact feature map (every point a centre)", stacklevel=4):
+        m = n
     if method == "greedy":  # the factor of the pivoted Cholesky is the basis
         chol = pivoted_cholesky(kernel, Xb, m)
         basis: NystromBasis | CholeskyBasis = CholeskyBasis(chol.factor[chol.pivots], 0.0)
