@@ -74,7 +74,7 @@ CASES: dict[str, Callable[[], BaseEstimator]] = {
     ),
     "InvariantEmbedding": lambda: kernelkit.InvariantEmbedding(Gaussian(2.0), n_landmarks=10),
     "KernelAutoencoder": lambda: kernelkit.KernelAutoencoder(
-        dims=(2,), init="random", landmarks=15, max_iter=5
+        dims=(2,), init="random", n_centers=15, max_iter=5
     ),
     "KernelCCA": lambda: kernelkit.KernelCCA(),
     "KernelKMeans": lambda: kernelkit.KernelKMeans(5, Gaussian(1.0), n_init=1),

@@ -119,7 +119,7 @@ def _fit_autoencoder(
         input_kernel=kernel,
         lam=settings.lam,
         max_iter=settings.max_iter,
-        landmarks=landmarks,
+        n_centers=landmarks,
         random_state=settings.seed,
         verbose=report if bar is not None else 0,
     )
