@@ -183,7 +183,7 @@ def _random_estimators():
             (KernelPCA(Gaussian(2.0), n_components=3, eigen_solver="arpack"), "transform"),
             (KernelAutoencoder(dims=(2,), init="random", n_centers=15, max_iter=5), "transform"),
             (ConcatenatedKernelRegressor(n_restarts=3, max_iter=5), "predict"),
-            (InvariantEmbedding(Gaussian(2.0), n_landmarks=10), "transform"),
+            (InvariantEmbedding(Gaussian(2.0), n_centers=10), "transform"),
             (KernelKMeans(3, Gaussian(1.0), n_init=2), "predict"),
             (SpectralClustering(3, Gaussian(1.0), n_init=2), "predict"),
         ],

@@ -72,7 +72,7 @@ CASES: dict[str, Callable[[], BaseEstimator]] = {
     "GaussianProcessRegressor": lambda: kernelkit.GaussianProcessRegressor(
         Gaussian(1.0), n_restarts_optimizer=1
     ),
-    "InvariantEmbedding": lambda: kernelkit.InvariantEmbedding(Gaussian(2.0), n_landmarks=10),
+    "InvariantEmbedding": lambda: kernelkit.InvariantEmbedding(Gaussian(2.0), n_centers=10),
     "KernelAutoencoder": lambda: kernelkit.KernelAutoencoder(
         dims=(2,), init="random", n_centers=15, max_iter=5
     ),
