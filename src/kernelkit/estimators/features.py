@@ -91,8 +91,9 @@ class NystromFeatures(_FeatureMapMixin, KernelEstimatorMixin, BaseEstimator):
     rank : int, optional
         ``centers="kpca"`` only: number ``p <= m`` of eigenpairs of ``K_CC`` kept.
     jitter : float, optional
-        Relative eigenvalue floor of ``K_CC`` (default ``1e-10`` in float64, ``1e-5`` in
-        float32); eigenpairs below ``jitter * lambda_max`` are dropped.
+        ``tau`` of the eigenvalue floor ``tau mean(diag K_CC)`` below which eigenpairs of
+        ``K_CC`` are dropped; default: the library's one regularisation rule
+        (:func:`kernelkit.solvers.nystrom_pcg.centre_jitter`).
     random_state : None, int, RandomState or Generator
         Seed of the centre draw (``greedy`` is deterministic).
     gamma, degree, coef0 : optional

@@ -131,7 +131,8 @@ class InvariantEmbedding(
         of ``G^T G`` (:func:`kernelkit.invariance.seminorm_scale`), so ``strength=1`` weighs
         the semi-norm like the RKHS norm.
     jitter : float, optional
-        Relative eigenvalue floor of ``K_z`` (:func:`kernelkit.gram.nystrom.nystrom_basis`).
+        ``tau`` of the eigenvalue floor ``tau mean(diag K_z)`` of ``K_z``
+        (:func:`kernelkit.gram.nystrom.nystrom_basis`); default: the one regularisation rule.
     random_state : int, RandomState, Generator or None
         Seed of the landmark draw (a generator is consumed; see
         :mod:`kernelkit.utils.seeding`).

@@ -18,9 +18,15 @@ projected on ``F = span(k(c_1, .), ..., k(c_m, .))``, whose coordinates are
   eigenpairs of ``K_CC = U Delta U^T``, ``psi(x) = Delta_p^{-1/2} U_p^T k_C(x)``.
 
 Two forms of ``K_CC^{-1/2}`` are kept (they differ by an orthogonal rotation, which changes
-no inner product): the eigenbasis ``U Lambda^{-1/2}`` with an eigenvalue floor
-(:class:`NystromBasis`), and the triangular ``L^{-T}`` of ``K_CC = L L^T``
-(:class:`CholeskyBasis`), the natural basis of the greedy centres.
+no inner product): the eigenbasis ``U Lambda^{-1/2}`` (:class:`NystromBasis`), and the
+triangular ``L^{-T}`` of ``K_CC = L L^T`` (:class:`CholeskyBasis`), the natural basis of the
+greedy centres.  Both apply the library's ONE regularisation of ``K_CC``,
+:func:`~kernelkit.solvers.nystrom_pcg.centre_jitter`'s level ``delta = tau s``
+(``s = mean(diag K_CC)``, ``tau = max(m eps_64, eps)``; with a ``lam``: ``eps^2 / lam``): the
+directions of ``K_CC`` with eigenvalue below ``delta`` are round-off of ``K_CC`` and of the
+kernel blocks, not signal.  The eigenbasis drops them; the Cholesky form adds ``delta I``
+(as Falkon's and the one-pass solvers do, where it becomes the penalty
+``lam alpha^T (K_CC + delta I) alpha``).
 """
 
 from __future__ import annotations
@@ -37,7 +43,8 @@ import torch
 from kernelkit.gram.engine import gram_tensor, prepare_pair
 from kernelkit.kernels.base import Batch, Kernel
 from kernelkit.kernels.precomputed import PrecomputedBatch
-from kernelkit.solvers import cholesky_solve, solve_triangular, symmetric_eigh
+from kernelkit.solvers import solve_triangular, symmetric_eigh
+from kernelkit.solvers.nystrom_pcg import centre_factor, centre_jitter
 from kernelkit.solvers.psd import spectrum_check
 from kernelkit.utils.errors import InputError, NotPSDError
 from kernelkit.utils.numerics import eps, psd_tolerance
@@ -62,11 +69,11 @@ def take(batch: Batch, index: np.ndarray) -> Batch:
 class NystromBasis:
     r"""The map ``k_C(x) -> Lambda^{-1/2} U^T k_C(x)`` (eigenbasis form of ``K_CC^{-1/2}``).
 
-    ``K_CC = U Lambda U^T``; eigenpairs with ``lambda <= jitter * lambda_max`` are dropped,
-    so ``d = len(inv_sqrt_eigenvalues) <= m``, and ``<phi(x), phi(y)> = k_C(x)^T K_CC^+
-    k_C(y)``, the Nyström kernel (Ma et al., ICML 2020, eqs. 20-21 use the symmetric root
-    ``K_CC^{-1/2}``; the two differ by the rotation ``U``).  Columns are in ascending order
-    of eigenvalue.
+    ``K_CC = U Lambda U^T``; eigenpairs with ``lambda <= delta`` (the one regularisation
+    level, module docstring) are dropped, so ``d = len(inv_sqrt_eigenvalues) <= m``, and
+    ``<phi(x), phi(y)> = k_C(x)^T K_CC^+ k_C(y)``, the Nyström kernel (Ma et al., ICML 2020,
+    eqs. 20-21 use the symmetric root ``K_CC^{-1/2}``; the two differ by the rotation
+    ``U``).  Columns are in ascending order of eigenvalue.
 
     Attributes
     ----------
@@ -75,7 +82,7 @@ class NystromBasis:
     inv_sqrt_eigenvalues : torch.Tensor
         ``lambda^{-1/2}``, shape ``(d,)``.
     jitter : float
-        The relative eigenvalue floor used.
+        The absolute eigenvalue floor ``delta`` used.
     """
 
     eigenvectors: torch.Tensor
@@ -101,7 +108,8 @@ class CholeskyBasis:
     factor : torch.Tensor
         ``L``, shape ``(m, m)``.
     jitter : float
-        Absolute jitter added to the diagonal of ``K_CC`` (0.0 when none was needed).
+        Absolute jitter ``delta`` added to the diagonal of ``K_CC`` (the one regularisation;
+        0.0 for the pivoted Cholesky factor of the greedy centres, exact on its pivots).
     """
 
     factor: torch.Tensor
@@ -117,18 +125,14 @@ class CholeskyBasis:
         return solve_triangular(self.factor, K_xc.mT, upper=False).mT
 
 
-def default_jitter(dtype: torch.dtype) -> float:
-    """Relative eigenvalue floor of :func:`nystrom_basis`: ``1e-10`` (float64), ``1e-5``."""
-    return 1e-10 if dtype == torch.float64 else 1e-5
-
-
 def nystrom_basis(
     K_zz: torch.Tensor, *, jitter: float | None = None, rank: int | None = None
 ) -> NystromBasis:
     r"""Robust inverse square root of the centre Gram ``K_CC`` in eigenbasis form.
 
-    ``K_CC = U Lambda U^T``; eigenvalues ``<= jitter * lambda_max`` (round-off of a
-    rank-deficient Gram) are dropped instead of inverted.  With ``rank = p`` only the ``p``
+    ``K_CC = U Lambda U^T``; eigenvalues ``<= delta`` are dropped instead of inverted, with
+    ``delta = tau s`` the one regularisation level (module docstring,
+    :func:`~kernelkit.solvers.nystrom_pcg.centre_jitter`).  With ``rank = p`` only the ``p``
     largest of the kept pairs remain: the KPCA Nyström map of rank ``p`` (course part 3,
     slide "Nyström", recipe 1), ``psi(x) = Delta_p^{-1/2} U_p^T k_C(x)``.
 
@@ -137,15 +141,15 @@ def nystrom_basis(
     K_zz : torch.Tensor
         Symmetric centre Gram ``K_CC``, shape ``(m, m)``.
     jitter : float, optional
-        Relative floor; :func:`default_jitter` of the dtype when None.
+        ``tau`` (relative to ``s = mean(diag K_CC)``); the rule's when None.
     rank : int, optional
         Keep at most this many (largest) eigenpairs.
 
     Raises
     ------
     NotPSDError
-        If ``lambda_min < -max(psd_tolerance, jitter) * lambda_max`` (the kernel is not p.d.
-        on the centres); the message gives the eigenvalue and the jitter used.
+        If ``lambda_min < -max(psd_tolerance, delta / lambda_max) * lambda_max`` (the kernel is
+        not p.d. on the centres); the message gives the eigenvalue and the floor used.
     InputError
         If ``K_zz`` is not square or is empty.
     """
@@ -153,48 +157,48 @@ def nystrom_basis(
         raise InputError(
             f"K_zz: expected a non-empty square landmark Gram, got shape {tuple(K_zz.shape)}"
         )
-    jitter = default_jitter(K_zz.dtype) if jitter is None else float(jitter)
+    if jitter is None:
+        floor = centre_jitter(K_zz)
+    else:
+        floor = float(jitter) * (float(K_zz.diagonal().abs().mean()) or 1.0)
     eig = symmetric_eigh(K_zz, signs=False, name="K_zz")
     lam, U = eig.values, eig.vectors
     lam_max = float(lam[-1])
     if lam_max <= 0:
         raise NotPSDError(
             f"K_zz: expected a positive semi-definite landmark Gram with a positive "
-            f"eigenvalue, got largest eigenvalue {lam_max:.3g} (jitter {jitter:.1e})"
+            f"eigenvalue, got largest eigenvalue {lam_max:.3g} (floor {floor:.1e})"
         )
-    verdict = spectrum_check(lam, rtol=max(psd_tolerance(K_zz.dtype), jitter))
+    verdict = spectrum_check(lam, rtol=max(psd_tolerance(K_zz.dtype), floor / lam_max))
     lam_min, tolerance = float(lam[0]), verdict.tolerance
     if not verdict.is_psd:
         raise NotPSDError(
             f"K_zz: the landmark Gram is not positive semi-definite: smallest eigenvalue "
             f"{lam_min:.3g} = {lam_min / lam_max:.2e} x lambda_max, below the tolerance "
-            f"{-tolerance:.1e}; eigenvalue floor (jitter) used: "
-            f"{jitter:.1e} x lambda_max = {jitter * lam_max:.3g}. Use a positive definite "
-            "kernel, or fewer / distinct landmarks"
+            f"{-tolerance:.1e}; eigenvalue floor (jitter) used: {floor:.3g}. Use a positive "
+            "definite kernel, or fewer / distinct landmarks"
         )
-    keep = lam > jitter * lam_max
+    keep = lam > floor
     if rank is not None:
         keep &= torch.arange(len(lam), device=lam.device) >= len(lam) - rank
-    return NystromBasis(U[:, keep], lam[keep].rsqrt(), jitter)
+    return NystromBasis(U[:, keep], lam[keep].rsqrt(), floor)
 
 
 def cholesky_basis(K_cc: torch.Tensor) -> CholeskyBasis:
-    """``L^{-1}`` of ``K_CC = L L^T``, the jitter of the solver's ladder added when needed.
+    """``L^{-1}`` of ``K_CC + delta I = L L^T`` with the one regularisation ``delta``.
 
-    The factor is that of :func:`kernelkit.solvers.cholesky_solve` (relative jitters
-    ``jitter_ladder(dtype)`` times ``mean(diag K_CC)``, tried from 0 upwards), stored
-    column-major as LAPACK's ``potrf`` returns it (the layout decides the rounding of
-    the products and solves that use it).
+    The factor is Falkon's :func:`~kernelkit.solvers.nystrom_pcg.centre_factor` (float64,
+    the solver's jitter ladder added only when ``delta`` is not enough), in the dtype of
+    ``K_CC``, stored column-major as LAPACK's ``potrf`` returns it.
     """
-    m = K_cc.shape[0]
     try:
-        result = cholesky_solve(K_cc, K_cc.new_zeros(m))
+        fac = centre_factor(K_cc)
     except NotPSDError as exc:
         raise NotPSDError(
             f"K_cc: the centre (landmark) Gram is not positive semi-definite; use a positive "
             f"definite kernel. The solver reported: {exc}"
         ) from exc
-    return CholeskyBasis(result.factor.mT.contiguous().mT, result.jitter)
+    return CholeskyBasis(fac.L.to(K_cc.dtype).mT.contiguous().mT, fac.jitter)
 
 
 # ---------------------------------------------------------------------- centres
@@ -534,7 +538,8 @@ def nystrom_map(
     rank : int, optional
         ``kpca`` only: the number ``p <= m`` of eigenpairs kept (default: all above the floor).
     jitter : float, optional
-        Relative eigenvalue floor of :func:`nystrom_basis` (all methods but ``greedy``).
+        ``tau`` of the eigenvalue floor of :func:`nystrom_basis` (all methods but
+        ``greedy``); the one regularisation rule's when None.
     random_state : None, int, RandomState or Generator
         Seed of the ``uniform``, ``kpca`` and ``kmeans++`` draws.
 
@@ -593,7 +598,6 @@ __all__ = [
     "centre_indices",
     "cholesky_basis",
     "choose_centres",
-    "default_jitter",
     "kmeanspp_centres",
     "kmeanspp_seeds",
     "nystrom_basis",
