@@ -16,7 +16,9 @@ import torch
 from kernelkit import (
     InvariantEmbedding,
     KernelAutoencoder,
+    KernelKMeans,
     KernelLogisticRegression,
+    KernelPCA,
     KernelRidge,
     NystromFeatures,
 )
@@ -53,6 +55,14 @@ def _inv(**kw):
     return InvariantEmbedding(KERNEL, random_state=0, **kw)
 
 
+def _kpca(**kw):
+    return KernelPCA(KERNEL, 3, solver="nystrom", eigen_solver="full", random_state=0, **kw)
+
+
+def _kkmeans(**kw):
+    return KernelKMeans(3, KERNEL, solver="nystrom", random_state=0, **kw)
+
+
 # estimator factory, the kernel its centres are chosen with, fit target, fitted centres,
 # their indices among the training points
 CASES = {
@@ -73,6 +83,8 @@ CASES = {
     ),
     "KernelAutoencoder": (_kae, Linear(), None, None, lambda e: e.landmark_indices_),
     "InvariantEmbedding": (_inv, KERNEL, None, lambda e: e.landmarks_, None),
+    "KernelPCA": (_kpca, KERNEL, None, lambda e: e._nystrom.codes.centres, None),
+    "KernelKMeans": (_kkmeans, KERNEL, None, lambda e: e._nystrom.centres, None),
 }
 
 
@@ -130,6 +142,14 @@ def test_more_centres_than_points_fit_the_exact_method_with_the_one_warning(name
         np.testing.assert_allclose(Z @ Z.T, KERNEL(X).numpy(), atol=1e-8)
     elif name == "KernelAutoencoder":
         assert est.landmark_indices_ is None
+    elif name == "KernelPCA":
+        assert est.solver_ == "exact"
+        exact = KernelPCA(KERNEL, 3, eigen_solver="full").fit(X)
+        np.testing.assert_allclose(est.transform(X), exact.transform(X), rtol=1e-10, atol=1e-12)
+    elif name == "KernelKMeans":
+        assert est.solver_ == "exact"
+        exact = KernelKMeans(3, KERNEL, random_state=0).fit(X)
+        np.testing.assert_array_equal(est.labels_, exact.labels_)
     else:
         np.testing.assert_array_equal(_rows(est.landmarks_), X)
 

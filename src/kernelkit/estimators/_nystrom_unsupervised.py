@@ -214,8 +214,8 @@ class NystromKMeans:
 
 def _lloyd(Phi: torch.Tensor, sq: torch.Tensor, start: np.ndarray, max_iter: int) -> tuple:
     """Lloyd iterations on the rows of ``Phi`` from the rows ``start``; returns labels,
-    centres, inertia and iterations."""
-    from kernelkit.estimators.clustering import _fill_empty, _one_hot
+    centres, inertia and iterations (the means by ``index_add_``, one read of ``Phi``)."""
+    from kernelkit.estimators.clustering import _fill_empty
 
     k = len(start)
     C = Phi[torch.as_tensor(start)]
@@ -227,8 +227,8 @@ def _lloyd(Phi: torch.Tensor, sq: torch.Tensor, start: np.ndarray, max_iter: int
         if labels is not None and bool((new == labels).all()):
             break
         labels = new
-        A = _one_hot(labels, k, Phi.dtype)
-        C = (A.mT @ Phi) / A.sum(0)[:, None]
+        sums = Phi.new_zeros(k, Phi.shape[1]).index_add_(0, labels, Phi)
+        C = sums / torch.bincount(labels, minlength=k).to(Phi.dtype)[:, None]
     D = sq[:, None] - 2 * Phi @ C.mT + (C * C).sum(1)[None, :]
     inertia = float(D.gather(1, labels[:, None]).clamp_min(0).sum())
     return labels, C, inertia, it
