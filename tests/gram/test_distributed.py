@@ -12,7 +12,12 @@ da = pytest.importorskip("dask.array")
 db = pytest.importorskip("dask.bag")
 distributed = pytest.importorskip("distributed")
 
-from kernelkit import NystromFeatures  # noqa: E402
+from kernelkit import (  # noqa: E402
+    KernelKMeans,
+    KernelLogisticRegression,
+    KernelPCA,
+    NystromFeatures,
+)
 from kernelkit.gram import gram  # noqa: E402
 from kernelkit.gram.distributed import (  # noqa: E402
     gram_blocks,
@@ -93,6 +98,22 @@ def test_named_errors_on_dask_input(points):
         NystromFeatures(Gaussian(1.0), centers="greedy").fit(X)
     with pytest.raises(InputError, match=r"X: expected a dask\.array\.Array"):
         sum_over_row_blocks(lambda b: (b,), points)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: KernelPCA(Gaussian(1.0), 2),
+        lambda: KernelKMeans(2, Gaussian(1.0)),
+        lambda: KernelLogisticRegression(Gaussian(1.0)),
+    ],
+)
+def test_estimators_without_a_distributed_path_refuse_dask_input(points, make):
+    est = make()
+    X = da.from_array(points, chunks=(40, 4))
+    y = (points[:, 0] > 0).astype(int)
+    with pytest.raises(InputError, match=rf"X: {type(est).__name__} has no distributed"):
+        est.fit(X, y) if isinstance(est, KernelLogisticRegression) else est.fit(X)
 
 
 def test_dask_not_imported_unless_used():

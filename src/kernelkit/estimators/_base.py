@@ -51,6 +51,7 @@ from kernelkit.estimators._kernels import (
     parameter_kind,
     resolve_kernel,
 )
+from kernelkit.gram.distributed import is_dask_collection
 from kernelkit.kernels import Kernel, Linear, PrecomputedBatch
 from kernelkit.kernels.base import Batch, batch_dtype
 from kernelkit.kernels.sparse import SparseRows
@@ -233,6 +234,7 @@ class KernelEstimatorMixin:
         """
         if X is None:
             raise InputError("X: expected data, got None")
+        self._refuse_dask(X)
         kernel = resolve_kernel(self.kernel, X, **self._kernel_extras())
         if isinstance(kernel, VectorKernelRecipe):
             self.X_fit_ = owned(self._prepare(Linear(), X, reset=True), X)
@@ -254,10 +256,22 @@ class KernelEstimatorMixin:
         """Validate new input against the training input and prepare it with ``kernel_``."""
         return self._prepare(self.kernel_, X, reset=False)
 
+    def _refuse_dask(self, X: Any) -> None:
+        """The one check for Dask input: an estimator that reaches the in-memory validation
+        with a Dask array or bag has no distributed path, and never gathers it silently."""
+        if is_dask_collection(X):
+            raise InputError(
+                f"X: {type(self).__name__} has no distributed (Dask) path; got a "
+                f"{type(X).__module__}.{type(X).__name__}. Compute it into memory first "
+                "(X.compute()), or use an estimator that fits on the workers (KernelRidge "
+                "with a Nyström solver, NystromFeatures)"
+            )
+
     def _prepare(self, kernel: Kernel, X: Any, *, reset: bool) -> Batch:
         kind = kernel.input_kind
         if X is None:
             raise InputError("X: expected data, got None")
+        self._refuse_dask(X)
         dtype = None if reset else batch_dtype(self.X_fit_)
         if kind not in ARRAY_KINDS or isinstance(X, PrecomputedBatch):
             batch = kernel.prepare(X, dtype=dtype, reference=reset)
