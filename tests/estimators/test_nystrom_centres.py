@@ -173,3 +173,22 @@ def test_old_names_are_deprecated_aliases(name, old, new):
     np.testing.assert_allclose(
         np.asarray(est_old.transform(X)), np.asarray(est_new.transform(X)), rtol=1e-12, atol=1e-12
     )
+
+
+def test_given_centres_give_the_same_solution_by_pcg_and_by_one_pass():
+    """Given centres have no training index (no centre weights for Falkon's
+    preconditioner): PCG still reaches the one-pass solution, weighted ridge and logistic."""
+    X, y, labels = _data()
+    rng = np.random.default_rng(3)
+    C, w = rng.normal(size=(15, 3)), rng.uniform(0.5, 2.0, N)
+    kw = {"lam": 1e-3, "centers": C}
+    pcg = KernelRidge(KERNEL, solver="nystrom", tol=1e-12, max_iter=500, **kw)
+    one = KernelRidge(KERNEL, solver="onepass", **kw)
+    np.testing.assert_allclose(
+        pcg.fit(X, y, sample_weight=w).predict(X),
+        one.fit(X, y, sample_weight=w).predict(X),
+        atol=1e-8,
+    )
+    pcg = KernelLogisticRegression(KERNEL, solver="nystrom", tol=1e-12, **kw).fit(X, labels)
+    one = KernelLogisticRegression(KERNEL, solver="onepass", tol=1e-12, **kw).fit(X, labels)
+    np.testing.assert_allclose(pcg.decision_function(X), one.decision_function(X), atol=1e-6)
