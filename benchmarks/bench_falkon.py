@@ -121,8 +121,9 @@ def run_case(case: dict) -> dict:
     from sklearn.pipeline import make_pipeline
 
     from kernelkit import KernelRidge
+    from kernelkit.gram.nystrom import centre_indices
     from kernelkit.kernels import Gaussian
-    from kernelkit.models.falkon import nystrom_system, select_centres
+    from kernelkit.models.falkon import nystrom_system
     from kernelkit.models.falkon_logistic import (
         nystrom_logistic_decision,
         nystrom_logistic_fit,
@@ -166,7 +167,7 @@ def run_case(case: dict) -> dict:
         labels = (yt > np.median(y)).astype(int)
         ytrain = (y > np.median(y)).astype(int)
         Xtt = torch.as_tensor(X)
-        idx = select_centres(Gaussian(SIGMA), Xtt, m, random_state=0)
+        idx = centre_indices(Gaussian(SIGMA), Xtt, m, random_state=0)
         if method == "onepass":
             system = nystrom_system(Gaussian(SIGMA), Xtt, idx, lam=LAM_LOGISTIC)
             res = nystrom_logistic_onepass(

@@ -80,7 +80,7 @@ def landmarks(data: Path, counts: tuple[int | None, ...] = (None, 400, 500, 600)
                 input_kernel=kernels[name],
                 lam=1e-3,
                 max_iter=50,
-                landmarks=m,
+                n_centers=m,
                 random_state=0,
             ).fit(train)
             seconds = time.process_time() - cpu

@@ -4,7 +4,7 @@ Data: ``n`` points of a smooth 3-manifold in R^10 with noise, generated, not rea
 ``u ~ U[0, 1]^3``, ``x = tanh(u W_1 + c) W_2 + 0.05 e`` with ``W_1`` (3 x 32, entries
 N(0, 3^2)), ``c`` (N(0, 1)), ``W_2`` (32 x 10, N(0, 1/32)) drawn once with seed 0, ``e``
 standard normal; the points with seed 1.  Model (Laforgue et al. 2019, objective (5) with
-landmarks): ``KernelAutoencoder(dims=(10,), input_kernel=Gaussian(sigma), landmarks=500)``,
+landmarks): ``KernelAutoencoder(dims=(10,), input_kernel=Gaussian(sigma), n_centers=500)``,
 ``sigma`` the median heuristic on the first 1000 points, ``lam=1e-3``, KPCA initialisation,
 500 landmarks drawn uniformly with seed 0.
 
@@ -67,7 +67,7 @@ def main() -> None:
         "dims": (10,),
         "input_kernel": Gaussian(sigma),
         "lam": 1e-3,
-        "landmarks": args.landmarks,
+        "n_centers": args.landmarks,
         "random_state": 0,
     }
     row: dict = {"mode": args.mode, "n": n, "sigma": sigma, **vars(args)}

@@ -122,7 +122,7 @@ def embed_multilabel(
         emb = InvariantEmbedding(
             Gaussian(sigma),
             [LabelLogicInvariance(hierarchy.implications, hierarchy.exclusions)],
-            n_landmarks=n_landmarks,
+            n_centers=n_landmarks,
             strength=s,
             tol=1e-6,
             max_iter=300,

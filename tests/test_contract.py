@@ -72,9 +72,9 @@ CASES: dict[str, Callable[[], BaseEstimator]] = {
     "GaussianProcessRegressor": lambda: kernelkit.GaussianProcessRegressor(
         Gaussian(1.0), n_restarts_optimizer=1, solver="nystrom", n_centers=10
     ),
-    "InvariantEmbedding": lambda: kernelkit.InvariantEmbedding(Gaussian(2.0), n_landmarks=10),
+    "InvariantEmbedding": lambda: kernelkit.InvariantEmbedding(Gaussian(2.0), n_centers=10),
     "KernelAutoencoder": lambda: kernelkit.KernelAutoencoder(
-        dims=(2,), init="random", landmarks=15, max_iter=5
+        dims=(2,), init="random", n_centers=15, max_iter=5
     ),
     "KernelCCA": lambda: kernelkit.KernelCCA(),
     "KernelKMeans": lambda: kernelkit.KernelKMeans(5, Gaussian(1.0), n_init=1),
@@ -86,7 +86,7 @@ CASES: dict[str, Callable[[], BaseEstimator]] = {
     ),
     "KernelRidge": lambda: kernelkit.KernelRidge(Gaussian(1.0), solver="nystrom", n_centers=10),
     "KernelSVC": lambda: kernelkit.KernelSVC(Gaussian(1.0)),
-    "NystromFeatures": lambda: kernelkit.NystromFeatures(Gaussian(1.0), n_components=10),
+    "NystromFeatures": lambda: kernelkit.NystromFeatures(Gaussian(1.0), n_centers=10),
     "RandomFourierFeatures": lambda: kernelkit.RandomFourierFeatures(
         Gaussian(1.0), n_components=10
     ),

@@ -146,7 +146,7 @@ def test_auto_lam_from_generators_in_the_same_state_is_identical():
 def test_auto_landmarks_are_drawn_from_the_fit_part():
     X = _X(n=60)
     ae = KernelAutoencoder(
-        dims=(2,), landmarks=15, max_iter=10, validation_fraction=0.2, random_state=0
+        dims=(2,), n_centers=15, max_iter=10, validation_fraction=0.2, random_state=0
     ).fit(X)
     fit, _ = held_out_split(60, 0.2, seed=0)
     assert ae.lam_curve_ is not None and len(ae.landmark_indices_) == 15

@@ -58,7 +58,7 @@ def test_streamed_objective_and_head_equal_full_batch(monkeypatch, input_kernel)
     outputs ``C Phi_L``: the coefficients of the ill-conditioned ridge agree to ~1e-5 only)."""
     X = _torus(200)
     est = KernelAutoencoder(
-        (3,), input_kernel=input_kernel, lam=1e-3, landmarks=30, optimizer="adam",
+        (3,), input_kernel=input_kernel, lam=1e-3, n_centers=30, optimizer="adam",
         batch_size=50, random_state=0,
     )  # fmt: skip
     model, data = _captured(monkeypatch, est, X)
@@ -81,7 +81,7 @@ def test_one_batch_per_epoch_is_full_batch_adam():
     """``batch_size >= n``: every epoch is one full-batch Adam step; the exact objectives after
     each epoch are the full-batch Adam objectives (its history, one step later)."""
     X = _torus(150)
-    kw = {"dims": (3,), "input_kernel": Gaussian(1.0), "lam": 1e-3, "landmarks": 25}
+    kw = {"dims": (3,), "input_kernel": Gaussian(1.0), "lam": 1e-3, "n_centers": 25}
     kw["random_state"] = 0
     mb = KernelAutoencoder(**kw, optimizer="adam", batch_size=150, lr=1e-2, max_iter=8, tol=0)
     full = KernelAutoencoder(**kw, optimizer="adam", lr=1e-2, max_iter=9, tol=0)
@@ -95,7 +95,7 @@ def test_minibatch_reaches_full_batch_objective():
     L-BFGS optimum (same landmarks, same KPCA start) after 20 epochs (measured 3.1%);
     codes_ equal transform(X)."""
     X = _torus(1000)
-    kw = {"dims": (3,), "input_kernel": Gaussian(1.0), "lam": 1e-3, "landmarks": 30}
+    kw = {"dims": (3,), "input_kernel": Gaussian(1.0), "lam": 1e-3, "n_centers": 30}
     kw["random_state"] = 0
     full = KernelAutoencoder(**kw).fit(X)
     mb = KernelAutoencoder(**kw, optimizer="adam", batch_size=200, lr=3e-2, max_iter=20)
@@ -114,7 +114,7 @@ def test_stopping_rule_and_io_round_trip(tmp_path):
     fitted estimator saves and loads with the same codes."""
     X = _torus(120)
     est = KernelAutoencoder(
-        (2,), landmarks=20, optimizer="adam", batch_size=40, tol=10.0, n_iter_no_change=2,
+        (2,), n_centers=20, optimizer="adam", batch_size=40, tol=10.0, n_iter_no_change=2,
         random_state=0,
     )  # fmt: skip
     with warnings.catch_warnings():
@@ -130,7 +130,7 @@ def test_stopping_rule_and_io_round_trip(tmp_path):
 def test_tiles_do_not_change_inference():
     """Tiles of 7 rows (a small memory budget) give the same codes and errors."""
     X = _torus(60)
-    est = KernelAutoencoder((2,), landmarks=10, random_state=0, max_iter=5).fit(X)
+    est = KernelAutoencoder((2,), n_centers=10, random_state=0, max_iter=5).fit(X)
     codes, err = est.transform(X), est.reconstruction_error(X)
     est.memory_budget = 4 * 8 * 10 * 7  # tiles of 7 rows
     np.testing.assert_allclose(est.transform(X), codes, rtol=1e-12, atol=1e-14)
@@ -140,11 +140,11 @@ def test_tiles_do_not_change_inference():
 @pytest.mark.parametrize(
     ("params", "match"),
     [
-        ({"landmarks": 10}, "optimizer='adam'"),
-        ({"landmarks": 10, "optimizer": "adam", "algorithm": "alternating"}, "algorithm"),
-        ({"landmarks": 10, "optimizer": "adam", "closed_form": False}, "closed_form"),
-        ({"optimizer": "adam"}, "landmarks"),
-        ({"landmarks": 500, "optimizer": "adam"}, "landmarks"),
+        ({"n_centers": 10}, "optimizer='adam'"),
+        ({"n_centers": 10, "optimizer": "adam", "algorithm": "alternating"}, "algorithm"),
+        ({"n_centers": 10, "optimizer": "adam", "closed_form": False}, "closed_form"),
+        ({"optimizer": "adam"}, "n_centers"),
+        ({"n_centers": 500, "optimizer": "adam"}, "n_centers"),
     ],
 )
 def test_bad_settings_are_named(params, match):

@@ -266,7 +266,7 @@ def _gram_models():
         KernelPCA("precomputed").fit(K),
         # a Linear() first layer reads K_in itself (a Gaussian one also needs k(x, x))
         KernelAutoencoder((2,), [Linear(), None], "precomputed", max_iter=5).fit(K),
-        KernelAutoencoder((2,), [Linear(), None], "precomputed", landmarks=8, max_iter=5).fit(K),
+        KernelAutoencoder((2,), [Linear(), None], "precomputed", n_centers=8, max_iter=5).fit(K),
     ]
 
 

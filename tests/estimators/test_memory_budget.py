@@ -51,7 +51,7 @@ def shift(A):
 def invariant(X, b):
     inv = TransformInvariance([shift], n_points=100, random_state=0)
     model = InvariantEmbedding(
-        Gaussian(8.0), [inv], n_landmarks=400, aggregate="sum", random_state=0, memory_budget=b
+        Gaussian(8.0), [inv], n_centers=400, aggregate="sum", random_state=0, memory_budget=b
     )
     return model.fit_transform(X)
 
@@ -182,7 +182,7 @@ def test_invariant_embedding_budget_gives_the_same_features(mixup):
         inv = MixupInvariance(n_pairs=10, random_state=0)
     else:
         inv = TransformInvariance([lambda A: A + 0.1, lambda A: 1.1 * A])
-    params = {"n_landmarks": 40, "random_state": 0, "aggregate": "sum"}
+    params = {"n_centers": 40, "random_state": 0, "aggregate": "sum"}
     ref = InvariantEmbedding(Gaussian(2.0), [inv], **params).fit(X, labels)
     got = InvariantEmbedding(Gaussian(2.0), [inv], **params, memory_budget=SMALL).fit(X, labels)
     assert _rel(got.transform(X[:9]), ref.transform(X[:9])) < 1e-8

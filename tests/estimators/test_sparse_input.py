@@ -95,11 +95,11 @@ ESTIMATORS = {
         lambda m, Z, y, c: m.fit(Z).embedding_,
     ),
     "NystromFeatures": (
-        lambda: NystromFeatures(kernel="rbf", gamma=0.5, n_components=10, random_state=0),
+        lambda: NystromFeatures(kernel="rbf", gamma=0.5, n_centers=10, random_state=0),
         lambda m, Z, y, c: m.fit(Z).transform(Z[:17]),
     ),
     "NystromFeatures-greedy": (
-        lambda: NystromFeatures(kernel="poly", n_components=10, method="greedy"),
+        lambda: NystromFeatures(kernel="poly", n_centers=10, centers="greedy"),
         lambda m, Z, y, c: m.fit(Z).transform(Z[:17]),
     ),
     "RandomFourierFeatures": (
@@ -167,7 +167,7 @@ def test_large_csr_is_never_densified(measure_peaks):
         rows = rng.integers(0, n, 1_000_000)
         cols = rng.integers(0, n, 1_000_000)
         X = sp.csr_matrix((rng.random(1_000_000), (rows, cols)), shape=(n, n))
-        model = NystromFeatures(kernel="rbf", gamma=0.5, n_components=50, random_state=0)
+        model = NystromFeatures(kernel="rbf", gamma=0.5, n_centers=50, random_state=0)
         peak, Z = peak_growth(lambda: model.fit(X).transform(X))
         ok = bool(np.isfinite(Z).all())
         print(json.dumps({"peak": peak, "shape": list(Z.shape), "finite": ok}))

@@ -12,7 +12,12 @@ da = pytest.importorskip("dask.array")
 db = pytest.importorskip("dask.bag")
 distributed = pytest.importorskip("distributed")
 
-from kernelkit import NystromFeatures  # noqa: E402
+from kernelkit import (  # noqa: E402
+    KernelKMeans,
+    KernelLogisticRegression,
+    KernelPCA,
+    NystromFeatures,
+)
 from kernelkit.gram import gram  # noqa: E402
 from kernelkit.gram.distributed import (  # noqa: E402
     gram_blocks,
@@ -61,8 +66,8 @@ def test_row_block_sums_equal_the_full_product(client, points):
 def test_nystrom_features_on_dask_equal_in_memory(client, points, dtype, rtol):
     X = points.astype(dtype)
     X_dask = da.from_array(X, chunks=(40, 4))
-    local = NystromFeatures(Gaussian(2.0), n_components=25, random_state=3).fit(X)
-    remote = NystromFeatures(Gaussian(2.0), n_components=25, random_state=3).fit(X_dask)
+    local = NystromFeatures(Gaussian(2.0), n_centers=25, random_state=3).fit(X)
+    remote = NystromFeatures(Gaussian(2.0), n_centers=25, random_state=3).fit(X_dask)
     np.testing.assert_array_equal(remote.component_indices_, local.component_indices_)
     Z = remote.transform(X_dask)
     assert isinstance(Z, da.Array) and Z.chunks[0] == X_dask.chunks[0]
@@ -73,8 +78,8 @@ def test_nystrom_features_of_strings_in_a_bag(client):
     rng = np.random.default_rng(1)
     seqs = ["".join(rng.choice(list("ACGT"), 15)) for _ in range(60)]
     bag = db.from_sequence(seqs, npartitions=4)
-    local = NystromFeatures(Spectrum(3), n_components=12, random_state=1).fit(seqs)
-    remote = NystromFeatures(Spectrum(3), n_components=12, random_state=1).fit(bag)
+    local = NystromFeatures(Spectrum(3), n_centers=12, random_state=1).fit(seqs)
+    remote = NystromFeatures(Spectrum(3), n_centers=12, random_state=1).fit(bag)
     np.testing.assert_allclose(remote.transform(bag).compute(), local.transform(seqs), atol=1e-12)
 
 
@@ -89,17 +94,33 @@ def test_write_gram_stores_blocks_and_never_overwrites(client, points, tmp_path)
 
 def test_named_errors_on_dask_input(points):
     X = da.from_array(points, chunks=(40, 4))
-    with pytest.raises(InputError, match=r"method: expected .uniform. or .kpca."):
-        NystromFeatures(Gaussian(1.0), method="greedy").fit(X)
+    with pytest.raises(InputError, match=r"centers: expected .uniform., .kpca."):
+        NystromFeatures(Gaussian(1.0), centers="greedy").fit(X)
     with pytest.raises(InputError, match=r"X: expected a dask\.array\.Array"):
         sum_over_row_blocks(lambda b: (b,), points)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: KernelPCA(Gaussian(1.0), 2),
+        lambda: KernelKMeans(2, Gaussian(1.0)),
+        lambda: KernelLogisticRegression(Gaussian(1.0)),
+    ],
+)
+def test_estimators_without_a_distributed_path_refuse_dask_input(points, make):
+    est = make()
+    X = da.from_array(points, chunks=(40, 4))
+    y = (points[:, 0] > 0).astype(int)
+    with pytest.raises(InputError, match=rf"X: {type(est).__name__} has no distributed"):
+        est.fit(X, y) if isinstance(est, KernelLogisticRegression) else est.fit(X)
 
 
 def test_dask_not_imported_unless_used():
     code = (
         "import sys, numpy as np, kernelkit\n"
         "from kernelkit import NystromFeatures\n"
-        "NystromFeatures(n_components=5).fit(np.eye(8)).transform(np.eye(8))\n"
+        "NystromFeatures(n_centers=5).fit(np.eye(8)).transform(np.eye(8))\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

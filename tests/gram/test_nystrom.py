@@ -41,7 +41,7 @@ def test_n_centres_reproduce_the_exact_gram(method):
     X = _X()
     kernel = Gaussian(2.0)
     K = _gram(kernel, X)
-    Z = NystromFeatures(kernel, n_components=len(X), method=method, random_state=0).fit_transform(X)
+    Z = NystromFeatures(kernel, n_centers=len(X), centers=method, random_state=0).fit_transform(X)
     assert Z.shape == (50, 50)
     np.testing.assert_allclose(Z @ Z.T, K, rtol=0, atol=1e-8 * np.abs(K).max())
 
@@ -53,7 +53,7 @@ def test_n_centres_on_strings_and_precomputed_reproduce_the_gram(method):
     kernel = Spectrum(k=2).normalized()
     K = np.asarray(gram(kernel, S))
     for k, X in ((kernel, S), (Precomputed(), K)):
-        est = NystromFeatures(k, n_components=30, method=method, random_state=0).fit(X)
+        est = NystromFeatures(k, n_centers=30, centers=method, random_state=0).fit(X)
         Z = est.transform(X)
         # the spectrum kernel with k = 2 has rank <= 16: the floor drops the null directions
         assert est.n_components_ <= 16
@@ -63,7 +63,7 @@ def test_n_centres_on_strings_and_precomputed_reproduce_the_gram(method):
 def test_uniform_centres_equal_sklearn_nystroem_kernel():
     """scikit-learn's Nystroem on the same centres gives the same approximate kernel."""
     X, Xnew = _X(), _X(n=7, seed=3)
-    est = NystromFeatures(Gaussian(1.5), n_components=12, random_state=0).fit(X)
+    est = NystromFeatures(Gaussian(1.5), n_centers=12, random_state=0).fit(X)
     idx = est.component_indices_
     gamma = 1 / (2 * 1.5**2)
     sk = Nystroem(kernel="rbf", gamma=gamma, n_components=12).fit(X[idx])  # all 12 used
@@ -73,7 +73,7 @@ def test_uniform_centres_equal_sklearn_nystroem_kernel():
 
 def test_eigenvalue_floor_drops_duplicate_centres():
     X = np.repeat(_X(n=10), 3, axis=0)
-    est = NystromFeatures(Gaussian(2.0), n_components=30).fit(X)
+    est = NystromFeatures(Gaussian(2.0), n_centers=30).fit(X)
     assert est.n_components_ == 10
     Z = est.transform(X)
     np.testing.assert_allclose(Z @ Z.T, _gram(Gaussian(2.0), X), atol=1e-8)
@@ -101,7 +101,7 @@ def test_greedy_equals_lapack_pivoted_cholesky(kernel):
     np.testing.assert_array_equal(pc.pivots, piv)
     np.testing.assert_allclose(pc.factor.numpy(), G, rtol=0, atol=1e-10 * np.sqrt(K.max()))
     # the transformer's features on the training points are the same factor
-    est = NystromFeatures(kernel, n_components=20, method="greedy").fit(X)
+    est = NystromFeatures(kernel, n_centers=20, centers="greedy").fit(X)
     np.testing.assert_array_equal(est.component_indices_, piv[:20])
     np.testing.assert_allclose(est.transform(X), G[:, :20], atol=1e-9 * np.sqrt(K.max()))
 
@@ -131,7 +131,7 @@ def test_greedy_residuals_are_the_schur_complements_of_a_brute_force_loop():
 
 def test_greedy_stops_at_the_rank_and_reconstructs_a_finite_rank_kernel():
     X = _X(n=30, d=3)
-    Z = NystromFeatures(Linear(), n_components=10, method="greedy").fit_transform(X)
+    Z = NystromFeatures(Linear(), n_centers=10, centers="greedy").fit_transform(X)
     assert Z.shape == (30, 3)
     np.testing.assert_allclose(Z @ Z.T, X @ X.T, atol=1e-10)
 
@@ -140,7 +140,7 @@ def test_greedy_stops_at_the_rank_and_reconstructs_a_finite_rank_kernel():
 def test_kpca_rank_p_keeps_the_top_eigenpairs():
     X, Xnew = _X(), _X(n=6, seed=2)
     kernel = Gaussian(2.0)
-    est = NystromFeatures(kernel, n_components=20, method="kpca", rank=5, random_state=0).fit(X)
+    est = NystromFeatures(kernel, n_centers=20, centers="kpca", rank=5, random_state=0).fit(X)
     assert est.n_components_ == 5
     C = X[est.component_indices_]
     w, U = np.linalg.eigh(_gram(kernel, C))
@@ -150,7 +150,7 @@ def test_kpca_rank_p_keeps_the_top_eigenpairs():
     Z = est.transform(Xnew)
     np.testing.assert_allclose(Z @ Z.T, ref, rtol=1e-9, atol=1e-12)
     # same centres as the uniform method with the same seed
-    uni = NystromFeatures(kernel, n_components=20, random_state=0).fit(X)
+    uni = NystromFeatures(kernel, n_centers=20, random_state=0).fit(X)
     np.testing.assert_array_equal(uni.component_indices_, est.component_indices_)
 
 
@@ -181,7 +181,7 @@ def test_kmeanspp_on_strings_uses_the_kernel_alone():
     np.testing.assert_array_equal(idx, _kmeanspp_numpy(K, 8, 5))
     # the precomputed Gram gives the same centres
     np.testing.assert_array_equal(kmeanspp_centres(Precomputed(), K, 8, random_state=5), idx)
-    est = NystromFeatures(kernel, n_components=8, method="kmeans++", random_state=5).fit(S)
+    est = NystromFeatures(kernel, n_centers=8, centers="kmeans++", random_state=5).fit(S)
     Z = est.transform(S)
     np.testing.assert_allclose(Z @ Z.T, K, atol=1e-8)  # the 8 centres span every string
 
@@ -211,17 +211,17 @@ def test_cholesky_basis_gives_the_nystrom_kernel():
 @pytest.mark.parametrize("method", ["uniform", "kmeans++", "kpca"])
 def test_random_state_kinds_give_identical_fits(make, method):
     X = _X()
-    a = NystromFeatures(n_components=10, method=method, random_state=make()).fit_transform(X)
-    b = NystromFeatures(n_components=10, method=method, random_state=make()).fit_transform(X)
+    a = NystromFeatures(n_centers=10, centers=method, random_state=make()).fit_transform(X)
+    b = NystromFeatures(n_centers=10, centers=method, random_state=make()).fit_transform(X)
     np.testing.assert_array_equal(a, b)
-    est = NystromFeatures(n_components=10, method=method, random_state=make())
+    est = NystromFeatures(n_centers=10, centers=method, random_state=make())
     np.testing.assert_array_equal(clone(est).fit_transform(X), clone(est).fit_transform(X))
 
 
 def test_output_follows_the_input_container():
     X = _X()
     t = torch.as_tensor(X, dtype=torch.float32)
-    est = NystromFeatures(n_components=10, random_state=0).fit(t)
+    est = NystromFeatures(n_centers=10, random_state=0).fit(t)
     Z = est.transform(t)
     assert isinstance(Z, torch.Tensor) and Z.dtype == torch.float32
     assert isinstance(est.fit(X).transform(X), np.ndarray)
@@ -230,17 +230,17 @@ def test_output_follows_the_input_container():
 def test_nystrom_map_function_and_estimator_agree():
     X = _X()
     mp = nystrom_map(Gaussian(1.0), X, 10, method="kmeans++", random_state=4)
-    est = NystromFeatures(Gaussian(1.0), 10, method="kmeans++", random_state=4).fit(X)
+    est = NystromFeatures(Gaussian(1.0), 10, centers="kmeans++", random_state=4).fit(X)
     np.testing.assert_array_equal(mp.features(X).numpy(), est.transform(X))
 
 
 @pytest.mark.parametrize(
     ("params", "match"),
     [
-        ({"method": "random"}, "method"),
-        ({"n_components": 0}, "n_components"),
+        ({"centers": "random"}, "centers"),
+        ({"n_centers": 0}, "n_centers"),
         ({"rank": 3}, "rank"),
-        ({"method": "kpca", "rank": 0}, "rank"),
+        ({"centers": "kpca", "rank": 0}, "rank"),
         ({"jitter": -1.0}, "jitter"),
     ],
 )

@@ -154,7 +154,7 @@ def test_landmark_subset_and_float32(data, one_torch_thread):
     emb = InvariantEmbedding(
         Gaussian(sigma=SIGMA),
         [TransformInvariance([_shift])],
-        n_landmarks=10,
+        n_centers=10,
         random_state=0,
         tol=1e-5,
         **LANDMARK,

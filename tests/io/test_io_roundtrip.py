@@ -214,10 +214,10 @@ ESTIMATORS = {
     "svc": lambda k: KernelSVC(k, C=2.0),
     "k2ae": lambda k: KernelAutoencoder((3, 2), input_kernel=k, max_iter=4, random_state=0),
     "k2ae_landmarks": lambda k: KernelAutoencoder(
-        (2,), input_kernel=k, landmarks=8, max_iter=4, random_state=0
+        (2,), input_kernel=k, n_centers=8, max_iter=4, random_state=0
     ),
-    "nystrom_kmeans": lambda k: NystromFeatures(k, 6, method="kmeans++", random_state=0),
-    "nystrom_greedy": lambda k: NystromFeatures(k, 6, method="greedy"),
+    "nystrom_kmeans": lambda k: NystromFeatures(k, 6, centers="kmeans++", random_state=0),
+    "nystrom_greedy": lambda k: NystromFeatures(k, 6, centers="greedy"),
     "concatenated": lambda k: ConcatenatedKernelRegressor(
         inner_kernel=k, inner_dim=2, n_restarts=2, max_iter=3, random_state=0
     ),
@@ -240,7 +240,7 @@ def test_estimator_roundtrips_on_every_input_kind(estimator, kind, suffix, round
     "make",
     [
         lambda: NystromFeatures(Matern(nu=2.5), 10, random_state=3),
-        lambda: NystromFeatures(n_components=10, method="kpca", rank=4, random_state=0),
+        lambda: NystromFeatures(n_centers=10, centers="kpca", rank=4, random_state=0),
         lambda: RandomFourierFeatures(Gaussian(sigma=2.0), 16, random_state=0),
         lambda: RandomFourierFeatures(Laplacian(), 16, random_state=1),
         lambda: RandomFourierFeatures(Matern(nu=0.7), 16, random_state=2),
@@ -261,7 +261,7 @@ def test_feature_maps_roundtrip(make, tensor, roundtrip):
         lambda: KernelAutoencoder((4, 2, 4), max_iter=4, random_state=0),
         lambda: KernelAutoencoder((2,), kernels=Laplacian(sigma=2.0), max_iter=4, random_state=0),
         lambda: KernelAutoencoder(
-            (3,), landmarks=10, landmark_method="kmeans", optimizer="adam", random_state=1
+            (3,), n_centers=10, centers="kmeans++", optimizer="adam", random_state=1
         ),
         lambda: KernelAutoencoder((2,), closed_form=False, max_iter=4, random_state=0),
         lambda: KernelAutoencoder((3, 2), algorithm="alternating", max_iter=2, random_state=0),

@@ -10,8 +10,8 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.multiclass import OneVsRestClassifier
 
 from kernelkit.gram import gram
+from kernelkit.gram.nystrom import centre_indices
 from kernelkit.kernels import Gaussian, Spectrum
-from kernelkit.models.falkon import select_centres
 from kernelkit.models.falkon_logistic import nystrom_logistic_decision, nystrom_logistic_fit
 
 KERNEL = Gaussian(1.5)
@@ -36,7 +36,7 @@ def test_equals_sklearn_logistic_regression_on_nystrom_features(classes, one_tor
     y = np.digitize(score, np.quantile(score, np.linspace(0, 1, classes + 1)[1:-1]))
     labels = np.array(["a", "b", "c", "d"])[y]
     n, lam = len(X), 1e-3
-    idx = select_centres(KERNEL, torch.as_tensor(X), 40, random_state=0)
+    idx = centre_indices(KERNEL, torch.as_tensor(X), 40, random_state=0)
     res = nystrom_logistic_fit(KERNEL, torch.as_tensor(X), labels, idx, lam, tol=1e-10)
     assert res.converged and list(res.classes) == sorted(set(labels))
     lr = LogisticRegression(C=1 / (2 * n * lam), fit_intercept=False, tol=1e-12, max_iter=10000)
@@ -54,7 +54,7 @@ def test_sample_weight_equals_sklearn(one_torch_thread):
     y = (X[:, 0] + 0.3 * rng.standard_normal(len(X)) > 0).astype(int)
     w = rng.uniform(0.1, 3.0, len(X))
     n, lam = len(X), 1e-2
-    idx = select_centres(KERNEL, torch.as_tensor(X), 30, random_state=1)
+    idx = centre_indices(KERNEL, torch.as_tensor(X), 30, random_state=1)
     res = nystrom_logistic_fit(KERNEL, torch.as_tensor(X), y, idx, lam, sample_weight=w, tol=1e-10)
     C = X[idx]
     ref = LogisticRegression(C=1 / (2 * n * lam), fit_intercept=False, tol=1e-12, max_iter=10000)
@@ -85,7 +85,7 @@ def test_inexact_newton_reaches_the_exact_newton_solution(one_torch_thread):
     the inexact run with fewer CG iterations in all."""
     X, rng = _data(400)
     y = (X[:, 0] * X[:, 1] + 0.3 * rng.standard_normal(len(X)) > 0).astype(int)
-    idx = select_centres(KERNEL, torch.as_tensor(X), 60, random_state=0)
+    idx = centre_indices(KERNEL, torch.as_tensor(X), 60, random_state=0)
     kw = dict(tol=1e-10, max_iter=200, newton_tol=1e-14)
     exact = nystrom_logistic_fit(KERNEL, torch.as_tensor(X), y, idx, 1e-5, forcing=0.0, **kw)
     inexact = nystrom_logistic_fit(KERNEL, torch.as_tensor(X), y, idx, 1e-5, forcing=0.5, **kw)

@@ -116,7 +116,7 @@ def _fit_autoencoder(
         input_kernel=kernel,
         lam=settings.lam,
         max_iter=settings.max_iter,
-        landmarks=landmarks,
+        n_centers=landmarks,
         random_state=settings.seed,
         verbose=report if bar.active else 0,
     )

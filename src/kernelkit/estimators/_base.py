@@ -51,6 +51,7 @@ from kernelkit.estimators._kernels import (
     parameter_kind,
     resolve_kernel,
 )
+from kernelkit.gram.distributed import is_dask_collection
 from kernelkit.kernels import Kernel, Linear, PrecomputedBatch
 from kernelkit.kernels.base import Batch, batch_dtype
 from kernelkit.kernels.sparse import SparseRows
@@ -107,6 +108,26 @@ def warn_max_iter(estimator: Any, detail: str = "") -> None:
         errors.ConvergenceWarning,
         stacklevel=3,
     )
+
+
+def renamed_parameter(
+    estimator: Any, old: str, new: str, values: dict[Any, Any] | None = None
+) -> Any:
+    """The value of parameter ``new``, or of its deprecated alias ``old`` when that is set.
+
+    A deprecated alias defaults to ``None``; set, it wins over ``new`` for one release, with a
+    ``FutureWarning`` naming both (``values`` maps its old values onto the new vocabulary).
+    """
+    value = getattr(estimator, old)
+    if value is None:
+        return getattr(estimator, new)
+    warnings.warn(
+        f"{type(estimator).__name__}: {old}={value!r} is deprecated and will be removed in the "
+        f"next release; use {new}= instead",
+        FutureWarning,
+        stacklevel=3,
+    )
+    return values.get(value, value) if values else value
 
 
 def check_sample_weight(sample_weight: Any, n: int) -> np.ndarray | None:
@@ -247,6 +268,7 @@ class KernelEstimatorMixin:
         """
         if X is None:
             raise InputError("X: expected data, got None")
+        self._refuse_dask(X)
         kernel = resolve_kernel(self.kernel, X, owner=type(self).__name__, **self._kernel_extras())
         if isinstance(kernel, VectorKernelRecipe):
             self.X_fit_ = owned(self._prepare(Linear(), X, reset=True), X)
@@ -269,10 +291,22 @@ class KernelEstimatorMixin:
         """Validate new input against the training input and prepare it with ``kernel_``."""
         return self._prepare(self.kernel_, X, reset=False)
 
+    def _refuse_dask(self, X: Any) -> None:
+        """The one check for Dask input: an estimator that reaches the in-memory validation
+        with a Dask array or bag has no distributed path, and never gathers it silently."""
+        if is_dask_collection(X):
+            raise InputError(
+                f"X: {type(self).__name__} has no distributed (Dask) path; got a "
+                f"{type(X).__module__}.{type(X).__name__}. Compute it into memory first "
+                "(X.compute()), or use an estimator that fits on the workers (KernelRidge "
+                "with a Nyström solver, NystromFeatures)"
+            )
+
     def _prepare(self, kernel: Kernel, X: Any, *, reset: bool) -> Batch:
         kind = kernel.input_kind
         if X is None:
             raise InputError("X: expected data, got None")
+        self._refuse_dask(X)
         dtype = None if reset else batch_dtype(self.X_fit_)
         if kind not in ARRAY_KINDS or isinstance(X, PrecomputedBatch):
             batch = kernel.prepare(X, dtype=dtype, reference=reset)

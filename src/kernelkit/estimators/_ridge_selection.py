@@ -36,10 +36,11 @@ from scipy.stats import rankdata
 from sklearn.model_selection import check_cv
 
 from kernelkit.gram import gram
+from kernelkit.gram.nystrom import choose_centres
 from kernelkit.kernels import Kernel
 from kernelkit.kernels.base import Batch
 from kernelkit.models.conformal import conformal_interval
-from kernelkit.models.falkon import nystrom_system, select_centres
+from kernelkit.models.falkon import nystrom_system
 from kernelkit.models.hyperparams import continuous_params, differentiable_params, kernel_with
 from kernelkit.models.nystrom_path import nystrom_path
 from kernelkit.models.ridge_path import (
@@ -151,11 +152,16 @@ def fit_selected_nystrom(est: Any, Xb: Batch, Y: torch.Tensor, w: np.ndarray | N
             f"sample_weight {'given' if w is not None else 'None'} (use solver='exact')"
         )
     grid, auto = _grid(est)
-    index = select_centres(
-        est.kernel_, Xb, est.n_centers, method=est.centers, random_state=est.random_state
+    choice = choose_centres(
+        est.kernel_, Xb, est.n_centers, est.centers, random_state=est.random_state, distinct=True
     )
     system = nystrom_system(
-        est.kernel_, Xb, index, block_size=est.block_size, lam=float(grid.min())
+        est.kernel_,
+        Xb,
+        choice.indices,
+        centres=choice.centres,
+        block_size=est.block_size,
+        lam=float(grid.min()),
     )
     path = nystrom_path(system, Y)
     centres = system.op.centres

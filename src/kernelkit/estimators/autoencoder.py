@@ -40,7 +40,7 @@ from kernelkit.estimators.autoencoder_setup import (
     supports_and_first_kernel,
 )
 from kernelkit.gram import gram
-from kernelkit.gram.nystrom import take
+from kernelkit.gram.nystrom import CENTRE_METHODS, take
 from kernelkit.kernels import Kernel, Linear
 from kernelkit.kernels.base import Batch
 from kernelkit.models import reconstruction_errors
@@ -128,15 +128,22 @@ class KernelAutoencoder(
         Step size of Adam and of the alternating algorithm.
     init : {"kpca", "random"}
         Kernel PCA map initialisation (section 3.2) or random.
-    landmarks : int, optional
-        Restrict every layer's representer expansion to ``m`` landmark points (their images
-        under the previous layers); the K2AE output Gram then enters through its Nyström
-        factor on the same landmarks (the reconstruction error stays exact: the part of
-        ``phi(x)`` orthogonal to the landmarks' span is added back).  Cost ``O(n m^2)`` per
-        evaluation instead of ``O(n^3)``.
-    landmark_method : {"random", "kmeans"}
-        Uniform sample, or k-means++ seeding (D^2 sampling) in the first layer's input
-        feature space (landmarks stay data points, so Gram-only input works).
+    n_centers : int, optional
+        Restrict every layer's representer expansion to ``m`` landmark points (Nyström
+        centres; their images under the previous layers); the K2AE output Gram then enters
+        through its Nyström factor on the same landmarks (the reconstruction error stays
+        exact: the part of ``phi(x)`` orthogonal to the landmarks' span is added back).  Cost
+        ``O(n m^2)`` per evaluation instead of ``O(n^3)``.  ``None``: the exact autoencoder;
+        more than the training points: the exact one too, with a warning that says so.
+    centers : {"uniform", "kmeans++", "greedy"} or array of points, default "uniform"
+        How the landmarks are chosen among the training points, in the first layer's input
+        feature space (:func:`kernelkit.gram.nystrom.choose_centres`: uniform sample,
+        k-means++ seeding, greedy pivoted Cholesky), or the landmarks themselves (points of
+        the input kind; ``n_centers`` is then ignored and the fit is in landmark mode).
+    landmarks, landmark_method : optional
+        Deprecated aliases of ``n_centers`` and ``centers`` (``landmark_method``'s
+        ``"random"`` is ``"uniform"``, ``"kmeans"`` is ``"kmeans++"``; ``FutureWarning``,
+        removed in the next release).
     random_state : int, RandomState, Generator or None
         Seed of the random initialisation and of the landmark choice (``None``: fresh
         entropy, so two fits differ; an int for reproducible fits).  A generator is
@@ -195,7 +202,8 @@ class KernelAutoencoder(
     n_eval_ : int
         Objective evaluations used (the refit's with ``"auto"``).
     landmark_indices_ : ndarray or None
-        Indices of the landmarks among the training points.
+        Indices of the landmarks among the training points (-1 for landmarks given as
+        points); ``None`` in exact mode.
     lam_ : float or sequence of float
         The ``lam`` of the fit (``lam``, the one ``"auto"`` chose, or its fallback ``1e-3``).
     lam_curve_ : list of (float, float) or None
@@ -228,8 +236,10 @@ class KernelAutoencoder(
         tol: float = 1e-5,
         lr: float = 1e-2,
         init: str = "kpca",
+        n_centers: int | None = None,
+        centers: str | Any = "uniform",
         landmarks: int | None = None,
-        landmark_method: str = "random",
+        landmark_method: str | None = None,
         random_state: RandomStateLike = None,
         verbose: int | bool | Callable[[int, float], None] = 0,
         memory_budget: int | None = None,
@@ -250,6 +260,8 @@ class KernelAutoencoder(
         self.tol = tol
         self.lr = lr
         self.init = init
+        self.n_centers = n_centers
+        self.centers = centers
         self.landmarks = landmarks
         self.landmark_method = landmark_method
         self.random_state = random_state
@@ -276,8 +288,10 @@ class KernelAutoencoder(
         "tol": [Interval(Real, 0, None, closed="left")],
         "lr": [Interval(Real, 0, None, closed="neither")],
         "init": [StrOptions({"kpca", "random"})],
+        "n_centers": [Interval(Integral, 1, None, closed="left"), None],
+        "centers": [StrOptions(set(CENTRE_METHODS)), "array-like"],
         "landmarks": [Interval(Integral, 1, None, closed="left"), None],
-        "landmark_method": [StrOptions({"random", "kmeans"})],
+        "landmark_method": [StrOptions({"random", "kmeans"}), None],
         "random_state": RANDOM_STATE_CONSTRAINT,
         "verbose": VERBOSE_CONSTRAINT,
         "memory_budget": MEMORY_BUDGET_CONSTRAINT,
@@ -323,11 +337,10 @@ class KernelAutoencoder(
                 self.lam_curve_ = lam_curve(self, X, random_state, split)
                 lam, split = min(self.lam_curve_, key=lambda point: point[1])[0], None
             dims, lams, kerns = check_params(self, lam)
-        idx, first = supports_and_first_kernel(
+        idx, ref, first = supports_and_first_kernel(
             self, Xb, kerns[0], None if split is None else split[0], random_state
         )
         self.landmark_indices_ = idx
-        ref = Xb if idx is None else take(Xb, idx)
         setup = FitSetup(Xb, ref, first, dims, kerns, lams, random_state)
         if self.batch_size is not None:
             model, res = fit_minibatch(self, setup)

@@ -57,8 +57,8 @@ def fit_minibatch(est: Any, setup: FitSetup) -> tuple[Any, MinibatchResult]:
     dims, kerns, lams, random_state = setup.dims, setup.kerns, setup.lams, setup.random_state
     if est.landmark_indices_ is None:
         raise InputError(
-            f"batch_size: minibatch training needs landmarks < n_samples ({len(Xb)}), got "
-            f"landmarks={est.landmarks}"
+            f"batch_size: minibatch training needs n_centers <= n_samples ({len(Xb)}), got "
+            f"n_centers={est.n_centers if est.landmarks is None else est.landmarks}"
         )
     dtype = result_dtype(Xb)
     base = est.input_kernel_

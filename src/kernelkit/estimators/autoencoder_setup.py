@@ -12,9 +12,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from kernelkit.estimators._base import progress_of, result_dtype
+from kernelkit.estimators._base import progress_of, renamed_parameter, result_dtype
 from kernelkit.gram import feature_space_median
-from kernelkit.gram.nystrom import cholesky_basis, kmeanspp_centres, take, uniform_centres
+from kernelkit.gram.nystrom import cholesky_basis, choose_centres, take
 from kernelkit.kernels import FeatureSpaceGaussian, Gaussian, Kernel, Linear
 from kernelkit.kernels.base import Batch
 from kernelkit.models import (
@@ -102,18 +102,34 @@ def _first_kernel(est: Any, spec: Kernel | None, ref: Batch) -> Kernel:
     )
 
 
-def _choose_landmarks(est: Any, Xb: Batch, random_state: RandomStateLike) -> np.ndarray | None:
-    """Landmark indices (uniform, or k-means++ in the first layer's input feature space)."""
-    if est.landmarks is None:
-        return None
-    n = len(Xb)
-    m = check_int(est.landmarks, name="landmarks", minimum=1)
-    if m >= n:
-        return None
-    if est.landmark_method == "random":
-        return uniform_centres(n, m, random_state)
+LANDMARK_METHODS = {"random": "uniform", "kmeans": "kmeans++"}
+"""The deprecated ``landmark_method`` values in the ``centers`` vocabulary."""
+
+
+def _choose_landmarks(
+    est: Any, Xb: Batch, random_state: RandomStateLike
+) -> tuple[np.ndarray | None, Batch | None]:
+    """Landmark indices and landmarks (``None, None``: exact mode), chosen by
+    :func:`~kernelkit.gram.nystrom.choose_centres` in the first layer's input feature space."""
+    m = renamed_parameter(est, "landmarks", "n_centers")
+    centers = renamed_parameter(est, "landmark_method", "centers", LANDMARK_METHODS)
+    if m is None and isinstance(centers, str):
+        return None, None
     kern = est.input_kernel_ if est.input_kernel is not None else Linear()
-    return kmeanspp_centres(kern, Xb, m, random_state)
+    choice = choose_centres(
+        kern,
+        Xb,
+        len(Xb) if m is None else m,
+        centers,
+        random_state=random_state,
+        exact="the exact autoencoder",
+        stacklevel=6,
+    )
+    if choice.exact:
+        return None, None
+    if choice.indices is None:
+        return np.full(len(choice.centres), -1), choice.centres
+    return choice.indices, choice.centres
 
 
 def supports_and_first_kernel(
@@ -122,14 +138,15 @@ def supports_and_first_kernel(
     spec: Kernel | None,
     rows: np.ndarray | None,
     random_state: RandomStateLike,
-) -> tuple[np.ndarray | None, Kernel]:
+) -> tuple[np.ndarray | None, Batch, Kernel]:
     """Landmark indices (``None``: exact mode) drawn among ``rows`` of ``Xb`` (``None``: all),
-    and the first layer's kernel with the median heuristic on the landmarks or those rows."""
+    the supports (all of ``Xb``, or the landmarks) and the first layer's kernel with the
+    median heuristic on the landmarks or those rows."""
     pool = Xb if rows is None else take(Xb, rows)
-    idx = _choose_landmarks(est, pool, random_state)
+    idx, ref = _choose_landmarks(est, pool, random_state)
     if idx is not None and rows is not None:
-        idx = rows[idx]
-    return idx, _first_kernel(est, spec, pool if idx is None else take(Xb, idx))
+        idx = np.where(idx >= 0, rows[np.maximum(idx, 0)], -1)
+    return idx, Xb if ref is None else ref, _first_kernel(est, spec, pool if ref is None else ref)
 
 
 @dataclass

@@ -19,8 +19,16 @@ from kernelkit.estimators._base import (
     KernelEstimatorMixin,
     progress_of,
 )
+from kernelkit.estimators._nystrom_unsupervised import nystrom_kmeans
 from kernelkit.gram import gram
-from kernelkit.kernels import Kernel
+from kernelkit.gram.nystrom import (
+    CENTRE_METHODS,
+    centre_count,
+    choose_centres,
+    kmeanspp_seeds,
+    too_many_centres,
+)
+from kernelkit.kernels import Kernel, PrecomputedBatch
 from kernelkit.utils.constraints import Interval, StrOptions
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.progress import Progress, VerboseLike
@@ -71,34 +79,27 @@ def check_n_clusters(k: int, n: int) -> None:
         )
 
 
+def check_init(init: Any, k: int, n: int) -> np.ndarray:
+    """``init`` as ``k`` indices of training points, or an :class:`InputError` naming it."""
+    start = np.asarray(init, dtype=np.int64)
+    if start.shape != (k,) or start.min() < 0 or start.max() >= n:
+        raise InputError(
+            f"init: expected {k} indices of training points in [0, {n}), got {start.tolist()}"
+        )
+    return start
+
+
 def kmeans_plusplus(K: torch.Tensor, k: int, rng: np.random.Generator) -> np.ndarray:
     r"""Indices of ``k`` initial centres chosen by greedy k-means++ in the feature space.
 
-    Arthur and Vassilvitskii (2007) with scikit-learn's greedy variant: the first centre is
-    uniform; each next one is the best (least total potential) of ``2 + floor(log k)``
-    candidates drawn with probability proportional to ``D(x)^2``, the squared feature-space
-    distance ``K_xx - 2 K_xc + K_cc`` to the nearest chosen centre.
+    Arthur and Vassilvitskii (2007) with scikit-learn's greedy variant (the best of
+    ``2 + floor(log k)`` D^2 draws per step): the library's one seeding,
+    :func:`kernelkit.gram.nystrom.kmeanspp_seeds`, on the columns of the Gram ``K``.
     """
-    n = K.shape[0]
-    diag = K.diagonal()
-    trials = 2 + int(math.log(k))
-    first = int(rng.integers(n))
-    centres = [first]
-    closest = (diag - 2 * K[first] + K[first, first]).clamp_min(0)
-    for _ in range(1, k):
-        total = float(closest.sum())
-        if total <= 0:  # every point sits on a centre: take unused points
-            unused = np.setdiff1d(np.arange(n), centres)
-            centres.append(int(rng.choice(unused)))
-            continue
-        probs = (closest / total).cpu().numpy()
-        cand = rng.choice(n, size=trials, p=probs / probs.sum())
-        dist = (diag[:, None] - 2 * K[cand].T + diag[cand][None, :]).clamp_min(0)
-        pots = torch.minimum(closest[:, None], dist)
-        best = int(pots.sum(0).argmin())
-        centres.append(int(cand[best]))
-        closest = pots[:, best]
-    return np.asarray(centres)
+    cols = torch.as_tensor(K)
+    return kmeanspp_seeds(
+        cols.diagonal(), lambda idx: cols[:, idx], k, rng, trials=2 + int(math.log(k))
+    )
 
 
 def _lloyd(
@@ -227,12 +228,7 @@ def kernel_kmeans(
     rng = check_random_state(random_state)
     diag = K.diagonal().clone()
     if not isinstance(init, str):
-        starts = [np.asarray(init, dtype=np.int64)]
-        if starts[0].shape != (n_clusters,) or starts[0].min() < 0 or starts[0].max() >= n:
-            raise InputError(
-                f"init: expected {n_clusters} indices of training points in [0, {n}), got "
-                f"{starts[0].tolist()}"
-            )
+        starts = [check_init(init, n_clusters, n)]
     elif init == "random":
         starts = [rng.choice(n, size=n_clusters, replace=False) for _ in range(n_init)]
     else:
@@ -281,6 +277,18 @@ class KernelKMeans(KernelEstimatorMixin, ClusterMixin, BaseEstimator):
         terminal, else a ``[KernelKMeans] run r/n_init`` line per run, ``[KernelKMeans] iter
         k/max_iter changed=c`` lines (points that changed cluster) and a final ``done after
         ...`` line); a callable receives ``(iteration, changed)``.
+    solver : {"exact", "nystrom"}, default "exact"
+        ``"exact"``: Lloyd on the ``n x n`` Gram above.  ``"nystrom"``: Lloyd on the
+        Nyström features of ``n_centers`` centres (the ``n x m`` features held in float64,
+        the centres seeded by the same greedy k-means++;
+        :mod:`kernelkit.estimators._nystrom_unsupervised`), ``predict`` streamed in row
+        tiles; ``init`` must be ``"k-means++"``.
+    n_centers : int, default 1000
+        ``"nystrom"`` only: number ``m`` of Nyström centres; more than the training samples
+        fits the exact solver, with a warning that says so.
+    centers : {"uniform", "kmeans++", "greedy"} or array of points, default "uniform"
+        ``"nystrom"`` only: how the Nyström centres are chosen
+        (:func:`kernelkit.gram.nystrom.choose_centres`), or the centres themselves.
 
     Attributes
     ----------
@@ -292,6 +300,8 @@ class KernelKMeans(KernelEstimatorMixin, ClusterMixin, BaseEstimator):
         Lloyd iterations of the kept run.
     centre_norms_ : ndarray, shape (n_clusters,)
         ``||mu_l||_H^2``.
+    solver_ : str
+        The solver that fitted (``"exact"`` or ``"nystrom"``).
 
     Notes
     -----
@@ -307,6 +317,9 @@ class KernelKMeans(KernelEstimatorMixin, ClusterMixin, BaseEstimator):
         "init": [StrOptions({"k-means++", "random"}), "array-like"],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "verbose": VERBOSE_CONSTRAINT,
+        "solver": [StrOptions({"exact", "nystrom"})],
+        "n_centers": [Interval(Integral, 1, None, closed="left")],
+        "centers": [StrOptions(set(CENTRE_METHODS)), "array-like"],
     }
 
     def __init__(
@@ -322,6 +335,9 @@ class KernelKMeans(KernelEstimatorMixin, ClusterMixin, BaseEstimator):
         degree: int | None = None,
         coef0: float | None = None,
         verbose: VerboseLike = 0,
+        solver: str = "exact",
+        n_centers: int = 1000,
+        centers: str | Any = "uniform",
     ):
         self.n_clusters = n_clusters
         self.kernel = kernel
@@ -333,12 +349,22 @@ class KernelKMeans(KernelEstimatorMixin, ClusterMixin, BaseEstimator):
         self.degree = degree
         self.coef0 = coef0
         self.verbose = verbose
+        self.solver = solver
+        self.n_centers = n_centers
+        self.centers = centers
 
     def fit(self, X: Any, y: Any = None) -> KernelKMeans:
         """Cluster the training data (``y`` is ignored)."""
         self._validate_params()
         Xb = self._fit_X(X)
         check_n_clusters(self.n_clusters, len(Xb))
+        self.__dict__.pop("_nystrom", None)
+        self.solver_ = "exact"
+        if self.solver == "nystrom" and not too_many_centres(
+            centre_count(self.n_centers, self.centers), len(Xb), exact="the exact solver"
+        ):
+            self.solver_ = "nystrom"
+            return self._fit_nystrom(Xb, X)
         K = gram(self.kernel_, Xb).to(torch.float64)
         init = self.init if isinstance(self.init, str) else np.asarray(self.init)
         progress = progress_of(self, self.max_iter)
@@ -358,9 +384,40 @@ class KernelKMeans(KernelEstimatorMixin, ClusterMixin, BaseEstimator):
         self.centre_norms_ = like_input(torch.as_tensor(res.centre_norms), X)
         return self
 
+    def _fit_nystrom(self, Xb: Any, X: Any) -> KernelKMeans:
+        """``solver="nystrom"``: Lloyd on the Nyström features."""
+        given = not isinstance(self.init, str)
+        if isinstance(Xb, PrecomputedBatch) or (not given and self.init == "random"):
+            raise InputError(
+                "solver: 'nystrom' evaluates the kernel against its centres and seeds by "
+                "k-means++ or given indices; expected a kernel on the inputs and init "
+                f"'k-means++' or indices, got {type(Xb).__name__} input and init={self.init!r}"
+            )
+        init = check_init(self.init, self.n_clusters, len(Xb)) if given else None
+        rng = check_random_state(self.random_state)
+        choice = choose_centres(self.kernel_, Xb, self.n_centers, self.centers, random_state=rng)
+        res = nystrom_kmeans(
+            self.kernel_,
+            Xb,
+            choice,
+            self.n_clusters,
+            n_init=self.n_init,
+            max_iter=self.max_iter,
+            random_state=rng,
+            init=init,
+        )
+        self._nystrom = res.scores
+        self.labels_ = res.labels
+        self.inertia_ = res.inertia
+        self.n_iter_ = res.iterations
+        self.centre_norms_ = like_input(res.centre_norms, X)
+        return self
+
     def predict(self, X: Any) -> Any:
         """Index of the nearest feature-space centre for each new point."""
         check_is_fitted(self, "labels_")
+        if hasattr(self, "_nystrom"):
+            return like_input(self._nystrom(self._predict_X(X)).argmin(1), X)
         Kt = gram(self.kernel_, self._predict_X(X), self.X_fit_).to(torch.float64)
         labels = torch.as_tensor(self.labels_, device=Kt.device)
         A = _one_hot(labels, self.n_clusters, Kt.dtype)

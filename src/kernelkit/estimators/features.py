@@ -21,10 +21,11 @@ from kernelkit.estimators._base import (
     KERNEL_PARAMS_CONSTRAINT,
     RANDOM_STATE_CONSTRAINT,
     KernelEstimatorMixin,
+    renamed_parameter,
     result_dtype,
 )
 from kernelkit.gram.distributed import draw_centres, is_dask_collection, map_row_blocks
-from kernelkit.gram.nystrom import METHODS, nystrom_map, nystrom_map_on_centres
+from kernelkit.gram.nystrom import METHODS, choose_centres, nystrom_map, nystrom_map_on_centres
 from kernelkit.gram.random_features import check_spectral_kernel, random_fourier_map
 from kernelkit.kernels import Kernel
 from kernelkit.utils.constraints import Interval, StrOptions
@@ -78,30 +79,38 @@ class NystromFeatures(_FeatureMapMixin, KernelEstimatorMixin, BaseEstimator):
     kernel : Kernel, optional
         Any kernelkit kernel or kernel name (see :mod:`kernelkit.estimators`); ``None`` means
         the default kernel of the input kind (median-heuristic Gaussian for vectors).
-    n_components : int, default 100
-        Number of centres ``m`` (capped at the number of training samples).
-    method : {"uniform", "kmeans++", "greedy", "kpca"}
+    n_centers : int, default 100
+        Number of centres ``m``; more than the training samples gives the exact feature map
+        (every training point a centre) with a warning that says so.
+    centers : {"uniform", "kmeans++", "greedy", "kpca"} or array of points, default "uniform"
         Uniform subset; k-means++ seeding in the kernel's feature space (kernel evaluations
         only); greedy largest residual (pivoted Cholesky, features ``L^{-1} k_C(x)``); KPCA
-        Nyström of rank ``rank`` on a uniform subset.  See :mod:`kernelkit.gram.nystrom`.
+        Nyström of rank ``rank`` on a uniform subset (see :mod:`kernelkit.gram.nystrom`); or
+        the centres themselves (points of the input kind, not necessarily training points;
+        ``n_centers`` is then ignored).
     rank : int, optional
-        ``method="kpca"`` only: number ``p <= m`` of eigenpairs of ``K_CC`` kept.
+        ``centers="kpca"`` only: number ``p <= m`` of eigenpairs of ``K_CC`` kept.
     jitter : float, optional
-        Relative eigenvalue floor of ``K_CC`` (default ``1e-10`` in float64, ``1e-5`` in
-        float32); eigenpairs below ``jitter * lambda_max`` are dropped.
+        ``tau`` of the eigenvalue floor ``tau mean(diag K_CC)`` below which eigenpairs of
+        ``K_CC`` are dropped; default: the library's one regularisation rule
+        (:func:`kernelkit.solvers.nystrom_pcg.centre_jitter`).
     random_state : None, int, RandomState or Generator
         Seed of the centre draw (``greedy`` is deterministic).
     gamma, degree, coef0 : optional
         scikit-learn's kernel parameters, used only with its kernel names (as ``Nystroem``).
     kernel_params : dict, optional
         Keyword arguments of a callable ``kernel`` (``f(x, y, **kernel_params)``).
+    n_components, method : optional
+        Deprecated aliases of ``n_centers`` and ``centers`` (``FutureWarning``; removed in
+        the next release).
 
     Attributes
     ----------
     map_ : kernelkit.gram.nystrom.NystromMap
         Kernel, centres and basis.
     component_indices_ : ndarray of int
-        Indices of the centres among the training samples (for ``greedy``: in pivot order).
+        Indices of the centres among the training samples (for ``greedy``: in pivot order;
+        -1 for centres given as points).
     n_components_ : int
         Number of features (``<= m``: eigenpairs below the floor are dropped; ``greedy``
         stops at the kernel's numerical rank).
@@ -123,9 +132,9 @@ class NystromFeatures(_FeatureMapMixin, KernelEstimatorMixin, BaseEstimator):
     def __init__(
         self,
         kernel: Kernel | None = None,
-        n_components: int = 100,
+        n_centers: int = 100,
         *,
-        method: str = "uniform",
+        centers: str | Any = "uniform",
         rank: int | None = None,
         jitter: float | None = None,
         random_state: Any = None,
@@ -133,10 +142,12 @@ class NystromFeatures(_FeatureMapMixin, KernelEstimatorMixin, BaseEstimator):
         degree: int | None = None,
         coef0: float | None = None,
         kernel_params: dict | None = None,
+        n_components: int | None = None,
+        method: str | None = None,
     ):
         self.kernel = kernel
-        self.n_components = n_components
-        self.method = method
+        self.n_centers = n_centers
+        self.centers = centers
         self.rank = rank
         self.jitter = jitter
         self.random_state = random_state
@@ -144,6 +155,8 @@ class NystromFeatures(_FeatureMapMixin, KernelEstimatorMixin, BaseEstimator):
         self.degree = degree
         self.coef0 = coef0
         self.kernel_params = kernel_params
+        self.n_components = n_components
+        self.method = method
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **KERNEL_CONSTRAINTS,
@@ -151,8 +164,10 @@ class NystromFeatures(_FeatureMapMixin, KernelEstimatorMixin, BaseEstimator):
         "gamma": [Interval(Real, 0, None, closed="neither"), None],
         "degree": [Interval(Integral, 1, None, closed="left"), None],
         "coef0": [Interval(Real, 0, None, closed="left"), None],
-        "n_components": [Interval(Integral, 1, None, closed="left")],
-        "method": [StrOptions(set(METHODS))],
+        "n_centers": [Interval(Integral, 1, None, closed="left")],
+        "centers": [StrOptions(set(METHODS)), "array-like"],
+        "n_components": [Interval(Integral, 1, None, closed="left"), None],
+        "method": [StrOptions(set(METHODS)), None],
         "rank": [Interval(Integral, 1, None, closed="left"), None],
         "jitter": [Interval(Real, 0, None, closed="left"), None],
         "random_state": RANDOM_STATE_CONSTRAINT,
@@ -161,38 +176,52 @@ class NystromFeatures(_FeatureMapMixin, KernelEstimatorMixin, BaseEstimator):
     def fit(self, X: Any, y: Any = None) -> NystromFeatures:
         """Choose the centres among the rows of ``X`` and factor their Gram (``y`` ignored).
 
-        ``X`` may be a Dask array or bag (``method`` ``"uniform"`` or ``"kpca"``): the centres
-        are the rows the in-memory fit would draw, and only they are gathered; a kernel whose
-        hyperparameters come from the data (the median heuristic) is then built on them.
+        ``X`` may be a Dask array or bag (``centers`` ``"uniform"``, ``"kpca"`` or points): the
+        centres are the rows the in-memory fit would draw, and only they are gathered; a kernel
+        whose hyperparameters come from the data (the median heuristic) is then built on them.
         """
         self._validate_params()
+        m = renamed_parameter(self, "n_components", "n_centers")
+        centers = renamed_parameter(self, "method", "centers")
         if is_dask_collection(X):
-            return self._fit_distributed(X)
+            return self._fit_distributed(X, m, centers)
         Xb = self._fit_X(X)
-        self.map_ = nystrom_map(
-            self.kernel_,
-            Xb,
-            self.n_components,
-            method=self.method,
-            rank=self.rank,
-            jitter=self.jitter,
-            random_state=self.random_state,
-        )
+        if isinstance(centers, str):
+            self.map_ = nystrom_map(
+                self.kernel_,
+                Xb,
+                m,
+                method=centers,
+                rank=self.rank,
+                jitter=self.jitter,
+                random_state=self.random_state,
+            )
+        else:
+            self._given_centres(choose_centres(self.kernel_, Xb, m, centers).centres)
         self.component_indices_ = self.map_.indices
         self.n_components_ = self.map_.dim
         return self
 
-    def _fit_distributed(self, X: Any) -> NystromFeatures:
-        if self.method not in ("uniform", "kpca"):
-            raise InputError(
-                f"method: expected 'uniform' or 'kpca' for Dask input, got {self.method!r}"
+    def _given_centres(self, centres: Any) -> None:
+        """The map of centres given as points (indices -1: not training points)."""
+        index = np.full(len(centres), -1)
+        self.map_ = nystrom_map_on_centres(self.kernel_, centres, index, jitter=self.jitter)
+
+    def _fit_distributed(self, X: Any, m: int, centers: Any) -> NystromFeatures:
+        if not isinstance(centers, str):
+            self._given_centres(self._fit_X(centers))
+        elif centers in ("uniform", "kpca"):
+            index, rows = draw_centres(X, m, self.random_state)
+            rank = self.rank if centers == "kpca" else None
+            centres = self._fit_X(rows)
+            self.map_ = nystrom_map_on_centres(
+                self.kernel_, centres, index, jitter=self.jitter, rank=rank
             )
-        index, rows = draw_centres(X, self.n_components, self.random_state)
-        centres = self._fit_X(rows)
-        rank = self.rank if self.method == "kpca" else None
-        self.map_ = nystrom_map_on_centres(
-            self.kernel_, centres, index, jitter=self.jitter, rank=rank
-        )
+        else:
+            raise InputError(
+                "centers: expected 'uniform', 'kpca' or an array of points for Dask input, got "
+                f"{centers!r}"
+            )
         self.component_indices_ = self.map_.indices
         self.n_components_ = self.map_.dim
         return self

@@ -21,11 +21,11 @@ from kernelkit.estimators._base import (
     to_numpy,
 )
 from kernelkit.gram import gram
-from kernelkit.gram.nystrom import take
+from kernelkit.gram.nystrom import CENTRE_METHODS, choose_centres, take
 from kernelkit.kernels import Kernel
 from kernelkit.kernels.base import Batch, ScaledKernel
 from kernelkit.models.conformal import conformal_interval
-from kernelkit.models.falkon import CENTRE_METHODS, choose_solver, forced_solver, select_centres
+from kernelkit.models.falkon import choose_solver, forced_solver
 from kernelkit.models.gp import GPFit, gp_fit, gp_predict
 from kernelkit.models.gp_nystrom import (
     SparseGPPosterior,
@@ -218,10 +218,15 @@ class GaussianProcessRegressor(KernelEstimatorMixin, RegressorMixin, BaseEstimat
         self.solver_ = self._choose_solver(Xb)
         centres = None
         if self.solver_ == "nystrom":
-            self.center_indices_ = select_centres(
-                base, Xb, int(self.n_centers), method=self.centers, random_state=self.random_state
+            choice = choose_centres(
+                base,
+                Xb,
+                int(self.n_centers),
+                self.centers,
+                random_state=self.random_state,
+                distinct=True,
             )
-            centres = take(Xb, self.center_indices_)
+            self.center_indices_, centres = choice.indices, choice.centres
         names: list[str] = []
         values = start
         if self.optimizer is not None:

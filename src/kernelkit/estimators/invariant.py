@@ -23,10 +23,11 @@ from kernelkit.estimators._base import (
     VERBOSE_CONSTRAINT,
     KernelEstimatorMixin,
     progress_of,
+    renamed_parameter,
     to_numpy,
 )
 from kernelkit.gram import GramOperator, gram
-from kernelkit.gram.nystrom import nystrom_basis, uniform_centres
+from kernelkit.gram.nystrom import CENTRE_METHODS, choose_centres, nystrom_basis, uniform_centres
 from kernelkit.gram.tiling import tile_size
 from kernelkit.invariance import (
     AGGREGATES,
@@ -79,9 +80,16 @@ class InvariantEmbedding(
         ``Gaussian(sigma)`` with the median heuristic on the training vectors.
     invariances : sequence of Invariance
         Builders of :mod:`kernelkit.invariance`; empty means ``R = 0`` (plain Nyström).
+    n_centers : int, optional
+        Number of Nyström landmarks (centres); all the training points by default (as in the
+        paper's experiments); more than the training points: all of them, with a warning
+        that says so.
+    centers : {"uniform", "kmeans++", "greedy"} or array of points, default "uniform"
+        How the landmarks are chosen among the training points
+        (:func:`kernelkit.gram.nystrom.choose_centres`), or the landmarks themselves
+        (vectors, not necessarily training points; ``n_centers`` is then ignored).
     n_landmarks : int, optional
-        Nyström landmarks drawn at random from the training points; all of them by default
-        (as in the paper's experiments).
+        Deprecated alias of ``n_centers`` (``FutureWarning``; removed in the next release).
     aggregate : {"max", "sum"}
         ``"max"``: the s.i.p. semi-norm; ``"sum"``: the quadratic one (kernel warping).
     reading : {"pairs", "transforms", "sum_of_max"}
@@ -114,9 +122,9 @@ class InvariantEmbedding(
         points of mixup), so the span contains the finite-difference representers exactly
         and, with ``aggregate="sum"``, :meth:`sip_kernel` equals exact kernel warping on the
         full RKHS up to the Nyström error of ``k`` itself (zero on the centres).  Cost:
-        ``c = n_landmarks + n_T n`` centres for ``n_T`` transformations of ``n`` points: one
+        ``c = n_centers + n_T n`` centres for ``n_T`` transformations of ``n`` points: one
         ``c x c`` eigendecomposition (``O(c^3)``) and features of dimension up to ``c``
-        instead of ``n_landmarks``.
+        instead of ``n_centers``.
     features : {"auto", "iota", "metric"}
         ``"auto"`` (default): ``"metric"``, except ``"iota"`` for ``aggregate="max"`` with
         ``reading="transforms"``, where the metric map is not offered.  ``"iota"``:
@@ -131,7 +139,8 @@ class InvariantEmbedding(
         of ``G^T G`` (:func:`kernelkit.invariance.seminorm_scale`), so ``strength=1`` weighs
         the semi-norm like the RKHS norm.
     jitter : float, optional
-        Relative eigenvalue floor of ``K_z`` (:func:`kernelkit.gram.nystrom.nystrom_basis`).
+        ``tau`` of the eigenvalue floor ``tau mean(diag K_z)`` of ``K_z``
+        (:func:`kernelkit.gram.nystrom.nystrom_basis`); default: the one regularisation rule.
     random_state : int, RandomState, Generator or None
         Seed of the landmark draw (a generator is consumed; see
         :mod:`kernelkit.utils.seeding`).
@@ -183,6 +192,8 @@ class InvariantEmbedding(
         kernel: Kernel | str | None = None,
         invariances: Sequence[Invariance] = (),
         *,
+        n_centers: int | None = None,
+        centers: str | Any = "uniform",
         n_landmarks: int | None = None,
         aggregate: str = "max",
         reading: str = "pairs",
@@ -199,6 +210,8 @@ class InvariantEmbedding(
     ):
         self.kernel = kernel
         self.invariances = invariances
+        self.n_centers = n_centers
+        self.centers = centers
         self.n_landmarks = n_landmarks
         self.aggregate = aggregate
         self.reading = reading
@@ -216,6 +229,8 @@ class InvariantEmbedding(
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **KERNEL_CONSTRAINTS,
         "invariances": [list, tuple, None],
+        "n_centers": [Interval(Integral, 1, None, closed="left"), None],
+        "centers": [StrOptions(set(CENTRE_METHODS)), "array-like"],
         "n_landmarks": [Interval(Integral, 1, None, closed="left"), None],
         "aggregate": [StrOptions(set(AGGREGATES))],
         "reading": [StrOptions(set(READINGS))],
@@ -274,12 +289,18 @@ class InvariantEmbedding(
                 f"{self.kernel_.input_kind!r} input"
             )
         n = Xb.shape[0]
-        if self.n_landmarks is None or self.n_landmarks >= n:
-            self._landmarks = Xb
-        else:
-            size = int(self.n_landmarks)
-            index = uniform_centres(n, size, self.random_state)
-            self._landmarks = Xb[torch.as_tensor(index, device=Xb.device)]
+        m = renamed_parameter(self, "n_landmarks", "n_centers")
+        self._landmarks = Xb
+        if m is not None or not isinstance(self.centers, str):
+            choice = choose_centres(
+                self.kernel_,
+                Xb,
+                n if m is None else m,
+                self.centers,
+                random_state=self.random_state,
+                exact="the exact base embedding (every training point a landmark)",
+            )
+            self._landmarks = Xb if choice.exact else choice.centres
         joint = [inv for inv in invariances if inv.joint]
         self.n_labels_ = 0
         labels = None
@@ -345,7 +366,7 @@ class InvariantEmbedding(
         The builders are run once with a recording feature map (it returns a zero column,
         differentiable for the builders that take derivatives); batches equal to the training
         data are not repeated.  With ``cap``, at most ``cap`` centres: the landmarks and a
-        uniform draw (``random_state``) of ``cap - n_landmarks`` recorded inputs.
+        uniform draw (``random_state``) of ``cap - n_centers`` recorded inputs.
         """
         seen: list[torch.Tensor] = []
 

@@ -20,6 +20,7 @@ from kernelkit.estimators._classes import (
     squeeze_binary,
 )
 from kernelkit.gram import gram
+from kernelkit.gram.nystrom import CENTRE_METHODS, centre_count, choose_centres
 from kernelkit.kernels import Kernel, PrecomputedBatch
 from kernelkit.kernels.base import Batch
 from kernelkit.models.falkon import (
@@ -28,7 +29,6 @@ from kernelkit.models.falkon import (
     forced_solver,
     nystrom_predict,
     nystrom_system,
-    select_centres,
 )
 from kernelkit.models.falkon_logistic import nystrom_logistic_fit, nystrom_logistic_onepass
 from kernelkit.solvers import CholeskyFactor, cholesky_factor
@@ -222,7 +222,7 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
     solver : {"auto", "exact", "onepass", "nystrom"}, default "auto"
         ``"exact"``: IRLS on the full ``n x n`` Gram matrix (one Cholesky of
         ``W^{1/2} K W^{1/2} + 2 n lam I`` per Newton step).  ``"onepass"`` and ``"nystrom"``: the
-        same objective over ``f = sum_j alpha_j k(c_j, .)`` on ``n_centers`` uniform centres,
+        same objective over ``f = sum_j alpha_j k(c_j, .)`` on the ``n_centers`` ``centers``,
         ``K_nm`` streamed, never stored; each Newton step is a weighted Nyström ridge
         problem, formed in ONE weighted pass over the data and solved by Cholesky
         (``"onepass"``, :func:`kernelkit.models.falkon_logistic.nystrom_logistic_onepass`)
@@ -239,8 +239,12 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
     n_centers : int, default 1000
         Nyström solvers only: number ``m`` of centres; more than the number of samples with
         a forced Nyström solver fits the exact solver, with a warning that says so.
+    centers : {"uniform", "kmeans++", "greedy"} or array of points, default "uniform"
+        Nyström solvers only: how the centres are chosen among the training points
+        (:func:`kernelkit.gram.nystrom.choose_centres`), or the centres themselves (points
+        of the input kind; ``n_centers`` is then ignored).
     random_state : None, int, RandomState or Generator
-        ``"nystrom"`` only: seed of the centre draw.
+        Nyström solvers only: seed of the centre draw.
     gamma, degree, coef0 : optional
         scikit-learn's kernel parameters, used only with its kernel names.
     verbose : int, bool or callable, default 0
@@ -283,6 +287,7 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
         "solver": [StrOptions({"auto", *SOLVERS})],
         "tol": [Interval(Real, 0, None, closed="left")],
         "n_centers": [Interval(Integral, 1, None, closed="left")],
+        "centers": [StrOptions(set(CENTRE_METHODS)), "array-like"],
         "random_state": RANDOM_STATE_CONSTRAINT,
     }
 
@@ -295,6 +300,7 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
         tol: float = 1e-8,
         max_iter: int = 100,
         n_centers: int = 1000,
+        centers: str | Any = "uniform",
         random_state: Any = None,
         gamma: float | None = None,
         degree: int | None = None,
@@ -307,6 +313,7 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
         self.tol = tol
         self.max_iter = max_iter
         self.n_centers = n_centers
+        self.centers = centers
         self.random_state = random_state
         self.gamma = gamma
         self.degree = degree
@@ -338,7 +345,7 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
     def _choose_solver(self, Xb: Batch, Y: torch.Tensor) -> str:
         """``solver``, or the choice of ``"auto"`` (:func:`~kernelkit.models.falkon.choose_solver`
         with 8 Newton steps); a Nyström solver with more centres than points: the exact one."""
-        n, m = len(Xb), int(self.n_centers)
+        n, m = len(Xb), centre_count(self.n_centers, self.centers)
         if self.solver == "auto":
             if isinstance(Xb, PrecomputedBatch):
                 return "exact"
@@ -349,21 +356,34 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
     def _fit_nystrom(
         self, Xb: Batch, y: Any, X: Any, progress: Progress
     ) -> KernelLogisticRegression:
-        """Newton steps on ``n_centers`` uniform centres: one weighted pass per step
-        (``"onepass"``) or Falkon's PCG (``"nystrom"``)."""
+        """Newton steps on the ``centers``: one weighted pass per step (``"onepass"``) or
+        Falkon's PCG (``"nystrom"``)."""
         progress.stage(f"Newton steps on {self.n_centers} centres ({self.solver_})")
-        index = select_centres(
-            self.kernel_, Xb, self.n_centers, method="uniform", random_state=self.random_state
+        choice = choose_centres(
+            self.kernel_,
+            Xb,
+            self.n_centers,
+            self.centers,
+            random_state=self.random_state,
+            distinct=True,
         )
         lam = float(self.lam)
+        reg = lam if self.solver_ == "onepass" else 2 * lam  # PCG: the Newton ridge 2 lam
+        system = nystrom_system(self.kernel_, Xb, choice.indices, centres=choice.centres, lam=reg)
         if self.solver_ == "onepass":
-            system = nystrom_system(self.kernel_, Xb, index, lam=lam)
             res = nystrom_logistic_onepass(
                 system, y, lam, max_newton=self.max_iter, newton_tol=self.tol
             )
         else:
             res = nystrom_logistic_fit(
-                self.kernel_, Xb, y, index, lam, max_newton=self.max_iter, newton_tol=self.tol
+                self.kernel_,
+                Xb,
+                y,
+                choice.indices,
+                lam,
+                max_newton=self.max_iter,
+                newton_tol=self.tol,
+                system=system,
             )
         self.X_fit_ = res.centres
         self.center_indices_ = res.indices

@@ -16,11 +16,18 @@ from kernelkit.estimators._base import (
     KERNEL_CONSTRAINTS,
     KERNEL_PARAMS_CONSTRAINT,
     KernelEstimatorMixin,
+    result_dtype,
 )
 from kernelkit.estimators._kernels import SKLEARN_KERNELS
 from kernelkit.estimators._kernels import _gamma as sklearn_gamma
+from kernelkit.estimators._nystrom_unsupervised import (
+    nystrom_kpca,
+    pre_image_map,
+    signed_eigenvectors,
+)
 from kernelkit.gram import GramCenterer, gram
-from kernelkit.kernels import Kernel
+from kernelkit.gram.nystrom import CENTRE_METHODS, centre_count, choose_centres, too_many_centres
+from kernelkit.kernels import Kernel, PrecomputedBatch
 from kernelkit.kernels.precomputed import Precomputed
 from kernelkit.kernels.sparse import SparseRows
 from kernelkit.solvers import cholesky_solve, fix_signs, top_eigenpairs
@@ -166,6 +173,20 @@ class KernelPCA(
         scikit-learn's kernel parameters, used only with its kernel names.
     kernel_params : dict, optional
         Keyword arguments of a callable ``kernel`` (``f(x, y, **kernel_params)``).
+    solver : {"exact", "nystrom"}, default "exact"
+        ``"exact"``: the ``n x n`` centred Gram above.  ``"nystrom"``: the same eigenproblem on
+        the Nyström-approximated Gram of ``n_centers`` centres, solved in the ``m``-dimensional
+        feature space (``S = Phi^T Phi - n mu mu^T``, one streamed pass over the data; see
+        :mod:`kernelkit.estimators._nystrom_unsupervised`); ``transform`` is streamed in row
+        tiles, ``reconstruction_error`` measures the distance to the Nyström mean and the
+        pre-image map is fitted by one-pass Nyström ridge regression on the same centres.
+        With ``n_centers = n`` it equals the exact solver (up to the sign of each column).
+    n_centers : int, default 1000
+        ``"nystrom"`` only: number ``m`` of centres; more than the training samples fits the
+        exact solver, with a warning that says so.
+    centers : {"uniform", "kmeans++", "greedy"} or array of points, default "uniform"
+        ``"nystrom"`` only: how the centres are chosen
+        (:func:`kernelkit.gram.nystrom.choose_centres`), or the centres themselves.
 
     Attributes
     ----------
@@ -183,6 +204,8 @@ class KernelPCA(
         Training means used to centre test rows.
     dual_coef_, X_transformed_fit_ :
         The pre-image map (when ``fit_inverse_transform``).
+    solver_ : str
+        The solver that fitted (``"exact"`` or ``"nystrom"``).
 
     Notes
     -----
@@ -212,6 +235,9 @@ class KernelPCA(
         degree: int | None = None,
         coef0: float | None = None,
         kernel_params: dict | None = None,
+        solver: str = "exact",
+        n_centers: int = 1000,
+        centers: str | Any = "uniform",
     ):
         self.kernel = kernel
         self.n_components = n_components
@@ -224,6 +250,9 @@ class KernelPCA(
         self.degree = degree
         self.coef0 = coef0
         self.kernel_params = kernel_params
+        self.solver = solver
+        self.n_centers = n_centers
+        self.centers = centers
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **KERNEL_CONSTRAINTS,
@@ -239,6 +268,9 @@ class KernelPCA(
         "gamma": [Interval(Real, 0, None, closed="neither"), None],
         "degree": [Interval(Integral, 1, None, closed="left"), None],
         "coef0": [Interval(Real, 0, None, closed="left"), None],
+        "solver": [StrOptions({"exact", "nystrom"})],
+        "n_centers": [Interval(Integral, 1, None, closed="left")],
+        "centers": [StrOptions(set(CENTRE_METHODS)), "array-like"],
     }
 
     # ------------------------------------------------------------------ fit
@@ -277,6 +309,13 @@ class KernelPCA(
                 "fit_inverse_transform: the pre-image map needs vector input, got a kernel on "
                 f"{self.kernel_.input_kind!r} input; set fit_inverse_transform=False"
             )
+        self.__dict__.pop("_nystrom", None)
+        self.solver_ = "exact"
+        if self.solver == "nystrom" and not too_many_centres(
+            centre_count(self.n_centers, self.centers), n, exact="the exact solver"
+        ):
+            self.solver_ = "nystrom"
+            return self._fit_nystrom(Xb, n_components, X)
         K = gram(self.kernel_, Xb)
         self.centerer_ = GramCenterer().fit(K)
         Kc = center_train_gram_(K, self.centerer_)
@@ -298,6 +337,31 @@ class KernelPCA(
             self.dual_coef_ = like_input(self._pre_image, X)
         return Z
 
+    def _fit_nystrom(self, Xb: Any, n_components: int, X: Any) -> torch.Tensor:
+        """``solver="nystrom"``: the eigenproblem in the Nyström feature space."""
+        if isinstance(Xb, PrecomputedBatch):
+            raise InputError(
+                "solver: 'nystrom' evaluates the kernel against its centres; a precomputed "
+                "Gram has no such rows, use solver='exact'"
+            )
+        choice = choose_centres(
+            self.kernel_, Xb, self.n_centers, self.centers, random_state=self.random_state
+        )
+        model = nystrom_kpca(self.kernel_, Xb, choice, n_components)
+        p = int(model.eigenvalues.shape[0])
+        model, u = signed_eigenvectors(model, model.codes(Xb)[:, :p])
+        self._nystrom = model
+        self.n_components_ = p
+        self.eigenvalues_ = like_input(model.eigenvalues, X)
+        self.eigenvectors_ = like_input(u, X)
+        Z = u * model.eigenvalues.sqrt()
+        if self.fit_inverse_transform:
+            self._Z_fit = Z
+            self._pre_image = pre_image_map(self.kernel_, Z, self.X_fit_, choice, self.inverse_lam)
+            self.X_transformed_fit_ = like_input(Z, X)
+            self.dual_coef_ = like_input(self._pre_image.coef, X)
+        return Z.to(result_dtype(Xb))
+
     def fit(self, X: Any, y: Any = None) -> KernelPCA:
         """Fit the principal components of the training data ``X`` (``y`` is ignored)."""
         self._fit(X)
@@ -312,6 +376,9 @@ class KernelPCA(
         """Projections ``K~(X, X_fit) alpha`` of new points (test rows centred by train means)."""
         check_is_fitted(self, "eigenvalues_")
         Xb = self._predict_X(X)
+        if hasattr(self, "_nystrom"):
+            codes = self._nystrom.codes(Xb)[:, : self.n_components_]
+            return like_input(codes.to(result_dtype(Xb)), X)
         Kt = self.centerer_.transform(gram(self.kernel_, Xb, self.X_fit_))
         return like_input(Kt @ self._alphas.to(Kt.device, Kt.dtype), X)
 
@@ -330,6 +397,12 @@ class KernelPCA(
         """
         check_is_fitted(self, "eigenvalues_")
         Xb = self._predict_X(X)
+        if hasattr(self, "_nystrom"):  # the distance to the Nyström mean mu
+            out = self._nystrom.codes(Xb)
+            Z, cross = out[:, :-1], out[:, -1]
+            diag = self.kernel_.block_diag(Xb).to(out.device, out.dtype)
+            norm_c = diag - 2 * cross + self._nystrom.mean_norm
+            return like_input((norm_c - (Z * Z).sum(1)).clamp_min(0), X)
         rows = gram(self.kernel_, Xb, self.X_fit_)
         Z = self.centerer_.transform(rows) @ self._alphas.to(rows.device, rows.dtype)
         diag = self.kernel_.block_diag(Xb).to(rows.device, rows.dtype)
@@ -351,6 +424,8 @@ class KernelPCA(
                 f"got shape {tuple(Z.shape)}"
             )
         Z = Z.to(self._Z_fit.device)
+        if hasattr(self, "_nystrom"):
+            return like_input(self._pre_image(Z), X)
         Kz = gram(self.kernel_, Z, self._Z_fit)
         return like_input(Kz @ self._pre_image, X)
 

@@ -39,10 +39,10 @@ from kernelkit.gram.distributed import (
     map_row_blocks,
     n_rows,
 )
+from kernelkit.gram.nystrom import CENTRE_METHODS, centre_count, choose_centres
 from kernelkit.kernels import Kernel, PrecomputedBatch
 from kernelkit.kernels.base import Batch
 from kernelkit.models.falkon import (
-    CENTRE_METHODS,
     SOLVERS,
     NystromSystem,
     choose_solver,
@@ -51,7 +51,6 @@ from kernelkit.models.falkon import (
     nystrom_ridge,
     nystrom_ridge_onepass,
     nystrom_system,
-    select_centres,
     solver_costs,
 )
 from kernelkit.models.falkon_distributed import distributed_nystrom_system
@@ -196,9 +195,10 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
     n_centers : int, default 1000
         Number ``m`` of Nyström centres; more than ``n_samples`` with a forced Nyström
         solver fits the exact solver, with a warning that says so.
-    centers : {"uniform", "kmeans++", "greedy"}, default "uniform"
+    centers : {"uniform", "kmeans++", "greedy"} or array of points, default "uniform"
         How the centres are chosen among the training points
-        (:func:`kernelkit.models.falkon.select_centres`).
+        (:func:`kernelkit.gram.nystrom.choose_centres`), or the centres themselves (points
+        of the input kind, not necessarily training points; ``n_centers`` is then ignored).
     max_iter : int, default 100
         Most CG iterations of ``"nystrom"`` (each is one pass over the training rows).
     tol : float, default 1e-6
@@ -280,7 +280,7 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         "coef0": [Interval(Real, 0, None, closed="left"), None],
         "solver": [StrOptions({"auto", *SOLVERS})],
         "n_centers": [Interval(Integral, 1, None, closed="left")],
-        "centers": [StrOptions(set(CENTRE_METHODS))],
+        "centers": [StrOptions(set(CENTRE_METHODS)), "array-like"],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="neither")],
         "random_state": RANDOM_STATE_CONSTRAINT,
@@ -409,7 +409,7 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
     def _choose_solver(self, Xb: Batch, Y: torch.Tensor) -> str:
         """``solver``, or the choice of ``"auto"`` (:func:`~kernelkit.models.falkon.choose_solver`);
         a Nyström solver with more centres than points falls back to the exact one."""
-        n, m = len(Xb), int(self.n_centers)
+        n, m = len(Xb), centre_count(self.n_centers, self.centers)
         if self.solver == "auto" and (isinstance(Xb, PrecomputedBatch) or float(self.lam) <= 0):
             return "exact"
         if self.solver == "auto":
@@ -421,16 +421,22 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
     def _fit_nystrom(self, Xb: Batch, Y: torch.Tensor, w: np.ndarray | None, X: Any) -> KernelRidge:
         """Nyström fit on ``n_centers`` centres: one pass or Falkon's PCG (``solver_``)."""
         self._check_nystrom_lam()
-        index = select_centres(
+        choice = choose_centres(
             self.kernel_,
             Xb,
             self.n_centers,
-            method=self.centers,
+            self.centers,
             random_state=self.random_state,
             sample_weight=w,
+            distinct=True,
         )
         system = nystrom_system(
-            self.kernel_, Xb, index, block_size=self.block_size, lam=float(self.lam)
+            self.kernel_,
+            Xb,
+            choice.indices,
+            centres=choice.centres,
+            block_size=self.block_size,
+            lam=float(self.lam),
         )
         return self._solve_nystrom(system, Y, w, result_dtype(Xb), X)
 
@@ -488,7 +494,7 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         they are gathered); ``y`` and ``sample_weight`` (``n`` floats each) are gathered on
         the client; the products with ``K_nm`` run on the workers holding the row blocks.
         """
-        if self.solver == "exact" or self.centers != "uniform":
+        if self.solver == "exact" or not isinstance(self.centers, str) or self.centers != "uniform":
             raise InputError(
                 "X: Dask input is fitted by solver='auto', 'onepass' or 'nystrom' with "
                 f"centers='uniform', got solver={self.solver!r}, centers={self.centers!r}"

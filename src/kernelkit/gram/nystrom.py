@@ -18,15 +18,22 @@ projected on ``F = span(k(c_1, .), ..., k(c_m, .))``, whose coordinates are
   eigenpairs of ``K_CC = U Delta U^T``, ``psi(x) = Delta_p^{-1/2} U_p^T k_C(x)``.
 
 Two forms of ``K_CC^{-1/2}`` are kept (they differ by an orthogonal rotation, which changes
-no inner product): the eigenbasis ``U Lambda^{-1/2}`` with an eigenvalue floor
-(:class:`NystromBasis`), and the triangular ``L^{-T}`` of ``K_CC = L L^T``
-(:class:`CholeskyBasis`), the natural basis of the greedy centres.
+no inner product): the eigenbasis ``U Lambda^{-1/2}`` (:class:`NystromBasis`), and the
+triangular ``L^{-T}`` of ``K_CC = L L^T`` (:class:`CholeskyBasis`), the natural basis of the
+greedy centres.  Both apply the library's ONE regularisation of ``K_CC``,
+:func:`~kernelkit.solvers.nystrom_pcg.centre_jitter`'s level ``delta = tau s``
+(``s = mean(diag K_CC)``, ``tau = max(m eps_64, eps)``; with a ``lam``: ``eps^2 / lam``): the
+directions of ``K_CC`` with eigenvalue below ``delta`` are round-off of ``K_CC`` and of the
+kernel blocks, not signal.  The eigenbasis drops them; the Cholesky form adds ``delta I``
+(as Falkon's and the one-pass solvers do, where it becomes the penalty
+``lam alpha^T (K_CC + delta I) alpha``).
 """
 
 from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,7 +44,8 @@ from kernelkit.gram.engine import gram_tensor, prepare_pair
 from kernelkit.kernels.base import Batch, Kernel
 from kernelkit.kernels.precomputed import PrecomputedBatch
 from kernelkit.kernels.sparse import SparseRows, row_keys
-from kernelkit.solvers import cholesky_solve, solve_triangular, symmetric_eigh
+from kernelkit.solvers import solve_triangular, symmetric_eigh
+from kernelkit.solvers.nystrom_pcg import centre_factor, centre_jitter
 from kernelkit.solvers.psd import spectrum_check
 from kernelkit.utils.errors import InputError, NotPSDError
 from kernelkit.utils.numerics import eps, psd_tolerance
@@ -62,11 +70,11 @@ def take(batch: Batch, index: np.ndarray) -> Batch:
 class NystromBasis:
     r"""The map ``k_C(x) -> Lambda^{-1/2} U^T k_C(x)`` (eigenbasis form of ``K_CC^{-1/2}``).
 
-    ``K_CC = U Lambda U^T``; eigenpairs with ``lambda <= jitter * lambda_max`` are dropped,
-    so ``d = len(inv_sqrt_eigenvalues) <= m``, and ``<phi(x), phi(y)> = k_C(x)^T K_CC^+
-    k_C(y)``, the Nyström kernel (Ma et al., ICML 2020, eqs. 20-21 use the symmetric root
-    ``K_CC^{-1/2}``; the two differ by the rotation ``U``).  Columns are in ascending order
-    of eigenvalue.
+    ``K_CC = U Lambda U^T``; eigenpairs with ``lambda <= delta`` (the one regularisation
+    level, module docstring) are dropped, so ``d = len(inv_sqrt_eigenvalues) <= m``, and
+    ``<phi(x), phi(y)> = k_C(x)^T K_CC^+ k_C(y)``, the Nyström kernel (Ma et al., ICML 2020,
+    eqs. 20-21 use the symmetric root ``K_CC^{-1/2}``; the two differ by the rotation
+    ``U``).  Columns are in ascending order of eigenvalue.
 
     Attributes
     ----------
@@ -75,7 +83,7 @@ class NystromBasis:
     inv_sqrt_eigenvalues : torch.Tensor
         ``lambda^{-1/2}``, shape ``(d,)``.
     jitter : float
-        The relative eigenvalue floor used.
+        The absolute eigenvalue floor ``delta`` used.
     """
 
     eigenvectors: torch.Tensor
@@ -101,7 +109,8 @@ class CholeskyBasis:
     factor : torch.Tensor
         ``L``, shape ``(m, m)``.
     jitter : float
-        Absolute jitter added to the diagonal of ``K_CC`` (0.0 when none was needed).
+        Absolute jitter ``delta`` added to the diagonal of ``K_CC`` (the one regularisation;
+        0.0 for the pivoted Cholesky factor of the greedy centres, exact on its pivots).
     """
 
     factor: torch.Tensor
@@ -117,18 +126,14 @@ class CholeskyBasis:
         return solve_triangular(self.factor, K_xc.mT, upper=False).mT
 
 
-def default_jitter(dtype: torch.dtype) -> float:
-    """Relative eigenvalue floor of :func:`nystrom_basis`: ``1e-10`` (float64), ``1e-5``."""
-    return 1e-10 if dtype == torch.float64 else 1e-5
-
-
 def nystrom_basis(
     K_zz: torch.Tensor, *, jitter: float | None = None, rank: int | None = None
 ) -> NystromBasis:
     r"""Robust inverse square root of the centre Gram ``K_CC`` in eigenbasis form.
 
-    ``K_CC = U Lambda U^T``; eigenvalues ``<= jitter * lambda_max`` (round-off of a
-    rank-deficient Gram) are dropped instead of inverted.  With ``rank = p`` only the ``p``
+    ``K_CC = U Lambda U^T``; eigenvalues ``<= delta`` are dropped instead of inverted, with
+    ``delta = tau s`` the one regularisation level (module docstring,
+    :func:`~kernelkit.solvers.nystrom_pcg.centre_jitter`).  With ``rank = p`` only the ``p``
     largest of the kept pairs remain: the KPCA Nyström map of rank ``p`` (course part 3,
     slide "Nyström", recipe 1), ``psi(x) = Delta_p^{-1/2} U_p^T k_C(x)``.
 
@@ -137,15 +142,15 @@ def nystrom_basis(
     K_zz : torch.Tensor
         Symmetric centre Gram ``K_CC``, shape ``(m, m)``.
     jitter : float, optional
-        Relative floor; :func:`default_jitter` of the dtype when None.
+        ``tau`` (relative to ``s = mean(diag K_CC)``); the rule's when None.
     rank : int, optional
         Keep at most this many (largest) eigenpairs.
 
     Raises
     ------
     NotPSDError
-        If ``lambda_min < -max(psd_tolerance, jitter) * lambda_max`` (the kernel is not p.d.
-        on the centres); the message gives the eigenvalue and the jitter used.
+        If ``lambda_min < -max(psd_tolerance, delta / lambda_max) * lambda_max`` (the kernel is
+        not p.d. on the centres); the message gives the eigenvalue and the floor used.
     InputError
         If ``K_zz`` is not square or is empty.
     """
@@ -153,48 +158,48 @@ def nystrom_basis(
         raise InputError(
             f"K_zz: expected a non-empty square landmark Gram, got shape {tuple(K_zz.shape)}"
         )
-    jitter = default_jitter(K_zz.dtype) if jitter is None else float(jitter)
+    if jitter is None:
+        floor = centre_jitter(K_zz)
+    else:
+        floor = float(jitter) * (float(K_zz.diagonal().abs().mean()) or 1.0)
     eig = symmetric_eigh(K_zz, signs=False, name="K_zz")
     lam, U = eig.values, eig.vectors
     lam_max = float(lam[-1])
     if lam_max <= 0:
         raise NotPSDError(
             f"K_zz: expected a positive semi-definite landmark Gram with a positive "
-            f"eigenvalue, got largest eigenvalue {lam_max:.3g} (jitter {jitter:.1e})"
+            f"eigenvalue, got largest eigenvalue {lam_max:.3g} (floor {floor:.1e})"
         )
-    verdict = spectrum_check(lam, rtol=max(psd_tolerance(K_zz.dtype), jitter))
+    verdict = spectrum_check(lam, rtol=max(psd_tolerance(K_zz.dtype), floor / lam_max))
     lam_min, tolerance = float(lam[0]), verdict.tolerance
     if not verdict.is_psd:
         raise NotPSDError(
             f"K_zz: the landmark Gram is not positive semi-definite: smallest eigenvalue "
             f"{lam_min:.3g} = {lam_min / lam_max:.2e} x lambda_max, below the tolerance "
-            f"{-tolerance:.1e}; eigenvalue floor (jitter) used: "
-            f"{jitter:.1e} x lambda_max = {jitter * lam_max:.3g}. Use a positive definite "
-            "kernel, or fewer / distinct landmarks"
+            f"{-tolerance:.1e}; eigenvalue floor (jitter) used: {floor:.3g}. Use a positive "
+            "definite kernel, or fewer / distinct landmarks"
         )
-    keep = lam > jitter * lam_max
+    keep = lam > floor
     if rank is not None:
         keep &= torch.arange(len(lam), device=lam.device) >= len(lam) - rank
-    return NystromBasis(U[:, keep], lam[keep].rsqrt(), jitter)
+    return NystromBasis(U[:, keep], lam[keep].rsqrt(), floor)
 
 
 def cholesky_basis(K_cc: torch.Tensor) -> CholeskyBasis:
-    """``L^{-1}`` of ``K_CC = L L^T``, the jitter of the solver's ladder added when needed.
+    """``L^{-1}`` of ``K_CC + delta I = L L^T`` with the one regularisation ``delta``.
 
-    The factor is that of :func:`kernelkit.solvers.cholesky_solve` (relative jitters
-    ``jitter_ladder(dtype)`` times ``mean(diag K_CC)``, tried from 0 upwards), stored
-    column-major as LAPACK's ``potrf`` returns it (the layout decides the rounding of
-    the products and solves that use it).
+    The factor is Falkon's :func:`~kernelkit.solvers.nystrom_pcg.centre_factor` (float64,
+    the solver's jitter ladder added only when ``delta`` is not enough), in the dtype of
+    ``K_CC``, stored column-major as LAPACK's ``potrf`` returns it.
     """
-    m = K_cc.shape[0]
     try:
-        result = cholesky_solve(K_cc, K_cc.new_zeros(m))
+        fac = centre_factor(K_cc)
     except NotPSDError as exc:
         raise NotPSDError(
             f"K_cc: the centre (landmark) Gram is not positive semi-definite; use a positive "
             f"definite kernel. The solver reported: {exc}"
         ) from exc
-    return CholeskyBasis(result.factor.mT.contiguous().mT, result.jitter)
+    return CholeskyBasis(fac.L.to(K_cc.dtype).mT.contiguous().mT, fac.jitter)
 
 
 # ---------------------------------------------------------------------- centres
@@ -249,34 +254,80 @@ def weighted_centres(
     return draw_by_keys(centre_keys(Xb), m, sample_weight, random_state)
 
 
-def kmeanspp_centres(kernel: Kernel, X: Any, m: int, random_state: Any = None) -> np.ndarray:
-    r"""k-means++ seeding in the feature space of ``kernel``, by kernel evaluations only.
+def kmeanspp_seeds(
+    diag: torch.Tensor,
+    columns: Callable[[np.ndarray], torch.Tensor],
+    m: int,
+    rng: np.random.Generator,
+    *,
+    trials: int = 1,
+) -> np.ndarray:
+    r"""k-means++ D^2 seeding by kernel evaluations only: the one implementation of the library.
 
-    Arthur and Vassilvitskii (SODA 2007), section 2.2: the first centre is uniform, each next
+    Arthur and Vassilvitskii (SODA 2007), section 2.2: the first centre is uniform; each next
     one is drawn with probability proportional to ``D(x)^2``, the squared feature-space
     distance to the nearest centre chosen so far,
 
-    .. math:: d^2(x, c) = k(x, x) + k(c, c) - 2 k(x, c),
+    .. math:: d^2(x, c) = k(x, x) + k(c, c) - 2 k(x, c)
 
-    (clipped at 0 against round-off).  When every ``D(x)`` is 0 (fewer distinct points than
-    ``m``) the draw is uniform.  Repeated draws are merged: the sorted distinct indices are
-    returned, at most ``m``.
+    (clipped at 0 against round-off).  With ``trials = t > 1`` it is scikit-learn's greedy
+    variant: ``t`` candidates are drawn and the one leaving the least potential
+    ``sum_x D(x)^2`` is kept (``t = 2 + floor(log m)`` in :class:`~kernelkit.KernelKMeans`).
+    A point already chosen has ``D = 0`` and is never drawn again; when every ``D`` is 0
+    (fewer distinct points than ``m``) the next centre is a uniform draw among the unused
+    points, so the ``m`` indices are distinct.
+
+    Parameters
+    ----------
+    diag : torch.Tensor, shape (n,)
+        ``k(x_i, x_i)``.
+    columns : callable
+        ``columns(idx)`` returns ``[k(x_i, x_j)]`` for every ``i`` and ``j in idx``, shape
+        ``(n, len(idx))``.
+    m : int
+        Number of centres (at most ``n``).
+    rng : numpy.random.Generator
+        Source of the draws.
+    trials : int, default 1
+        Candidates per step.
+
+    Returns
+    -------
+    ndarray of int, shape (m,)
+        The centres in the order chosen.
     """
-    rng = check_random_state(random_state)
-    Xb, _ = prepare_pair(kernel, X)
-    n = len(Xb)
-    diag = kernel.block_diag(Xb).detach().to("cpu", torch.float64)
+    n = int(diag.shape[0])
+    diag = diag.detach().to("cpu", torch.float64)
     chosen = [int(rng.integers(n))]
-    d2 = torch.full((n,), float("inf"), dtype=torch.float64)
-    for _ in range(m - 1):
-        c = chosen[-1]
-        row = kernel.block(Xb, take(Xb, np.array([c])))[:, 0].detach().to("cpu", torch.float64)
-        d2 = torch.minimum(d2, (diag + diag[c] - 2 * row).clamp_min(0))
-        p = d2.cpu().numpy()
-        total = p.sum()
-        nxt = int(rng.choice(n, p=p / total)) if total > 0 else int(rng.integers(n))
-        chosen.append(nxt)
-    return np.unique(np.array(chosen))
+    closest = (diag + diag[chosen[0]] - 2 * _column_block(columns, chosen)[:, 0]).clamp_min(0)
+    for _ in range(1, m):
+        total = float(closest.sum())
+        if total <= 0:
+            chosen.append(int(rng.choice(np.setdiff1d(np.arange(n), chosen))))
+            continue
+        p = (closest / total).numpy()
+        cand = rng.choice(n, size=trials, p=p / p.sum())
+        dist = (diag[:, None] + diag[cand][None, :] - 2 * _column_block(columns, cand)).clamp_min(0)
+        pots = torch.minimum(closest[:, None], dist)
+        best = int(pots.sum(0).argmin())
+        chosen.append(int(cand[best]))
+        closest = pots[:, best]
+    return np.asarray(chosen, dtype=np.int64)
+
+
+def _column_block(columns: Callable[[np.ndarray], torch.Tensor], idx: Any) -> torch.Tensor:
+    return columns(np.asarray(idx)).detach().to("cpu", torch.float64)
+
+
+def kmeanspp_centres(kernel: Kernel, X: Any, m: int, random_state: Any = None) -> np.ndarray:
+    """``m`` Nyström centres among the rows of ``X`` by k-means++ seeding in the kernel's
+    feature space (:func:`kmeanspp_seeds`, one candidate per step), sorted."""
+    Xb, _ = prepare_pair(kernel, X)
+    diag = kernel.block_diag(Xb)
+    seeds = kmeanspp_seeds(
+        diag, lambda idx: kernel.block(Xb, take(Xb, idx)), m, check_random_state(random_state)
+    )
+    return np.sort(seeds)
 
 
 @dataclass(frozen=True)
@@ -404,7 +455,7 @@ def centre_indices(
     """The one centre dispatcher: indices of ``m`` centres among the prepared points ``Xb``.
 
     ``"uniform"``: a uniform subset (:func:`uniform_centres`); ``"kmeans++"``: kernel k-means++
-    seeding (:func:`kmeanspp_centres`; fewer when a point is drawn twice); ``"greedy"``: the
+    seeding (:func:`kmeanspp_centres`); ``"greedy"``: the
     pivots of the pivoted Cholesky (:func:`pivoted_cholesky`; fewer on a kernel of rank
     ``< m``), sorted.
     """
@@ -415,6 +466,104 @@ def centre_indices(
     if method == "uniform":
         return uniform_centres(len(Xb), m, random_state)
     raise InputError(f"centers: expected one of {CENTRE_METHODS}, got {method!r}")
+
+
+def centre_count(n_centers: int, centers: Any) -> int:
+    """``m``: the number of centres given as points, else ``n_centers``."""
+    return int(n_centers) if isinstance(centers, str) else len(centers)
+
+
+def too_many_centres(m: int, n: int, *, exact: str, stacklevel: int = 3) -> bool:
+    """Whether ``n_centers = m`` exceeds the ``n`` points, with the library's one warning.
+
+    Every Nyström-using estimator then fits its exact method (``exact`` names it): the
+    Nyström approximation with every point as a centre is exact, so more centres than points
+    ask for the exact method.  ``m = n`` is the Nyström method on all the points (equal to the
+    exact one up to round-off), without a warning.
+    """
+    if m <= n:
+        return False
+    warnings.warn(
+        f"n_centers={m} is more than the {n} training points: fitting {exact} instead (the "
+        "Nyström approximation with every point as a centre is exact)",
+        UserWarning,
+        stacklevel=stacklevel,
+    )
+    return True
+
+
+@dataclass(frozen=True)
+class CentreChoice:
+    """Centres chosen by :func:`choose_centres`.
+
+    Attributes
+    ----------
+    centres : batch
+        The centres, prepared for the kernel.
+    indices : ndarray of int or None
+        Their indices among the training points; ``None`` for centres given as points.
+    exact : bool
+        ``n_centers`` exceeded the number of points: every point is a centre and the
+        estimator fits its exact method.
+    """
+
+    centres: Batch
+    indices: np.ndarray | None
+    exact: bool
+
+
+def choose_centres(
+    kernel: Kernel,
+    Xb: Batch,
+    n_centers: int,
+    centers: Any = "uniform",
+    *,
+    random_state: Any = None,
+    methods: tuple[str, ...] = CENTRE_METHODS,
+    exact: str = "the exact method",
+    stacklevel: int = 4,
+    sample_weight: np.ndarray | None = None,
+    distinct: bool = False,
+) -> CentreChoice:
+    """The centres of every Nyström-using estimator: ``n_centers`` and ``centers``.
+
+    ``centers`` is a method name of ``methods`` (:func:`centre_indices`: ``m = n_centers``
+    of the prepared training points ``Xb``) or the centres themselves (an array or sequence of
+    points of the input kind, which need not be training points; ``n_centers`` is then
+    ignored).  More centres than points: all of them, ``exact=True`` and the one warning of
+    :func:`too_many_centres`.  ``distinct=True`` (the estimators that take ``sample_weight``):
+    ``"uniform"`` draws among distinct points with probabilities proportional to their weight
+    (:func:`weighted_centres`), so integer weights and repeated rows give the same centres.
+
+    Raises
+    ------
+    InputError
+        If ``centers`` is an unknown name, empty, of the wrong width, or points given for a
+        precomputed kernel.
+    """
+    if not isinstance(centers, str):
+        if isinstance(Xb, PrecomputedBatch):
+            raise InputError(
+                "centers: a precomputed kernel takes centre methods, not points; got an array"
+            )
+        _, Cb = prepare_pair(kernel, Xb, centers)
+        if Cb is None or len(Cb) == 0:
+            raise InputError("centers: expected at least one centre, got none")
+        return CentreChoice(Cb, None, False)
+    if centers not in methods:
+        raise InputError(
+            f"centers: expected one of {methods} or an array of points, got {centers!r}"
+        )
+    m = check_int(n_centers, name="n_centers", minimum=1)
+    n = len(Xb)
+    if too_many_centres(m, n, exact=exact, stacklevel=stacklevel):
+        index = np.arange(n)
+        return CentreChoice(Xb, index, True)
+    if centers == "uniform" and distinct:
+        index = weighted_centres(Xb, m, sample_weight, random_state)
+    else:
+        index = centre_indices(kernel, Xb, m, centers, random_state)
+    return CentreChoice(take(Xb, index), index, False)
 
 
 def nystrom_map(
@@ -436,14 +585,14 @@ def nystrom_map(
     X : array-like or prepared batch
         The ``n`` points the centres are chosen from.
     n_components : int
-        Number of centres ``m``.  ``greedy`` stops earlier on a kernel of rank ``< m``;
-        ``kmeans++`` returns fewer when a point is drawn twice.
+        Number of centres ``m``.  ``greedy`` stops earlier on a kernel of rank ``< m``.
     method : {"uniform", "kmeans++", "greedy", "kpca"}
         Centre choice (module docstring).
     rank : int, optional
         ``kpca`` only: the number ``p <= m`` of eigenpairs kept (default: all above the floor).
     jitter : float, optional
-        Relative eigenvalue floor of :func:`nystrom_basis` (all methods but ``greedy``).
+        ``tau`` of the eigenvalue floor of :func:`nystrom_basis` (all methods but
+        ``greedy``); the one regularisation rule's when None.
     random_state : None, int, RandomState or Generator
         Seed of the ``uniform``, ``kpca`` and ``kmeans++`` draws.
 
@@ -462,14 +611,8 @@ def nystrom_map(
         jitter = check_positive(jitter, name="jitter", strict=False)
     Xb, _ = prepare_pair(kernel, X)
     n = len(Xb)
-    if m > n:
-        warnings.warn(
-            f"n_components={m} is more than the {n} points: using all {n} as centres (the "
-            "exact feature map of the training points)",
-            UserWarning,
-            stacklevel=2,
-        )
-    m = min(m, n)
+    if too_many_centres(m, n, exact="the exact feature map (every point a centre)", stacklevel=4):
+        m = n
     if method == "greedy":  # the factor of the pivoted Cholesky is the basis
         chol = pivoted_cholesky(kernel, Xb, m)
         basis: NystromBasis | CholeskyBasis = CholeskyBasis(chol.factor[chol.pivots], 0.0)
@@ -499,20 +642,24 @@ def nystrom_map_on_centres(
 __all__ = [
     "CENTRE_METHODS",
     "METHODS",
+    "CentreChoice",
     "CholeskyBasis",
     "NystromBasis",
     "NystromMap",
     "PivotedCholesky",
+    "centre_count",
     "centre_indices",
     "centre_keys",
     "cholesky_basis",
-    "default_jitter",
+    "choose_centres",
     "draw_by_keys",
     "kmeanspp_centres",
+    "kmeanspp_seeds",
     "nystrom_basis",
     "nystrom_map",
     "nystrom_map_on_centres",
     "pivoted_cholesky",
     "take",
+    "too_many_centres",
     "weighted_centres",
 ]

@@ -352,6 +352,24 @@ class NystromOperator(StreamedProducts):
             return max(1, min(self.block_size, n))
         return max(1, min(n, NYSTROM_TILE_BYTES // max(1, m * itemsize)))
 
+    def _plan(self, *, min_rows: int = 1) -> tuple:
+        """The tile loop of every pass: ``(sliceable, vector, device, b, starts, workers,
+        block_dtype)``, ``b`` rows per tile (at least ``min(n, min_rows)`` unless
+        ``block_size`` is set; all ``n`` when the batch cannot be sliced) and one worker
+        thread per tile group on the CPU."""
+        n, _ = self.shape
+        sliceable = is_sliceable(self.Xb)
+        vector = isinstance(self.Xb, torch.Tensor)
+        device = self.Xb.device if vector else torch.device("cpu")
+        b = self.rows_per_tile(self.Xb.element_size() if vector else 8)
+        if self.block_size is None:
+            b = max(b, min(n, min_rows))
+        b = b if sliceable else n
+        starts = list(range(0, n, b))
+        workers = n_workers(len(starts)) if vector and device.type == "cpu" else 1
+        block_dtype = self.Xb.dtype if vector else torch.float64
+        return sliceable, vector, device, b, starts, workers, block_dtype
+
     def _stream(
         self,
         V: torch.Tensor | None,
@@ -364,15 +382,9 @@ class NystromOperator(StreamedProducts):
     ) -> tuple[torch.Tensor | None, torch.Tensor | None]:
         n, m = self.shape
         cols = (V if V is not None else U).shape[1]  # type: ignore[union-attr]
-        sliceable = is_sliceable(self.Xb)
-        vector = isinstance(self.Xb, torch.Tensor)
-        itemsize = self.Xb.element_size() if vector else 8
-        b = self.rows_per_tile(itemsize) if sliceable else n
-        starts = list(range(0, n, b))
-        workers = n_workers(len(starts)) if vector and self.Xb.device.type == "cpu" else 1
+        sliceable, vector, _, b, starts, workers, block_dtype = self._plan()
         KV = torch.empty(n, cols, dtype=torch.float64) if keep_kv else None
         acc = [torch.zeros(m, cols, dtype=torch.float64) for _ in range(workers)]
-        block_dtype = self.Xb.dtype if vector else torch.float64
 
         def work(w: int) -> None:
             scratch = torch.empty(b * m, dtype=block_dtype) if vector else None
@@ -419,9 +431,7 @@ class NystromOperator(StreamedProducts):
         """One pass of :func:`nystrom_normal_tile` over tiles of ``max(b, m)`` rows (see
         :meth:`StreamedProducts.normal_equations`)."""
         n, m = self.shape
-        sliceable = is_sliceable(self.Xb)
-        vector = isinstance(self.Xb, torch.Tensor)
-        device = self.Xb.device if vector else torch.device("cpu")
+        sliceable, vector, device, b, starts, workers, block_dtype = self._plan(min_rows=m)
         if rows is None:
             if U is None:
                 raise InputError("U: expected the right-hand-side rows (n, c), got None")
@@ -432,13 +442,7 @@ class NystromOperator(StreamedProducts):
                 groups = 1 if weights.ndim == 1 else int(weights.shape[1])
         else:
             cols = groups if columns is None else columns
-        itemsize = self.Xb.element_size() if vector else 8
-        b = max(self.rows_per_tile(itemsize), min(n, m)) if self.block_size is None else None
-        b = (b or self.rows_per_tile(itemsize)) if sliceable else n
-        block_dtype = self.Xb.dtype if vector else torch.float64
         f64 = {"dtype": torch.float64, "device": device}
-        starts = list(range(0, n, b))
-        workers = n_workers(len(starts)) if vector and device.type == "cpu" else 1
         acc = [
             (torch.zeros(groups, m, m, **f64), torch.zeros(m, cols, **f64)) for _ in range(workers)
         ]

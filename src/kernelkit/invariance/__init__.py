@@ -15,7 +15,7 @@ Public API::
     emb = InvariantEmbedding(
         kernel=Gaussian(sigma=5.0),
         invariances=[ImageTransformInvariance(shape=(28, 28))],
-        n_landmarks=None,            # Nyström landmarks: all training points by default
+        n_centers=None,              # Nyström landmarks: all training points by default
         aggregate="max",             # "max" (s.i.p.) or "sum" (quadratic = kernel warping)
         reading="pairs",             # where the max is taken (section 7.1):
                                      #   "pairs"      max over every (transform, point) (eq. 28)

@@ -18,7 +18,6 @@ time: ``O(n m (d + c))`` per CG iteration plus ``O(m^3)`` once.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -28,7 +27,7 @@ import numpy as np
 import torch
 
 from kernelkit.gram.engine import gram_tensor, prepare_pair
-from kernelkit.gram.nystrom import CENTRE_METHODS, centre_indices, take, weighted_centres
+from kernelkit.gram.nystrom import take, too_many_centres
 from kernelkit.gram.streaming import NystromOperator, StreamedProducts
 from kernelkit.kernels.base import Batch, Kernel
 from kernelkit.solvers.nystrom_normal import (
@@ -45,46 +44,6 @@ from kernelkit.solvers.nystrom_pcg import (
     nystrom_preconditioner,
 )
 from kernelkit.utils.errors import InputError
-
-
-def select_centres(
-    kernel: Kernel,
-    Xb: Batch,
-    n_centers: Any,
-    *,
-    method: str = "uniform",
-    random_state: Any = None,
-    sample_weight: np.ndarray | None = None,
-) -> np.ndarray:
-    """Indices of ``m = n_centers`` Nyström centres among the ``n`` prepared points ``Xb``.
-
-    ``"uniform"``: ``m`` distinct points drawn without replacement with probabilities
-    proportional to their weight (:func:`~kernelkit.gram.nystrom.weighted_centres`: copies
-    of a point are one candidate, so integer weights and repeated rows draw the same
-    centres, and fewer than ``m`` come back when fewer distinct points carry weight);
-    ``"kmeans++"``: kernel k-means++ seeding (may return fewer, merging repeated draws);
-    ``"greedy"``: the pivots of the pivoted Cholesky (fewer on a kernel of rank ``< m``).
-    See :mod:`kernelkit.gram.nystrom`.
-
-    Raises
-    ------
-    InputError
-        If ``n_centers`` is not an integer in ``[1, n]`` or ``method`` is unknown.
-    """
-    n = len(Xb)
-    if isinstance(n_centers, bool) or not isinstance(n_centers, (int, np.integer)) or n_centers < 1:
-        raise InputError(f"n_centers: expected an integer >= 1, got {n_centers!r}")
-    if n_centers > n:
-        raise InputError(
-            f"n_centers: expected at most the number of training points (n_samples = {n}), "
-            f"got {n_centers}; use fewer centres or the exact solver"
-        )
-    if method not in CENTRE_METHODS:
-        raise InputError(f"centers: expected one of {CENTRE_METHODS}, got {method!r}")
-    if method == "uniform":
-        return weighted_centres(Xb, int(n_centers), sample_weight, random_state)
-    return centre_indices(kernel, Xb, int(n_centers), method, random_state)
-
 
 KERNEL_ENTRY_FLOPS = 100.0
 """Cost of one kernel value (the ``exp`` and its share of the tile work) in float64 GEMM flops:
@@ -149,18 +108,13 @@ def choose_solver(
     return "onepass" if cost["onepass"] <= cost["nystrom"] else "nystrom"
 
 
-def forced_solver(solver: str, n: int, m: int, *, stacklevel: int = 4) -> str:
+def forced_solver(solver: str, n: int, m: int, *, stacklevel: int = 5) -> str:
     """``solver`` as forced by the user; a Nyström solver with more centres than points is the
-    exact one (the Nyström solution with every point as a centre is exact KRR / KLR), with a
-    ``UserWarning`` that says so: one behaviour for every estimator."""
-    if solver != "exact" and m > n:
-        warnings.warn(
-            f"n_centers={m} is more than the {n} training points: fitting the exact solver "
-            f"instead of solver={solver!r} (the Nyström solution with every point as a centre "
-            "is the exact one)",
-            UserWarning,
-            stacklevel=stacklevel,
-        )
+    exact one, with the warning of :func:`~kernelkit.gram.nystrom.too_many_centres` (one
+    behaviour for every Nyström-using estimator)."""
+    if solver != "exact" and too_many_centres(
+        m, n, exact="the exact solver", stacklevel=stacklevel
+    ):
         return "exact"
     return solver
 
@@ -182,8 +136,8 @@ class NystromSystem:
         ``K_nm`` (training rows x centres), in process or on a cluster.
     K_mm : torch.Tensor, shape (m, m)
         The centres' Gram (float64).
-    indices : ndarray of int
-        The centres' indices among the training points.
+    indices : ndarray of int or None
+        The centres' indices among the training points (``None``: centres given as points).
     block_dtype : torch.dtype
         Dtype the ``K_nm`` tiles are computed in.
     lam : float or None
@@ -193,7 +147,7 @@ class NystromSystem:
 
     op: StreamedProducts
     K_mm: torch.Tensor
-    indices: np.ndarray
+    indices: np.ndarray | None
     block_dtype: torch.dtype = torch.float64
     lam: float | None = None
 
@@ -217,21 +171,27 @@ class NystromSystem:
 def nystrom_system(
     kernel: Kernel,
     X: Any,
-    indices: np.ndarray,
+    indices: np.ndarray | None,
     *,
+    centres: Batch | None = None,
     block_size: int | None = None,
     lam: float | None = None,
 ) -> NystromSystem:
-    """Prepare ``K_nm`` (streamed) and ``K_mm`` for the centres ``X[indices]``.
+    """Prepare ``K_nm`` (streamed) and ``K_mm`` for the centres ``X[indices]``, or for the
+    prepared ``centres`` given as points (``indices=None``).
 
     ``lam`` (the smallest ``lam`` the system will be solved for) sets the jitter of ``K_mm``
     for float32 blocks (:func:`~kernelkit.solvers.nystrom_pcg.centre_jitter`).
     """
     Xb, _ = prepare_pair(kernel, X)
-    centres = take(Xb, np.asarray(indices))
+    index = None if indices is None else np.asarray(indices)
+    if centres is None:
+        if index is None:
+            raise InputError("indices: expected the centres' indices or the centres, got neither")
+        centres = take(Xb, index)
     op = NystromOperator(kernel, Xb, centres, block_size=block_size)
     block_dtype = Xb.dtype if isinstance(Xb, torch.Tensor) else torch.float64
-    return NystromSystem(op, centre_gram(kernel, centres), np.asarray(indices), block_dtype, lam)
+    return NystromSystem(op, centre_gram(kernel, centres), index, block_dtype, lam)
 
 
 def _as_columns(Y: torch.Tensor) -> torch.Tensor:
@@ -276,7 +236,7 @@ def nystrom_ridge(
     lams = [float(lam)] if np.isscalar(lam) else [float(v) for v in lam]  # type: ignore[union-attr]
     w = None if sample_weight is None else sample_weight.to(torch.float64)
     rhs = system.op.rmatmat(Yc if w is None else Yc * w[:, None])
-    centre_w = None if w is None else w[torch.as_tensor(system.indices)]
+    centre_w = None if w is None or system.indices is None else w[torch.as_tensor(system.indices)]
     precond = nystrom_preconditioner(system.factor, lams, centre_w)
 
     def normal(V: torch.Tensor) -> torch.Tensor:
@@ -367,7 +327,6 @@ def nystrom_predict(
 
 
 __all__ = [
-    "CENTRE_METHODS",
     "EXACT_FLOPS",
     "KERNEL_ENTRY_FLOPS",
     "SOLVERS",
@@ -381,6 +340,5 @@ __all__ = [
     "nystrom_statistics",
     "nystrom_system",
     "nystrom_validation_errors",
-    "select_centres",
     "solver_costs",
 ]

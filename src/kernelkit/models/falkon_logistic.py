@@ -96,6 +96,21 @@ def _objective(
     return data + lam * (Lt_alpha**2).sum(0)
 
 
+def _targets(
+    system: NystromSystem, y: Any, sample_weight: Any, device: torch.device
+) -> tuple[np.ndarray, torch.Tensor, torch.Tensor]:
+    """Classes, ``+-1`` targets ``Y`` (one column per one-vs-rest problem) and sample weights
+    ``s`` (ones by default), float64 on ``device``, checked against the system's ``n``."""
+    classes, Y = signed_targets(y)
+    n = system.op.shape[0]
+    if len(Y) != n:
+        raise InputError(f"y: expected {n} labels (one per row of X), got {len(Y)}")
+    s = torch.ones(n, dtype=torch.float64)
+    if sample_weight is not None:
+        s = torch.as_tensor(np.asarray(sample_weight, dtype=np.float64))
+    return classes, Y.to(device), s.to(device)
+
+
 def nystrom_logistic_fit(
     kernel: Kernel,
     X: Any,
@@ -126,7 +141,7 @@ def nystrom_logistic_fit(
         Class labels (two or more classes; one-vs-rest for more than two).
     indices : ndarray of int
         The centres among the rows of ``X``
-        (:func:`kernelkit.models.falkon.select_centres`).
+        (:func:`kernelkit.gram.nystrom.centre_indices`).
     lam : float
         ``lam > 0`` of ``(1/n) sum_i s_i l(y_i f(x_i)) + lam ||f||^2`` (course part 1,
         section 3.3, whose slide writes ``lam_c / 2``: ``lam_c = 2 lam``).
@@ -167,18 +182,12 @@ def nystrom_logistic_fit(
     if not 0 <= forcing < 1:
         raise InputError(f"forcing: expected a CG tolerance in [0, 1), got {forcing!r}")
     reg = 2 * lam  # the ridge of the Newton systems: the Hessian of lam ||f||^2 is 2 lam K_mm
-    classes, Y = signed_targets(y)
     if system is None:
         system = nystrom_system(kernel, X, indices, block_size=block_size, lam=reg)
-    n, m = system.op.shape
-    if len(Y) != n:
-        raise InputError(f"y: expected {n} labels (one per row of X), got {len(Y)}")
-    s = torch.ones(n, dtype=torch.float64)
-    if sample_weight is not None:
-        s = torch.as_tensor(np.asarray(sample_weight, dtype=np.float64))
-    c = Y.shape[1]
+    classes, Y, s = _targets(system, y, sample_weight, torch.device("cpu"))
+    (n, m), c = system.op.shape, Y.shape[1]
     L = system.factor.L
-    centre_index = torch.as_tensor(system.indices)
+    centre_index = None if system.indices is None else torch.as_tensor(system.indices)
     alpha = torch.zeros(m, c, dtype=torch.float64)
     f = torch.zeros(n, c, dtype=torch.float64)
     J = _objective(f, Y, s, L.mT @ alpha, lam)
@@ -196,7 +205,8 @@ def nystrom_logistic_fit(
         steps += 1
         U = s[:, None] * Y * torch.sigmoid(-Y * f)
         W = s[:, None] * torch.sigmoid(f) * torch.sigmoid(-f)
-        precond = nystrom_preconditioner(system.factor, [reg] * c, W[centre_index].mT)
+        W_m = W.mean(0, keepdim=True).expand(m, c) if centre_index is None else W[centre_index]
+        precond = nystrom_preconditioner(system.factor, [reg] * c, W_m.mT)
         rhs = system.op.rmatmat(U)
 
         def normal(V: torch.Tensor, W: torch.Tensor = W) -> tuple[torch.Tensor, torch.Tensor]:
@@ -266,16 +276,9 @@ def nystrom_logistic_onepass(
     lam = float(lam)
     if not lam > 0 or not np.isfinite(lam):
         raise InputError(f"lam: expected a finite lam > 0 (Newton), got {lam!r}")
-    classes, Y = signed_targets(y)
-    n, m = system.op.shape
-    if len(Y) != n:
-        raise InputError(f"y: expected {n} labels (one per row of X), got {len(Y)}")
-    s = torch.ones(n, dtype=torch.float64)
-    if sample_weight is not None:
-        s = torch.as_tensor(np.asarray(sample_weight, dtype=np.float64))
-    c = Y.shape[1]
     device = system.K_mm.device
-    Y, s = Y.to(device), s.to(device)
+    classes, Y, s = _targets(system, y, sample_weight, device)
+    (n, m), c = system.op.shape, Y.shape[1]
     L = system.factor.L.to(device)  # beta = L^T alpha: f = Phi beta, penalty lam ||beta||^2
 
     def objective(f: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
