@@ -11,7 +11,7 @@ from sklearn.model_selection import GridSearchCV, KFold
 
 from kernelkit import KernelRidge
 from kernelkit.gram import gram
-from kernelkit.gram.nystrom import centre_indices
+from kernelkit.gram.nystrom import weighted_centres
 from kernelkit.kernels import Gaussian, Spectrum
 from kernelkit.models.falkon import (
     choose_solver,
@@ -164,7 +164,7 @@ def test_lam_grid_in_one_cg_run_equals_separate_fits(one_torch_thread):
     lams = [1e-4, 1e-2, 1.0]
     kernel = Gaussian(1.5)
     Xt = torch.as_tensor(X)
-    idx = centre_indices(kernel, Xt, 40, random_state=0)
+    idx = weighted_centres(Xt, 40, None, 0)  # KernelRidge's uniform draw (distinct points)
     errors = nystrom_validation_errors(
         nystrom_system(kernel, Xt, idx),
         torch.as_tensor(y),
