@@ -90,9 +90,10 @@ def test_concatenated_budget_lowers_measured_peak(peaks):
 
 
 def test_invariant_embedding_budget_lowers_measured_peak(peaks):
-    # n = 12000 points, 400 landmarks: K_xz is 37 MiB, never formed under the budget
+    # n = 12000 points, 400 landmarks: K_xz is 37 MiB, never formed under the budget; the
+    # budget's own scratch (1 MiB of tiles) may stand in its place
     r = peaks["invariant"]
-    assert r["budget"] <= r["none"] - 12000 * 400 * 8
+    assert r["budget"] <= r["none"] - 12000 * 400 * 8 + MIB
     assert r["error"] < 1e-8
 
 

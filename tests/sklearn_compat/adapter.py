@@ -3,8 +3,9 @@
 It replaces scikit-learn's estimators by thin subclasses of kernelkit's that only rename
 (the documented mapping, nothing else):
 
-* ``KernelRidge(alpha, kernel="linear", ...)``: ``lam = alpha / n`` at fit (kernelkit's
-  ``(1/n) sum loss + lam ||f||^2``), scikit-learn's default kernel ``"linear"``;
+* ``KernelRidge(alpha, kernel="linear", ...)``: ``lam = alpha / n`` at fit, ``alpha / sum(w)``
+  with sample weights (kernelkit's ``(1/sum w) sum w_i loss_i + lam ||f||^2``), scikit-learn's
+  default kernel ``"linear"``;
 * ``KernelPCA(n_components=None, kernel="linear", ...)``: scikit-learn's defaults;
 * ``SpectralClustering(affinity="rbf", gamma=1.0, ...)``: ``affinity -> kernel``,
   ``normalization="random_walk"`` (scikit-learn's embedding), ``gamma`` passed only to the
@@ -49,7 +50,9 @@ class KernelRidge(kernelkit.KernelRidge):
         self.alpha = alpha
 
     def fit(self, X, y, sample_weight=None):
-        self.lam = float(np.asarray(self.alpha)) / _num_samples(X)
+        n = _num_samples(X)
+        total = n if sample_weight is None else float(np.broadcast_to(sample_weight, (n,)).sum())
+        self.lam = float(np.asarray(self.alpha)) / total
         return super().fit(X, y, sample_weight=sample_weight)
 
 

@@ -215,7 +215,6 @@ class NystromKMeans:
 def _lloyd(Phi: torch.Tensor, sq: torch.Tensor, start: np.ndarray, max_iter: int) -> tuple:
     """Lloyd iterations on the rows of ``Phi`` from the rows ``start``; returns labels,
     centres, inertia and iterations (the means by ``index_add_``, one read of ``Phi``)."""
-    from kernelkit.estimators.clustering import _fill_empty
 
     k = len(start)
     C = Phi[torch.as_tensor(start)]
@@ -223,7 +222,7 @@ def _lloyd(Phi: torch.Tensor, sq: torch.Tensor, start: np.ndarray, max_iter: int
     it = 0
     for it in range(1, max_iter + 1):  # noqa: B007 - reported to the caller
         D = sq[:, None] - 2 * Phi @ C.mT + (C * C).sum(1)[None, :]
-        new = _fill_empty(D.argmin(1), D, k)
+        new = fill_empty_clusters(D.argmin(1), D, k)
         if labels is not None and bool((new == labels).all()):
             break
         labels = new
@@ -232,6 +231,25 @@ def _lloyd(Phi: torch.Tensor, sq: torch.Tensor, start: np.ndarray, max_iter: int
     D = sq[:, None] - 2 * Phi @ C.mT + (C * C).sum(1)[None, :]
     inertia = float(D.gather(1, labels[:, None]).clamp_min(0).sum())
     return labels, C, inertia, it
+
+
+def fill_empty_clusters(labels: torch.Tensor, D: torch.Tensor, k: int) -> torch.Tensor:
+    """Give each empty cluster the point farthest from its current centre (scikit-learn's
+    relocation rule), taking points from clusters of two or more."""
+    counts = torch.bincount(labels, minlength=k)
+    if bool((counts > 0).all()):
+        return labels
+    labels = labels.clone()
+    far = D.gather(1, labels[:, None])[:, 0].argsort(descending=True).tolist()
+    for empty in torch.nonzero(counts == 0).flatten().tolist():
+        for i in far:
+            if counts[labels[i]] > 1:
+                counts[labels[i]] -= 1
+                labels[i] = empty
+                counts[empty] = 1
+                far.remove(i)
+                break
+    return labels
 
 
 def nystrom_kmeans(
@@ -274,6 +292,7 @@ __all__ = [
     "NystromKPCA",
     "NystromLinearMap",
     "PreImageMap",
+    "fill_empty_clusters",
     "nystrom_kmeans",
     "nystrom_kpca",
     "pre_image_map",

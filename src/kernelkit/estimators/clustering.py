@@ -19,7 +19,7 @@ from kernelkit.estimators._base import (
     KernelEstimatorMixin,
     progress_of,
 )
-from kernelkit.estimators._nystrom_unsupervised import nystrom_kmeans
+from kernelkit.estimators._nystrom_unsupervised import fill_empty_clusters, nystrom_kmeans
 from kernelkit.gram import gram
 from kernelkit.gram.nystrom import (
     CENTRE_METHODS,
@@ -119,12 +119,12 @@ def _lloyd(
     n, k = K.shape[0], len(centres)
     c = torch.as_tensor(centres, device=K.device)
     D = diag[:, None] - 2 * K[c].T + K[c, c][None, :]
-    labels = _fill_empty(D.argmin(1), D, k)
+    labels = fill_empty_clusters(D.argmin(1), D, k)
     KA = K @ _one_hot(labels, k, K.dtype)
     it = 0
     for it in range(1, max_iter + 1):
         D, norms = _distances(KA, diag, labels, k)
-        new = _fill_empty(D.argmin(1), D, k)
+        new = fill_empty_clusters(D.argmin(1), D, k)
         changed = torch.nonzero(new != labels).flatten()
         if progress is not None:
             progress.update(it, changed=len(changed))
@@ -159,25 +159,6 @@ def _distances(
     sizes = A.sum(0)
     norms = (A * KA).sum(0) / sizes**2
     return diag[:, None] - 2 * KA / sizes + norms[None, :], norms
-
-
-def _fill_empty(labels: torch.Tensor, D: torch.Tensor, k: int) -> torch.Tensor:
-    """Give each empty cluster the point farthest from its current centre (scikit-learn's
-    relocation rule), taking points from clusters of two or more."""
-    counts = torch.bincount(labels, minlength=k)
-    if bool((counts > 0).all()):
-        return labels
-    labels = labels.clone()
-    far = D.gather(1, labels[:, None])[:, 0].argsort(descending=True).tolist()
-    for empty in torch.nonzero(counts == 0).flatten().tolist():
-        for i in far:
-            if counts[labels[i]] > 1:
-                counts[labels[i]] -= 1
-                labels[i] = empty
-                counts[empty] = 1
-                far.remove(i)
-                break
-    return labels
 
 
 def kernel_kmeans(
