@@ -147,8 +147,10 @@ def test_kernel_ridge_on_a_bag_of_strings_equals_in_memory(client):
     with pytest.warns(UserWarning, match="CG"):
         remote = KernelRidge(Spectrum(3), **params).fit(bag, y)
     np.testing.assert_array_equal(remote.center_indices_, local.center_indices_)
+    # the 4 partitions and the in-memory tiles sum K_nm^T v in different orders; ten CG
+    # iterations amplify those last bits (measured up to 1.2e-10 of max |alpha| on CI)
     scale = np.abs(local.dual_coef_).max()
-    np.testing.assert_allclose(remote.dual_coef_, local.dual_coef_, rtol=0, atol=1e-10 * scale)
+    np.testing.assert_allclose(remote.dual_coef_, local.dual_coef_, rtol=0, atol=1e-9 * scale)
     pred = remote.predict(bag)
     expected = local.predict(seqs)
-    np.testing.assert_allclose(pred.compute(), expected, rtol=0, atol=1e-10 * np.abs(y).max())
+    np.testing.assert_allclose(pred.compute(), expected, rtol=0, atol=1e-9 * np.abs(y).max())
