@@ -45,6 +45,7 @@ import torch
 from kernelkit.gram.nystrom import take
 from kernelkit.kernels import Kernel
 from kernelkit.kernels.base import Batch
+from kernelkit.models.falkon import nystrom_statistics, nystrom_system
 from kernelkit.solvers import cholesky_factor, solve_triangular
 from kernelkit.solvers.nystrom_pcg import centre_jitter
 from kernelkit.utils.errors import InputError
@@ -115,16 +116,12 @@ def centre_basis(kernel: Kernel, centres: Batch) -> torch.Tensor:
     return cholesky_factor(K_mm + tau * eye, name="K_mm").factor
 
 
-def _tile_features(kernel: Kernel, rows: Batch, centres: Batch, L: torch.Tensor) -> torch.Tensor:
-    """``Phi_b = K(rows, C) L^{-T}`` in float64."""
-    K_b = kernel.block(rows, centres).to(torch.float64)
-    return solve_triangular(L, K_b.mT, upper=False).mT
-
-
 def sparse_gp_statistics(
-    kernel: Kernel, Xb: Batch, centres: Batch, Y: torch.Tensor, *, basis: torch.Tensor | None = None
+    kernel: Kernel, Xb: Batch, centres: Batch, Y: torch.Tensor
 ) -> SparseGPStatistics:
-    """``A``, ``b``, ``y^T y`` and ``tr K_nn`` in one streamed pass over ``Xb`` (no gradient).
+    """``A``, ``b``, ``y^T y`` and ``tr K_nn``: ``A`` and ``b`` from the one-pass statistics of
+    the Nyström solvers (:func:`~kernelkit.models.falkon.nystrom_statistics`, in the feature
+    coordinates of ``L``), no gradient.
 
     Parameters
     ----------
@@ -136,27 +133,17 @@ def sparse_gp_statistics(
         Prepared centres (``m``).
     Y : torch.Tensor, shape (n,) or (n, c)
         Targets.
-    basis : torch.Tensor, optional
-        ``L`` of :func:`centre_basis` when already computed.
     """
     Yc = (Y[:, None] if Y.ndim == 1 else Y).to(torch.float64)
     n = len(Xb)
     if Yc.shape[0] != n:
         raise InputError(f"Y: expected {n} rows, got {Yc.shape[0]}")
     with torch.no_grad():
-        L = centre_basis(kernel, centres) if basis is None else basis
-        m = L.shape[0]
-        A = torch.zeros(m, m, dtype=torch.float64, device=L.device)
-        b = torch.zeros(m, Yc.shape[1], dtype=torch.float64, device=L.device)
-        trace = torch.zeros((), dtype=torch.float64, device=L.device)
-        for i, j in row_tiles(n, m):
-            rows = _rows(Xb, i, j)
-            Phi = _tile_features(kernel, rows, centres, L)
-            A.addmm_(Phi.mT, Phi)
-            b.addmm_(Phi.mT, Yc[i:j].to(Phi.device))
-            trace += kernel.block_diag(rows).to(torch.float64).sum()
+        stats = nystrom_statistics(nystrom_system(kernel, Xb, None, centres=centres), Yc)
+        trace = kernel.block_diag(Xb).to(torch.float64).sum()
+    A, b = stats.H[0], stats.r
     A = 0.5 * (A + A.mT)
-    return SparseGPStatistics(A, b, (Yc * Yc).sum(0).to(A.device), trace, L, n)
+    return SparseGPStatistics(A, b, (Yc * Yc).sum(0).to(A.device), trace, stats.basis, n)
 
 
 def sparse_gp_bound(
@@ -312,7 +299,7 @@ class StreamedBound:
         hyper = torch.exp(t[k:]).requires_grad_(True)
         kernel = self.make_kernel(dict(zip(self.names, theta, strict=True)))
         L = centre_basis(kernel, self.centres)
-        stats = sparse_gp_statistics(kernel, self.Xb, self.centres, self.Y, basis=L.detach())
+        stats = sparse_gp_statistics(kernel, self.Xb, self.centres, self.Y)
         values = dict(zip(self.learned, hyper, strict=True))
         amp = values.get("amplitude", self.fixed["amplitude"])
         s2 = values.get("noise", self.fixed["noise"])
@@ -342,7 +329,7 @@ class StreamedBound:
         gtr: torch.Tensor,
     ) -> None:
         """Accumulate ``dF/dtheta`` into the kernel's parameter tensors (``value_and_grad``)."""
-        Ld = L.detach()
+        Ld = stats.basis  # the coordinates A and b were formed in
         G = Ld @ stats.A @ Ld.mT
         c = Ld @ stats.b
         A_of_L = solve_triangular(L, solve_triangular(L, G, upper=False).mT, upper=False)
