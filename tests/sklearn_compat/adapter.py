@@ -70,6 +70,7 @@ class KernelPCA(kernelkit.KernelPCA):
         fit_inverse_transform=False,
         eigen_solver="auto",
         iterated_power="auto",
+        remove_zero_eig=False,
         random_state=None,
     ):
         super().__init__(
@@ -83,6 +84,7 @@ class KernelPCA(kernelkit.KernelPCA):
             coef0=coef0,
             kernel_params=kernel_params,
             iterated_power=iterated_power,
+            remove_zero_eig=remove_zero_eig,
         )
         self.alpha = alpha
 
