@@ -82,8 +82,9 @@ def kernel_pca(
               \alpha_i^T K_c \alpha_j = \delta_{ij},
 
     and the training projections are ``K_c alpha_i = sqrt(Delta_i) u_i``.  Eigenvalues that
-    are not positive (``Delta_i <= n eps max(Delta_1, max|K|)``: round-off of a singular ``K_c``,
-    whose centring loses ``eps max|K|`` per entry of the uncentred ``K``; note ``K_c 1 = 0``) cannot be normalised and are dropped (course section 6, pitfalls); with
+    are not positive (``Delta_i <= n eps max(Delta_1, max|K|)``: round-off of a singular
+    ``K_c``, whose centring loses ``eps max|K|`` per entry of the uncentred ``K``; note
+    ``K_c 1 = 0``) cannot be normalised and are dropped (course section 6, pitfalls); with
     ``remove_zero_eig=False`` they are kept as components of eigenvalue 0 whose projections are
     0 (``alpha_i = 0``; scikit-learn's ``remove_zero_eig=False``).  Significantly negative
     eigenvalues among the ``n_components`` largest are an error
