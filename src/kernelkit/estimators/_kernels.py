@@ -51,7 +51,7 @@ import torch
 
 from kernelkit.data import detect_input_kind
 from kernelkit.kernels import Gaussian, Kernel, Linear, Polynomial, Precomputed, TensorMatern
-from kernelkit.kernels.callable import CallableKernel
+from kernelkit.kernels.callable import CallableItemKernel, CallableKernel
 from kernelkit.kernels.sparse import SparseRows
 from kernelkit.kernels.specs import (
     KERNEL_SPECS,
@@ -202,6 +202,8 @@ def resolve_kernel(
     extras = {"gamma": gamma, "degree": degree, "coef0": coef0}
     if callable(kernel) and not isinstance(kernel, Kernel):
         _check_unused(kernel, (), extras, owner)
+        if detect_input_kind(X) not in (InputKind.VECTOR, InputKind.GRAM):
+            return CallableItemKernel(kernel, kernel_params)  # strings, graphs, objects
         return CallableKernel(kernel, kernel_params)
     if kernel_params is not None:
         raise InputError(

@@ -389,7 +389,12 @@ class KernelPCA(
         power = None if self.iterated_power == "auto" else int(self.iterated_power)
         remove = bool(self.remove_zero_eig) or self.n_components is None
         result = kernel_pca(
-            Kc, n_components, method=method, seed=seed, max_iter=power, remove_zero_eig=remove,
+            Kc,
+            n_components,
+            method=method,
+            seed=seed,
+            max_iter=power,
+            remove_zero_eig=remove,
             gram_scale=scale,
         )
         del Kc

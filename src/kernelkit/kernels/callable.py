@@ -29,6 +29,7 @@ import torch
 
 from kernelkit.kernels.base import Kernel
 from kernelkit.utils.errors import InputError
+from kernelkit.utils.kinds import InputKind
 
 _PROBE_ROWS = 3
 """Rows of each side used to detect the convention of a function."""
@@ -138,7 +139,59 @@ class CallableKernel(Kernel):
         return f"CallableKernel(function={name}, kernel_params={self.kernel_params!r})"
 
 
-__all__ = ["CallableKernel"]
+class CallableItemKernel(CallableKernel):
+    """A user's function on items that are not numeric vectors (strings, graphs, objects).
+
+    scikit-learn hands a callable kernel its input unvalidated, so a function of two strings
+    (or two lists of strings) works on a list of strings.  This kernel takes any sequence of
+    items as a 1-D NumPy object array (no conversion of the items) and calls the function on
+    items or on object arrays of items, with the conventions and the detection of
+    :class:`CallableKernel`.  The estimators use it for a callable ``kernel`` whose training
+    input is not numeric (:func:`kernelkit.data.detect_input_kind` other than vectors).
+    """
+
+    input_kind: ClassVar[InputKind] = InputKind.ANY
+
+    def prepare(
+        self, X: Any, *, dtype: torch.dtype | None = None, reference: bool = False
+    ) -> np.ndarray:
+        if isinstance(X, np.ndarray) and X.ndim == 1 and X.dtype == object:
+            return X
+        try:
+            items = list(X)
+        except TypeError as exc:
+            raise InputError(
+                f"X: expected a sequence of items for the callable kernel, got {type(X).__name__}"
+            ) from exc
+        batch = np.empty(len(items), dtype=object)
+        batch[:] = items
+        return batch
+
+    def block(self, X: np.ndarray, Y: np.ndarray) -> torch.Tensor:
+        params = self.kernel_params or {}
+        if self.mode_ is None:
+            self.mode_ = self._detect(X, Y, params)
+        if self.mode_ == "block":
+            K = np.asarray(self.function(X, Y, **params), dtype=np.float64)
+        else:
+            K = _pairwise(self.function, X, Y, params)
+        return torch.as_tensor(K, dtype=torch.float64)
+
+    def block_diag(self, X: np.ndarray) -> torch.Tensor:
+        params = self.kernel_params or {}
+        if self.mode_ is None:
+            self.mode_ = self._detect(X, X, params)
+        if self.mode_ == "block":
+            d = [
+                float(np.asarray(self.function(X[i : i + 1], X[i : i + 1], **params))[0, 0])
+                for i in range(len(X))
+            ]
+        else:
+            d = [float(self.function(x, x, **params)) for x in X]
+        return torch.as_tensor(d, dtype=torch.float64)
+
+
+__all__ = ["CallableItemKernel", "CallableKernel"]
 
 
 def _example_gaussian_of_rows(x: np.ndarray, y: np.ndarray) -> float:
