@@ -259,7 +259,8 @@ class KernelPCA(
         Number of components kept.
     gamma_ : float or None
         The ``gamma`` of a scikit-learn kernel name that reads it (``"rbf"``, ``"laplacian"``,
-        ``"poly"``): ``gamma``, or ``1 / n_features`` when None; None for other kernels.
+        ``"poly"``): ``gamma``, or ``1 / n_features`` when None (``"chi2"``: 1); None for
+        other kernels.
     centerer_ : GramCenterer
         Training means used to centre test rows.
     dual_coef_, X_transformed_fit_ :
@@ -354,7 +355,11 @@ class KernelPCA(
         Xb = self._fit_X(self._precomputed_gram(X) if precomputed else X)
         n = len(Xb)
         self.gamma_ = (
-            sklearn_gamma(self.gamma, Xb) if "gamma" in SKLEARN_KERNELS.get(name, ()) else None
+            getattr(self.kernel_, "gamma", None)
+            if name == "chi2"
+            else sklearn_gamma(self.gamma, Xb)
+            if "gamma" in SKLEARN_KERNELS.get(name, ())
+            else None
         )
         n_components = n if self.n_components is None else int(self.n_components)
         if n_components > n:

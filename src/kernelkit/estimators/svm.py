@@ -229,7 +229,7 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         key = self.kernel.strip().lower() if isinstance(self.kernel, str) else None
         reads = SKLEARN_KERNELS.get(key, ())
         for param, default in (("gamma", "scale"), ("coef0", 0.0)):
-            if extras[param] is None and param in reads:
+            if extras[param] is None and param in reads and key != "chi2":  # chi2's gamma: 1
                 extras[param] = default
         return extras
 
