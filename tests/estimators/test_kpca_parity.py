@@ -108,3 +108,14 @@ def test_remove_zero_eig_false_keeps_zero_components_as_sklearn():
     assert dropped.n_components_ == 2
     with pytest.raises(InputError, match="remove_zero_eig"):
         KernelPCA(remove_zero_eig="yes").fit(X3)
+
+
+def test_kernelkit_precomputed_object_keeps_its_checks():
+    """scikit-learn's name reads any square matrix; kernelkit's Precomputed() refuses."""
+    from kernelkit.kernels import Precomputed
+
+    K = np.array([[1.0, 2.0], [3.0, 40.0]])
+    with pytest.raises(InputError, match="expected a symmetric Gram matrix"):
+        KernelPCA(kernel=Precomputed(), n_components=1).fit(K)
+    with pytest.warns(UserWarning, match="not exactly symmetric"):
+        KernelPCA(kernel="precomputed", n_components=1).fit(K)

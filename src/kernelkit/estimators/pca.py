@@ -241,12 +241,15 @@ class KernelPCA(
         those components get eigenvalue 0 and projections 0.  ``n_components=None`` always
         drops them (as scikit-learn).
 
-    A precomputed Gram (``kernel="precomputed"``) is read as scikit-learn's ``KernelPCA``
-    reads it: a non-symmetric matrix is replaced by its symmetric part ``(K + K^T) / 2``
-    (same quadratic form ``x^T K x``) with a ``UserWarning``, and it need not be PSD as long as
-    the ``n_components`` largest eigenvalues of the centred matrix are not significantly
-    negative (else ``NotPSDError``, scikit-learn's "There are significant negative
-    eigenvalues").  The Grams of kernelkit's kernels and callables are used as computed.
+    With scikit-learn's name ``kernel="precomputed"`` the matrix is read as scikit-learn's
+    ``KernelPCA`` reads it: a non-symmetric matrix is replaced by its symmetric part
+    ``(K + K^T) / 2`` (same quadratic form ``x^T K x``) with a ``UserWarning``, and it need
+    not be PSD as long as the ``n_components`` largest eigenvalues of the centred matrix are
+    not significantly negative (else ``NotPSDError``, scikit-learn's "There are significant
+    negative eigenvalues").  kernelkit's ``Precomputed()`` keeps its checks (symmetric to
+    round-off, PSD; :func:`kernelkit.kernels.precomputed.check_gram`), and the Grams of
+    kernelkit's kernels and of callables are used as computed (with the same check of the
+    kept eigenvalues).
 
     Attributes
     ----------
@@ -351,8 +354,7 @@ class KernelPCA(
                 "fit_inverse_transform=False"
             )
         name = self.kernel.strip().lower() if isinstance(self.kernel, str) else None
-        precomputed = name == "precomputed" or isinstance(self.kernel, Precomputed)
-        Xb = self._fit_X(self._precomputed_gram(X) if precomputed else X)
+        Xb = self._fit_X(self._precomputed_gram(X) if name == "precomputed" else X)
         n = len(Xb)
         self.gamma_ = (
             getattr(self.kernel_, "gamma", None)
