@@ -529,4 +529,10 @@ class KernelPCA(
         return tags
 
 
-__all__ = ["KernelPCA", "KernelPCAResult", "center_train_gram_", "kernel_pca"]
+__all__ = [
+    "KernelPCA",
+    "KernelPCAResult",
+    "center_train_gram_",
+    "check_negative_eigenvalues",
+    "kernel_pca",
+]
