@@ -85,7 +85,7 @@ CASES: dict[str, Callable[[], BaseEstimator]] = {
         Gaussian(2.0), n_components=3, eigen_solver="arpack", fit_inverse_transform=True
     ),
     "KernelRidge": lambda: kernelkit.KernelRidge(Gaussian(1.0), solver="nystrom", n_centers=10),
-    "KernelSVC": lambda: kernelkit.KernelSVC(Gaussian(1.0)),
+    "KernelSVC": lambda: kernelkit.KernelSVC(Gaussian(1.0), probability=True),
     "NystromFeatures": lambda: kernelkit.NystromFeatures(Gaussian(1.0), n_centers=10),
     "RandomFourierFeatures": lambda: kernelkit.RandomFourierFeatures(
         Gaussian(1.0), n_components=10

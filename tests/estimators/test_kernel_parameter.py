@@ -187,15 +187,22 @@ def test_integer_weights_are_repetitions_with_nystrom_centres(solver):
     np.testing.assert_allclose(ridge_w.predict(X), ridge_r.predict(X), rtol=1e-8, atol=1e-10)
 
 
+ALL_DROPPED = "sample_weight: Invalid input - all samples have zero or negative weights"
+
+
 @pytest.mark.parametrize(
-    ("weights", "message"),
+    ("cls", "weights", "message"),
     [
-        (np.ones(5), r"sample_weight: .*\(40,\)"),
-        (-np.ones(40), "sample_weight: expected finite non-negative weights"),
-        (np.zeros(40), "sample_weight: .*(non-zero|not all zero)"),
+        (KernelRidge, np.ones(5), r"sample_weight: .*\(40,\)"),
+        (KernelSVC, np.ones(5), r"sample_weight: .*\(40,\)"),
+        (KernelRidge, -np.ones(40), "sample_weight: expected finite non-negative weights"),
+        (KernelRidge, np.zeros(40), "sample_weight: .*(non-zero|not all zero)"),
+        # KernelSVC leaves out the samples of weight <= 0, as libsvm (scikit-learn's text)
+        (KernelSVC, -np.ones(40), ALL_DROPPED),
+        (KernelSVC, np.zeros(40), ALL_DROPPED),
+        (KernelSVC, np.full(40, np.nan), "sample_weight: expected finite"),
     ],
 )
-@pytest.mark.parametrize("cls", [KernelRidge, KernelSVC])
 def test_bad_sample_weight_is_named(cls, weights, message):
     with pytest.raises(InputError, match=message):
         cls().fit(X, (Y > 0).astype(int), sample_weight=weights)

@@ -7,7 +7,7 @@ import pytest
 from sklearn.kernel_ridge import KernelRidge as SkKernelRidge
 from sklearn.metrics.pairwise import pairwise_kernels
 
-from kernelkit import KernelPCA, KernelRidge
+from kernelkit import KernelPCA, KernelRidge, NystromFeatures
 from kernelkit.gram import gram
 from kernelkit.kernels.callable import CallableKernel
 from kernelkit.testing import check_kernel
@@ -81,3 +81,26 @@ def test_bad_callable_and_kernel_params_are_named_errors(data):
         KernelPCA(kernel="rbf", kernel_params={"gamma": 1.0}).fit(X)
     with pytest.raises(ParameterError, match="kernel_params"):
         KernelPCA(kernel=rbf_rows, kernel_params=[1]).fit(X)
+
+
+def test_pairwise_calls_as_many_as_sklearn_and_params_not_copied(data):
+    """A pairwise function sees rows only, as often as scikit-learn calls it: once per pair
+    i <= j of a symmetric block (no probe calls), and kernel_params are the caller's dict."""
+    from sklearn.kernel_approximation import Nystroem
+
+    X = np.abs(data[0][:12])  # histogram intersection: PD on non-negative vectors
+
+    def logged(x, y, log):
+        assert x.ndim == 1 and y.ndim == 1
+        log.append(1)
+        return float(np.minimum(x, y).sum())
+
+    ours, theirs = [], []
+    NystromFeatures(kernel=logged, kernel_params={"log": ours}, n_centers=9).fit(X)
+    Nystroem(kernel=logged, kernel_params={"log": theirs}, n_components=9).fit(X)
+    assert len(ours) == len(theirs) == 9 * 10 // 2
+    ours.clear()
+    k = CallableKernel(logged, {"log": ours})
+    K = gram(k, X[:5], X[5:])
+    assert len(ours) == 5 * 7
+    np.testing.assert_allclose(K, [[np.minimum(a, b).sum() for b in X[5:]] for a in X[:5]])

@@ -12,9 +12,8 @@ It replaces scikit-learn's estimators by thin subclasses of kernelkit's that onl
   kernels that read it (scikit-learn ignores its default 1.0 elsewhere);
 * ``SVC(C, kernel="rbf", gamma="scale", ...)`` -> ``KernelSVC``: scikit-learn's defaults;
   its defaults ``gamma="scale"``, ``degree=3``, ``coef0=0`` passed only to the kernels that
-  read them; libsvm's ``shrinking``,
-  ``probability``, ``cache_size``, ``verbose``, ``random_state`` are kept as parameters and
-  not passed (kernelkit has none of them);
+  read them; libsvm's ``shrinking``, ``cache_size`` and ``verbose`` are kept as parameters
+  and not passed (kernelkit has none of them);
 * ``Nystroem(kernel="rbf", ...)`` -> ``NystromFeatures`` (``n_jobs`` kept, not passed);
 * ``RBFSampler(gamma=1.0, ...)`` -> ``RandomFourierFeatures(Gaussian(sigma))`` with
   ``sigma = 1 / sqrt(2 gamma)`` (``"scale"``: ``gamma = 1 / (n_features X.var())``).
@@ -70,6 +69,7 @@ class KernelPCA(kernelkit.KernelPCA):
         fit_inverse_transform=False,
         eigen_solver="auto",
         iterated_power="auto",
+        remove_zero_eig=False,
         random_state=None,
     ):
         super().__init__(
@@ -83,6 +83,7 @@ class KernelPCA(kernelkit.KernelPCA):
             coef0=coef0,
             kernel_params=kernel_params,
             iterated_power=iterated_power,
+            remove_zero_eig=remove_zero_eig,
         )
         self.alpha = alpha
 
@@ -174,12 +175,12 @@ class SVC(kernelkit.KernelSVC):
             coef0=coef0,
             decision_function_shape=decision_function_shape,
             break_ties=break_ties,
+            probability=probability,
+            random_state=random_state,
         )
         self.shrinking = shrinking
-        self.probability = probability
         self.cache_size = cache_size
         self.verbose = verbose
-        self.random_state = random_state
 
     def _kernel_extras(self):
         # scikit-learn's defaults gamma="scale", degree=3, coef0=0 are ignored by the kernels

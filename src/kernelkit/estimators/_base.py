@@ -54,6 +54,7 @@ from kernelkit.estimators._kernels import (
 from kernelkit.gram.distributed import is_dask_collection
 from kernelkit.kernels import Kernel, Linear, PrecomputedBatch
 from kernelkit.kernels.base import Batch, batch_dtype
+from kernelkit.kernels.callable import CallableKernel
 from kernelkit.kernels.sparse import SparseRows
 from kernelkit.utils import errors
 from kernelkit.utils.constraints import (
@@ -281,7 +282,10 @@ class KernelEstimatorMixin:
                     "densify X"
                 )
         else:
-            self.kernel_ = clone(kernel)
+            # a callable's kernel is built here: kernel_params stay the caller's objects (not
+            # copied), as in scikit-learn
+            fresh = isinstance(kernel, CallableKernel) and kernel is not self.kernel
+            self.kernel_ = kernel if fresh else clone(kernel)
             self.X_fit_ = owned(self._prepare(self.kernel_, X, reset=True), X)
         if hasattr(self.kernel_, "check_training"):  # e.g. an all-zero Gram, a feature blow-up
             self.kernel_.check_training(self.X_fit_)

@@ -23,11 +23,13 @@ r"""The ``kernel`` parameter of the estimators: a Kernel, a spec, a scikit-learn
                                                                  coef0)``
   ``"linear"``       ``<x, y>``                                  ``Linear()``
   ``"cosine"``       ``<x, y> / (||x|| ||y||)``                  ``Linear().normalized()``
+  ``"chi2"``         ``exp(-gamma sum (x - y)^2 / (x + y))``     ``Chi2(gamma)``
   ``"precomputed"``  the Gram matrix is ``X``                    ``Precomputed()``
   =================  ==========================================  ===============================
 
   ``"polynomial"`` is ``"poly"``; ``degree=3`` and ``coef0=1`` by default, as scikit-learn.
-  ``"sigmoid"`` (not positive definite) and the chi-squared kernels are refused;
+  ``"chi2"``'s ``gamma=None`` is 1 (``chi2_kernel``'s default) and it needs non-negative
+  features; ``"sigmoid"`` and ``"additive_chi2"`` (not positive definite) are refused;
 * a kernel spec ``NAME:param=value,...`` of the command line
   (:data:`kernelkit.kernels.specs.KERNEL_SPECS`, e.g. ``"gaussian:sigma=2"``,
   ``"spectrum:k=4"``), a missing Gaussian/Laplacian ``sigma`` set by the median heuristic.
@@ -50,8 +52,16 @@ import numpy as np
 import torch
 
 from kernelkit.data import detect_input_kind
-from kernelkit.kernels import Gaussian, Kernel, Linear, Polynomial, Precomputed, TensorMatern
-from kernelkit.kernels.callable import CallableKernel
+from kernelkit.kernels import (
+    Chi2,
+    Gaussian,
+    Kernel,
+    Linear,
+    Polynomial,
+    Precomputed,
+    TensorMatern,
+)
+from kernelkit.kernels.callable import CallableItemKernel, CallableKernel
 from kernelkit.kernels.sparse import SparseRows
 from kernelkit.kernels.specs import (
     KERNEL_SPECS,
@@ -71,14 +81,14 @@ SKLEARN_KERNELS: dict[str, tuple[str, ...]] = {
     "polynomial": ("gamma", "degree", "coef0"),
     "linear": (),
     "cosine": (),
+    "chi2": ("gamma",),
     "precomputed": (),
 }
 """scikit-learn's kernel names accepted by ``kernel=``, with the parameters each reads."""
 
 _REFUSED = {
     "sigmoid": "tanh(gamma <x, y> + coef0) is not positive definite",
-    "chi2": "the chi-squared kernel has no kernelkit counterpart",
-    "additive_chi2": "the chi-squared kernel has no kernelkit counterpart",
+    "additive_chi2": "-sum (x - y)^2 / (x + y) is not positive definite (only conditionally)",
 }
 
 
@@ -137,6 +147,10 @@ def _sklearn_kernel(name: str, gamma: Any, degree: Any, coef0: Any) -> Kernel | 
         return Linear()
     if name == "cosine":
         return Linear().normalized()
+    if name == "chi2":  # chi2_kernel's default gamma is 1, whatever the data
+        return VectorKernelRecipe(
+            lambda X, w=None: Chi2(gamma=1.0 if gamma is None else _gamma(gamma, X, w))
+        )
     if name == "rbf":
         return VectorKernelRecipe(
             lambda X, w=None: Gaussian(sigma=1.0 / math.sqrt(2.0 * _gamma(gamma, X, w)))
@@ -202,6 +216,8 @@ def resolve_kernel(
     extras = {"gamma": gamma, "degree": degree, "coef0": coef0}
     if callable(kernel) and not isinstance(kernel, Kernel):
         _check_unused(kernel, (), extras, owner)
+        if detect_input_kind(X) not in (InputKind.VECTOR, InputKind.GRAM):
+            return CallableItemKernel(kernel, kernel_params)  # strings, graphs, objects
         return CallableKernel(kernel, kernel_params)
     if kernel_params is not None:
         raise InputError(

@@ -8,6 +8,7 @@ from numbers import Integral, Real
 from typing import Any, ClassVar
 
 import numpy as np
+import scipy.sparse as sp
 import torch
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
@@ -28,12 +29,12 @@ from kernelkit.estimators._nystrom_unsupervised import (
 from kernelkit.gram import GramCenterer, gram
 from kernelkit.gram.nystrom import CENTRE_METHODS, centre_count, choose_centres, too_many_centres
 from kernelkit.kernels import Kernel, PrecomputedBatch
-from kernelkit.kernels.precomputed import Precomputed
+from kernelkit.kernels.precomputed import Precomputed, check_gram
 from kernelkit.kernels.sparse import SparseRows
 from kernelkit.solvers import cholesky_solve, fix_signs, top_eigenpairs
 from kernelkit.utils.constraints import Interval, StrOptions
-from kernelkit.utils.errors import InputError, NotFittedError
-from kernelkit.utils.numerics import eps
+from kernelkit.utils.errors import InputError, NotFittedError, NotPSDError
+from kernelkit.utils.numerics import eps, psd_tolerance
 from kernelkit.utils.seeding import RandomStateLike, as_seed
 from kernelkit.utils.validation import like_input, to_tensor
 
@@ -67,6 +68,8 @@ def kernel_pca(
     method: str = "auto",
     seed: int = 0,
     max_iter: int | None = None,
+    remove_zero_eig: bool = True,
+    gram_scale: float = 0.0,
 ) -> KernelPCAResult:
     r"""Kernel PCA of a *centred* Gram matrix (course part 1, slide "Kernel Principal
     Component Analysis (PCA): Summary").
@@ -79,8 +82,13 @@ def kernel_pca(
               \alpha_i^T K_c \alpha_j = \delta_{ij},
 
     and the training projections are ``K_c alpha_i = sqrt(Delta_i) u_i``.  Eigenvalues that
-    are not positive (``Delta_i <= n eps Delta_1``: round-off of a singular ``K_c``; note
-    ``K_c 1 = 0``) cannot be normalised and are dropped (course section 6, pitfalls).
+    are not positive (``Delta_i <= n eps max(Delta_1, max|K|)``: round-off of a singular
+    ``K_c``, whose centring loses ``eps max|K|`` per entry of the uncentred ``K``; note
+    ``K_c 1 = 0``) cannot be normalised and are dropped (course section 6, pitfalls); with
+    ``remove_zero_eig=False`` they are kept as components of eigenvalue 0 whose projections are
+    0 (``alpha_i = 0``; scikit-learn's ``remove_zero_eig=False``).  Significantly negative
+    eigenvalues among the ``n_components`` largest are an error
+    (:func:`check_negative_eigenvalues`).
 
     Parameters
     ----------
@@ -95,19 +103,58 @@ def kernel_pca(
     max_iter : int, optional
         ``max_iter`` of :func:`~kernelkit.solvers.top_eigenpairs` (``"randomized"``: the power
         iterations).
+    remove_zero_eig : bool
+        Drop the zero eigenvalues (True) or keep them as zero components (False).
+    gram_scale : float
+        ``max|K|`` of the Gram before centring (0: unknown), the scale of its round-off.
+
+    Raises
+    ------
+    NotPSDError
+        For a significantly negative eigenvalue among the ``n_components`` largest.
     """
     n = Kc.shape[0]
     eig = top_eigenpairs(
         Kc, n_components, method=method, largest=True, seed=seed, max_iter=max_iter
     )
     values, vectors = eig.values, eig.vectors
+    check_negative_eigenvalues(values)
     top = float(values[0]) if values.numel() else 0.0
-    keep = values > max(n, 1) * eps(values.dtype) * max(top, 0.0)
+    keep = values > max(n, 1) * eps(values.dtype) * max(top, gram_scale)
     if top <= 0:
         keep = torch.zeros_like(keep)
-    values, vectors = values[keep], vectors[:, keep]
     vectors = fix_signs(vectors)  # the solvers' sign rule (top_eigenpairs already applies it)
+    if not remove_zero_eig:  # zero-variance components: eigenvalue 0, projections 0
+        values = torch.where(keep, values, torch.zeros_like(values))
+        scale = torch.where(keep, values, torch.ones_like(values)).rsqrt() * keep
+        return KernelPCAResult(values, vectors, vectors * scale)
+    values, vectors = values[keep], vectors[:, keep]
     return KernelPCAResult(values, vectors, vectors / values.sqrt())
+
+
+def check_negative_eigenvalues(values: torch.Tensor) -> None:
+    """Refuse kept eigenvalues of a centred Gram that are significantly negative.
+
+    A Gram matrix is PSD, so an eigenvalue below ``-tol max|Delta|``
+    (:func:`~kernelkit.utils.numerics.psd_tolerance`, the tolerance of
+    :func:`kernelkit.solvers.check_psd`) among those asked for means the matrix is not a Gram
+    (e.g. a precomputed similarity), not round-off.
+
+    Raises
+    ------
+    NotPSDError
+        With scikit-learn's sentence ``There are significant negative eigenvalues``.
+    """
+    if not values.numel():
+        return
+    largest, smallest = float(values.abs().max()), float(values.min())
+    if smallest < -psd_tolerance(values.dtype) * largest:
+        raise NotPSDError(
+            f"n_components: There are significant negative eigenvalues ({-smallest / largest:.3g} "
+            "of the maximum positive) among the components asked for: the centred Gram is not "
+            "positive semi-definite (a precomputed similarity that is not a kernel?); ask for "
+            "fewer components or clip its negative eigenvalues"
+        )
 
 
 def center_train_gram_(K: torch.Tensor, centerer: GramCenterer) -> torch.Tensor:
@@ -187,6 +234,22 @@ class KernelPCA(
     centers : {"uniform", "kmeans++", "greedy"} or array of points, default "uniform"
         ``"nystrom"`` only: how the centres are chosen
         (:func:`kernelkit.gram.nystrom.choose_centres`), or the centres themselves.
+    remove_zero_eig : bool, default True
+        Drop the components of zero eigenvalue (``Delta_i <= n eps max(Delta_1, max|K|)``:
+        no variance, no unit-norm principal function), so ``n_components_`` may be less than
+        ``n_components``.  ``False`` keeps exactly ``n_components`` (scikit-learn's default):
+        those components get eigenvalue 0 and projections 0.  ``n_components=None`` always
+        drops them (as scikit-learn).
+
+    With scikit-learn's name ``kernel="precomputed"`` the matrix is read as scikit-learn's
+    ``KernelPCA`` reads it: a non-symmetric matrix is replaced by its symmetric part
+    ``(K + K^T) / 2`` (same quadratic form ``x^T K x``) with a ``UserWarning``, and it need
+    not be PSD as long as the ``n_components`` largest eigenvalues of the centred matrix are
+    not significantly negative (else ``NotPSDError``, scikit-learn's "There are significant
+    negative eigenvalues").  kernelkit's ``Precomputed()`` keeps its checks (symmetric to
+    round-off, PSD; :func:`kernelkit.kernels.precomputed.check_gram`), and the Grams of
+    kernelkit's kernels and of callables are used as computed (with the same check of the
+    kept eigenvalues).
 
     Attributes
     ----------
@@ -199,7 +262,8 @@ class KernelPCA(
         Number of components kept.
     gamma_ : float or None
         The ``gamma`` of a scikit-learn kernel name that reads it (``"rbf"``, ``"laplacian"``,
-        ``"poly"``): ``gamma``, or ``1 / n_features`` when None; None for other kernels.
+        ``"poly"``): ``gamma``, or ``1 / n_features`` when None (``"chi2"``: 1); None for
+        other kernels.
     centerer_ : GramCenterer
         Training means used to centre test rows.
     dual_coef_, X_transformed_fit_ :
@@ -238,6 +302,7 @@ class KernelPCA(
         solver: str = "exact",
         n_centers: int = 1000,
         centers: str | Any = "uniform",
+        remove_zero_eig: bool = True,
     ):
         self.kernel = kernel
         self.n_components = n_components
@@ -253,6 +318,7 @@ class KernelPCA(
         self.solver = solver
         self.n_centers = n_centers
         self.centers = centers
+        self.remove_zero_eig = remove_zero_eig
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **KERNEL_CONSTRAINTS,
@@ -271,6 +337,7 @@ class KernelPCA(
         "solver": [StrOptions({"exact", "nystrom"})],
         "n_centers": [Interval(Integral, 1, None, closed="left")],
         "centers": [StrOptions(set(CENTRE_METHODS)), "array-like"],
+        "remove_zero_eig": ["boolean"],
     }
 
     # ------------------------------------------------------------------ fit
@@ -286,11 +353,15 @@ class KernelPCA(
                 "(the pre-image map is learned from the input vectors); set "
                 "fit_inverse_transform=False"
             )
-        Xb = self._fit_X(X)
-        n = len(Xb)
         name = self.kernel.strip().lower() if isinstance(self.kernel, str) else None
+        Xb = self._fit_X(self._precomputed_gram(X) if name == "precomputed" else X)
+        n = len(Xb)
         self.gamma_ = (
-            sklearn_gamma(self.gamma, Xb) if "gamma" in SKLEARN_KERNELS.get(name, ()) else None
+            getattr(self.kernel_, "gamma", None)
+            if name == "chi2"
+            else sklearn_gamma(self.gamma, Xb)
+            if "gamma" in SKLEARN_KERNELS.get(name, ())
+            else None
         )
         n_components = n if self.n_components is None else int(self.n_components)
         if n_components > n:
@@ -317,12 +388,22 @@ class KernelPCA(
             self.solver_ = "nystrom"
             return self._fit_nystrom(Xb, n_components, X)
         K = gram(self.kernel_, Xb)
+        scale = float(K.abs().max())
         self.centerer_ = GramCenterer().fit(K)
         Kc = center_train_gram_(K, self.centerer_)
         seed = as_seed(self.random_state)
         method = "full" if self.eigen_solver == "dense" else self.eigen_solver
         power = None if self.iterated_power == "auto" else int(self.iterated_power)
-        result = kernel_pca(Kc, n_components, method=method, seed=seed, max_iter=power)
+        remove = bool(self.remove_zero_eig) or self.n_components is None
+        result = kernel_pca(
+            Kc,
+            n_components,
+            method=method,
+            seed=seed,
+            max_iter=power,
+            remove_zero_eig=remove,
+            gram_scale=scale,
+        )
         del Kc
         self._alphas = result.alphas
         self.n_components_ = int(result.eigenvalues.shape[0])
@@ -336,6 +417,15 @@ class KernelPCA(
             self.X_transformed_fit_ = like_input(Z, X)
             self.dual_coef_ = like_input(self._pre_image, X)
         return Z
+
+    @staticmethod
+    def _precomputed_gram(X: Any) -> Any:
+        """A precomputed training Gram as :class:`PrecomputedBatch`: square, finite, its
+        symmetric part when not symmetric (warned), not checked PSD (see the class docs)."""
+        if isinstance(X, PrecomputedBatch) or sp.issparse(X):
+            return X
+        K = check_gram(to_tensor(X, name="X"), check_psd=False, symmetrise=True)
+        return PrecomputedBatch(K, K.diagonal().clone(), torch.arange(K.shape[0]))
 
     def _fit_nystrom(self, Xb: Any, n_components: int, X: Any) -> torch.Tensor:
         """``solver="nystrom"``: the eigenproblem in the Nyström feature space."""
@@ -439,4 +529,10 @@ class KernelPCA(
         return tags
 
 
-__all__ = ["KernelPCA", "KernelPCAResult", "center_train_gram_", "kernel_pca"]
+__all__ = [
+    "KernelPCA",
+    "KernelPCAResult",
+    "center_train_gram_",
+    "check_negative_eigenvalues",
+    "kernel_pca",
+]

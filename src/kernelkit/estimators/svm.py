@@ -11,6 +11,7 @@ import scipy.sparse as sp
 import torch
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.svm import SVC
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
@@ -25,12 +26,38 @@ from kernelkit.estimators._base import (
 from kernelkit.estimators._kernels import SKLEARN_KERNELS
 from kernelkit.gram import gram
 from kernelkit.gram.nystrom import take
-from kernelkit.kernels import Kernel, Linear
+from kernelkit.kernels import Kernel, Linear, Precomputed
 from kernelkit.kernels.sparse import SparseRows
 from kernelkit.utils.constraints import Interval, StrOptions
-from kernelkit.utils.errors import InputError
+from kernelkit.utils.errors import InputError, NotFittedError, SparseInputError
 from kernelkit.utils.progress import VerboseLike
+from kernelkit.utils.seeding import RandomStateLike, as_seed
 from kernelkit.utils.validation import like_input
+
+
+def positive_part(sample_weight: Any) -> Any:
+    """Weights with the non-positive ones set to 0 (libsvm leaves those samples out).
+
+    Raises
+    ------
+    InputError
+        When no weight is positive (scikit-learn's message).
+    """
+    if sample_weight is None:
+        return None
+    try:
+        w = np.asarray(to_numpy(sample_weight), dtype=np.float64)
+    except (TypeError, ValueError):
+        return sample_weight  # check_sample_weight names the problem
+    if w.size == 0 or np.isnan(w).any():
+        return sample_weight
+    if not (w > 0).any():
+        raise InputError(
+            "sample_weight: Invalid input - all samples have zero or negative weights "
+            f"(max {w.max():.3g}); libsvm leaves out the samples "
+            "of weight <= 0"
+        )
+    return np.maximum(w, 0.0)
 
 
 class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
@@ -56,7 +83,9 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
     .. math:: \min_{f, b} \frac12 \|f\|_H^2 + C \sum_i w_i \max(0, 1 - y_i (f(x_i) + b)),
 
     so integer weights are repeated rows (the sum form has no normaliser to count) and
-    samples of weight 0 are left out; the data-dependent defaults (median-heuristic width,
+    samples of weight ``w_i <= 0`` are left out, as libsvm does (a negative penalty would make
+    the problem unbounded); an error says so when no sample, or only one class, is left; the
+    data-dependent defaults (median-heuristic width,
     ``gamma="scale"``) count row ``i`` ``w_i`` times.  The two fits agree to libsvm's ``tol``.
 
     Parameters
@@ -87,6 +116,21 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
     break_ties : bool, default False
         ``predict`` breaks ties of the one-vs-one votes by the ``"ovr"`` decision values
         (``decision_function_shape="ovr"`` and more than two classes only), as ``SVC``.
+    probability : bool, default False
+        Also fit libsvm's probability model (``SVC(probability=True)``: Platt scaling of each
+        one-vs-one decision value, ``P(y = 1 | f) = 1 / (1 + exp(A f + B))`` with ``A``, ``B``
+        fitted on 5-fold cross-validated decision values (Platt 2000; Lin, Lin and Weng 2007),
+        coupled across pairs of classes by Wu, Lin and Weng (2004)) for ``predict_proba`` and
+        ``predict_log_proba``.  The cross-validation makes ``fit`` about 5 times slower and
+        draws from ``random_state``; the argmax of ``predict_proba`` may differ from
+        ``predict``.  scikit-learn 1.9 deprecates ``SVC``'s ``probability`` (removal in 1.11,
+        in favour of ``CalibratedClassifierCV(SVC(), ensemble=False)``); this option is that
+        libsvm model, and scikit-learn's ``FutureWarning`` is passed on (so is the one of
+        ``probA_`` / ``probB_``).  ``CalibratedClassifierCV(KernelSVC(...), ensemble=False)``
+        is the lasting route.
+    random_state : int, RandomState, Generator or None
+        Seed of the cross-validation folds of ``probability=True`` (unused otherwise); ``None``
+        draws fresh entropy (:mod:`kernelkit.utils.seeding`).
     verbose : int, bool or callable, default 0
         ``0``: silent; ``1``: progress on stderr (:mod:`kernelkit.utils.progress`: a
         ``[KernelSVC] libsvm ...`` stage line and a final ``done after iter N ...`` line with
@@ -112,6 +156,8 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         The intercepts ``b`` of the one-vs-one problems.
     n_iter_ : ndarray
         libsvm iterations of each one-vs-one problem.
+    probA_, probB_ : ndarray or tensor, shape (n_classes * (n_classes - 1) / 2,)
+        Platt's ``A``, ``B`` (``probability=True``; empty otherwise).
     svc_ : sklearn.svm.SVC
         The fitted libsvm model on the precomputed Gram.
 
@@ -141,6 +187,8 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         kernel_params: dict | None = None,
         decision_function_shape: str = "ovr",
         break_ties: bool = False,
+        probability: bool = False,
+        random_state: RandomStateLike = None,
         verbose: VerboseLike = 0,
     ):
         self.kernel = kernel
@@ -154,6 +202,8 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.kernel_params = kernel_params
         self.decision_function_shape = decision_function_shape
         self.break_ties = break_ties
+        self.probability = probability
+        self.random_state = random_state
         self.verbose = verbose
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
@@ -168,6 +218,8 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         "coef0": [Interval(Real, 0, None, closed="left"), None],
         "decision_function_shape": [StrOptions({"ovr", "ovo"})],
         "break_ties": ["boolean"],
+        "probability": ["boolean"],
+        "random_state": ["random_state", np.random.Generator],
         "verbose": VERBOSE_CONSTRAINT,
     }
 
@@ -177,7 +229,7 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         key = self.kernel.strip().lower() if isinstance(self.kernel, str) else None
         reads = SKLEARN_KERNELS.get(key, ())
         for param, default in (("gamma", "scale"), ("coef0", 0.0)):
-            if extras[param] is None and param in reads:
+            if extras[param] is None and param in reads and key != "chi2":  # chi2's gamma: 1
                 extras[param] = default
         return extras
 
@@ -185,7 +237,12 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         """Fit the C-SVM on training data ``X`` and class labels ``y`` (per-sample weights of
         ``C`` in ``sample_weight``)."""
         self._validate_params()
-        X, Xb, y, w = self._fit_samples(X, y, sample_weight)
+        if sp.issparse(X) and self._precomputed():
+            raise SparseInputError(
+                "X: Sparse precomputed kernels are not supported (libsvm reads a dense Gram "
+                f"matrix); got a {type(X).__name__}, pass X.toarray()"
+            )
+        X, Xb, y, w = self._fit_samples(X, y, positive_part(sample_weight))
         if y is None:
             self._check_y_length(y, len(Xb))
         labels = to_numpy(y)
@@ -195,7 +252,13 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
             check_classification_targets(labels)
         except ValueError as exc:
             raise InputError(f"y: {exc}") from exc
+        if w is not None and len(np.unique(labels[w > 0])) < min(2, len(np.unique(labels))):
+            raise InputError(
+                "sample_weight: Invalid input - all samples with positive weights belong to the "
+                f"same class ({labels[w > 0][0]!r}); samples of weight <= 0 are left out"
+            )
         K = to_numpy(gram(self.kernel_, Xb)).astype(np.float64, copy=False)
+        probability = {"probability": True, "random_state": as_seed(self.random_state)}
         self.svc_ = SVC(
             kernel="precomputed",
             C=self.C,
@@ -204,6 +267,7 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
             max_iter=self.max_iter,
             decision_function_shape=self.decision_function_shape,
             break_ties=self.break_ties,
+            **(probability if self.probability else {}),
         )
         # libsvm drops zero-weight rows, after which the row numbers of a precomputed Gram no
         # longer match its columns: those rows are removed here, and svc_ sees the rest
@@ -214,6 +278,7 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         progress = progress_of(self, None if self.max_iter < 0 else self.max_iter)
         progress.stage(f"libsvm on the {len(K)} x {len(K)} Gram")
         self.svc_.fit(K, labels, sample_weight=w)
+        self._fit_probability = bool(self.probability)
         del K
         self.classes_ = self.svc_.classes_
         self.support_ = self._fit_rows[self.svc_.support_]
@@ -294,6 +359,52 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         Kt = self._test_gram(X)
         dec = self.svc_.decision_function(Kt)
         return like_input(torch.as_tensor(dec), X)
+
+    def _precomputed(self) -> bool:
+        name = self.kernel.strip().lower() if isinstance(self.kernel, str) else None
+        return name == "precomputed" or isinstance(self.kernel, Precomputed)
+
+    def _check_proba(self) -> bool:
+        if not self.probability:
+            raise AttributeError("predict_proba is not available when probability=False")
+        return True
+
+    @available_if(_check_proba)
+    def predict_proba(self, X: Any) -> Any:
+        """Class probabilities of libsvm's probability model (``probability=True``), shape
+        ``(n_samples, n_classes)``, columns in the order of ``classes_``.
+
+        Raises
+        ------
+        NotFittedError
+            When ``fit`` ran with ``probability=False``.
+        """
+        Kt = self._test_gram(X)
+        if not self._fit_probability:
+            raise NotFittedError(
+                "predict_proba is not available when fitted with probability=False; refit "
+                "with probability=True"
+            )
+        return like_input(torch.as_tensor(self.svc_.predict_proba(Kt)), X)
+
+    @available_if(_check_proba)
+    def predict_log_proba(self, X: Any) -> Any:
+        """Logarithm of :meth:`predict_proba`."""
+        proba = self.predict_proba(X)
+        return proba.log() if isinstance(proba, torch.Tensor) else np.log(proba)
+
+    @property
+    def probA_(self) -> Any:
+        """Platt's ``A`` of each one-vs-one problem (empty without ``probability=True``);
+        scikit-learn's ``SVC.probA_`` of ``svc_``, with its deprecation warning."""
+        check_is_fitted(self, "svc_")
+        return like_input(torch.as_tensor(self.svc_.probA_), self.dual_coef_)
+
+    @property
+    def probB_(self) -> Any:
+        """Platt's ``B`` of each one-vs-one problem (see :attr:`probA_`)."""
+        check_is_fitted(self, "svc_")
+        return like_input(torch.as_tensor(self.svc_.probB_), self.dual_coef_)
 
     def predict(self, X: Any) -> Any:
         """Predicted class labels (torch tensors for torch input when labels are numeric)."""

@@ -22,6 +22,7 @@ from kernelkit.kernels.base import (
 )
 from kernelkit.kernels.centered import CenteredKernel
 from kernelkit.kernels.characteristic import BallSpectrum
+from kernelkit.kernels.chi2 import Chi2
 from kernelkit.kernels.dot_product import (
     SphereExponential,
     SphereInversePolynomial,
@@ -58,6 +59,7 @@ __all__ = [
     "ArcCosine",
     "BallSpectrum",
     "CenteredKernel",
+    "Chi2",
     "CommuteTime",
     "Constant",
     "CoreFramework",

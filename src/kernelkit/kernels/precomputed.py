@@ -64,7 +64,9 @@ SYMMETRISE_FACTOR = 1e4
 with a warning instead of refused (see :func:`check_gram`)."""
 
 
-def check_gram(K: torch.Tensor, *, name: str = "X", check_psd: bool = True) -> torch.Tensor:
+def check_gram(
+    K: torch.Tensor, *, name: str = "X", check_psd: bool = True, symmetrise: bool = False
+) -> torch.Tensor:
     """Check that ``K`` is a square, symmetric and (relatively) PSD Gram matrix.
 
     Symmetry is checked to ``max|K - K^T| <= tol max|K|`` with ``tol`` of
@@ -74,7 +76,9 @@ def check_gram(K: torch.Tensor, *, name: str = "X", check_psd: bool = True) -> t
     ``(K + K^T) / 2`` with a :class:`UserWarning`; beyond it is an error.  Positivity by
     :func:`kernelkit.solvers.check_psd` (``lambda_min >= -tol lambda_max`` with the relative
     tolerance of :func:`kernelkit.utils.numerics.psd_tolerance`; course part 1, section 1,
-    numerical note).
+    numerical note).  ``symmetrise=True`` replaces any non-symmetric ``K`` by its symmetric
+    part ``(K + K^T) / 2`` (the same quadratic form ``x^T K x``; scikit-learn's ``KernelPCA``
+    takes a non-symmetric precomputed Gram) with the warning, whatever the asymmetry.
     """
     if K.ndim != 2 or K.shape[0] != K.shape[1]:
         raise InputError(
@@ -83,7 +87,7 @@ def check_gram(K: torch.Tensor, *, name: str = "X", check_psd: bool = True) -> t
     scale = float(K.abs().max()) if K.numel() else 0.0
     asym = float((K - K.T).abs().max()) if K.numel() else 0.0
     tol = symmetry_tolerance(K.dtype) * max(scale, 1e-300)
-    if tol < asym <= SYMMETRISE_FACTOR * tol:
+    if tol < asym and (symmetrise or asym <= SYMMETRISE_FACTOR * tol):
         warnings.warn(
             f"{name}: the precomputed Gram matrix is not exactly symmetric (max|K - K^T| = "
             f"{asym:.3g}, max|K| = {scale:.3g}); using (K + K^T) / 2",

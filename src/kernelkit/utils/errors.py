@@ -18,6 +18,10 @@ class InputError(KernelkitError, ValueError):
     """An argument has the wrong shape, type, value or content."""
 
 
+class SparseInputError(InputError, TypeError):
+    """Sparse input where only dense input is read (a ``TypeError`` too, as scikit-learn's)."""
+
+
 class NotPSDError(KernelkitError, ValueError):
     """A matrix that must be positive semi-definite is not (beyond the tolerance)."""
 
