@@ -33,7 +33,7 @@ def _one_hot(graphs):
     out = []
     for g in graphs:
         h = g.copy()
-        for v, d in h.nodes(data=True):
+        for _, d in h.nodes(data=True):
             d["attributes"] = np.eye(len(symbols))[symbols.index(d["label"])]
         out.append(h)
     return out
