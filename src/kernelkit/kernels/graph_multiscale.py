@@ -12,12 +12,12 @@ from typing import Any
 
 import numpy as np
 import torch
-from scipy.sparse import csgraph
 
 from kernelkit.data.graphs import GraphBatch, as_graph_batch
 from kernelkit.data.molecules import as_molecule_batch, is_molecule_input
 from kernelkit.kernels.base import Batch, Kernel
 from kernelkit.kernels.graph_attributes import attributed_graphs
+from kernelkit.kernels.graph_pyramid import _adjacency_stacks
 from kernelkit.kernels.graphs import _check_label_name, _GraphKernel, example_graphs
 from kernelkit.solvers import symmetric_eigh
 from kernelkit.utils.errors import InputError
@@ -28,7 +28,7 @@ __all__ = ["MultiscaleLaplacian", "flg_gram"]
 POSITIVE_EIGENVALUE = 1e-6
 """Eigenvalues of a sample Gram at or below this are dropped from the basis (GraKeL's)."""
 
-_PAIR_BUDGET = 1 << 17  # (P x P) matrices per chunk of the pairwise FLG values
+_PAIR_BUDGET = 1 << 14  # (P x P) matrices per chunk of the pairwise FLG values
 
 
 def _moments(U: np.ndarray, A: np.ndarray, heta: float, gamma: float) -> tuple:
@@ -42,34 +42,42 @@ def _moments(U: np.ndarray, A: np.ndarray, heta: float, gamma: float) -> tuple:
     lap[:, idx, idx] = A.sum(-1) + heta
     S = np.swapaxes(U, 1, 2) @ np.linalg.solve(lap, U)
     S[:, np.arange(S.shape[-1]), np.arange(S.shape[-1])] += gamma
-    S = torch.as_tensor(S)
-    return torch.linalg.inv(S).numpy(), _logdet_spd(S).numpy()
+    return np.linalg.inv(S), _logdet_spd(S)
 
 
-def _logdet_spd(stack: torch.Tensor) -> torch.Tensor:
-    """Log-determinants of a stack of s.p.d. matrices by batched Cholesky factorisations."""
-    factor = torch.linalg.cholesky(stack)
-    return 2.0 * torch.log(torch.diagonal(factor, dim1=-2, dim2=-1)).sum(-1)
+def _logdet_spd(M: np.ndarray) -> np.ndarray:
+    """Log-determinants of a stack of s.p.d. matrices ``(..., p, p)`` (NumPy's batched LU)."""
+    sign, logdet = np.linalg.slogdet(M)
+    if not (sign > 0).all():
+        raise InputError("MultiscaleLaplacian: a covariance S is not positive definite")
+    return logdet
 
 
 def flg_gram(
-    inv_a: np.ndarray, logdet_a: np.ndarray, inv_b: np.ndarray, logdet_b: np.ndarray
+    inv_a: np.ndarray,
+    logdet_a: np.ndarray,
+    inv_b: np.ndarray,
+    logdet_b: np.ndarray,
+    *,
+    symmetric: bool = False,
 ) -> np.ndarray:
     r"""GraKeL's FLG values between two lists of moments, ``(len(a), len(b))``:
 
     .. math:: k(a, b) = |S_a^{-1} + S_b^{-1}|^{-1/2}\, |S_a|^{-1/4}\, |S_b|^{-1/4},
 
     the paper's FLG kernel (Kondor & Pan 2016, definition 1) times :math:`2^{-P/2}`;
-    computed in chunks of ``_PAIR_BUDGET`` matrices.
+    computed in chunks of ``_PAIR_BUDGET`` matrices (``symmetric``: ``a`` is ``b``, the
+    upper triangle only).
     """
     na, nb = len(inv_a), len(inv_b)
-    p = inv_a.shape[-1]
-    out = np.empty((na, nb))
-    ta, tb = torch.as_tensor(inv_a), torch.as_tensor(inv_b)
+    out = np.zeros((na, nb))
     rows = max(1, _PAIR_BUDGET // max(nb, 1))
     for start in range(0, na, rows):
-        block = (ta[start : start + rows, None] + tb[None]).reshape(-1, p, p)
-        out[start : start + rows] = _logdet_spd(block).reshape(-1, nb).numpy()
+        stop = min(na, start + rows)
+        first = start if symmetric else 0  # columns >= the block's first row
+        out[start:stop, first:] = _logdet_spd(inv_a[start:stop, None] + inv_b[None, first:])
+    if symmetric:
+        out = np.triu(out) + np.triu(out, 1).T
     return np.exp(-0.5 * out - 0.25 * (logdet_a[:, None] + logdet_b[None, :]))
 
 
@@ -98,22 +106,26 @@ def _induced(keys: np.ndarray, N: int, nodes: np.ndarray) -> np.ndarray:
 
 class _Balls:
     """The nodes of every ball :math:`B_r(v)` of a batch, per radius, grouped by size:
-    ``levels[i][m] = (centres (B,), members (B, m))`` (global node indices)."""
+    ``levels[i][m] = (centres (B,), members (B, m))`` (global node indices).  Graphs of
+    equal size are handled together: reachability by powers of their stacked adjacency."""
 
     def __init__(self, X: GraphBatch, radii: list[int]):
         self.N = int(X.node_ptr[-1])
         self.keys = _edge_lookup(X)
         groups: list[dict[int, list]] = [{} for _ in radii]
-        for g in range(len(X)):
-            start = int(X.node_ptr[g])
-            dist = csgraph.shortest_path(X.adjacency(g), unweighted=True)
+        for graphs, A in _adjacency_stacks(X).values():
+            n, starts = A.shape[-1], X.node_ptr[graphs]
+            reach = np.broadcast_to(np.eye(n, dtype=bool), A.shape).copy()
+            steps = 0
             for level, r in enumerate(radii):
-                inside = dist <= r
-                sizes = inside.sum(1)
+                for _ in range(steps, min(r, n)):
+                    reach |= (reach @ A) > 0
+                steps = max(steps, min(r, n))
+                sizes = reach.sum(-1)
                 for m in np.unique(sizes):
-                    rows = np.flatnonzero(sizes == m)
-                    members = np.nonzero(inside[rows])[1].reshape(len(rows), m) + start
-                    groups[level].setdefault(int(m), []).append((rows + start, members))
+                    b, v = np.nonzero(sizes == m)
+                    members = np.nonzero(reach[b, v])[1].reshape(len(b), m) + starts[b, None]
+                    groups[level].setdefault(int(m), []).append((starts[b] + v, members))
         self.levels = [
             {
                 m: (np.concatenate([c for c, _ in parts]), np.concatenate([b for _, b in parts]))
@@ -288,7 +300,9 @@ class MultiscaleLaplacian(_GraphKernel):
             rng.shuffle(order)
             pick = order[:ns]
             inv, logdet = self._node_moments(F, balls, level)
-            Q = _nystrom_map(flg_gram(inv[pick], logdet[pick], inv[pick], logdet[pick]), self.P)
+            Q = _nystrom_map(
+                flg_gram(inv[pick], logdet[pick], inv[pick], logdet[pick], symmetric=True), self.P
+            )
             F = flg_gram(inv, logdet, inv[pick], logdet[pick]) @ Q
             basis["moments"].append((inv[pick], logdet[pick]))
             basis["Q"].append(Q)
@@ -351,11 +365,11 @@ class MultiscaleLaplacian(_GraphKernel):
     def block(self, X: Batch, Y: Batch) -> torch.Tensor:
         inv_x, ld_x = self.graph_moments(X)
         inv_y, ld_y = (inv_x, ld_x) if Y is X else self.graph_moments(Y)
-        return torch.as_tensor(flg_gram(inv_x, ld_x, inv_y, ld_y))
+        return torch.as_tensor(flg_gram(inv_x, ld_x, inv_y, ld_y, symmetric=Y is X))
 
     def block_diag(self, X: Batch) -> torch.Tensor:
         inv, logdet = self.graph_moments(X)
-        twice = _logdet_spd(torch.as_tensor(2.0 * inv)).numpy()
+        twice = _logdet_spd(2.0 * inv)
         return torch.as_tensor(np.exp(-0.5 * twice - 0.5 * logdet))
 
     @classmethod
