@@ -157,3 +157,20 @@ def test_molecules_and_conformance():
     check_kernel(MultiscaleLaplacian(L=2, P=5, n_samples=20), smiles[:5], smiles[5:])
     graphs = _random_attributed(9, 2, seed=5)
     check_kernel(MultiscaleLaplacian(node_attribute="attributes"), graphs[:6], graphs[6:])
+
+
+def test_estimator_fits_the_basis_on_its_training_graphs():
+    """KernelRidge's kernel_ (a clone) fits the basis on the training graphs: predictions are
+    the closed form (K + n lam I)^-1 y with a basis fitted to the training graphs alone."""
+    from kernelkit.estimators import KernelRidge
+
+    graphs = _random_attributed(24, 2, seed=6)
+    train, test = graphs[:18], graphs[18:]
+    y = np.random.default_rng(0).normal(size=len(train))
+    kernel = MultiscaleLaplacian(L=2, P=6, n_samples=40, node_attribute="attributes")
+    model = KernelRidge(kernel, lam=1e-2).fit(train, y)
+    assert kernel.basis_ is None and model.kernel_.basis_ is not None
+    k = clone(kernel).fit(train)
+    K, K_test = k(train).numpy(), k(test, train).numpy()
+    alpha = np.linalg.solve(K + len(train) * 1e-2 * np.eye(len(train)), y)
+    np.testing.assert_allclose(model.predict(test), K_test @ alpha, rtol=1e-8, atol=1e-12)
