@@ -13,12 +13,17 @@ from typing import Any
 import numpy as np
 import torch
 
-from kernelkit.data.graphs import GraphBatch, as_graph_batch
+from kernelkit.data.graphs import GraphBatch, as_graph_batch, hash_combine, mix64
 from kernelkit.data.molecules import as_molecule_batch, is_molecule_input
 from kernelkit.kernels.base import Batch, Kernel
 from kernelkit.kernels.graph_attributes import attributed_graphs
 from kernelkit.kernels.graph_pyramid import _adjacency_stacks
-from kernelkit.kernels.graphs import _check_label_name, _GraphKernel, example_graphs
+from kernelkit.kernels.graphs import (
+    _check_label_name,
+    _GraphKernel,
+    count_features,
+    example_graphs,
+)
 from kernelkit.solvers import symmetric_eigh
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.validation import check_int, check_positive
@@ -29,6 +34,7 @@ POSITIVE_EIGENVALUE = 1e-6
 """Eigenvalues of a sample Gram at or below this are dropped from the basis (GraKeL's)."""
 
 _PAIR_BUDGET = 1 << 14  # (P x P) matrices per chunk of the pairwise FLG values
+_CACHE_GRAPHS = 1 << 17  # graph moments kept (about 100 MB at P = 10)
 
 
 def _moments(U: np.ndarray, A: np.ndarray, heta: float, gamma: float) -> tuple:
@@ -237,7 +243,7 @@ class MultiscaleLaplacian(_GraphKernel):
         self.node_attribute = _check_label_name(node_attribute, "node_attribute")
         self.edge_label = None
         self.basis_: dict[str, Any] | None = None
-        self._last: tuple[GraphBatch, tuple] | None = None
+        self._cache: dict[int, tuple[np.ndarray, float]] = {}
 
     # ------------------------------------------------------------------ input
     def prepare(
@@ -307,7 +313,8 @@ class MultiscaleLaplacian(_GraphKernel):
             basis["moments"].append((inv[pick], logdet[pick]))
             basis["Q"].append(Q)
         self.basis_ = basis
-        self._last = (Xb, self._graph_moments(Xb, F))
+        self._cache = {}
+        self._remember(self._graph_keys(Xb), self._graph_moments(Xb, F))
         return self
 
     def _radii(self) -> list[int]:
@@ -334,28 +341,54 @@ class MultiscaleLaplacian(_GraphKernel):
             inv[graphs], logdet[graphs] = _moments(F[members], A, self.heta, self.gamma)
         return inv, logdet
 
+    def _graph_keys(self, X: GraphBatch) -> np.ndarray:
+        """A 64-bit hash of every graph's nodes (position, base representation) and edges."""
+        gi, local = X.graph_index, np.arange(int(X.node_ptr[-1])) - X.node_ptr[X.graph_index]
+        base = self._base(X)
+        if base.ndim == 2:
+            base = hash_combine(*base.T.view(np.int64)) if base.shape[1] else np.zeros(len(base))
+        src = np.repeat(np.arange(len(gi)), np.diff(X.adj_ptr))
+        nodes = count_features(gi, hash_combine(local, base).view(np.int64), len(X))
+        edges = count_features(
+            gi[src], hash_combine(local[src], local[X.adj_idx]).view(np.int64), len(X)
+        )
+        keys = []
+        for F in (nodes, edges):
+            mixed = mix64(F.keys.view(np.uint64) ^ mix64(F.values.astype(np.uint64)))
+            total = np.zeros(len(X), np.uint64)
+            np.add.at(total, np.repeat(np.arange(len(X)), np.diff(F.indptr)), mixed)
+            keys.append(total)
+        return hash_combine(X.n_nodes, *keys).view(np.int64)
+
+    def _remember(self, keys: np.ndarray, moments: tuple[np.ndarray, np.ndarray]) -> None:
+        if len(self._cache) + len(keys) > _CACHE_GRAPHS:
+            self._cache = {}
+        self._cache.update(zip(keys.tolist(), zip(*moments, strict=True), strict=True))
+
     def graph_moments(self, X: GraphBatch) -> tuple[np.ndarray, np.ndarray]:
         r""":math:`S^{-1}` ``(n, P, P)`` and :math:`\log|S|` ``(n,)`` of every graph of a
-        prepared batch in the fitted basis."""
+        prepared batch in the fitted basis (kept per graph, keyed by a hash of the graph, so
+        the tiles of a Gram do not recompute them)."""
         if self.basis_ is None:
             raise InputError(
                 "MultiscaleLaplacian: the basis is not fitted; call fit(graphs) or evaluate "
                 "k(X) / k(X, Y) first (the basis is fitted on X, resp. Y)"
             )
-        if self._last is not None and self._last[0] is X:
-            return self._last[1]
-        basis = self.basis_
-        samples = basis["base"]
-        F = self._base_kernel(self._base(X), samples) @ basis["Q"][0]
-        balls = _Balls(X, self._radii())
-        for level, ((s_inv, s_logdet), Q) in enumerate(
-            zip(basis["moments"], basis["Q"][1:], strict=True)
-        ):
-            inv, logdet = self._node_moments(F, balls, level)
-            F = flg_gram(inv, logdet, s_inv, s_logdet) @ Q
-        moments = self._graph_moments(X, F)
-        self._last = (X, moments)
-        return moments
+        keys = self._graph_keys(X)
+        missing = np.array([i for i, key in enumerate(keys.tolist()) if key not in self._cache])
+        if len(missing):
+            new = X[missing]
+            basis = self.basis_
+            F = self._base_kernel(self._base(new), basis["base"]) @ basis["Q"][0]
+            balls = _Balls(new, self._radii())
+            for level, ((s_inv, s_logdet), Q) in enumerate(
+                zip(basis["moments"], basis["Q"][1:], strict=True)
+            ):
+                inv, logdet = self._node_moments(F, balls, level)
+                F = flg_gram(inv, logdet, s_inv, s_logdet) @ Q
+            self._remember(keys[missing], self._graph_moments(new, F))
+        found = [self._cache[key] for key in keys.tolist()]
+        return np.stack([f[0] for f in found]), np.array([f[1] for f in found])
 
     # ------------------------------------------------------------------ kernel
     def features(self, X: Batch) -> None:
