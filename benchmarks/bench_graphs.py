@@ -330,6 +330,9 @@ def accuracy_suite(args: argparse.Namespace) -> None:
         "WassersteinWeisfeilerLehman n_iter=2 gamma=1 (atom features)": (
             kk.WassersteinWeisfeilerLehman(2, gamma=1.0)
         ),
+        "MultiscaleLaplacian L=3 P=10 (atom features; basis fitted on all graphs)": (
+            kk.MultiscaleLaplacian(node_attribute="attributes")
+        ),
     }
     if args.only:
         kernels = {k: v for k, v in kernels.items() if any(word in k for word in args.only)}
