@@ -1,9 +1,9 @@
 r"""Multiscale Laplacian graph kernel with a fitted (Nyström) basis.
 
-Kondor & Pan, "The multiscale Laplacian graph kernel", NIPS 2016: section 2 (the feature
-space Laplacian graph kernel, FLG), section 3 (the multiscale kernel, MLG) and section 4 with
-algorithm 1 of the supplement (the randomised low-rank projection), as GraKeL 0.1.11's
-``MultiscaleLaplacian`` computes it.
+Kondor & Pan, "The multiscale Laplacian graph kernel", NIPS 2016: the feature space
+Laplacian graph kernel (FLG), the multiscale kernel built from it (MLG) and its randomised
+low-rank projection (algorithm 1 of the supplement), as GraKeL 0.1.11's
+``MultiscaleLaplacian`` computes them.
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ def flg_gram(
 
     .. math:: k(a, b) = |S_a^{-1} + S_b^{-1}|^{-1/2}\, |S_a|^{-1/4}\, |S_b|^{-1/4},
 
-    the paper's FLG kernel (Kondor & Pan 2016, definition 1) times :math:`2^{-P/2}`;
+    the paper's FLG kernel (Kondor & Pan 2016) times :math:`2^{-P/2}`;
     computed in chunks of ``_PAIR_BUDGET`` matrices (``symmetric``: ``a`` is ``b``, the
     upper triangle only).
     """
@@ -144,7 +144,8 @@ class _Balls:
 class MultiscaleLaplacian(_GraphKernel):
     r"""Multiscale Laplacian graph kernel (fast MLG), on a basis fitted to a set of graphs.
 
-    Kondor & Pan, NIPS 2016.  The **FLG kernel** (section 2, definition 1) compares two graphs
+    Kondor & Pan, NIPS 2016.  The **FLG kernel** (the paper's feature space Laplacian graph
+    kernel) compares two graphs
     through Gaussians whose covariances couple the node features :math:`U` (rows: nodes, in a
     common basis) with the graph Laplacian :math:`L`,
 
@@ -154,7 +155,7 @@ class MultiscaleLaplacian(_GraphKernel):
     (the paper's kernel, a Bhattacharyya kernel, has :math:`\tfrac12 S^{-1} + \tfrac12
     S'^{-1}` and so equals this one times :math:`2^{P/2}`, :math:`P` the basis dimension;
     GraKeL computes the form above at every level, and so does this kernel).  The **MLG
-    kernel** (section 3, definition 4) applies it at growing scales: the level-:math:`l`
+    kernel** applies it at growing scales: the level-:math:`l`
     kernel between two nodes is the FLG kernel of the subgraphs induced by their
     neighbourhoods :math:`N_l(v)`, the node features being the level-:math:`(l-1)` kernel's;
     level 0 is the base kernel of the nodes, and the graph kernel is the FLG kernel of the
@@ -163,7 +164,7 @@ class MultiscaleLaplacian(_GraphKernel):
     :math:`N_{l+1}(v) = \bigcup_{w \in N_l(v)} N_l(w)`; the paper asks only for nested
     neighbourhoods).
 
-    **The fitted basis** (section 4; supplement, algorithm 1).  The features of each level
+    **The fitted basis** (the paper's randomised projection; supplement, algorithm 1).  The features of each level
     are coordinates in a basis fitted to a set of graphs: at every level ``n_samples`` nodes
     of that set are drawn and every node ``v`` gets :math:`F_l(v) = k_l(v, \text{samples})
     W \Lambda^{-1/2}` from the ``P`` largest eigenpairs :math:`(\Lambda, W)` of the samples'
@@ -187,8 +188,10 @@ class MultiscaleLaplacian(_GraphKernel):
     only a tie at the ``P``-th eigenvalue of a sample Gram makes the basis ambiguous.
 
     There is no finite feature map (:meth:`features` is ``None``).  Cost: per level one
-    Cholesky factorisation of size :math:`P` per node and sample, and one solve per node
-    neighbourhood; :math:`n^2` factorisations of size :math:`P` for the Gram.
+    log-determinant of size :math:`P` per node and sample (batched LU) and one solve per
+    node neighbourhood; :math:`n^2 / 2` log-determinants of size :math:`P` for a Gram.  A
+    graph's moments :math:`(S^{-1}, \log|S|)` are kept under a 64-bit hash of its nodes and
+    edges (cleared by a new fit), so the tiles of a Gram compute them once.
 
     Parameters
     ----------
