@@ -164,12 +164,13 @@ class MultiscaleLaplacian(_GraphKernel):
     :math:`N_{l+1}(v) = \bigcup_{w \in N_l(v)} N_l(w)`; the paper asks only for nested
     neighbourhoods).
 
-    **The fitted basis** (the paper's randomised projection; supplement, algorithm 1).  The features of each level
-    are coordinates in a basis fitted to a set of graphs: at every level ``n_samples`` nodes
-    of that set are drawn and every node ``v`` gets :math:`F_l(v) = k_l(v, \text{samples})
-    W \Lambda^{-1/2}` from the ``P`` largest eigenpairs :math:`(\Lambda, W)` of the samples'
-    Gram that exceed :data:`POSITIVE_EIGENVALUE` (the Nyström map).  The basis is state of
-    the kernel, like GraKeL's ``fit``:
+    **The fitted basis** (the paper's randomised projection; supplement, algorithm 1).  The
+    features of each level are coordinates in a basis fitted to a set of graphs: at every
+    level ``n_samples`` nodes of that set are drawn and every node ``v`` gets
+    :math:`F_l(v) = k_l(v, \text{samples}) W \Lambda^{-1/2}` from the ``P`` largest
+    eigenpairs :math:`(\Lambda, W)` of the samples' Gram that exceed
+    :data:`POSITIVE_EIGENVALUE` (the Nyström map).  The basis is state of the kernel, like
+    GraKeL's ``fit``:
 
     * :meth:`fit` computes it from a batch of graphs (GraKeL's ``fit``);
     * an unfitted kernel fits it on the first *reference* set it prepares: the graphs of
