@@ -116,9 +116,7 @@ SECTIONS = [
     ),
     Section("bench_estimators.json", _always("alternative"), same_dtype),
     Section("bench_graphs.json", _always("alternative")),
-    Section("bench_graphs_molecular_OddSth_GraphletSampling.json", _always("alternative")),
-    Section("bench_graphs_molecular_SubgraphMatching.json", _always("alternative")),
-    Section("bench_graphs_molecular_PyramidMatch.json", _always("alternative")),
+    Section("bench_graphs_molecular.json", _always("alternative")),
     Section("bench_strings.json", _always("alternative")),
     Section(
         "bench_cli.json",

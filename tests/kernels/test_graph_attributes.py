@@ -151,7 +151,9 @@ def _propagation_brute_force(graphs, k, batch):
 def test_propagation_equals_brute_force(params):
     k = Propagation(**params)
     batch = k.prepare(GRAPHS)
-    np.testing.assert_allclose(k(GRAPHS).numpy(), _propagation_brute_force(GRAPHS, k, batch))
+    np.testing.assert_allclose(
+        k(GRAPHS).numpy(), _propagation_brute_force(GRAPHS, k, batch), rtol=0, atol=1e-8
+    )
 
 
 @pytest.mark.parametrize("params", [{}, {"M": "L2", "w": 1.0, "t_max": 3}])
@@ -172,7 +174,7 @@ def test_propagation_attr_equals_brute_force(params):
             P = T @ P
         feats.append(counts)
     expected = [[sum(c * f.get(key, 0) for key, c in e.items()) for f in feats] for e in feats]
-    np.testing.assert_allclose(k(GRAPHS).numpy(), np.array(expected))
+    np.testing.assert_allclose(k(GRAPHS).numpy(), np.array(expected), rtol=0, atol=1e-8)
 
 
 def test_propagation_batches_share_bins():

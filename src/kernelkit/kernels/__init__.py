@@ -40,6 +40,7 @@ from kernelkit.kernels.graph_histograms import (
     WeisfeilerLehmanOptimalAssignment,
 )
 from kernelkit.kernels.graph_matching import SubgraphMatching
+from kernelkit.kernels.graph_multiscale import MultiscaleLaplacian
 from kernelkit.kernels.graph_nspdk import NeighborhoodSubgraphPairwiseDistance
 from kernelkit.kernels.graph_oddsth import OddSth
 from kernelkit.kernels.graph_pyramid import PyramidMatch
@@ -82,6 +83,7 @@ __all__ = [
     "Matern",
     "MinMax",
     "Mismatch",
+    "MultiscaleLaplacian",
     "NeighborhoodHash",
     "NeighborhoodSubgraphPairwiseDistance",
     "NormalizedKernel",
