@@ -32,9 +32,10 @@ from kernelkit.kernels import Kernel, PrecomputedBatch
 from kernelkit.kernels.precomputed import Precomputed, check_gram
 from kernelkit.kernels.sparse import SparseRows
 from kernelkit.solvers import cholesky_solve, fix_signs, top_eigenpairs
+from kernelkit.solvers.psd import spectrum_check
 from kernelkit.utils.constraints import Interval, StrOptions
 from kernelkit.utils.errors import InputError, NotFittedError, NotPSDError
-from kernelkit.utils.numerics import eps, psd_tolerance
+from kernelkit.utils.numerics import eps
 from kernelkit.utils.seeding import RandomStateLike, as_seed
 from kernelkit.utils.validation import like_input, to_tensor
 
@@ -135,8 +136,8 @@ def kernel_pca(
 def check_negative_eigenvalues(values: torch.Tensor) -> None:
     """Refuse kept eigenvalues of a centred Gram that are significantly negative.
 
-    A Gram matrix is PSD, so an eigenvalue below ``-tol max|Delta|``
-    (:func:`~kernelkit.utils.numerics.psd_tolerance`, the tolerance of
+    A Gram matrix is PSD, so an eigenvalue below ``-tol max(Delta_max, 0)``
+    (:func:`kernelkit.solvers.spectrum_check`, the rule of
     :func:`kernelkit.solvers.check_psd`) among those asked for means the matrix is not a Gram
     (e.g. a precomputed similarity), not round-off.
 
@@ -145,10 +146,9 @@ def check_negative_eigenvalues(values: torch.Tensor) -> None:
     NotPSDError
         With scikit-learn's sentence ``There are significant negative eigenvalues``.
     """
-    if not values.numel():
-        return
-    largest, smallest = float(values.abs().max()), float(values.min())
-    if smallest < -psd_tolerance(values.dtype) * largest:
+    verdict = spectrum_check(values)
+    if not verdict.is_psd:
+        largest, smallest = float(values.abs().max()), verdict.min_eigenvalue
         raise NotPSDError(
             f"n_components: There are significant negative eigenvalues ({-smallest / largest:.3g} "
             "of the maximum positive) among the components asked for: the centred Gram is not "

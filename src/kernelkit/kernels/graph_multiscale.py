@@ -24,7 +24,7 @@ from kernelkit.kernels.graphs import (
     count_features,
     example_graphs,
 )
-from kernelkit.solvers import symmetric_eigh
+from kernelkit.solvers import CholeskyFactor, cholesky_factor, symmetric_eigh
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.validation import check_int, check_positive
 
@@ -40,23 +40,25 @@ _CACHE_GRAPHS = 1 << 17  # graph moments kept (about 100 MB at P = 10)
 def _moments(U: np.ndarray, A: np.ndarray, heta: float, gamma: float) -> tuple:
     r"""``S^{-1}`` and :math:`\log|S|` of :math:`S = U^T (L + \eta I)^{-1} U + \gamma I` for a
     stack of graphs: adjacencies ``A`` ``(B, m, m)`` (diagonal ignored), features ``U``
-    ``(B, m, P)``."""
+    ``(B, m, P)``; both s.p.d. systems by batched Cholesky factorisations."""
     A = A.copy()
     idx = np.arange(A.shape[-1])
     A[:, idx, idx] = 0.0
     lap = -A
     lap[:, idx, idx] = A.sum(-1) + heta
-    S = np.swapaxes(U, 1, 2) @ np.linalg.solve(lap, U)
-    S[:, np.arange(S.shape[-1]), np.arange(S.shape[-1])] += gamma
-    return np.linalg.inv(S), _logdet_spd(S)
+    Ut = torch.from_numpy(np.ascontiguousarray(U, dtype=np.float64))
+    S = Ut.mT @ _spd_factor(lap).solve(Ut)
+    S.diagonal(dim1=-2, dim2=-1).add_(gamma)
+    factor = _spd_factor(S)
+    return factor.inverse().numpy(), factor.logdet().numpy()
 
 
-def _logdet_spd(M: np.ndarray) -> np.ndarray:
-    """Log-determinants of a stack of s.p.d. matrices ``(..., p, p)`` (NumPy's batched LU)."""
-    sign, logdet = np.linalg.slogdet(M)
-    if not (sign > 0).all():
+def _spd_factor(M: np.ndarray | torch.Tensor) -> CholeskyFactor:
+    """Cholesky factors of a stack of s.p.d. matrices ``(..., p, p)`` (no jitter)."""
+    factor = cholesky_factor(torch.as_tensor(M, dtype=torch.float64), jitter=0.0)
+    if not factor.success:
         raise InputError("MultiscaleLaplacian: a covariance S is not positive definite")
-    return logdet
+    return factor
 
 
 def flg_gram(
@@ -81,7 +83,9 @@ def flg_gram(
     for start in range(0, na, rows):
         stop = min(na, start + rows)
         first = start if symmetric else 0  # columns >= the block's first row
-        out[start:stop, first:] = _logdet_spd(inv_a[start:stop, None] + inv_b[None, first:])
+        out[start:stop, first:] = (
+            _spd_factor(inv_a[start:stop, None] + inv_b[None, first:]).logdet().numpy()
+        )
     if symmetric:
         out = np.triu(out) + np.triu(out, 1).T
     return np.exp(-0.5 * out - 0.25 * (logdet_a[:, None] + logdet_b[None, :]))
@@ -406,7 +410,7 @@ class MultiscaleLaplacian(_GraphKernel):
 
     def block_diag(self, X: Batch) -> torch.Tensor:
         inv, logdet = self.graph_moments(X)
-        twice = _logdet_spd(2.0 * inv)
+        twice = _spd_factor(2.0 * inv).logdet().numpy()
         return torch.as_tensor(np.exp(-0.5 * twice - 0.5 * logdet))
 
     @classmethod

@@ -74,6 +74,11 @@ class CholeskyFactor:
         (``torch.cholesky_inverse``; symmetric, batched)."""
         return torch.cholesky_inverse(self.factor)
 
+    def logdet(self) -> torch.Tensor:
+        r""":math:`\log|L L^T| = 2 \sum_i \log L_{ii}`, one value per matrix of the batch
+        (shape ``(...)``)."""
+        return 2.0 * torch.diagonal(self.factor, dim1=-2, dim2=-1).log().sum(-1)
+
 
 @dataclass(frozen=True)
 class CholeskyResult:
