@@ -32,7 +32,6 @@ from kernelkit.models.falkon import (
     forced_solver,
     nystrom_predict,
     nystrom_system,
-    solver_costs,
 )
 from kernelkit.models.falkon_distributed import distributed_nystrom_system
 from kernelkit.models.falkon_logistic import nystrom_logistic_fit, nystrom_logistic_onepass
@@ -397,7 +396,7 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
         iteration for ``"nystrom"``) is one map-reduce over the row blocks on the workers
         that hold them (:class:`~kernelkit.gram.distributed_nystrom.DistributedNystromOperator`,
         the pass of :class:`~kernelkit.KernelRidge`'s Dask fit); ``"auto"`` picks the
-        cheaper Nyström solver by :func:`~kernelkit.models.falkon.solver_costs`.
+        cheaper Nyström solver by :func:`~kernelkit.models.falkon.choose_solver`.
         """
         self._validate_params()
         if self.solver == "exact" or not isinstance(self.centers, str) or self.centers != "uniform":
@@ -420,8 +419,9 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
         self.solver_ = str(self.solver)
         if self.solver == "auto":
             d = centres.shape[1] if isinstance(centres, torch.Tensor) and centres.ndim == 2 else 0
-            cost = solver_costs(n, m, d=d, c=Y.shape[1], newton_steps=NEWTON_STEPS)
-            self.solver_ = "onepass" if cost["onepass"] <= cost["nystrom"] else "nystrom"
+            self.solver_ = choose_solver(
+                n, m, d=d, c=Y.shape[1], newton_steps=NEWTON_STEPS, exact=False
+            )
         system = distributed_nystrom_system(
             self.kernel_, X, m, centres=centres, indices=index, lam=self._system_lam()
         )
