@@ -238,7 +238,10 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
         :func:`kernelkit.models.falkon_logistic.nystrom_logistic_fit`).  With
         ``n_centers = n`` they solve the exact problem.  ``"auto"`` picks by the cost model
         of :func:`kernelkit.models.falkon.solver_costs` with ``s = 8`` Newton steps (exact
-        when ``m >= n`` or its cost is small); ``solver_`` records the choice.
+        when ``m >= n`` or its cost is small); ``solver_`` records the choice.  A Dask
+        array or bag ``X`` is fitted on the workers that hold it by a Nyström solver
+        (``"auto"``: the cheaper one) on uniform centres, each pass over ``K_nm`` one
+        map-reduce; ``solver="exact"`` or other centres refuse it with a named error.
     tol : float, default 1e-8
         ``"exact"``: stop when the largest entry of ``grad J(alpha)`` is at most ``tol``;
         ``"nystrom"``: when every Newton decrement ``-grad^T delta`` is at most ``tol``.
