@@ -198,6 +198,15 @@ def test_logistic_estimator_on_dask_fits_on_the_workers(
     scale = np.abs(f_local).max()
     np.testing.assert_allclose(remote.decision_function(X), f_local, rtol=0, atol=1e-8 * scale)
     np.testing.assert_array_equal(remote.predict(X), local.predict(X))
+    # and predicted on the workers: Dask arrays with the row chunks of X
+    for method in ("decision_function", "predict", "predict_proba", "predict_log_proba"):
+        out = getattr(remote, method)(X_dask)
+        assert isinstance(out, da.Array) and out.chunks[0] == X_dask.chunks[0]
+        expected = getattr(local, method)(X)
+        if method == "predict":
+            np.testing.assert_array_equal(out.compute(), expected)
+        else:
+            np.testing.assert_allclose(out.compute(), expected, rtol=0, atol=1e-8 * scale)
 
 
 def test_named_errors_for_dask_logistic(data):

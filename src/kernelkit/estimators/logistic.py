@@ -21,7 +21,12 @@ from kernelkit.estimators._classes import (
     squeeze_binary,
 )
 from kernelkit.gram import gram
-from kernelkit.gram.distributed import draw_weighted_centres, is_dask_collection, n_rows
+from kernelkit.gram.distributed import (
+    draw_weighted_centres,
+    is_dask_collection,
+    map_row_blocks,
+    n_rows,
+)
 from kernelkit.gram.nystrom import CENTRE_METHODS, centre_count, choose_centres
 from kernelkit.kernels import Kernel, PrecomputedBatch
 from kernelkit.kernels.base import Batch
@@ -491,9 +496,38 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
         Kt = gram(self.kernel_, self._predict_X(X), self.X_fit_).to(torch.float64)
         return Kt @ torch.as_tensor(self.dual_coef_, device=Kt.device).to(torch.float64)
 
+    def _on_row_blocks(self, X: Any, method: str) -> Any:
+        """``method`` of a Dask array or bag, as a Dask array with its row chunks, computed
+        on the workers holding the blocks (:func:`~kernelkit.gram.distributed.map_row_blocks`)."""
+        n_classes = len(self.classes_)
+        binary = n_classes == 2 and method != "predict_proba"
+        columns = 1 if binary or method == "predict" else n_classes
+        dtype = self.classes_.dtype if method == "predict" else np.float64
+
+        def block_outputs(block: Any) -> np.ndarray:
+            return np.asarray(getattr(self, method)(block)).reshape(len(block), columns)
+
+        out = map_row_blocks(block_outputs, X, columns, dtype)
+        return out[:, 0] if columns == 1 else out
+
+    def decision_function(self, X: Any) -> Any:
+        """``f(x)``: shape (m,) for two classes (positive means ``classes_[1]``), else
+        (m, n_classes) one-vs-rest; a Dask array for a Dask ``X`` (computed on its workers)."""
+        if is_dask_collection(X):
+            return self._on_row_blocks(X, "decision_function")
+        return super().decision_function(X)
+
+    def predict(self, X: Any) -> Any:
+        """Predicted class labels (the largest decision value); a Dask array for a Dask ``X``."""
+        if is_dask_collection(X):
+            return self._on_row_blocks(X, "predict")
+        return super().predict(X)
+
     def predict_proba(self, X: Any) -> Any:
         """Class probabilities, shape (m, n_classes): ``[1 - sigma(f), sigma(f)]`` for two
-        classes, normalised ``sigma(f_c)`` one-vs-rest."""
+        classes, normalised ``sigma(f_c)`` one-vs-rest; a Dask array for a Dask ``X``."""
+        if is_dask_collection(X):
+            return self._on_row_blocks(X, "predict_proba")
         s = self._scores(X)
         if s.ndim == 1:
             p = torch.sigmoid(s)
@@ -506,6 +540,8 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
         proba = self.predict_proba(X)
         if isinstance(proba, torch.Tensor):
             return proba.log()
+        if is_dask_collection(proba):
+            return np.log(proba)
         return torch.as_tensor(proba).log().numpy()
 
 
