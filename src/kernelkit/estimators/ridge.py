@@ -184,13 +184,14 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         (:func:`~kernelkit.solvers.nystrom_pcg.centre_jitter`) and, with ``n_centers = n``,
         equal the exact solver.  ``"auto"`` picks by the cost model of
         :func:`kernelkit.models.falkon.solver_costs`, in float64 GEMM flops with constants
-        measured on the benchmark machine (``E = 100`` flops per kernel value, ``d``
-        features, ``c`` outputs, ``t = max(8.25 log10(1 / tol) (m / 1000)^(-2/3),
-        2 log10(1 / tol))`` CG passes): ``C_exact = n^2 (E + 2d) + n^3 / 3``,
-        ``C_onepass = n m (E + 2d + 2c) + 2 n m^2 + 2 m^3 / 3``,
+        measured on the benchmark machine (``E = 100`` flops per kernel value of a PCG pass,
+        ``E_1 = 500`` of a one-pass tile, ``d`` features, ``c`` outputs,
+        ``t = max(8.25 log10(1 / tol) (m / 1000)^(-2/3), 2 log10(1 / tol))`` CG passes):
+        ``C_exact = n^2 (E + 2d) + n^3 / 3``,
+        ``C_onepass = n m (E_1 + 2d + 2c) + 1.66 n m^2 + 2 m^3 / 3``,
         ``C_nystrom = t n m (E + 2d + 4c) + 2 m^3``; exact when ``m >= n`` or ``C_exact`` is
         below ``5e10`` flops or below both others, else the cheaper Nyström solver (one-pass
-        up to ``m`` of about 1500 at ``tol = 1e-4``, 1900 at ``1e-6``).  ``solver_`` records
+        up to ``m`` of about 1500 at ``tol = 1e-4``, 2000 at ``1e-6``).  ``solver_`` records
         the choice.  ``"auto"`` fits precomputed kernels and ``lam = 0`` exactly.  The
         parameters below are used by the Nyström solvers only.
     n_centers : int, default 1000

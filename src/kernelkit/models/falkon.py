@@ -46,10 +46,20 @@ from kernelkit.solvers.nystrom_pcg import (
 from kernelkit.utils.errors import InputError
 
 KERNEL_ENTRY_FLOPS = 100.0
-"""Cost of one kernel value in a streamed pass (the ``exp``, the float64 copy and the two
-products of its tile) in float64 GEMM flops: the ratio of a PCG pass's time per entry to
-the time per flop of the one-pass solver's ``2 n m^2`` (measured: ``docs/scale.md``,
-"Cost model")."""
+"""Cost of one kernel value in a PCG pass (the ``exp``, the float64 copy and the two products
+of its tile) in float64 GEMM flops, the unit of the cost model: 0.059 ns, one flop on one
+core of the benchmark machine at 17 GFLOP/s (measured: ``docs/scale.md``, "Cost model")."""
+
+ONEPASS_ENTRY_FLOPS = 500.0
+"""Cost of one kernel value in a one-pass tile (the value, its float64 copy, its share of the
+tile's feature map and accumulation overheads) in the same flops: fitted with
+:data:`ONEPASS_UPDATE_FLOPS` to the measured one-pass fits (``docs/scale.md``, "Cost
+model")."""
+
+ONEPASS_UPDATE_FLOPS = 0.83
+"""Cost of each of the ``(g + 1) n m^2`` multiply-adds of the one-pass solver (the triangular
+solve of the feature map, one rank-``b`` update of ``H`` per weighting) in the same flops
+(fitted with :data:`ONEPASS_ENTRY_FLOPS`)."""
 
 CG_PASSES_PER_DIGIT = 8.25
 """Falkon CG iterations per decimal digit of ``tol`` at ``m = 1000`` centres (measured on the
@@ -95,11 +105,13 @@ def solver_costs(
     ``t`` the PCG passes of :func:`cg_passes`:
 
     .. math:: C_\text{exact} = s\,(n^2 (E + 2d) + n^3 / 3), \qquad
-              C_\text{onepass} = p\,(n m (E + 2d + 2c) + (g + 1)\, n m^2) + (s + 1)\, m^3 / 3,
+              C_\text{nystrom} = t\,n m (E + 2d + 4c) + 2 m^3,
 
-    .. math:: C_\text{nystrom} = t\,n m (E + 2d + 4c) + 2 m^3,
+    .. math:: C_\text{onepass} = p\,(n m (E_1 + 2d + 2c) + h\,(g + 1)\, n m^2)
+              + (s + 1)\, m^3 / 3,
 
-    the one-pass solver's ``(g + 1) n m^2`` being the triangular solve of the feature map
+    ``E_1 =`` :data:`ONEPASS_ENTRY_FLOPS` and ``h =`` :data:`ONEPASS_UPDATE_FLOPS`, the
+    one-pass solver's ``(g + 1) n m^2`` being the triangular solve of the feature map
     ``K_b L^{-T}`` and the symmetric rank-``b`` updates of ``H`` (one per weight column:
     ``g = c`` for one-vs-rest logistic regression, 1 for ridge), its ``p`` passes 1 for
     ridge, ``s + 1`` for logistic regression (one per Newton step plus the first), its
@@ -107,17 +119,18 @@ def solver_costs(
     preconditioner (factors of ``K_mm`` and of Falkon's ``A``, the product ``T T^T``).  The
     constants were measured on the 2-core x86-64 benchmark machine (one thread, CPU seconds,
     benchmarks/bench_falkon.py's problem; ``docs/scale.md``, "Cost model").
-    One-pass beats PCG while ``2 m < t E``: up to ``m`` of about 1500 at ``tol = 1e-4``.
+    One-pass beats PCG while ``E_1 + 2 h m < t E`` (ridge): up to ``m`` of about 1500 at
+    ``tol = 1e-4``, 2000 at ``tol = 1e-6``.
     """
     entry = KERNEL_ENTRY_FLOPS + 2 * d
     s = max(1, int(newton_steps))
     ridge = s == 1
     t = cg_passes(m, tol=tol, newton_steps=s)
-    syrk = ((1 if ridge else c) + 1) * n * m**2
+    update = ONEPASS_UPDATE_FLOPS * ((1 if ridge else c) + 1) * n * m**2
+    tile = ONEPASS_ENTRY_FLOPS + 2 * d + 2 * c
     return {
         "exact": s * (n * n * entry + n**3 / 3),
-        "onepass": (s + (0 if ridge else 1)) * (n * m * (entry + 2 * c) + syrk)
-        + (s + 1) * m**3 / 3,
+        "onepass": (s + (0 if ridge else 1)) * (n * m * tile + update) + (s + 1) * m**3 / 3,
         "nystrom": t * n * m * (entry + 4 * c) + 2 * m**3,
     }
 
@@ -365,6 +378,8 @@ __all__ = [
     "CG_PASSES_PER_DIGIT",
     "EXACT_FLOPS",
     "KERNEL_ENTRY_FLOPS",
+    "ONEPASS_ENTRY_FLOPS",
+    "ONEPASS_UPDATE_FLOPS",
     "SOLVERS",
     "NystromSystem",
     "centre_gram",
