@@ -14,10 +14,11 @@ da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 
 from kernelkit import KernelLogisticRegression, KernelRidge  # noqa: E402
+from kernelkit.estimators.logistic import NEWTON_STEPS  # noqa: E402
 from kernelkit.gram import distributed_nystrom  # noqa: E402
 from kernelkit.gram.nystrom import uniform_centres  # noqa: E402
 from kernelkit.kernels import Gaussian  # noqa: E402
-from kernelkit.models.falkon import nystrom_ridge, nystrom_system  # noqa: E402
+from kernelkit.models.falkon import choose_solver, nystrom_ridge, nystrom_system  # noqa: E402
 from kernelkit.models.falkon_distributed import distributed_nystrom_system  # noqa: E402
 from kernelkit.models.falkon_logistic import (  # noqa: E402
     nystrom_logistic_decision,
@@ -220,3 +221,19 @@ def test_named_errors_for_dask_logistic(data):
         KernelLogisticRegression(Gaussian(1.0), n_centers=601).fit(X_dask, y)
     with pytest.raises(InputError, match="y: expected 600 targets"):
         KernelLogisticRegression(Gaussian(1.0), n_centers=20).fit(X_dask, y[:-1])
+
+
+def test_auto_on_dask_logistic_records_the_cheaper_nystrom_solver(data):
+    import dask
+
+    X_dask = da.from_array(data[0], chunks=(200, 5))
+    y = (data[1] > 0).astype(int)
+    with dask.config.set(scheduler="threads"):  # the threaded scheduler: no cluster needed
+        auto = KernelLogisticRegression(Gaussian(1.0), n_centers=20, random_state=0)
+        auto.fit(X_dask, y)
+    expected = choose_solver(600, 20, d=5, newton_steps=NEWTON_STEPS, exact=False)
+    assert auto.solver_ == expected and expected != "exact"
+    local = KernelLogisticRegression(Gaussian(1.0), solver=expected, n_centers=20, random_state=0)
+    f_local = local.fit(data[0], y).decision_function(data[0])
+    scale = np.abs(f_local).max()
+    np.testing.assert_allclose(auto.decision_function(data[0]), f_local, rtol=0, atol=1e-8 * scale)
