@@ -503,8 +503,11 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
             )
         n = n_rows(X)
         self.solver_ = self.solver
-        if self.solver == "auto":  # d and c are unknown before the centres and y are gathered
-            self.solver_ = choose_solver(n, int(self.n_centers), tol=float(self.tol), exact=False)
+        if self.solver == "auto":
+            d = int(X.shape[1]) if len(getattr(X, "shape", ())) == 2 else 0
+            c = int(y.shape[1]) if len(getattr(y, "shape", ())) == 2 else 1
+            m = int(self.n_centers)
+            self.solver_ = choose_solver(n, m, d=d, c=c, tol=float(self.tol), exact=False)
         self._check_nystrom_lam()
         if isinstance(self.n_centers, Integral) and not 1 <= self.n_centers <= n:
             raise InputError(
