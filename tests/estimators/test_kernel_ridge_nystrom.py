@@ -14,6 +14,7 @@ from kernelkit.gram import gram
 from kernelkit.gram.nystrom import weighted_centres
 from kernelkit.kernels import Gaussian, Spectrum
 from kernelkit.models.falkon import (
+    cg_passes,
     choose_solver,
     nystrom_system,
     nystrom_validation_errors,
@@ -85,6 +86,34 @@ def test_auto_picks_by_the_cost_model_and_records_it():
     assert choose_solver(10**6, 10_000, d=10, tol=1e-4) == "nystrom"
     assert choose_solver(3000, 1000, d=10) == "exact"
     assert KernelRidge(Gaussian(1.5), lam=0.0).fit(Xl[:2000], yl[:2000]).solver_ == "exact"
+
+
+@pytest.mark.parametrize(
+    ("n", "m", "faster"),
+    [
+        (10**4, 500, "onepass"),
+        (10**4, 1000, "onepass"),
+        (10**4, 2000, "nystrom"),
+        (10**4, 5000, "nystrom"),
+        (10**5, 500, "onepass"),
+        (10**5, 1000, "onepass"),
+        (10**5, 2000, "nystrom"),
+        (10**5, 5000, "nystrom"),
+    ],
+)
+def test_auto_picks_the_measured_faster_solver_of_each_benchmark_row(n, m, faster):
+    # the faster solver of each row of benchmarks/bench_falkon.py (d = 10, tol = 1e-4), as
+    # measured in CPU seconds (docs/scale.md, "Cost model"); the model's PCG passes fall with m
+    assert choose_solver(n, m, d=10, tol=1e-4) == faster
+    assert choose_solver(n, m, d=10, tol=1e-4, exact=False) == faster
+    assert cg_passes(2 * m, tol=1e-4) < cg_passes(m, tol=1e-4) < cg_passes(m, tol=1e-6)
+
+
+@pytest.mark.parametrize("n, m", [(10**4, 500), (10**4, 1000), (10**5, 1000)])
+def test_auto_picks_the_measured_faster_logistic_solver(n, m):
+    # Newton-PCG was faster on each (KernelLogisticRegression's defaults at n = 10^4; the
+    # benchmark row at n = 10^5), measured in CPU seconds (docs/scale.md, "Cost model")
+    assert choose_solver(n, m, d=10, newton_steps=8) == "nystrom"
 
 
 def test_float32_input_stays_float32_and_matches_float64(one_torch_thread):

@@ -13,8 +13,8 @@ db = pytest.importorskip("dask.bag")
 distributed = pytest.importorskip("distributed")
 
 from kernelkit import (  # noqa: E402
+    BiasFreeSVC,
     KernelKMeans,
-    KernelLogisticRegression,
     KernelPCA,
     NystromFeatures,
 )
@@ -105,7 +105,7 @@ def test_named_errors_on_dask_input(points):
     [
         lambda: KernelPCA(Gaussian(1.0), 2),
         lambda: KernelKMeans(2, Gaussian(1.0)),
-        lambda: KernelLogisticRegression(Gaussian(1.0)),
+        lambda: BiasFreeSVC(Gaussian(1.0)),
     ],
 )
 def test_estimators_without_a_distributed_path_refuse_dask_input(points, make):
@@ -113,7 +113,7 @@ def test_estimators_without_a_distributed_path_refuse_dask_input(points, make):
     X = da.from_array(points, chunks=(40, 4))
     y = (points[:, 0] > 0).astype(int)
     with pytest.raises(InputError, match=rf"X: {type(est).__name__} has no distributed"):
-        est.fit(X, y) if isinstance(est, KernelLogisticRegression) else est.fit(X)
+        est.fit(X, y) if isinstance(est, BiasFreeSVC) else est.fit(X)
 
 
 def test_dask_not_imported_unless_used():

@@ -13,10 +13,12 @@ import torch
 da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 
-from kernelkit import KernelRidge  # noqa: E402
+from kernelkit import KernelLogisticRegression, KernelRidge  # noqa: E402
+from kernelkit.estimators.logistic import NEWTON_STEPS  # noqa: E402
+from kernelkit.gram import distributed_nystrom  # noqa: E402
 from kernelkit.gram.nystrom import uniform_centres  # noqa: E402
 from kernelkit.kernels import Gaussian  # noqa: E402
-from kernelkit.models.falkon import nystrom_ridge, nystrom_system  # noqa: E402
+from kernelkit.models.falkon import choose_solver, nystrom_ridge, nystrom_system  # noqa: E402
 from kernelkit.models.falkon_distributed import distributed_nystrom_system  # noqa: E402
 from kernelkit.models.falkon_logistic import (  # noqa: E402
     nystrom_logistic_decision,
@@ -154,3 +156,84 @@ def test_kernel_ridge_on_a_bag_of_strings_equals_in_memory(client):
     pred = remote.predict(bag)
     expected = local.predict(seqs)
     np.testing.assert_allclose(pred.compute(), expected, rtol=0, atol=1e-9 * np.abs(y).max())
+
+
+@pytest.mark.parametrize("solver", ["onepass", "nystrom"])
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_logistic_estimator_on_dask_fits_on_the_workers(
+    client, data, monkeypatch, solver, n_classes
+):
+    X, t = data
+    y = np.digitize(t, np.quantile(t, np.linspace(0, 1, n_classes + 1)[1:-1]))
+    params = dict(solver=solver, n_centers=40, lam=1e-3, random_state=2)
+    local = KernelLogisticRegression(Gaussian(2.0), **params).fit(X, y)
+    X_dask = da.from_array(X, chunks=(170, 5)).persist()
+    passes = []
+
+    def no_gather(method):  # X itself is never computed on the client
+        def checked(self, *args, **kwargs):
+            assert self.name != X_dask.name, "X was gathered to the client"
+            return method(self, *args, **kwargs)
+
+        return checked
+
+    def counted(*args, **kwargs):
+        passes.append(args[0].__name__)
+        return run(*args, **kwargs)
+
+    run = distributed_nystrom.run_row_blocks
+    monkeypatch.setattr(da.Array, "compute", no_gather(da.Array.compute))
+    monkeypatch.setattr(da.Array, "__array__", no_gather(da.Array.__array__))
+    monkeypatch.setattr(distributed_nystrom, "run_row_blocks", counted)
+    remote = KernelLogisticRegression(Gaussian(2.0), **params).fit(X_dask, da.from_array(y, 170))
+    monkeypatch.undo()
+    assert remote.solver_ == local.solver_ == solver
+    np.testing.assert_array_equal(remote.center_indices_, local.center_indices_)
+    np.testing.assert_array_equal(remote.classes_, local.classes_)
+    np.testing.assert_array_equal(remote.n_iter_, local.n_iter_)
+    if solver == "onepass":  # one map-reduce per Newton pass: the start and each step but the last
+        assert passes == ["_normal_task"] * int(local.n_iter_[0])
+    else:  # one per gradient and per CG iteration
+        assert len(passes) == local.n_iter_[0] + local.n_cg_
+    f_local = local.decision_function(X)
+    scale = np.abs(f_local).max()
+    np.testing.assert_allclose(remote.decision_function(X), f_local, rtol=0, atol=1e-8 * scale)
+    np.testing.assert_array_equal(remote.predict(X), local.predict(X))
+    # and predicted on the workers: Dask arrays with the row chunks of X
+    for method in ("decision_function", "predict", "predict_proba", "predict_log_proba"):
+        out = getattr(remote, method)(X_dask)
+        assert isinstance(out, da.Array) and out.chunks[0] == X_dask.chunks[0]
+        expected = getattr(local, method)(X)
+        if method == "predict":
+            np.testing.assert_array_equal(out.compute(), expected)
+        else:
+            np.testing.assert_allclose(out.compute(), expected, rtol=0, atol=1e-8 * scale)
+
+
+def test_named_errors_for_dask_logistic(data):
+    X_dask = da.from_array(data[0], chunks=(200, 5))
+    y = (data[1] > 0).astype(int)
+    with pytest.raises(InputError, match="solver='auto', 'onepass' or 'nystrom'"):
+        KernelLogisticRegression(Gaussian(1.0), solver="exact").fit(X_dask, y)
+    with pytest.raises(InputError, match="centers='uniform'"):
+        KernelLogisticRegression(Gaussian(1.0), centers="greedy").fit(X_dask, y)
+    with pytest.raises(InputError, match="n_centers"):
+        KernelLogisticRegression(Gaussian(1.0), n_centers=601).fit(X_dask, y)
+    with pytest.raises(InputError, match="y: expected 600 targets"):
+        KernelLogisticRegression(Gaussian(1.0), n_centers=20).fit(X_dask, y[:-1])
+
+
+def test_auto_on_dask_logistic_records_the_cheaper_nystrom_solver(data):
+    import dask
+
+    X_dask = da.from_array(data[0], chunks=(200, 5))
+    y = (data[1] > 0).astype(int)
+    with dask.config.set(scheduler="threads"):  # the threaded scheduler: no cluster needed
+        auto = KernelLogisticRegression(Gaussian(1.0), n_centers=20, random_state=0)
+        auto.fit(X_dask, y)
+    expected = choose_solver(600, 20, d=5, newton_steps=NEWTON_STEPS, exact=False)
+    assert auto.solver_ == expected and expected != "exact"
+    local = KernelLogisticRegression(Gaussian(1.0), solver=expected, n_centers=20, random_state=0)
+    f_local = local.fit(data[0], y).decision_function(data[0])
+    scale = np.abs(f_local).max()
+    np.testing.assert_allclose(auto.decision_function(data[0]), f_local, rtol=0, atol=1e-8 * scale)

@@ -70,10 +70,13 @@ def test_one_pass_statistics_equal_the_dense_products(block_size):
     assert none is None
     torch.testing.assert_close(H1[0], K.T @ K)
 
-    def rows(r0, r1, kv):  # per-tile weights from K_b V (the Newton form)
-        return torch.sigmoid(kv[:, 0]), U[r0:r1]
+    def rows(kv, U_b):  # per-tile weights from K_b V (the Newton form), U's rows of the tile
+        return torch.sigmoid(kv[:, 0]), U_b
 
-    Hr, _, KVr = op.normal_equations(None, V=V[:, :1], rows=rows, groups=1, columns=2)
+    Hr, Rr, KVr = op.normal_equations(
+        None, V=V[:, :1], rows=rows, row_data=(U,), groups=1, columns=2
+    )
+    torch.testing.assert_close(Rr, K.T @ U)
     s = torch.sigmoid(K @ V[:, 0])
     torch.testing.assert_close(Hr[0], K.T @ (s[:, None] * K))
     torch.testing.assert_close(KVr, K @ V[:, :1])

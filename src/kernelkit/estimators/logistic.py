@@ -17,24 +17,37 @@ from kernelkit.estimators._classes import (
     MARGIN_CONSTRAINTS,
     MarginClassifierMixin,
     check_signs,
+    signed_targets,
     squeeze_binary,
 )
 from kernelkit.gram import gram
+from kernelkit.gram.distributed import (
+    draw_weighted_centres,
+    is_dask_collection,
+    map_row_blocks,
+    n_rows,
+)
 from kernelkit.gram.nystrom import CENTRE_METHODS, centre_count, choose_centres
 from kernelkit.kernels import Kernel, PrecomputedBatch
 from kernelkit.kernels.base import Batch
 from kernelkit.models.falkon import (
     SOLVERS,
+    NystromSystem,
     choose_solver,
     forced_solver,
     nystrom_predict,
     nystrom_system,
 )
+from kernelkit.models.falkon_distributed import distributed_nystrom_system
 from kernelkit.models.falkon_logistic import nystrom_logistic_fit, nystrom_logistic_onepass
 from kernelkit.solvers import CholeskyFactor, cholesky_factor
 from kernelkit.utils.constraints import Interval, StrOptions
+from kernelkit.utils.errors import InputError
 from kernelkit.utils.progress import Progress, VerboseLike
 from kernelkit.utils.validation import like_input
+
+NEWTON_STEPS = 8
+"""Newton steps the cost model of ``solver="auto"`` assumes for logistic regression."""
 
 
 @dataclass(frozen=True)
@@ -230,7 +243,10 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
         :func:`kernelkit.models.falkon_logistic.nystrom_logistic_fit`).  With
         ``n_centers = n`` they solve the exact problem.  ``"auto"`` picks by the cost model
         of :func:`kernelkit.models.falkon.solver_costs` with ``s = 8`` Newton steps (exact
-        when ``m >= n`` or its cost is small); ``solver_`` records the choice.
+        when ``m >= n`` or its cost is small); ``solver_`` records the choice.  A Dask
+        array or bag ``X`` is fitted on the workers that hold it by a Nyström solver
+        (``"auto"``: the cheaper one) on uniform centres, each pass over ``K_nm`` one
+        map-reduce; ``solver="exact"`` or other centres refuse it with a named error.
     tol : float, default 1e-8
         ``"exact"``: stop when the largest entry of ``grad J(alpha)`` is at most ``tol``;
         ``"nystrom"``: when every Newton decrement ``-grad^T delta`` is at most ``tol``.
@@ -321,7 +337,10 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
         self.verbose = verbose
 
     def fit(self, X: Any, y: Any) -> KernelLogisticRegression:
-        """Fit one binary KLR (two classes) or one per class (one-vs-rest)."""
+        """Fit one binary KLR (two classes) or one per class (one-vs-rest); a Dask array or
+        bag ``X`` is fitted on the workers that hold it (a Nyström solver, uniform centres)."""
+        if is_dask_collection(X):
+            return self._fit_distributed(X, y)
         Xb, Y = self._fit_targets(X, y)
         for name in ("center_indices_", "n_cg_", "gradient_norm_"):
             self.__dict__.pop(name, None)
@@ -350,7 +369,7 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
             if isinstance(Xb, PrecomputedBatch):
                 return "exact"
             d = Xb.shape[1] if isinstance(Xb, torch.Tensor) and Xb.ndim == 2 else 0
-            return choose_solver(n, m, d=d, c=Y.shape[1], newton_steps=8)
+            return choose_solver(n, m, d=d, c=Y.shape[1], newton_steps=NEWTON_STEPS)
         return forced_solver(str(self.solver), n, m)
 
     def _fit_nystrom(
@@ -358,7 +377,6 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
     ) -> KernelLogisticRegression:
         """Newton steps on the ``centers``: one weighted pass per step (``"onepass"``) or
         Falkon's PCG (``"nystrom"``)."""
-        progress.stage(f"Newton steps on {self.n_centers} centres ({self.solver_})")
         choice = choose_centres(
             self.kernel_,
             Xb,
@@ -367,9 +385,62 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
             random_state=self.random_state,
             distinct=True,
         )
+        system = nystrom_system(
+            self.kernel_, Xb, choice.indices, centres=choice.centres, lam=self._system_lam()
+        )
+        return self._solve_nystrom(system, y, X, progress)
+
+    def _system_lam(self) -> float:
+        """The smallest ridge the Newton systems are solved for: ``lam`` in the one-pass
+        feature coordinates, ``2 lam`` for PCG (the Hessian of ``lam ||f||^2``)."""
+        return float(self.lam) * (1 if self.solver_ == "onepass" else 2)
+
+    def _fit_distributed(self, X: Any, y: Any) -> KernelLogisticRegression:
+        """The Nyström fit of a Dask array or bag ``X`` (:mod:`kernelkit.gram.distributed`).
+
+        The uniform centres are the rows the in-memory fit draws for ``random_state`` (only
+        they are gathered), the labels (``n`` values) are gathered on the client, and every
+        pass over ``K_nm`` (one per Newton step for ``"onepass"``, one per gradient and CG
+        iteration for ``"nystrom"``) is one map-reduce over the row blocks on the workers
+        that hold them (:class:`~kernelkit.gram.distributed_nystrom.DistributedNystromOperator`,
+        the pass of :class:`~kernelkit.KernelRidge`'s Dask fit); ``"auto"`` picks the
+        cheaper Nyström solver by :func:`~kernelkit.models.falkon.choose_solver`.
+        """
+        self._validate_params()
+        if self.solver == "exact" or not isinstance(self.centers, str) or self.centers != "uniform":
+            raise InputError(
+                "X: Dask input is fitted by solver='auto', 'onepass' or 'nystrom' with "
+                f"centers='uniform', got solver={self.solver!r}, centers={self.centers!r}"
+            )
+        for name in ("center_indices_", "n_cg_", "gradient_norm_"):
+            self.__dict__.pop(name, None)
+        n, m = n_rows(X), int(self.n_centers)
+        if not m <= n:
+            raise InputError(f"n_centers: expected an integer in [1, n_samples = {n}], got {m!r}")
+        index, rows = draw_weighted_centres(X, m, self.random_state)
+        centres = self._fit_X(rows)
+        if y is None:
+            self._check_y_length(y, n)
+        y = np.asarray(y)  # the n labels (a Dask array is computed): the client's Newton state
+        self.classes_, Y = signed_targets(y)
+        self._check_y_length(Y, n)
+        self.solver_ = str(self.solver)
+        if self.solver == "auto":
+            d = centres.shape[1] if isinstance(centres, torch.Tensor) and centres.ndim == 2 else 0
+            self.solver_ = choose_solver(
+                n, m, d=d, c=Y.shape[1], newton_steps=NEWTON_STEPS, exact=False
+            )
+        system = distributed_nystrom_system(
+            self.kernel_, X, m, centres=centres, indices=index, lam=self._system_lam()
+        )
+        return self._solve_nystrom(system, y, None, progress_of(self, self.max_iter))
+
+    def _solve_nystrom(
+        self, system: NystromSystem, y: Any, X: Any, progress: Progress
+    ) -> KernelLogisticRegression:
+        """Run the one-pass Newton or Newton-PCG on a prepared system; store the attributes."""
+        progress.stage(f"Newton steps on {system.op.shape[1]} centres ({self.solver_})")
         lam = float(self.lam)
-        reg = lam if self.solver_ == "onepass" else 2 * lam  # PCG: the Newton ridge 2 lam
-        system = nystrom_system(self.kernel_, Xb, choice.indices, centres=choice.centres, lam=reg)
         if self.solver_ == "onepass":
             res = nystrom_logistic_onepass(
                 system, y, lam, max_newton=self.max_iter, newton_tol=self.tol
@@ -377,9 +448,9 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
         else:
             res = nystrom_logistic_fit(
                 self.kernel_,
-                Xb,
+                None,
                 y,
-                choice.indices,
+                system.indices,
                 lam,
                 max_newton=self.max_iter,
                 newton_tol=self.tol,
@@ -425,9 +496,38 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
         Kt = gram(self.kernel_, self._predict_X(X), self.X_fit_).to(torch.float64)
         return Kt @ torch.as_tensor(self.dual_coef_, device=Kt.device).to(torch.float64)
 
+    def _on_row_blocks(self, X: Any, method: str) -> Any:
+        """``method`` of a Dask array or bag, as a Dask array with its row chunks, computed
+        on the workers holding the blocks (:func:`~kernelkit.gram.distributed.map_row_blocks`)."""
+        n_classes = len(self.classes_)
+        binary = n_classes == 2 and method != "predict_proba"
+        columns = 1 if binary or method == "predict" else n_classes
+        dtype = self.classes_.dtype if method == "predict" else np.float64
+
+        def block_outputs(block: Any) -> np.ndarray:
+            return np.asarray(getattr(self, method)(block)).reshape(len(block), columns)
+
+        out = map_row_blocks(block_outputs, X, columns, dtype)
+        return out[:, 0] if columns == 1 else out
+
+    def decision_function(self, X: Any) -> Any:
+        """``f(x)``: shape (m,) for two classes (positive means ``classes_[1]``), else
+        (m, n_classes) one-vs-rest; a Dask array for a Dask ``X`` (computed on its workers)."""
+        if is_dask_collection(X):
+            return self._on_row_blocks(X, "decision_function")
+        return super().decision_function(X)
+
+    def predict(self, X: Any) -> Any:
+        """Predicted class labels (the largest decision value); a Dask array for a Dask ``X``."""
+        if is_dask_collection(X):
+            return self._on_row_blocks(X, "predict")
+        return super().predict(X)
+
     def predict_proba(self, X: Any) -> Any:
         """Class probabilities, shape (m, n_classes): ``[1 - sigma(f), sigma(f)]`` for two
-        classes, normalised ``sigma(f_c)`` one-vs-rest."""
+        classes, normalised ``sigma(f_c)`` one-vs-rest; a Dask array for a Dask ``X``."""
+        if is_dask_collection(X):
+            return self._on_row_blocks(X, "predict_proba")
         s = self._scores(X)
         if s.ndim == 1:
             p = torch.sigmoid(s)
@@ -440,6 +540,8 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
         proba = self.predict_proba(X)
         if isinstance(proba, torch.Tensor):
             return proba.log()
+        if is_dask_collection(proba):
+            return np.log(proba)
         return torch.as_tensor(proba).log().numpy()
 
 

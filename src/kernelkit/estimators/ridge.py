@@ -51,7 +51,6 @@ from kernelkit.models.falkon import (
     nystrom_ridge,
     nystrom_ridge_onepass,
     nystrom_system,
-    solver_costs,
 )
 from kernelkit.models.falkon_distributed import distributed_nystrom_system
 from kernelkit.solvers import CholeskyResult, cholesky_factor, cholesky_solve
@@ -184,12 +183,15 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         ``lam alpha^T (K_mm + tau s I) alpha`` with the same jitter
         (:func:`~kernelkit.solvers.nystrom_pcg.centre_jitter`) and, with ``n_centers = n``,
         equal the exact solver.  ``"auto"`` picks by the cost model of
-        :func:`kernelkit.models.falkon.solver_costs` (``E = 100`` float64 GEMM flops per
-        kernel value, ``d`` features, ``c`` outputs, ``t = 8 log10(1 / tol)`` CG passes):
-        ``C_exact = n^2 (E + 2d) + n^3 / 3``, ``C_onepass = n m (E + 2d + 2c) + 2 n m^2 +
-        m^3 / 3``, ``C_nystrom = t n m (E + 2d + 4c) + 2 m^3``; exact when ``m >= n`` or
-        ``C_exact`` is below ``5e10`` flops or below both others, else the
-        cheaper Nyström solver (one-pass up to ``m`` of one to two thousand).  ``solver_`` records
+        :func:`kernelkit.models.falkon.solver_costs`, in float64 GEMM flops with constants
+        measured on the benchmark machine (``E = 100`` flops per kernel value of a PCG pass,
+        ``E_1 = 500`` of a one-pass tile, ``d`` features, ``c`` outputs,
+        ``t = max(8.25 log10(1 / tol) (m / 1000)^(-2/3), 2 log10(1 / tol))`` CG passes):
+        ``C_exact = n^2 (E + 2d) + n^3 / 3``,
+        ``C_onepass = n m (E_1 + 2d + 2c) + 1.66 n m^2 + 2 m^3 / 3``,
+        ``C_nystrom = t n m (E + 2d + 4c) + 2 m^3``; exact when ``m >= n`` or ``C_exact`` is
+        below ``5e10`` flops or below both others, else the cheaper Nyström solver (one-pass
+        up to ``m`` of about 1500 at ``tol = 1e-4``, 2000 at ``1e-6``).  ``solver_`` records
         the choice.  ``"auto"`` fits precomputed kernels and ``lam = 0`` exactly.  The
         parameters below are used by the Nyström solvers only.
     n_centers : int, default 1000
@@ -502,8 +504,10 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         n = n_rows(X)
         self.solver_ = self.solver
         if self.solver == "auto":
-            cost = solver_costs(n, int(self.n_centers), tol=float(self.tol))
-            self.solver_ = "onepass" if cost["onepass"] <= cost["nystrom"] else "nystrom"
+            d = int(X.shape[1]) if len(getattr(X, "shape", ())) == 2 else 0
+            c = int(y.shape[1]) if len(getattr(y, "shape", ())) == 2 else 1
+            m = int(self.n_centers)
+            self.solver_ = choose_solver(n, m, d=d, c=c, tol=float(self.tol), exact=False)
         self._check_nystrom_lam()
         if isinstance(self.n_centers, Integral) and not 1 <= self.n_centers <= n:
             raise InputError(

@@ -19,6 +19,7 @@ product), and one ``m x c`` float64 contribution back per block; per-row arrays 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -26,7 +27,7 @@ import torch
 
 from kernelkit.gram.distributed import row_blocks, run_row_blocks
 from kernelkit.gram.engine import prepare_pair
-from kernelkit.gram.streaming import NystromOperator, StreamedProducts
+from kernelkit.gram.streaming import NystromOperator, RowsFn, StreamedProducts
 from kernelkit.kernels.base import Batch, Kernel
 from kernelkit.utils.errors import InputError
 
@@ -68,18 +69,31 @@ def _block_task(
 
 def _normal_task(
     block: Any,
-    U: np.ndarray,
+    U: np.ndarray | None,
     weights: np.ndarray | None,
-    kernel: Kernel,
-    centres: Batch,
-    basis: np.ndarray | None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """One row block's ``K_b^T W_b K_b`` and ``K_b^T U_b`` (run on a worker, in tiles; in the
-    feature coordinates of ``basis`` when given)."""
+    *rest: Any,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """One row block's ``K_b^T W_b K_b``, ``K_b^T U_b`` and ``K_b V`` (run on a worker, in
+    tiles; in the feature coordinates of ``basis`` when given).
+
+    ``rest`` is the block's rows of the ``row_data`` arrays, then the shared ``kernel``,
+    ``centres``, ``basis``, ``V``, ``rows``, ``groups`` and ``columns`` of
+    :meth:`~kernelkit.gram.streaming.StreamedProducts.normal_equations`.
+    """
+    *data, kernel, centres, basis, V, rows, groups, columns = rest
     dtype = centres.dtype if torch.is_tensor(centres) else None
     op = NystromOperator(kernel, block, centres, dtype=dtype)
-    H, R, _ = op.normal_equations(_as_tensor(U), _as_tensor(weights), basis=_as_tensor(basis))
-    return H.numpy(), R.numpy()
+    H, R, KV = op.normal_equations(
+        _as_tensor(U),
+        _as_tensor(weights),
+        V=_as_tensor(V),
+        rows=rows,
+        row_data=[torch.from_numpy(T) for T in data],
+        groups=groups,
+        columns=columns,
+        basis=_as_tensor(basis),
+    )
+    return H.numpy(), R.numpy(), None if KV is None else KV.numpy()
 
 
 class DistributedNystromOperator(StreamedProducts):
@@ -147,33 +161,35 @@ class DistributedNystromOperator(StreamedProducts):
         weights: torch.Tensor | None = None,
         *,
         V: torch.Tensor | None = None,
-        rows: Any = None,
+        rows: RowsFn | None = None,
+        row_data: Sequence[torch.Tensor] = (),
         groups: int = 1,
         columns: int | None = None,
         basis: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
-        """``K_nm^T W K_nm`` and ``K_nm^T U`` as one map-reduce over the row blocks (each
-        block read once; ``m^2 g + m c`` floats back per block).  ``V`` and ``rows`` (per-tile
-        weights of a Newton step) are in-process only."""
-        if V is not None or rows is not None:
-            raise InputError(
-                "V, rows: the distributed normal equations take fixed U and weights only"
-            )
-        if U is None:
+        """``K_nm^T W K_nm``, ``K_nm^T U`` (and ``K_nm V``) as ONE map-reduce over the row
+        blocks: each block read once, its task runs the in-process pass
+        (:meth:`NystromOperator.normal_equations`) on its rows of ``U``, ``weights`` and
+        ``row_data`` (``rows`` and ``V`` sent to every task), ``m^2 g + m c`` floats and its
+        rows of ``K_nm V`` come back."""
+        if U is None and rows is None:
             raise InputError("U: expected the right-hand-side rows (n, c), got None")
+        data = [self._split(T, "row_data") for T in row_data]
+        shared = [None if T is None else T.detach().cpu().numpy() for T in (basis, V)]
         parts = run_row_blocks(
             _normal_task,
             self.blocks,
-            rows=[self._split(U, "U"), self._split(weights, "weights")],
-            shared=[self.kernel, self.centres, None if basis is None else basis.cpu().numpy()],
+            rows=[self._split(U, "U"), self._split(weights, "weights"), *data],
+            shared=[self.kernel, self.centres, *shared, rows, groups, columns],
             client=self.client,
         )
         H = np.zeros_like(parts[0][0], dtype=np.float64)
         R = np.zeros_like(parts[0][1], dtype=np.float64)
-        for H_b, R_b in parts:
+        for H_b, R_b, _ in parts:
             H += H_b
             R += R_b
-        return torch.from_numpy(H), torch.from_numpy(R), None
+        KV = None if V is None else torch.from_numpy(np.concatenate([p[2] for p in parts]))
+        return torch.from_numpy(H), torch.from_numpy(R), KV
 
     def __repr__(self) -> str:
         return f"DistributedNystromOperator({self.kernel!r}, shape={self.shape})"

@@ -37,7 +37,7 @@ accumulator per worker thread.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
@@ -128,9 +128,11 @@ def nystrom_tile(
     return KV64, (K.T @ Z).to(torch.float64)
 
 
-RowsFn = Callable[[int, int, "torch.Tensor | None"], tuple["torch.Tensor | None", torch.Tensor]]
-"""``rows(r0, r1, KV_b) -> (weights_b, U_b)``: the weights and right-hand-side rows of the rows
-``r0:r1`` computed from that tile's ``K_b V`` (a Newton step's weights at the trial point)."""
+RowsFn = Callable[..., tuple["torch.Tensor | None", torch.Tensor]]
+"""``rows(KV_b, *data_b) -> (weights_b, U_b)``: a tile's weights and right-hand-side rows
+computed from its ``K_b V`` and its rows ``data_b`` of the per-row arrays ``row_data`` (a
+Newton step's weights at the trial point).  A module-level function of its arguments only, so
+that a cluster can ship it to the row blocks with their rows of ``row_data``."""
 
 
 def nystrom_normal_tile(
@@ -144,7 +146,7 @@ def nystrom_normal_tile(
     weights: torch.Tensor | None = None,
     V: torch.Tensor | None = None,
     rows: RowsFn | None = None,
-    start: int = 0,
+    row_data: Sequence[torch.Tensor] = (),
     basis: torch.Tensor | None = None,
     out: torch.Tensor | None = None,
     out64: torch.Tensor | None = None,
@@ -171,9 +173,10 @@ def nystrom_normal_tile(
     V : torch.Tensor, optional
         Shape ``(m, q)``: ``K_b V`` is computed first and returned (float64).
     rows : callable, optional
-        ``rows(start, start + b, K_b V) -> (weights, U)`` replacing ``weights`` and ``U``.
-    start : int
-        Index of the tile's first row (passed to ``rows``).
+        ``rows(K_b V, *row_data) -> (weights, U)`` replacing ``weights`` and ``U``
+        (:data:`RowsFn`).
+    row_data : sequence of torch.Tensor
+        This tile's rows of the per-row arrays ``rows`` takes.
     basis : torch.Tensor, optional
         Lower factor ``L`` of ``K_mm + jitter I``: the tile is first mapped to the Nyström
         features ``Phi_b = K_b L^{-T}`` (a triangular solve, ``b m^2`` flops), and every
@@ -200,7 +203,7 @@ def nystrom_normal_tile(
         K64 = solve_triangular(basis.mT, K64, upper=True, left=False)
     KV = None if V is None else K64 @ V.to(K64)
     if rows is not None:
-        weights, U = rows(start, start + b, KV)
+        weights, U = rows(KV, *row_data)
     if U is None:
         raise InputError("U: expected the right-hand-side rows of the tile, got None")
     R.addmm_(K64.mT, U.to(K64))
@@ -251,6 +254,7 @@ class StreamedProducts(ABC):
         *,
         V: torch.Tensor | None = None,
         rows: RowsFn | None = None,
+        row_data: Sequence[torch.Tensor] = (),
         groups: int = 1,
         columns: int | None = None,
         basis: torch.Tensor | None = None,
@@ -259,8 +263,9 @@ class StreamedProducts(ABC):
 
         ``U`` has shape ``(n, c)``, ``weights`` ``(n,)`` or ``(n, groups)``; ``V`` of shape
         ``(m, q)`` returns ``K_nm V`` too; ``rows`` computes each tile's weights and ``U``
-        from its ``K_b V`` (:data:`RowsFn`; then ``U`` and ``weights`` are unused, ``groups``
-        is the number of weight columns and ``columns`` that of ``U``, default ``groups``);
+        from its ``K_b V`` and its rows of the ``(n, ...)`` arrays ``row_data``
+        (:data:`RowsFn`; then ``U`` and ``weights`` are unused, ``groups`` is the number of
+        weight columns and ``columns`` that of ``U``, default ``groups``);
         ``basis`` (``L``, ``L L^T = K_mm + jitter I``): every output in the coordinates of the
         Nyström features ``K_nm L^{-T}`` (:func:`nystrom_normal_tile`).  Returns
         ``(H, R, KV)``: ``H`` of shape ``(groups, m, m)`` and ``R`` float64 on the data's
@@ -424,6 +429,7 @@ class NystromOperator(StreamedProducts):
         *,
         V: torch.Tensor | None = None,
         rows: RowsFn | None = None,
+        row_data: Sequence[torch.Tensor] = (),
         groups: int = 1,
         columns: int | None = None,
         basis: torch.Tensor | None = None,
@@ -464,7 +470,7 @@ class NystromOperator(StreamedProducts):
                     weights=None if weights is None else weights[r0:r1].to(device),
                     V=Vd,
                     rows=rows,
-                    start=r0,
+                    row_data=[T[r0:r1].to(device) for T in row_data],
                     basis=Ld,
                     out=scratch,
                     out64=scratch64,

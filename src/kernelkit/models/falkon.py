@@ -46,9 +46,29 @@ from kernelkit.solvers.nystrom_pcg import (
 from kernelkit.utils.errors import InputError
 
 KERNEL_ENTRY_FLOPS = 100.0
-"""Cost of one kernel value (the ``exp`` and its share of the tile work) in float64 GEMM flops:
-on the 2-core x86-64 machine of the benchmarks a pass over ``K_nm`` runs at 2.0-2.5 ns per
-entry per core (docs/scale.md) and float64 GEMM at about 95 GFLOP/s on both cores."""
+"""Cost of one kernel value in a PCG pass (the ``exp``, the float64 copy and the two products
+of its tile) in float64 GEMM flops, the unit of the cost model: 0.059 ns, one flop on one
+core of the benchmark machine at 17 GFLOP/s (measured: ``docs/scale.md``, "Cost model")."""
+
+ONEPASS_ENTRY_FLOPS = 500.0
+"""Cost of one kernel value in a one-pass tile (the value, its float64 copy, its share of the
+tile's feature map and accumulation overheads) in the same flops: fitted with
+:data:`ONEPASS_UPDATE_FLOPS` to the measured one-pass fits (``docs/scale.md``, "Cost
+model")."""
+
+ONEPASS_UPDATE_FLOPS = 0.83
+"""Cost of each of the ``(g + 1) n m^2`` multiply-adds of the one-pass solver (the triangular
+solve of the feature map, one rank-``b`` update of ``H`` per weighting) in the same flops
+(fitted with :data:`ONEPASS_ENTRY_FLOPS`)."""
+
+CG_PASSES_PER_DIGIT = 8.25
+"""Falkon CG iterations per decimal digit of ``tol`` at ``m = 1000`` centres (measured on the
+benchmark problem at ``lam = 1e-6``: ``docs/scale.md``, "Cost model")."""
+
+CG_CENTRES_EXPONENT = 2 / 3
+"""Exponent ``beta`` of the fall of Falkon's CG iterations with the centres,
+``t ~ m^{-beta}``: the preconditioner improves with ``m`` (measured: ``docs/scale.md``,
+"Cost model")."""
 
 EXACT_FLOPS = 5e10
 """Modelled cost (float64 GEMM flops) under which ``solver="auto"`` takes the
@@ -59,51 +79,78 @@ SOLVERS = ("exact", "onepass", "nystrom")
 normal equations, Falkon's Nyström PCG (``"nystrom"``, its historical name)."""
 
 
+def cg_passes(m: int, *, tol: float = 1e-6, newton_steps: int = 1) -> float:
+    r"""Modelled passes over ``K_nm`` of Falkon's PCG (ridge) or Newton-PCG (logistic):
+
+    .. math:: t = \max\Big(a \log_{10}(1/\text{tol}) \big(\tfrac{m}{1000}\big)^{-\beta},
+              \; 2 \log_{10}(1/\text{tol})\Big) + s - 1,
+
+    ``a =`` :data:`CG_PASSES_PER_DIGIT`, ``beta =`` :data:`CG_CENTRES_EXPONENT`, ``tol``
+    clipped to ``[1e-12, 0.1]``, ``s`` Newton steps (one gradient pass each besides the CG;
+    the inexact-Newton forcing term keeps the early steps' CG short, so the CG of about one
+    full solve is counted).
+    """
+    digits = float(np.log10(1 / min(max(tol, 1e-12), 0.1)))
+    cg = CG_PASSES_PER_DIGIT * digits * (max(m, 1) / 1000) ** -CG_CENTRES_EXPONENT
+    return max(cg, 2 * digits) + max(1, int(newton_steps)) - 1
+
+
 def solver_costs(
     n: int, m: int, *, d: int = 0, c: int = 1, tol: float = 1e-6, newton_steps: int = 1
 ) -> dict[str, float]:
     r"""Modelled cost of each solver in float64 GEMM flops (the model of ``solver="auto"``).
 
     With ``E = KERNEL_ENTRY_FLOPS`` per kernel value plus ``2 d`` for the distance, ``c``
-    outputs (or one-vs-rest classes) and ``s = newton_steps`` (1 for ridge regression):
+    outputs (or one-vs-rest classes), ``s = newton_steps`` (1 for ridge regression) and
+    ``t`` the PCG passes of :func:`cg_passes`:
 
     .. math:: C_\text{exact} = s\,(n^2 (E + 2d) + n^3 / 3), \qquad
-              C_\text{onepass} = p\,(n m (E + 2d + 2c) + (g + 1)\, n m^2) + s\, m^3 / 3,
+              C_\text{nystrom} = t\,n m (E + 2d + 4c) + 2 m^3,
 
-    .. math:: C_\text{nystrom} = t\,n m (E + 2d + 4c) + 2 m^3, \qquad
-              t = 8 \log_{10}(1 / \text{tol}) + s - 1,
+    .. math:: C_\text{onepass} = p\,(n m (E_1 + 2d + 2c) + h\,(g + 1)\, n m^2)
+              + (s + 1)\, m^3 / 3,
 
-    the one-pass solver's ``(g + 1) n m^2`` being the triangular solve of the feature map
+    ``E_1 =`` :data:`ONEPASS_ENTRY_FLOPS` and ``h =`` :data:`ONEPASS_UPDATE_FLOPS`, the
+    one-pass solver's ``(g + 1) n m^2`` being the triangular solve of the feature map
     ``K_b L^{-T}`` and the symmetric rank-``b`` updates of ``H`` (one per weight column:
-    ``g = c`` for one-vs-rest logistic regression, 1 for ridge) and its ``p``
-    passes 1 for ridge, ``s + 1`` for logistic regression (one per Newton step plus the
-    first); ``t`` the CG passes (measured: 15-60 at
-    ``tol = 1e-4``, falling as ``m`` grows and rising as ``lam`` falls; logistic regression:
-    21-37 passes for 6-8 Newton steps, the inexact-Newton forcing term keeping the early
-    steps at 2-3 passes, so about one pass per step besides the last step's CG).  One-pass beats
-    PCG when ``m`` is below about ``t E / 2`` (one to two thousand), PCG beats it beyond.
+    ``g = c`` for one-vs-rest logistic regression, 1 for ridge), its ``p`` passes 1 for
+    ridge, ``s + 1`` for logistic regression (one per Newton step plus the first), its
+    ``m^3 / 3`` the factors of ``K_mm`` and of each system; PCG's ``2 m^3`` the
+    preconditioner (factors of ``K_mm`` and of Falkon's ``A``, the product ``T T^T``).  The
+    constants were measured on the 2-core x86-64 benchmark machine (one thread, CPU seconds,
+    benchmarks/bench_falkon.py's problem; ``docs/scale.md``, "Cost model").
+    One-pass beats PCG while ``E_1 + 2 h m < t E`` (ridge): up to ``m`` of about 1500 at
+    ``tol = 1e-4``, 2000 at ``tol = 1e-6``.
     """
     entry = KERNEL_ENTRY_FLOPS + 2 * d
     s = max(1, int(newton_steps))
     ridge = s == 1
-    t = 8 * np.log10(1 / min(max(tol, 1e-12), 0.1)) + s - 1
-    syrk = ((1 if ridge else c) + 1) * n * m**2
+    t = cg_passes(m, tol=tol, newton_steps=s)
+    update = ONEPASS_UPDATE_FLOPS * ((1 if ridge else c) + 1) * n * m**2
+    tile = ONEPASS_ENTRY_FLOPS + 2 * d + 2 * c
     return {
         "exact": s * (n * n * entry + n**3 / 3),
-        "onepass": (s + (0 if ridge else 1)) * (n * m * (entry + 2 * c) + syrk) + s * m**3 / 3,
+        "onepass": (s + (0 if ridge else 1)) * (n * m * tile + update) + (s + 1) * m**3 / 3,
         "nystrom": t * n * m * (entry + 4 * c) + 2 * m**3,
     }
 
 
 def choose_solver(
-    n: int, m: int, *, d: int = 0, c: int = 1, tol: float = 1e-6, newton_steps: int = 1
+    n: int,
+    m: int,
+    *,
+    d: int = 0,
+    c: int = 1,
+    tol: float = 1e-6,
+    newton_steps: int = 1,
+    exact: bool = True,
 ) -> str:
     """The solver of ``solver="auto"``: exact when ``m >= n`` or its modelled cost is below
     :data:`EXACT_FLOPS` or below both Nyström solvers', else the cheaper of one-pass and PCG
-    (:func:`solver_costs`)."""
+    (:func:`solver_costs`); ``exact=False`` (a Dask fit): the cheaper Nyström solver."""
     cost = solver_costs(n, m, d=d, c=c, tol=tol, newton_steps=newton_steps)
     nystrom = min(cost["onepass"], cost["nystrom"])
-    if m >= n or cost["exact"] <= max(EXACT_FLOPS, nystrom):
+    if exact and (m >= n or cost["exact"] <= max(EXACT_FLOPS, nystrom)):
         return "exact"
     return "onepass" if cost["onepass"] <= cost["nystrom"] else "nystrom"
 
@@ -327,11 +374,16 @@ def nystrom_predict(
 
 
 __all__ = [
+    "CG_CENTRES_EXPONENT",
+    "CG_PASSES_PER_DIGIT",
     "EXACT_FLOPS",
     "KERNEL_ENTRY_FLOPS",
+    "ONEPASS_ENTRY_FLOPS",
+    "ONEPASS_UPDATE_FLOPS",
     "SOLVERS",
     "NystromSystem",
     "centre_gram",
+    "cg_passes",
     "choose_solver",
     "forced_solver",
     "nystrom_predict",

@@ -246,6 +246,17 @@ def nystrom_logistic_fit(
     )
 
 
+def newton_rows(
+    kv: torch.Tensor | None, f: torch.Tensor, Y: torch.Tensor, s: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    r"""A tile's Newton weights and right-hand side at the trial point ``f + K_b delta``:
+    ``W = s sigma(f) sigma(-f)``, ``U = s Y sigma(-Y f)`` (:data:`~kernelkit.gram.streaming.RowsFn`;
+    ``kv`` None: at ``f``)."""
+    fb = f if kv is None else f + kv
+    sb = s[:, None]
+    return sb * torch.sigmoid(fb) * torch.sigmoid(-fb), sb * Y * torch.sigmoid(-Y * fb)
+
+
 def nystrom_logistic_onepass(
     system: NystromSystem,
     y: Any,
@@ -270,8 +281,11 @@ def nystrom_logistic_onepass(
     systems are formed in the Nyström feature coordinates ``beta = L^T alpha``
     (:func:`~kernelkit.models.falkon.nystrom_statistics`; conditioning ``1 / lam``, not its
     square).  Passes:
-    Newton steps + 1 + damped steps.  The in-process executor only (the weights of a tile
-    depend on its ``K_b delta``).
+    Newton steps + 1 + damped steps.  The same on a cluster
+    (:class:`~kernelkit.gram.distributed_nystrom.DistributedNystromOperator`): each pass is
+    one map-reduce whose tasks run the in-process pass on their row blocks with their rows of
+    ``f``, ``Y`` and ``s`` (:func:`newton_rows`), and the ``n x c`` vectors ``f`` and
+    ``K_nm delta`` live on the client.
     """
     lam = float(lam)
     if not lam > 0 or not np.isfinite(lam):
@@ -286,12 +300,15 @@ def nystrom_logistic_onepass(
         return data + lam * (b**2).sum(0)
 
     def weighted_pass(f: torch.Tensor, delta: torch.Tensor | None) -> tuple:
-        def rows(r0: int, r1: int, kv: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
-            fb = f[r0:r1] if kv is None else f[r0:r1] + kv
-            sb, Yb = s[r0:r1, None], Y[r0:r1]
-            return sb * torch.sigmoid(fb) * torch.sigmoid(-fb), sb * Yb * torch.sigmoid(-Yb * fb)
-
-        return system.op.normal_equations(None, V=delta, rows=rows, groups=c, columns=c, basis=L)
+        return system.op.normal_equations(
+            None,
+            V=delta,
+            rows=newton_rows,
+            row_data=(f, Y, s),
+            groups=c,
+            columns=c,
+            basis=L,
+        )
 
     beta = torch.zeros(m, c, dtype=torch.float64, device=device)
     f = torch.zeros(n, c, dtype=torch.float64, device=device)
@@ -335,6 +352,7 @@ def nystrom_logistic_decision(
 
 __all__ = [
     "NystromLogisticResult",
+    "newton_rows",
     "nystrom_logistic_decision",
     "nystrom_logistic_fit",
     "nystrom_logistic_onepass",
