@@ -83,7 +83,7 @@ def symmetric_eigh(
     r"""All eigenpairs of a symmetric matrix: :math:`A = U \Lambda U^T`.
 
     LAPACK's divide-and-conquer ``syevd`` on the symmetric part ``(A + A^T) / 2``: SciPy's
-    LAPACK on torch's thread count for one CPU matrix of order 256 or more that needs no
+    LAPACK on torch's thread count for one CPU matrix of order 1000 or more that needs no
     gradient (1.6x less CPU time than ``torch.linalg.eigh``'s at n = 2000,
     ``docs/measurements.md``), ``torch.linalg.eigh`` otherwise (stacks, GPU tensors,
     autograd).  The entry point of kernelkit for a full eigendecomposition
@@ -115,7 +115,7 @@ def symmetric_eigh(
             f"got shape {tuple(A.shape)}"
         )
     S = (A + A.mT) / 2
-    if S.ndim == 2 and S.device.type == "cpu" and not S.requires_grad and S.shape[0] >= 256:
+    if S.ndim == 2 and S.device.type == "cpu" and not S.requires_grad and S.shape[0] >= 1000:
         with threadpool_limits(limits=torch.get_num_threads(), user_api="blas"):
             w_np, V_np = scipy.linalg.eigh(
                 S.numpy(), driver="evd", overwrite_a=True, check_finite=False
