@@ -40,7 +40,8 @@ def test_syrk_updates_the_upper_triangle_as_the_dense_product():
     C = torch.zeros(40, 40, dtype=torch.float64)
     syrk_(C, A)
     syrk_(C, A[:7].contiguous())
-    ref = A.T @ A + A[:7].T @ A[:7]
+    syrk_(C, A[7:20].mT.contiguous().mT)  # Fortran order: a triangular solve's output
+    ref = A.T @ A + A[:7].T @ A[:7] + A[7:20].T @ A[7:20]
     torch.testing.assert_close(symmetric_from_upper(C), ref, rtol=1e-12, atol=1e-11)
     C32 = torch.zeros(40, 40, dtype=torch.float64)  # non-float64 rows: the addmm path
     syrk_(C32, A.float())

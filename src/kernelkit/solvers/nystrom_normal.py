@@ -75,12 +75,14 @@ def syrk_(C: torch.Tensor, A: torch.Tensor) -> torch.Tensor:
             f"got {tuple(A.shape)}"
         )
     cpu64 = C.device.type == A.device.type == "cpu" and C.dtype == A.dtype == torch.float64
-    if not cpu64 or not C.is_contiguous() or not A.is_contiguous():
+    if not cpu64 or not C.is_contiguous() or not (A.is_contiguous() or A.mT.is_contiguous()):
         A = A.to(C.dtype)
         return C.addmm_(A.mT, A)
-    # A (b, m) C-order is A^T (m, b) in Fortran order; C's transpose in Fortran order is C:
-    # dsyrk's lower triangle of C^T is the upper triangle of C.
-    out = blas.dsyrk(1.0, A.numpy().T, beta=1.0, c=C.numpy().T, trans=0, lower=1, overwrite_c=1)
+    # A (b, m) C-order is A^T (m, b) in Fortran order (``trans=0``), a Fortran-order A (the
+    # output of a triangular solve from the right) is used as it is (``trans=1``); C's
+    # transpose in Fortran order is C: dsyrk's lower triangle of C^T is the upper one of C.
+    a, trans = (A.numpy().T, 0) if A.is_contiguous() else (A.numpy(), 1)
+    out = blas.dsyrk(1.0, a, beta=1.0, c=C.numpy().T, trans=trans, lower=1, overwrite_c=1)
     if out.ctypes.data != C.data_ptr():  # BLAS returned a copy: write it back
         C.copy_(torch.from_numpy(out.T))
     return C
