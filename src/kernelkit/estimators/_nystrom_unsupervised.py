@@ -264,7 +264,7 @@ KMEANS_TAIL = 1e-3
 """``epsilon`` of the rank rule of :func:`nystrom_kmeans`: the discarded variance is at most this
 fraction of the lower bound ``sum_{j >= k} Delta_j`` on the optimal cost (module docstring)."""
 
-KMEANS_FEATURE_BYTES = 256 << 20
+KMEANS_FEATURE_BYTES = 32 << 20
 """Bytes of float64 codes Lloyd may hold: up to this, every principal direction is kept."""
 
 
@@ -295,27 +295,50 @@ class NystromKMeans:
     rank: int
 
 
+LLOYD_TILE_BYTES = 4 << 20
+"""Bytes of codes per row tile of a Lloyd assignment (the ``b x k`` scores stay small)."""
+
+
 def _distances(Z: torch.Tensor, sq: torch.Tensor, C: torch.Tensor) -> torch.Tensor:
     """``||z_i - c_l||^2`` for the rows of ``Z`` (squared norms ``sq``) and centres ``C``."""
     return sq[:, None] - 2 * (Z @ C.mT) + (C * C).sum(1)[None, :]
 
 
-def _lloyd(Z: torch.Tensor, sq: torch.Tensor, start: np.ndarray, max_iter: int) -> tuple:
-    """Lloyd iterations on the rows of ``Z`` from the rows ``start``; returns labels, reduced
-    inertia and iterations (the means by ``index_add_``, one read of ``Z``)."""
+def _assign(Z: torch.Tensor, C: torch.Tensor) -> torch.Tensor:
+    """The nearest centre of every row, ``argmin_l ||c_l||^2 / 2 - z^T c_l``, in row tiles of
+    ``LLOYD_TILE_BYTES``."""
+    half = (C * C).sum(1) / 2
+    rows = max(1, LLOYD_TILE_BYTES // (8 * max(Z.shape[1], 1)))
+    return torch.cat([(half - Zb @ C.mT).argmin(1) for Zb in Z.split(rows)])
 
+
+def _lloyd(Z: torch.Tensor, sq: torch.Tensor, start: np.ndarray, max_iter: int) -> tuple:
+    """Lloyd iterations on the rows of ``Z`` from the rows ``start``, until no point changes
+    cluster; returns labels, reduced inertia and iterations.  The clusters' sums are updated
+    by the rows that changed cluster only (as :func:`kernel_kmeans` updates ``K A``), so an
+    iteration reads ``Z`` once."""
     k = len(start)
     C = Z[torch.as_tensor(start)]
     labels = None
+    sums = Z.new_zeros(k, Z.shape[1])
     it = 0
     for it in range(1, max_iter + 1):  # noqa: B007 - reported to the caller
-        D = _distances(Z, sq, C)
-        new = fill_empty_clusters(D.argmin(1), D, k)
-        if labels is not None and bool((new == labels).all()):
-            break
+        new = _assign(Z, C)
+        counts = torch.bincount(new, minlength=k)
+        if bool((counts == 0).any()):  # relocation: the full distances, the sums again
+            new = fill_empty_clusters(new, _distances(Z, sq, C), k)
+            counts = torch.bincount(new, minlength=k)
+            labels = None
+        if labels is None:
+            sums = Z.new_zeros(k, Z.shape[1]).index_add_(0, new, Z)
+        else:
+            moved = torch.nonzero(new != labels).flatten()
+            if not len(moved):
+                break
+            Zm = Z[moved]
+            sums.index_add_(0, new[moved], Zm).index_add_(0, labels[moved], -Zm)
         labels = new
-        sums = Z.new_zeros(k, Z.shape[1]).index_add_(0, labels, Z)
-        C = sums / torch.bincount(labels, minlength=k).to(Z.dtype)[:, None]
+        C = sums / counts.to(Z.dtype)[:, None]
     D = _distances(Z, sq, C)
     inertia = float(D.gather(1, labels[:, None]).clamp_min(0).sum())
     return labels, inertia, it
@@ -419,6 +442,7 @@ def nystrom_kmeans(
 __all__ = [
     "KMEANS_FEATURE_BYTES",
     "KMEANS_TAIL",
+    "LLOYD_TILE_BYTES",
     "CentredScatter",
     "NystromKMeans",
     "NystromKPCA",

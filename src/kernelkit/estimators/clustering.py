@@ -261,7 +261,7 @@ class KernelKMeans(KernelEstimatorMixin, ClusterMixin, BaseEstimator):
     solver : {"exact", "nystrom"}, default "exact"
         ``"exact"``: Lloyd on the ``n x n`` Gram above.  ``"nystrom"``: Lloyd on the
         Nyström features of ``n_centers`` centres, in the codes of their top ``r``
-        principal directions (all of them when they fit in 256 MiB, else as many as make the
+        principal directions (all of them when they fit in 32 MiB, else as many as make the
         result a ``(1 + 1e-3)``-approximation of the full features' objective), seeded by the
         same greedy k-means++, the centres and ``inertia_`` those of the full features
         (:mod:`kernelkit.estimators._nystrom_unsupervised`); three streamed passes over the
