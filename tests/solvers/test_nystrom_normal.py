@@ -43,9 +43,15 @@ def test_syrk_updates_the_upper_triangle_as_the_dense_product():
     syrk_(C, A[7:20].mT.contiguous().mT)  # Fortran order: a triangular solve's output
     ref = A.T @ A + A[:7].T @ A[:7] + A[7:20].T @ A[7:20]
     torch.testing.assert_close(symmetric_from_upper(C), ref, rtol=1e-12, atol=1e-11)
-    C32 = torch.zeros(40, 40, dtype=torch.float64)  # non-float64 rows: the addmm path
+    C32 = torch.zeros(40, 40, dtype=torch.float64)  # float32 rows: ssyrk, summed in float64
     syrk_(C32, A.float())
-    torch.testing.assert_close(symmetric_from_upper(C32), A.float().double().T @ A.float().double())
+    syrk_(C32, A.float())
+    A32 = A.float().double()
+    torch.testing.assert_close(symmetric_from_upper(C32), 2 * A32.T @ A32, rtol=1e-5, atol=1e-4)
+    C16 = torch.zeros(40, 40, dtype=torch.float64)  # other dtypes: the addmm path
+    syrk_(C16, A.bfloat16())
+    A16 = A.bfloat16().double()
+    torch.testing.assert_close(symmetric_from_upper(C16), A16.T @ A16)
     with pytest.raises(InputError, match="A: expected shape"):
         syrk_(C, A[:, :3])
 

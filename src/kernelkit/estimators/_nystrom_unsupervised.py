@@ -6,7 +6,7 @@ Both work on the Nyström features ``phi(x) = L^{-1} k_C(x)`` of ``m`` centres `
 approximation of ``K`` (exact with every point a centre, up to ``delta``).  Nothing ``n x n``
 is formed; the ``n x m`` block is streamed in row tiles (:mod:`kernelkit.gram.streaming`) by
 the engine of the Nyström ridge solvers (:func:`kernelkit.models.falkon.nystrom_system`,
-:func:`~kernelkit.models.falkon.nystrom_statistics`,
+:meth:`~kernelkit.gram.streaming.NystromOperator.normal_equations`,
 :func:`~kernelkit.models.falkon.nystrom_predict`).
 
 *Kernel PCA* (course part 1, section 4.2, on the approximated Gram): with the mean
@@ -52,15 +52,16 @@ from typing import Any
 
 import numpy as np
 import torch
+from threadpoolctl import threadpool_limits
 
 from kernelkit.gram.nystrom import CentreChoice, kmeanspp_seeds, uniform_centres
+from kernelkit.gram.streaming import NystromOperator
 from kernelkit.kernels import Kernel
 from kernelkit.kernels.base import Batch
 from kernelkit.models.falkon import (
     NystromSystem,
     nystrom_predict,
     nystrom_ridge_onepass,
-    nystrom_statistics,
     nystrom_system,
 )
 from kernelkit.solvers import fix_signs, solve_triangular, top_eigenpairs
@@ -149,16 +150,22 @@ class CentredScatter:
 def centred_scatter(
     kernel: Kernel, Xb: Batch, choice: CentreChoice, *, block_size: Any = None
 ) -> CentredScatter:
-    """``Phi^T Phi`` and ``Phi^T 1`` in ONE streamed pass (float64 accumulation, one
-    symmetric rank-``b`` update per tile; :func:`kernelkit.models.falkon.nystrom_statistics`)
-    and the centred scatter ``S`` (module docstring)."""
+    """``Phi^T Phi`` and ``Phi^T 1`` in ONE streamed pass of the engine's normal-equations
+    tiles (:meth:`kernelkit.gram.streaming.NystromOperator.normal_equations` with the basis
+    ``L``: a triangular solve and a symmetric rank-``b`` update per tile, summed in float64;
+    float32 data: the tile products in float32, its ``fast`` mode) and the centred scatter
+    ``S`` (module docstring)."""
     system = nystrom_system(
         kernel, Xb, choice.indices, centres=choice.centres, block_size=block_size
     )
     n = system.n
-    stats = nystrom_statistics(system, torch.ones(n, dtype=torch.float64))
-    H = stats.H.reshape(stats.H.shape[-2], stats.H.shape[-1])
-    mu = stats.r.reshape(-1) / n
+    op = system.op
+    if not isinstance(op, NystromOperator):  # the estimators refuse distributed input first
+        raise InputError(f"X: expected in-process rows, got {type(op).__name__}")
+    ones = torch.ones(n, 1, dtype=torch.float64)
+    H, r, _ = op.normal_equations(ones, basis=system.factor.L, fast=True)
+    H = H.reshape(H.shape[-2], H.shape[-1])
+    mu = r.reshape(-1) / n
     S = H - n * torch.outer(mu, mu)
     return CentredScatter(system, (S + S.mT) / 2, mu, float(H.diagonal().sum()))
 
@@ -190,7 +197,10 @@ def nystrom_kpca(
     :func:`kernelkit.solvers.top_eigenpairs` (only the wanted pairs)."""
     scatter = centred_scatter(kernel, Xb, choice, block_size=block_size)
     k = min(int(n_components), scatter.S.shape[0])
-    eig = top_eigenpairs(scatter.S, k, method="subset")
+    # one thread: LAPACK's pool spinning against torch's on a shared machine made the m x m
+    # eigensolvers 4-25x slower (m = 2000: subset eigh 9.1 s against 2.5 s, full eigh 67 s)
+    with threadpool_limits(1):
+        eig = top_eigenpairs(scatter.S, k, method="subset")
     keep = _kept(eig.values, scatter.system.n)
     values, V = eig.values[keep], eig.vectors[:, keep]
     mu = scatter.mean
@@ -421,9 +431,10 @@ def nystrom_kmeans(
     ``init``; the centres of the kept assignment in the full features by one more pass."""
     scatter = centred_scatter(kernel, Xb, choice)
     n = scatter.system.n
-    values = torch.linalg.eigvalsh(scatter.S).flip(0)
-    r = kmeans_rank(values, n, n_clusters)
-    V = top_eigenpairs(scatter.S, r, method="subset").vectors
+    with threadpool_limits(1):  # as in nystrom_kpca
+        values = torch.linalg.eigvalsh(scatter.S).flip(0)
+        r = kmeans_rank(values, n, n_clusters)
+        V = top_eigenpairs(scatter.S, r, method="subset").vectors
     labels, iterations = _best_lloyd(
         _principal_codes(scatter, V)(Xb), n_clusters, n_init, max_iter, random_state, init
     )
