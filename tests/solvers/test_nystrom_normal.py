@@ -86,6 +86,24 @@ def test_one_pass_statistics_equal_the_dense_products(block_size):
     torch.testing.assert_close(KVr, K @ V[:, :1])
 
 
+def test_fast_float32_tiles_equal_the_float64_products_of_the_same_blocks():
+    X, _ = _data(500, 3, dtype=torch.float32)
+    C = X[:40]
+    k = Gaussian(1.3)
+    K = k.block(X, C).double()  # the float32 blocks, products in float64
+    L = torch.linalg.cholesky(k.block(C, C).double() + 1e-4 * torch.eye(40, dtype=torch.float64))
+    Phi = torch.linalg.solve_triangular(L.mT, K, upper=True, left=False)
+    U = torch.ones(500, 1, dtype=torch.float64)
+    op = NystromOperator(k, X, C, block_size=64)
+    H, R, _ = op.normal_equations(U, basis=L, fast=True)
+    H64, R64, _ = op.normal_equations(U, basis=L)  # default: float64 products
+    assert H.dtype == R.dtype == torch.float64
+    for A, B in [(H[0], Phi.T @ Phi), (R, Phi.T @ U)]:
+        torch.testing.assert_close(A, B, rtol=1e-5, atol=1e-5 * float(B.abs().max()))
+    for A, B in [(H64[0], Phi.T @ Phi), (R64, Phi.T @ U)]:  # blocks equal to float32 rounding
+        torch.testing.assert_close(A, B, rtol=1e-6, atol=1e-6 * float(B.abs().max()))
+
+
 @pytest.mark.parametrize("kernel", [Gaussian(2.0), Laplacian(3.0)])
 def test_m_equals_n_is_exact_krr_to_1e8(kernel):
     X, y = _data(300, 3)

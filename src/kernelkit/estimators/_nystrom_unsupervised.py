@@ -17,8 +17,12 @@ non-zero eigenvalues ``Delta_i`` as the ``m x m`` scatter
 
 and the unit-norm principal functions give the codes ``z_i(x) = (phi(x) - mu)^T v_i``: so
 the training projections ``sqrt(Delta_i) u_i`` are ``(Phi - 1 mu^T) v_i``.  ``Phi^T Phi`` and
-``Phi^T 1`` are formed in ONE streamed pass (float64 accumulation).  Cost: one kernel pass,
-``n m^2`` flops, ``O(m^3)``; memory ``O(n d + m^2)`` besides the ``n x p`` codes.
+``Phi^T 1`` are formed in ONE streamed pass, each tile mapped to its features
+``Phi_b = K_b L^{-T}`` (a triangular solve) and added by a symmetric rank-``b`` update,
+summed in float64 (float32 data: the tile products in float32, half the time); the top ``p``
+pairs of ``S`` come from a subset ``eigh``; the codes are one more pass (a GEMM with the
+``m x (p + 1)`` matrix ``L^{-T} [V, mu]``).  Cost: two kernel passes, ``2 n m^2`` flops (the
+solve and the update), ``O(m^3)``; memory ``O(n d + m^2)`` besides the ``n x p`` codes.
 
 *Kernel k-means* (Dhillon, Guan and Kulis, KDD 2004, on the approximated Gram): Lloyd's
 algorithm in the Nyström feature space, seeded by the library's k-means++
