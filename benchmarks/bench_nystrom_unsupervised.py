@@ -8,8 +8,11 @@
   ``noise=0.05``, ``Gaussian(0.3)``), its adjusted Rand index against the true circles,
   beside ``Nystroem(m) + KMeans`` with the same kernel.
 
-Every case runs in its own subprocess, which reports its wall seconds and peak resident
-memory (``ru_maxrss``, data included).  Run
+KernelPCA also runs on float32 data (``--kpca-dtypes``): its one pass then forms the tile
+products in float32 (summed in float64), against the float64 data of the same run.
+Every case runs in its own subprocess, which reports its wall seconds (fit and transform
+apart for KernelPCA), peak resident memory (``ru_maxrss``, data included), the 1-minute load
+average before it started and the torch threads.  Run
 ``python benchmarks/bench_nystrom_unsupervised.py`` (defaults: n = 10^6, d = 10, m = 2000
 for KPCA, m = 200 for k-means); writes ``benchmarks/results/bench_nystrom_unsupervised.json``.
 """
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -42,6 +46,7 @@ def _circles(n: int):
 
 def run_case(case: dict) -> dict:
     """One case in this process: wall seconds, peak RSS and the case's quality numbers."""
+    import torch
     from sklearn.cluster import KMeans
     from sklearn.decomposition import PCA
     from sklearn.kernel_approximation import Nystroem
@@ -50,16 +55,18 @@ def run_case(case: dict) -> dict:
     from kernelkit import KernelKMeans, KernelPCA
     from kernelkit.kernels import Gaussian
 
-    out: dict = {}
+    out: dict = {"load_1min": os.getloadavg()[0], "threads": torch.get_num_threads()}
     if case["what"] == "kpca":
-        X = _kpca_data(case["n"], case["d"])
+        X = _kpca_data(case["n"], case["d"]).astype(case.get("dtype", "float64"))
         start = time.perf_counter()
         if case["lib"] == "kernelkit":
             est = KernelPCA(
                 Gaussian(SIGMA_KPCA), 2, solver="nystrom", n_centers=case["m"], random_state=0
             )
-            Z = est.fit(X).transform(X)
-            out["eigenvalues"] = np.asarray(est.eigenvalues_).tolist()
+            est.fit(X)
+            out["fit_seconds"] = time.perf_counter() - start
+            Z = est.transform(X)
+            out["eigenvalues"] = np.asarray(est.eigenvalues_, dtype=float).tolist()
         else:
             gamma = 1 / (2 * SIGMA_KPCA**2)
             F = Nystroem(gamma=gamma, n_components=case["m"], random_state=0).fit_transform(X)
@@ -75,6 +82,8 @@ def run_case(case: dict) -> dict:
                 2, Gaussian(SIGMA_CIRCLES), solver="nystrom", n_centers=case["m"], random_state=0
             )
             labels = est.fit(X).labels_
+            out["feature_rank"] = est.feature_rank_
+            out["n_iter"] = est.n_iter_
         else:
             gamma = 1 / (2 * SIGMA_CIRCLES**2)
             F = Nystroem(gamma=gamma, n_components=case["m"], random_state=0).fit_transform(X)
@@ -92,15 +101,24 @@ def main() -> None:
     parser.add_argument("--m-kpca", type=int, default=2000)
     parser.add_argument("--m-kmeans", type=int, default=200)
     parser.add_argument("--sk-limit-gb", type=float, default=6.0)
+    parser.add_argument("--kpca-dtypes", default="float64,float32")
+    parser.add_argument("--what", default="kpca,kmeans", help="cases: kpca, kmeans or both")
+    parser.add_argument("--out", default="bench_nystrom_unsupervised.json")
     parser.add_argument("--case", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.case:
         print(json.dumps(run_case(json.loads(args.case))))
         return
     cases = []
-    for lib in ("kernelkit", "sklearn"):
-        cases.append({"what": "kpca", "lib": lib, "n": args.n, "d": args.d, "m": args.m_kpca})
-        cases.append({"what": "kmeans", "lib": lib, "n": args.n, "m": args.m_kmeans})
+    what = args.what.split(",")
+    if "kpca" in what:
+        for dtype in args.kpca_dtypes.split(","):
+            kpca = {"what": "kpca", "n": args.n, "d": args.d, "m": args.m_kpca, "dtype": dtype}
+            cases.append({**kpca, "lib": "kernelkit"})
+        cases.append({**kpca, "lib": "sklearn", "dtype": "float64"})
+    if "kmeans" in what:
+        for lib in ("kernelkit", "sklearn"):
+            cases.append({"what": "kmeans", "lib": lib, "n": args.n, "m": args.m_kmeans})
     rows = []
     for case in cases:
         features_gb = case["n"] * case["m"] * 8 / 2**30
@@ -115,7 +133,7 @@ def main() -> None:
         else:
             rows.append({**case, **json.loads(result.stdout.strip().splitlines()[-1])})
         print(json.dumps(rows[-1]), flush=True)
-    path = Path(__file__).parent / "results" / "bench_nystrom_unsupervised.json"
+    path = Path(__file__).parent / "results" / args.out
     path.write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
 
 

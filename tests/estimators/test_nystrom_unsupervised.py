@@ -1,7 +1,8 @@
 """KernelPCA(solver="nystrom") and KernelKMeans(solver="nystrom").
 
 Oracles: the exact estimators with every point a centre (equal to 1e-8 up to sign), the
-eigenvalues of the brute-force centred Nyström Gram ``K_nC K_CC^+ K_Cn`` (NumPy), and the
+eigenvalues of the brute-force centred Nyström Gram ``K_nC K_CC^+ K_Cn`` (NumPy), the
+k-means cost of the explicit Nyström features (NumPy) and brute-force rank search, and the
 labels of concentric circles.
 """
 
@@ -9,12 +10,17 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import scipy.linalg
+import torch
 from sklearn.datasets import make_circles
 from sklearn.metrics import adjusted_rand_score
 
+import kernelkit.estimators._nystrom_unsupervised as unsupervised
 from kernelkit import KernelKMeans, KernelPCA
+from kernelkit.estimators._nystrom_unsupervised import KMEANS_TAIL, kmeans_rank
 from kernelkit.gram.nystrom import centre_indices
 from kernelkit.kernels import Gaussian, Precomputed
+from kernelkit.solvers.nystrom_pcg import centre_jitter
 from kernelkit.utils.errors import InputError
 
 KERNEL = Gaussian(1.5)
@@ -95,3 +101,51 @@ def test_nystrom_solvers_name_what_they_refuse():
         KernelPCA(
             KERNEL, 2, solver="nystrom", n_centers=10, fit_inverse_transform=True, inverse_lam=0
         ).fit(X)
+
+
+def test_nystrom_kpca_on_float32_data_matches_float64(one_torch_thread):
+    X, Xt = _data(400, seed=2)
+    kw = {"solver": "nystrom", "n_centers": 60, "random_state": 0}
+    ny64 = KernelPCA(KERNEL, 3, **kw).fit(X)
+    ny32 = KernelPCA(KERNEL, 3, **kw).fit(X.astype(np.float32))
+    np.testing.assert_allclose(ny32.eigenvalues_, ny64.eigenvalues_, rtol=1e-4)
+    Z64 = ny64.transform(Xt)
+    np.testing.assert_allclose(
+        _up_to_sign(Z64, ny32.transform(Xt.astype(np.float32))), Z64, atol=1e-3
+    )
+
+
+def test_kmeans_rank_is_the_smallest_rank_within_the_tail_bound(monkeypatch):
+    monkeypatch.setattr(unsupervised, "KMEANS_FEATURE_BYTES", 0)
+    values = torch.tensor([5.0, 2.0, 1.0, 1e-2, 1e-3, 1e-5, 1e-6, 1e-9], dtype=torch.float64)
+    for k in (1, 2, 3):
+        bound = float(values[k - 1 :].sum())
+        brute = next(
+            r for r in range(len(values) + 1) if float(values[r:].sum()) <= KMEANS_TAIL * bound
+        )
+        assert kmeans_rank(values, 10**6, k) == max(brute, k)
+    monkeypatch.setattr(unsupervised, "KMEANS_FEATURE_BYTES", 8 * 1000 * 6)
+    assert kmeans_rank(values, 1000, 2) == 6  # raised to what the budget holds
+
+
+def test_nystrom_kmeans_in_few_directions_reports_the_full_features_cost(
+    one_torch_thread, monkeypatch
+):
+    """Over the feature budget: Lloyd in the top principal directions; the inertia, centres
+    and predictions are those of the explicit Nyström features, within the rank rule's bound
+    of the best full-feature assignment found from the same labels."""
+    monkeypatch.setattr(unsupervised, "KMEANS_FEATURE_BYTES", 0)
+    X, y = make_circles(1500, factor=0.3, noise=0.05, random_state=2)
+    kernel, m = Gaussian(0.3), 120
+    est = KernelKMeans(2, kernel, solver="nystrom", n_centers=m, random_state=0).fit(X)
+    assert 2 <= est.feature_rank_ < m
+    assert adjusted_rand_score(y, est.labels_) >= 0.99
+    idx = centre_indices(kernel, X, m, "uniform", 0)
+    K_mm = kernel(X[idx])  # explicit features K_nm L^{-T}, L L^T = K_mm + delta I
+    L = np.linalg.cholesky(K_mm.numpy() + centre_jitter(K_mm) * np.eye(m))
+    Phi = scipy.linalg.solve_triangular(L, kernel(X, X[idx]).numpy().T, lower=True).T
+    cost = sum(((Phi[est.labels_ == c] - Phi[est.labels_ == c].mean(0)) ** 2).sum() for c in (0, 1))
+    assert est.inertia_ == pytest.approx(cost, rel=1e-6)
+    centres = np.stack([Phi[est.labels_ == c].mean(0) for c in (0, 1)])
+    nearest = ((Phi[:, None, :] - centres[None]) ** 2).sum(2).argmin(1)
+    np.testing.assert_array_equal(est.predict(X), nearest)

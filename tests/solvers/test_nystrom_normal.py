@@ -40,11 +40,18 @@ def test_syrk_updates_the_upper_triangle_as_the_dense_product():
     C = torch.zeros(40, 40, dtype=torch.float64)
     syrk_(C, A)
     syrk_(C, A[:7].contiguous())
-    ref = A.T @ A + A[:7].T @ A[:7]
+    syrk_(C, A[7:20].mT.contiguous().mT)  # Fortran order: a triangular solve's output
+    ref = A.T @ A + A[:7].T @ A[:7] + A[7:20].T @ A[7:20]
     torch.testing.assert_close(symmetric_from_upper(C), ref, rtol=1e-12, atol=1e-11)
-    C32 = torch.zeros(40, 40, dtype=torch.float64)  # non-float64 rows: the addmm path
+    C32 = torch.zeros(40, 40, dtype=torch.float64)  # float32 rows: ssyrk, summed in float64
     syrk_(C32, A.float())
-    torch.testing.assert_close(symmetric_from_upper(C32), A.float().double().T @ A.float().double())
+    syrk_(C32, A.float())
+    A32 = A.float().double()
+    torch.testing.assert_close(symmetric_from_upper(C32), 2 * A32.T @ A32, rtol=1e-5, atol=1e-4)
+    C16 = torch.zeros(40, 40, dtype=torch.float64)  # other dtypes: the addmm path
+    syrk_(C16, A.bfloat16())
+    A16 = A.bfloat16().double()
+    torch.testing.assert_close(symmetric_from_upper(C16), A16.T @ A16)
     with pytest.raises(InputError, match="A: expected shape"):
         syrk_(C, A[:, :3])
 
@@ -80,6 +87,24 @@ def test_one_pass_statistics_equal_the_dense_products(block_size):
     s = torch.sigmoid(K @ V[:, 0])
     torch.testing.assert_close(Hr[0], K.T @ (s[:, None] * K))
     torch.testing.assert_close(KVr, K @ V[:, :1])
+
+
+def test_fast_float32_tiles_equal_the_float64_products_of_the_same_blocks():
+    X, _ = _data(500, 3, dtype=torch.float32)
+    C = X[:40]
+    k = Gaussian(1.3)
+    K = k.block(X, C).double()  # the float32 blocks, products in float64
+    L = torch.linalg.cholesky(k.block(C, C).double() + 1e-4 * torch.eye(40, dtype=torch.float64))
+    Phi = torch.linalg.solve_triangular(L.mT, K, upper=True, left=False)
+    U = torch.ones(500, 1, dtype=torch.float64)
+    op = NystromOperator(k, X, C, block_size=64)
+    H, R, _ = op.normal_equations(U, basis=L, fast=True)
+    H64, R64, _ = op.normal_equations(U, basis=L)  # default: float64 products
+    assert H.dtype == R.dtype == torch.float64
+    for A, B in [(H[0], Phi.T @ Phi), (R, Phi.T @ U)]:
+        torch.testing.assert_close(A, B, rtol=1e-5, atol=1e-5 * float(B.abs().max()))
+    for A, B in [(H64[0], Phi.T @ Phi), (R64, Phi.T @ U)]:  # blocks equal to float32 rounding
+        torch.testing.assert_close(A, B, rtol=1e-6, atol=1e-6 * float(B.abs().max()))
 
 
 @pytest.mark.parametrize("kernel", [Gaussian(2.0), Laplacian(3.0)])

@@ -6,7 +6,7 @@ Both work on the Nyström features ``phi(x) = L^{-1} k_C(x)`` of ``m`` centres `
 approximation of ``K`` (exact with every point a centre, up to ``delta``).  Nothing ``n x n``
 is formed; the ``n x m`` block is streamed in row tiles (:mod:`kernelkit.gram.streaming`) by
 the engine of the Nyström ridge solvers (:func:`kernelkit.models.falkon.nystrom_system`,
-:func:`~kernelkit.models.falkon.nystrom_statistics`,
+:meth:`~kernelkit.gram.streaming.NystromOperator.normal_equations`,
 :func:`~kernelkit.models.falkon.nystrom_predict`).
 
 *Kernel PCA* (course part 1, section 4.2, on the approximated Gram): with the mean
@@ -17,12 +17,35 @@ non-zero eigenvalues ``Delta_i`` as the ``m x m`` scatter
 
 and the unit-norm principal functions give the codes ``z_i(x) = (phi(x) - mu)^T v_i``: so
 the training projections ``sqrt(Delta_i) u_i`` are ``(Phi - 1 mu^T) v_i``.  ``Phi^T Phi`` and
-``Phi^T 1`` are formed in ONE streamed pass (float64 accumulation).  Cost: one kernel pass,
-``n m^2`` flops, ``O(m^3)``; memory ``O(n d + m^2)`` besides the ``n x p`` codes.
+``Phi^T 1`` are formed in ONE streamed pass, each tile mapped to its features
+``Phi_b = K_b L^{-T}`` (a triangular solve) and added by a symmetric rank-``b`` update,
+summed in float64 (float32 data: the tile products in float32, half the time); the top ``p``
+pairs of ``S`` come from a subset ``eigh``; the codes are one more pass (a GEMM with the
+``m x (p + 1)`` matrix ``L^{-T} [V, mu]``).  Cost: two kernel passes, ``2 n m^2`` flops (the
+solve and the update), ``O(m^3)``; memory ``O(n d + m^2)`` besides the ``n x p`` codes.
 
 *Kernel k-means* (Dhillon, Guan and Kulis, KDD 2004, on the approximated Gram): Lloyd's
-algorithm on the explicit features ``Phi`` (``n x m``, float64), seeded by the library's
-k-means++ (:func:`kernelkit.gram.nystrom.kmeanspp_seeds`).
+algorithm in the Nyström feature space, seeded by the library's k-means++
+(:func:`kernelkit.gram.nystrom.kmeanspp_seeds`).  The features are never held whole
+(``n x m`` float64 is 16 GB at ``n = 10^6``, ``m = 2000``, and re-streaming them costs a kernel
+pass per Lloyd iteration): the pass of the kernel PCA above gives ``S = V Delta V^T`` and
+Lloyd runs on the codes ``Z_r = (Phi - 1 mu^T) V_r`` of the top ``r`` principal directions.
+The k-means cost of any partition ``P`` splits over the orthogonal directions,
+``cost(P) = cost_r(P) + cost_perp(P)`` with ``0 <= cost_perp(P) <= sum_{j > r} Delta_j`` (the
+one-cluster cost of the discarded part), and the optimal cost is at least
+``sum_{j >= k} Delta_j`` (``k`` centres span an affine subspace of dimension ``k - 1``;
+Eckart-Young).  So with ``r`` the smallest rank whose tail is at most
+``KMEANS_TAIL * sum_{j >= k} Delta_j`` every partition's reduced cost is within that
+fraction of the optimum, and the minimiser of the reduced cost is a
+``(1 + KMEANS_TAIL)``-approximate minimiser of the full one (the projection-cost
+preserving sketch of Cohen, Elder, Musco, Musco and Persu, "Dimensionality reduction for
+k-means clustering and low rank approximation", STOC 2015).  ``r`` is raised to as many
+directions as ``KMEANS_FEATURE_BYTES`` of float64 codes hold (all of them, hence Lloyd on
+the exact Nyström features up to a rotation, whenever they fit).  After Lloyd, one more
+pass gives the clusters' feature sums ``Phi^T A`` (``A`` the assignment): the centres,
+the inertia ``tr(Phi^T Phi) - sum_l ||s_l||^2 / n_l`` and ``predict`` are those of the full
+Nyström features.  Cost: three kernel passes, ``2 n m^2`` flops, ``O(m^3)`` and
+``n r k`` flops per Lloyd iteration; memory ``O(n (d + r) + m^2)``.
 """
 
 from __future__ import annotations
@@ -33,17 +56,19 @@ from typing import Any
 
 import numpy as np
 import torch
+from threadpoolctl import threadpool_limits
 
 from kernelkit.gram.nystrom import CentreChoice, kmeanspp_seeds, uniform_centres
+from kernelkit.gram.streaming import NystromOperator
 from kernelkit.kernels import Kernel
 from kernelkit.kernels.base import Batch
 from kernelkit.models.falkon import (
+    NystromSystem,
     nystrom_predict,
     nystrom_ridge_onepass,
-    nystrom_statistics,
     nystrom_system,
 )
-from kernelkit.solvers import fix_signs, solve_triangular, symmetric_eigh
+from kernelkit.solvers import fix_signs, solve_triangular, top_eigenpairs
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.numerics import eps
 from kernelkit.utils.seeding import check_random_state
@@ -99,30 +124,91 @@ def _lower_inverse_t(L: torch.Tensor, W: torch.Tensor) -> torch.Tensor:
     return solve_triangular(L.mT, W, upper=True)
 
 
-def nystrom_kpca(
-    kernel: Kernel, Xb: Batch, choice: CentreChoice, n_components: int, *, block_size: Any = None
-) -> NystromKPCA:
-    """Kernel PCA of the Nyström-approximated, centred Gram (module docstring)."""
+@dataclass(frozen=True)
+class CentredScatter:
+    """The one-pass statistics of the Nyström features ``Phi = K_nC L^{-T}``.
+
+    Attributes
+    ----------
+    system : NystromSystem
+        The streamed ``K_nC`` and the factor ``L``.
+    S : torch.Tensor, shape (m, m)
+        ``Phi^T Phi - n mu mu^T`` (float64).
+    mean : torch.Tensor, shape (m,)
+        ``mu = Phi^T 1 / n``.
+    trace : float
+        ``tr(Phi^T Phi) = sum_i ||phi(x_i)||^2``.
+    """
+
+    system: NystromSystem
+    S: torch.Tensor
+    mean: torch.Tensor
+    trace: float
+
+    @property
+    def L(self) -> torch.Tensor:
+        """The lower factor ``L`` of ``K_CC + delta I``."""
+        return self.system.factor.L
+
+
+def centred_scatter(
+    kernel: Kernel, Xb: Batch, choice: CentreChoice, *, block_size: Any = None
+) -> CentredScatter:
+    """``Phi^T Phi`` and ``Phi^T 1`` in ONE streamed pass of the engine's normal-equations
+    tiles (:meth:`kernelkit.gram.streaming.NystromOperator.normal_equations` with the basis
+    ``L``: a triangular solve and a symmetric rank-``b`` update per tile, summed in float64;
+    float32 data: the tile products in float32, its ``fast`` mode) and the centred scatter
+    ``S`` (module docstring)."""
     system = nystrom_system(
         kernel, Xb, choice.indices, centres=choice.centres, block_size=block_size
     )
     n = system.n
-    ones = torch.ones(n, dtype=torch.float64)
-    stats = nystrom_statistics(system, ones)
-    H = stats.H.reshape(stats.H.shape[-2], stats.H.shape[-1])
-    mu = stats.r.reshape(-1) / n
+    op = system.op
+    if not isinstance(op, NystromOperator):  # the estimators refuse distributed input first
+        raise InputError(f"X: expected in-process rows, got {type(op).__name__}")
+    ones = torch.ones(n, 1, dtype=torch.float64)
+    H, r, _ = op.normal_equations(ones, basis=system.factor.L, fast=True)
+    H = H.reshape(H.shape[-2], H.shape[-1])
+    mu = r.reshape(-1) / n
     S = H - n * torch.outer(mu, mu)
-    eig = symmetric_eigh((S + S.mT) / 2, signs=False, name="S")
-    values, V = eig.values.flip(0), eig.vectors.flip(1)
-    k = min(int(n_components), values.shape[0])
-    values, V = values[:k], V[:, :k]
-    top = float(values[0]) if k else 0.0
-    keep = values > max(n, 1) * eps(values.dtype) * max(top, 0.0)
-    values, V = values[keep], V[:, keep]
-    L = stats.basis
-    coef = _lower_inverse_t(L, torch.cat([V, mu[:, None]], dim=1))
-    offset = torch.cat([mu @ V, mu.new_zeros(1)])
-    codes = NystromLinearMap(kernel, system.op.centres, coef, offset)
+    return CentredScatter(system, (S + S.mT) / 2, mu, float(H.diagonal().sum()))
+
+
+def _principal_codes(
+    scatter: CentredScatter, V: torch.Tensor, *, extra: torch.Tensor | None = None
+) -> NystromLinearMap:
+    """``x -> (phi(x) - mu)^T V`` (and ``phi(x)^T extra`` as further columns)."""
+    mu = scatter.mean
+    W = V if extra is None else torch.cat([V, extra], dim=1)
+    coef = _lower_inverse_t(scatter.L, W)
+    offset = mu @ V
+    if extra is not None:
+        offset = torch.cat([offset, mu.new_zeros(extra.shape[1])])
+    return NystromLinearMap(scatter.system.op.kernel, scatter.system.op.centres, coef, offset)
+
+
+def _kept(values: torch.Tensor, n: int) -> torch.Tensor:
+    """The eigenvalues (descending) above round-off: ``Delta_i > n eps Delta_1``."""
+    top = float(values[0]) if len(values) else 0.0
+    return values > max(n, 1) * eps(values.dtype) * max(top, 0.0)
+
+
+def nystrom_kpca(
+    kernel: Kernel, Xb: Batch, choice: CentreChoice, n_components: int, *, block_size: Any = None
+) -> NystromKPCA:
+    """Kernel PCA of the Nyström-approximated, centred Gram (module docstring): the top
+    ``n_components`` eigenpairs of ``S`` by the subset ``eigh`` of
+    :func:`kernelkit.solvers.top_eigenpairs` (only the wanted pairs)."""
+    scatter = centred_scatter(kernel, Xb, choice, block_size=block_size)
+    k = min(int(n_components), scatter.S.shape[0])
+    # one thread: LAPACK's pool spinning against torch's on a shared machine made the m x m
+    # eigensolvers 4-25x slower (m = 2000: subset eigh 9.1 s against 2.5 s, full eigh 67 s)
+    with threadpool_limits(1):
+        eig = top_eigenpairs(scatter.S, k, method="subset")
+    keep = _kept(eig.values, scatter.system.n)
+    values, V = eig.values[keep], eig.vectors[:, keep]
+    mu = scatter.mean
+    codes = _principal_codes(scatter, V, extra=mu[:, None])
     return NystromKPCA(values, codes, float(mu @ mu))
 
 
@@ -188,6 +274,14 @@ def pre_image_map(
     return PreImageMap(kernel, system.op.centres, result.coef)
 
 
+KMEANS_TAIL = 1e-3
+"""``epsilon`` of the rank rule of :func:`nystrom_kmeans`: the discarded variance is at most this
+fraction of the lower bound ``sum_{j >= k} Delta_j`` on the optimal cost (module docstring)."""
+
+KMEANS_FEATURE_BYTES = 32 << 20
+"""Bytes of float64 codes Lloyd may hold: up to this, every principal direction is kept."""
+
+
 @dataclass(frozen=True)
 class NystromKMeans:
     """Fitted Nyström kernel k-means.
@@ -196,13 +290,15 @@ class NystromKMeans:
     ----------
     labels : ndarray of int, shape (n,)
     inertia : float
-        Sum of squared feature-space distances to the assigned centres.
+        Sum of squared Nyström feature-space distances to the assigned centres.
     iterations : int
         Lloyd iterations of the kept run.
     scores : NystromLinearMap
         ``x -> -2 phi(x)^T c_l + ||c_l||^2`` (argmin: the nearest centre).
     centre_norms : torch.Tensor, shape (k,)
         ``||c_l||^2``.
+    rank : int
+        Principal directions ``r`` Lloyd ran in.
     """
 
     labels: np.ndarray
@@ -210,27 +306,56 @@ class NystromKMeans:
     iterations: int
     scores: NystromLinearMap
     centre_norms: torch.Tensor
+    rank: int
 
 
-def _lloyd(Phi: torch.Tensor, sq: torch.Tensor, start: np.ndarray, max_iter: int) -> tuple:
-    """Lloyd iterations on the rows of ``Phi`` from the rows ``start``; returns labels,
-    centres, inertia and iterations (the means by ``index_add_``, one read of ``Phi``)."""
+LLOYD_TILE_BYTES = 4 << 20
+"""Bytes of codes per row tile of a Lloyd assignment (the ``b x k`` scores stay small)."""
 
+
+def _distances(Z: torch.Tensor, sq: torch.Tensor, C: torch.Tensor) -> torch.Tensor:
+    """``||z_i - c_l||^2`` for the rows of ``Z`` (squared norms ``sq``) and centres ``C``."""
+    return sq[:, None] - 2 * (Z @ C.mT) + (C * C).sum(1)[None, :]
+
+
+def _assign(Z: torch.Tensor, C: torch.Tensor) -> torch.Tensor:
+    """The nearest centre of every row, ``argmin_l ||c_l||^2 / 2 - z^T c_l``, in row tiles of
+    ``LLOYD_TILE_BYTES``."""
+    half = (C * C).sum(1) / 2
+    rows = max(1, LLOYD_TILE_BYTES // (8 * max(Z.shape[1], 1)))
+    return torch.cat([(half - Zb @ C.mT).argmin(1) for Zb in Z.split(rows)])
+
+
+def _lloyd(Z: torch.Tensor, sq: torch.Tensor, start: np.ndarray, max_iter: int) -> tuple:
+    """Lloyd iterations on the rows of ``Z`` from the rows ``start``, until no point changes
+    cluster; returns labels, reduced inertia and iterations.  The clusters' sums are updated
+    by the rows that changed cluster only (as :func:`kernel_kmeans` updates ``K A``), so an
+    iteration reads ``Z`` once."""
     k = len(start)
-    C = Phi[torch.as_tensor(start)]
+    C = Z[torch.as_tensor(start)]
     labels = None
+    sums = Z.new_zeros(k, Z.shape[1])
     it = 0
     for it in range(1, max_iter + 1):  # noqa: B007 - reported to the caller
-        D = sq[:, None] - 2 * Phi @ C.mT + (C * C).sum(1)[None, :]
-        new = fill_empty_clusters(D.argmin(1), D, k)
-        if labels is not None and bool((new == labels).all()):
-            break
+        new = _assign(Z, C)
+        counts = torch.bincount(new, minlength=k)
+        if bool((counts == 0).any()):  # relocation: the full distances, the sums again
+            new = fill_empty_clusters(new, _distances(Z, sq, C), k)
+            counts = torch.bincount(new, minlength=k)
+            labels = None
+        if labels is None:
+            sums = Z.new_zeros(k, Z.shape[1]).index_add_(0, new, Z)
+        else:
+            moved = torch.nonzero(new != labels).flatten()
+            if not len(moved):
+                break
+            Zm = Z[moved]
+            sums.index_add_(0, new[moved], Zm).index_add_(0, labels[moved], -Zm)
         labels = new
-        sums = Phi.new_zeros(k, Phi.shape[1]).index_add_(0, labels, Phi)
-        C = sums / torch.bincount(labels, minlength=k).to(Phi.dtype)[:, None]
-    D = sq[:, None] - 2 * Phi @ C.mT + (C * C).sum(1)[None, :]
+        C = sums / counts.to(Z.dtype)[:, None]
+    D = _distances(Z, sq, C)
     inertia = float(D.gather(1, labels[:, None]).clamp_min(0).sum())
-    return labels, C, inertia, it
+    return labels, inertia, it
 
 
 def fill_empty_clusters(labels: torch.Tensor, D: torch.Tensor, k: int) -> torch.Tensor:
@@ -252,6 +377,47 @@ def fill_empty_clusters(labels: torch.Tensor, D: torch.Tensor, k: int) -> torch.
     return labels
 
 
+def _best_lloyd(
+    Z: torch.Tensor,
+    k: int,
+    n_init: int,
+    max_iter: int,
+    random_state: Any,
+    init: np.ndarray | None,
+) -> tuple[torch.Tensor, int]:
+    """Labels and iterations of the least-inertia Lloyd run on the rows of ``Z``: ``n_init``
+    greedy k-means++ starts, or one from the rows ``init``."""
+    sq = (Z * Z).sum(1)
+    rng = check_random_state(random_state)
+    trials = 2 + int(math.log(k))
+    best = None
+    for _ in range(1 if init is not None else n_init):
+        start = init
+        if start is None:
+            start = kmeanspp_seeds(sq, lambda i: Z @ Z[i].mT, k, rng, trials=trials)
+        run = _lloyd(Z, sq, start, max_iter)
+        if best is None or run[1] < best[1]:
+            best = run
+    labels, _, iterations = best  # type: ignore[misc]
+    return labels, iterations
+
+
+def kmeans_rank(values: torch.Tensor, n: int, k: int) -> int:
+    r"""The rank ``r`` of :func:`nystrom_kmeans` for the eigenvalues ``Delta`` (descending).
+
+    The smallest ``r >= k`` with ``sum_{j > r} Delta_j <= KMEANS_TAIL sum_{j >= k} Delta_j``,
+    raised to ``KMEANS_FEATURE_BYTES / (8 n)`` directions, at most the eigenvalues above
+    round-off.
+    """
+    values = values[_kept(values, n)].clamp_min(0)
+    tails = values.flip(0).cumsum(0).flip(0)  # tails[j] = sum_{i >= j} (0-based)
+    bound = float(tails[k - 1]) if len(values) >= k else 0.0
+    small = torch.nonzero(tails <= KMEANS_TAIL * bound).flatten()
+    r = int(small[0]) if len(small) else len(values)
+    budget = KMEANS_FEATURE_BYTES // (8 * max(n, 1))
+    return max(1, min(len(values), max(r, k, budget)))
+
+
 def nystrom_kmeans(
     kernel: Kernel,
     Xb: Batch,
@@ -264,35 +430,42 @@ def nystrom_kmeans(
     init: np.ndarray | None = None,
 ) -> NystromKMeans:
     """Kernel k-means on the Nyström features (module docstring): ``n_init`` greedy
-    k-means++ starts, the run of least inertia kept; or one run from the training points
-    ``init``."""
-    system = nystrom_system(kernel, Xb, choice.indices, centres=choice.centres)
-    L = system.factor.L
-    m = L.shape[0]
-    Phi = system.op.matmat(_lower_inverse_t(L, torch.eye(m, dtype=torch.float64)))
-    sq = (Phi * Phi).sum(1)
-    rng = check_random_state(random_state)
-    trials = 2 + int(math.log(n_clusters))
-    best = None
-    for _ in range(1 if init is not None else n_init):
-        start = init
-        if start is None:
-            start = kmeanspp_seeds(sq, lambda i: Phi @ Phi[i].mT, n_clusters, rng, trials=trials)
-        run = _lloyd(Phi, sq, start, max_iter)
-        if best is None or run[2] < best[2]:
-            best = run
-    labels, C, inertia, iterations = best  # type: ignore[misc]
+    k-means++ starts in the codes of the top ``r`` principal directions
+    (:func:`kmeans_rank`), the run of least inertia kept, or one run from the training points
+    ``init``; the centres of the kept assignment in the full features by one more pass."""
+    scatter = centred_scatter(kernel, Xb, choice)
+    n = scatter.system.n
+    with threadpool_limits(1):  # as in nystrom_kpca
+        values = torch.linalg.eigvalsh(scatter.S).flip(0)
+        r = kmeans_rank(values, n, n_clusters)
+        V = top_eigenpairs(scatter.S, r, method="subset").vectors
+    labels, iterations = _best_lloyd(
+        _principal_codes(scatter, V)(Xb), n_clusters, n_init, max_iter, random_state, init
+    )
+    A = torch.zeros(n, n_clusters, dtype=torch.float64)
+    A[torch.arange(n), labels] = 1.0
+    sums = solve_triangular(scatter.L, scatter.system.op.rmatmat(A))  # Phi^T A
+    counts = A.sum(0)
+    inertia = scatter.trace - float(((sums * sums).sum(0) / counts).sum())
+    C = (sums / counts).mT
     norms = (C * C).sum(1)
-    scores = NystromLinearMap(kernel, system.op.centres, -2 * _lower_inverse_t(L, C.mT), -norms)
-    return NystromKMeans(labels.cpu().numpy(), inertia, iterations, scores, norms)
+    coef = -2 * _lower_inverse_t(scatter.L, C.mT)
+    scores = NystromLinearMap(kernel, scatter.system.op.centres, coef, -norms)
+    return NystromKMeans(labels.cpu().numpy(), max(inertia, 0.0), iterations, scores, norms, r)
 
 
 __all__ = [
+    "KMEANS_FEATURE_BYTES",
+    "KMEANS_TAIL",
+    "LLOYD_TILE_BYTES",
+    "CentredScatter",
     "NystromKMeans",
     "NystromKPCA",
     "NystromLinearMap",
     "PreImageMap",
+    "centred_scatter",
     "fill_empty_clusters",
+    "kmeans_rank",
     "nystrom_kmeans",
     "nystrom_kpca",
     "pre_image_map",

@@ -260,10 +260,12 @@ class KernelKMeans(KernelEstimatorMixin, ClusterMixin, BaseEstimator):
         ...`` line); a callable receives ``(iteration, changed)``.
     solver : {"exact", "nystrom"}, default "exact"
         ``"exact"``: Lloyd on the ``n x n`` Gram above.  ``"nystrom"``: Lloyd on the
-        Nyström features of ``n_centers`` centres (the ``n x m`` features held in float64,
-        the centres seeded by the same greedy k-means++;
-        :mod:`kernelkit.estimators._nystrom_unsupervised`), ``predict`` streamed in row
-        tiles; ``init`` must be ``"k-means++"``.
+        Nyström features of ``n_centers`` centres, in the codes of their top ``r``
+        principal directions (all of them when they fit in 32 MiB, else as many as make the
+        result a ``(1 + 1e-3)``-approximation of the full features' objective), seeded by the
+        same greedy k-means++, the centres and ``inertia_`` those of the full features
+        (:mod:`kernelkit.estimators._nystrom_unsupervised`); three streamed passes over the
+        data, ``predict`` streamed in row tiles; ``init`` must be ``"k-means++"`` or indices.
     n_centers : int, default 1000
         ``"nystrom"`` only: number ``m`` of Nyström centres; more than the training samples
         fits the exact solver, with a warning that says so.
@@ -283,6 +285,8 @@ class KernelKMeans(KernelEstimatorMixin, ClusterMixin, BaseEstimator):
         ``||mu_l||_H^2``.
     solver_ : str
         The solver that fitted (``"exact"`` or ``"nystrom"``).
+    feature_rank_ : int
+        ``solver="nystrom"`` only: the principal directions ``r`` Lloyd ran in.
 
     Notes
     -----
@@ -339,7 +343,8 @@ class KernelKMeans(KernelEstimatorMixin, ClusterMixin, BaseEstimator):
         self._validate_params()
         Xb = self._fit_X(X)
         check_n_clusters(self.n_clusters, len(Xb))
-        self.__dict__.pop("_nystrom", None)
+        for stale in ("_nystrom", "feature_rank_"):
+            self.__dict__.pop(stale, None)
         self.solver_ = "exact"
         if self.solver == "nystrom" and not too_many_centres(
             centre_count(self.n_centers, self.centers), len(Xb), exact="the exact solver"
@@ -392,6 +397,7 @@ class KernelKMeans(KernelEstimatorMixin, ClusterMixin, BaseEstimator):
         self.inertia_ = res.inertia
         self.n_iter_ = res.iterations
         self.centre_norms_ = like_input(res.centre_norms, X)
+        self.feature_rank_ = res.rank
         return self
 
     def predict(self, X: Any) -> Any:

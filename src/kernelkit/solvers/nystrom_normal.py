@@ -54,7 +54,10 @@ def syrk_(C: torch.Tensor, A: torch.Tensor) -> torch.Tensor:
     r"""``C <- C + A^T A`` on (at least) the upper triangle of ``C``, in float64.
 
     The symmetric rank-``b`` update of BLAS (``dsyrk``, half the flops of the general product)
-    for float64 tensors on the CPU, ``C.addmm_(A^T, A)`` elsewhere (GPU, other dtypes: the whole
+    for float64 tensors on the CPU; float32 rows on the CPU: ``A^T A`` by ``ssyrk`` (products
+    rounded in float32; the ``fast`` tiles of
+    :func:`kernelkit.gram.streaming.nystrom_normal_tile`) added to the float64 ``C``;
+    ``C.addmm_(A^T, A)`` elsewhere (GPU, other dtypes: the whole
     matrix).  Read the result through :func:`symmetric_from_upper`.
 
     Parameters
@@ -74,13 +77,19 @@ def syrk_(C: torch.Tensor, A: torch.Tensor) -> torch.Tensor:
             f"A: expected shape (b, {C.shape[0]}) to update C of shape {tuple(C.shape)}, "
             f"got {tuple(A.shape)}"
         )
-    cpu64 = C.device.type == A.device.type == "cpu" and C.dtype == A.dtype == torch.float64
-    if not cpu64 or not C.is_contiguous() or not A.is_contiguous():
+    cpu = C.device.type == A.device.type == "cpu" and C.dtype == torch.float64
+    blas_dtype = cpu and A.dtype in (torch.float64, torch.float32)
+    if not blas_dtype or not C.is_contiguous() or not (A.is_contiguous() or A.mT.is_contiguous()):
         A = A.to(C.dtype)
         return C.addmm_(A.mT, A)
-    # A (b, m) C-order is A^T (m, b) in Fortran order; C's transpose in Fortran order is C:
-    # dsyrk's lower triangle of C^T is the upper triangle of C.
-    out = blas.dsyrk(1.0, A.numpy().T, beta=1.0, c=C.numpy().T, trans=0, lower=1, overwrite_c=1)
+    # A (b, m) C-order is A^T (m, b) in Fortran order (``trans=0``), a Fortran-order A (the
+    # output of a triangular solve from the right) is used as it is (``trans=1``); C's
+    # transpose in Fortran order is C: BLAS's lower triangle of C^T is the upper one of C.
+    a, trans = (A.numpy().T, 0) if A.is_contiguous() else (A.numpy(), 1)
+    if A.dtype == torch.float32:
+        part = blas.ssyrk(1.0, a, trans=trans, lower=1)
+        return C.add_(torch.from_numpy(part.T))
+    out = blas.dsyrk(1.0, a, beta=1.0, c=C.numpy().T, trans=trans, lower=1, overwrite_c=1)
     if out.ctypes.data != C.data_ptr():  # BLAS returned a copy: write it back
         C.copy_(torch.from_numpy(out.T))
     return C
