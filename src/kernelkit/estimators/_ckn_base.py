@@ -64,6 +64,7 @@ EPOCH_BUDGET = 20000
 processes about ``max(10 n, EPOCH_BUDGET)`` samples: at most 10 passes over large sets, more
 epochs (cheap ones) on small sets."""
 
+
 def auto_epochs(n_train: int) -> int:
     """Epoch cap of ``max_iter="auto"`` for ``n_train`` training samples (:data:`EPOCH_BUDGET`)."""
     return int(min(100, max(10, -(-EPOCH_BUDGET // max(n_train, 1)))))
@@ -166,14 +167,15 @@ SUPERVISED_PARAMS_DOC = """
     validation_fraction : float in [0, 1), default 0.1
         Part of every class held out from training to choose the epoch (model of best
         held-out accuracy, the initial one included) and to stop early; 0 trains on
-        everything for ``max_iter`` epochs and keeps the last.
+        everything for ``max_iter`` epochs and keeps the last.  Without epochs
+        (``max_iter=0``) nothing is held out.
     n_iter_no_change : int, default 5
         Epochs without a better held-out accuracy before training stops."""
 
 SUPERVISED_ATTRIBUTES_DOC = """
     lam_ : float
-        The ridge penalty used (``lam``, or the one chosen on the held-out part for
-        ``lam="auto"``: :func:`kernelkit.models.ckn_train.choose_lam`).
+        The ridge penalty used (``lam``, or the one chosen by internal cross-validation for
+        ``lam="auto"``: :func:`kernelkit.models.ckn_train.cross_validate_lam`).
     validation_scores_ : list of float
         Held-out accuracy before training (entry 0) and after each epoch (empty when
         ``validation_fraction=0``).

@@ -208,9 +208,10 @@ class SequenceCKNFeatures(CKNTransformerMixin, _SequenceCKN):
 
     Parameters
     ----------"""
-        + _SEQ_PARAMS_DOC.replace("{k}", "8").replace("{n_bins}", "1").replace(
-            "{normalize}", "False"
-        ).replace("{n_filters}", "64")
+        + _SEQ_PARAMS_DOC.replace("{k}", "8")
+        .replace("{n_bins}", "1")
+        .replace("{normalize}", "False")
+        .replace("{n_filters}", "64")
         + r"""
 
     Attributes
@@ -274,18 +275,23 @@ class SequenceCKNClassifier(ClassifierMixin, CKNClassifierMixin, _SequenceCKN):
 
     Parameters
     ----------"""
-        + _SEQ_PARAMS_DOC.replace("{k}", "(3, 4, 5)").replace("{n_bins}", "(1, 4)").replace(
-            "{normalize}", "True"
-        ).replace("{n_filters}", "128")
+        + _SEQ_PARAMS_DOC.replace("{k}", "(3, 4, 5)")
+        .replace("{n_bins}", "(1, 4)")
+        .replace("{normalize}", "True")
+        .replace("{n_filters}", "256")
         + """
     lam : float or "auto", default "auto"
-        Ridge penalty of the classifier; ``"auto"``: chosen among ``1e-7 .. 1e-4`` by the
-        held-out accuracy of the classifier on the k-means features.
+        Ridge penalty of the classifier; ``"auto"``: chosen among ``1e-7 .. 1e-1``
+        (:data:`~kernelkit.models.ckn_train.LAM_CV_GRID`), together with how many levels of
+        the ``n_bins`` pyramid to keep (``(1,)`` or ``(1, 4)`` for the default), by 5-fold
+        stratified cross-validated accuracy of the classifier on the k-means features of
+        the training part (:func:`~kernelkit.models.ckn_train.cross_validate_lam`); the
+        network keeps the chosen levels.
     max_iter : int or "auto", default 0
-        Training epochs; ``"auto"``: ``clip(ceil(20000 / n_train), 10, 100)``.  The default
-        0 is the unsupervised model (k-means anchors, logistic regression on their
-        features): on the four sets of ``docs/ckn.md`` the supervised epochs beat it on one,
-        by one test sequence.
+        Training epochs; ``"auto"``: ``clip(ceil(20000 / n), 10, 100)``.  The default 0 is
+        the unsupervised model (k-means anchors, logistic regression on their features),
+        fitted on all of ``X`` (no held-out part): on the four sets of ``docs/ckn.md`` the
+        supervised epochs beat it on one, by one test sequence.
     lr : float, default 0.01
         Initial Adam learning rate."""
         + SUPERVISED_PARAMS_DOC
@@ -321,7 +327,7 @@ class SequenceCKNClassifier(ClassifierMixin, CKNClassifierMixin, _SequenceCKN):
 
     def __init__(
         self,
-        n_filters: int = 128,
+        n_filters: int = 256,
         k: int | tuple[int, ...] = (3, 4, 5),
         *,
         gap_penalty: float = 0.0,

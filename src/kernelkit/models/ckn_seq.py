@@ -330,6 +330,6 @@ __all__ = [
     "gap_matrix",
     "keep_levels",
     "kmer_layers",
-    "pyramid_prefixes",
     "positive_ints",
+    "pyramid_prefixes",
 ]
