@@ -123,7 +123,7 @@ def report() -> dict:
 def supervised() -> dict:
     rows: dict = {}
     sets = datasets()
-    for name in ("promoter", "AMPvsTMset", "ACP_CancPPD_vs_TM"):
+    for name in ONLY or ("promoter", "AMPvsTMset", "ACP_CancPPD_vs_TM"):
         seqs, y, alphabet = sets[name]
         rows[f"{name} / defaults + supervised, folds 1-3"] = cv_rows(
             seqs, y, alphabet, "auto", 3
@@ -155,7 +155,7 @@ def synthetic() -> dict:
 if __name__ == "__main__":
     torch.set_num_threads(int(os.environ.get("KERNELKIT_THREADS", "1")))
     stage = sys.argv[1] if len(sys.argv) > 1 else "select"
-    ONLY = tuple(sys.argv[2:])  # report: only these sets (results file named after them)
+    ONLY = tuple(sys.argv[2:])  # report, supervised: only these sets (named in the file name)
     stages = {"select": select, "report": report, "supervised": supervised, "synthetic": synthetic}
     result = stages[stage]()
     result["load average"] = os.getloadavg()
