@@ -255,7 +255,9 @@ class CKNClassifier(ClassifierMixin, CKNClassifierMixin, _ImageCKN):
         + """
     lam : float or "auto", default 1e-4
         Ridge penalty ``lam ||W||^2`` of the classifier; ``"auto"``: chosen among
-        ``1e-7 .. 1e-4`` by the held-out accuracy of the classifier on the k-means features.
+        ``1e-7 .. 1e-1`` by the stratified cross-validated accuracy (5 folds below 1000
+        images, else 3) of the classifier on the k-means features of the training part
+        (:func:`~kernelkit.models.ckn_train.cross_validate_lam`).
     max_iter : int or "auto", default 20
         Training epochs; ``"auto"``: ``clip(ceil(20000 / n_train), 10, 100)``.
     lr : float, default 0.01
