@@ -89,7 +89,7 @@ def test_unsupervised_anchors_are_unit_kmeans_centroids():
 def test_supervised_ckn_learns_bars_and_beats_its_initialisation():
     X, y = _bars(80)
     clf = CKNClassifier((4,), (3,), (4,), n_patches=300, max_iter=15, lr=0.05, batch_size=20,
-                        random_state=0).fit(X[:60], y[:60])  # fmt: skip
+                        lam=1e-4, random_state=0).fit(X[:60], y[:60])  # fmt: skip
     assert clf.history_[-1] < clf.history_[0]
     assert clf.score(X[60:], y[60:]) >= 0.9
     proba = clf.predict_proba(X[60:])
