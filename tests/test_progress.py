@@ -128,11 +128,7 @@ RULES = {
     "stderr": (r"sys\.stderr\.write|file=sys\.stderr", {PROGRESS_HOME, "cli/main.py"}),
     # solvers/lbfgs.py drives torch's L-BFGS, the inner optimiser of train_module
     "optimiser step": (r"\.zero_grad\(|\bopt\w*\.step\(", {TRAINING_HOME, "solvers/lbfgs.py"}),
-    "best-state restore": (
-        r"load_state_dict\(",
-        # choose_lam keeps the classifier of the best penalty of a grid, not of an iteration
-        {TRAINING_HOME, "models/ckn_train.py"},
-    ),
+    "best-state restore": (r"load_state_dict\(", {TRAINING_HOME}),
     "non-finite stop": (r"warn\([^;]{0,600}?NonFiniteObjectiveWarning", {TRAINING_HOME}),
 }
 

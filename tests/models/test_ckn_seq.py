@@ -10,7 +10,15 @@ import scipy.linalg
 import torch
 
 from kernelkit.kernels.dot_product import kappa_exp
-from kernelkit.models.ckn_seq import GappedKmerLayer, gap_matrix
+from kernelkit.models.ckn_seq import (
+    GappedKmerLayer,
+    KmerLengthSum,
+    fit_kmer_anchors,
+    gap_matrix,
+    keep_levels,
+    kmer_layers,
+    pyramid_prefixes,
+)
 from kernelkit.models.ckn_train import spherical_kmeans
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -134,3 +142,48 @@ def test_position_bins_pool_each_bin_separately(pooling):
     with torch.no_grad():
         lengths = np.array([10.0, 6.0, 12.0])[:, None] if pooling == "mean" else 1.0
         np.testing.assert_allclose(one(x), h.sum(-1).numpy() / lengths @ isqrt, rtol=1e-7)
+
+
+def test_pyramid_is_the_concatenation_of_its_levels_and_normalize_gives_unit_blocks():
+    """``n_bins=(1, 3)`` equals the layers with ``n_bins=1`` and ``n_bins=3`` (same anchors)
+    side by side; ``normalize=True`` divides each level's block by its norm, the normalised
+    kernel ``K / sqrt(K(x, x) K(x', x'))`` of the level."""
+    x = _one_hot(["ACGTTGCAAC", "GGTACA", "TTGACGTAGCAT"])
+    g = torch.Generator().manual_seed(2)
+    weight = torch.randn(5, 3, 4, generator=g, dtype=torch.float64)
+    layers = {}
+    for bins in (1, 3, (1, 3)):
+        for norm in (False, True):
+            layer = GappedKmerLayer(4, 5, 3, sigma=0.5, n_bins=bins, normalize=norm)
+            layer.weight.data = weight
+            with torch.no_grad():
+                layers[bins, norm] = layer(x)
+    torch.testing.assert_close(
+        layers[(1, 3), False], torch.cat([layers[1, False], layers[3, False]], 1)
+    )
+    for bins, cols in ((1, slice(0, 5)), (3, slice(5, 20))):
+        raw = layers[bins, False]
+        expected = raw / raw.norm(dim=1, keepdim=True)
+        torch.testing.assert_close(layers[bins, True], expected)
+        torch.testing.assert_close(layers[(1, 3), True][:, cols], expected)
+        gram = raw @ raw.T
+        d = gram.diagonal().sqrt()
+        torch.testing.assert_close(expected @ expected.T, gram / d[:, None] / d[None, :])
+
+
+def test_sum_over_lengths_is_the_sum_of_the_kernels_and_levels_can_be_cut():
+    x = _one_hot(["ACGTTGCAAC", "GGTACA", "TTGACGTAGCAT"])
+    gen = torch.Generator().manual_seed(0)
+    parts = [GappedKmerLayer(4, 6, k, sigma=0.5, n_bins=(1, 2)) for k in (2, 3)]
+    net = KmerLengthSum(parts)
+    fit_kmer_anchors(net, x, n_kmers=100, n_iter=5, generator=gen)
+    with torch.no_grad():
+        F = net(x)
+        grams = [layer(x) @ layer(x).T for layer in parts]
+    torch.testing.assert_close(F @ F.T, grams[0] + grams[1])
+    masks = pyramid_prefixes(net)
+    assert [int(m.sum()) for m in masks] == [12, 36] and F.shape[1] == 36
+    keep_levels(net, 1)
+    with torch.no_grad():
+        torch.testing.assert_close(net(x), F[:, masks[0]])
+    assert net.n_bins == 1 and all(layer.levels == (1,) for layer in kmer_layers(net))

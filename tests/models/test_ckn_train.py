@@ -11,9 +11,10 @@ from sklearn.linear_model import LogisticRegression
 from kernelkit.models.ckn import CKN
 from kernelkit.models.ckn_seq import GappedKmerLayer
 from kernelkit.models.ckn_train import (
-    LAM_GRID,
-    choose_lam,
+    LAM_CV_GRID,
+    cross_validate_lam,
     fit_linear_head,
+    stratified_folds,
     train_alternating,
     train_classifier,
     validation_split,
@@ -109,21 +110,41 @@ def test_alternating_training_solves_the_classifier_between_epochs():
     np.testing.assert_allclose(proba, ref.predict_proba(F), atol=1e-5)
 
 
-def test_choose_lam_is_the_best_held_out_accuracy_of_the_grid():
+def test_stratified_folds_deal_every_class_evenly():
+    y = torch.as_tensor([0] * 10 + [1] * 7 + [2] * 2)
+    fold = stratified_folds(y, 3, torch.Generator().manual_seed(0))
+    for c, n_c in ((0, 10), (1, 7), (2, 2)):
+        counts = torch.bincount(fold[y == c], minlength=3)
+        assert int(counts.sum()) == n_c and int(counts.max() - counts.min()) <= 1
+
+
+def test_cross_validate_lam_is_the_best_cv_accuracy_over_lams_and_column_sets():
+    """Oracle: scikit-learn's LogisticRegression(C = 1 / (2 n_train lam)) on the same folds,
+    for every lam of the grid and every column set; the chosen pair has the best summed
+    held-out accuracy (ties: lower cross-entropy)."""
     rng = np.random.default_rng(1)
-    F = rng.standard_normal((80, 10)) * 0.05
-    y = (F[:, 0] + 0.05 * rng.standard_normal(80) > 0).astype(int)
-    head = torch.nn.Linear(10, 2, dtype=torch.float64)
-    train = (torch.as_tensor(F[:60]), torch.as_tensor(y[:60]))
-    held = (torch.as_tensor(F[60:]), torch.as_tensor(y[60:]))
-    lam = choose_lam(head, train, held)
-    accuracy = {
-        g: LogisticRegression(C=1.0 / (2 * 60 * g), tol=1e-10, max_iter=10000)
-        .fit(F[:60], y[:60])
-        .score(F[60:], y[60:])
-        for g in LAM_GRID
-    }
-    assert accuracy[lam] == max(accuracy.values())
-    with torch.no_grad():
-        chosen = head(held[0]).argmax(1).numpy()
-    assert np.mean(chosen == y[60:]) == accuracy[lam]
+    n = 90
+    F = rng.standard_normal((n, 8))
+    y = ((F[:, 5] + 0.3 * F[:, 0] + 0.4 * rng.standard_normal(n)) > 0).astype(int)
+    sets = (torch.arange(8) < 4, None)  # the first set misses the informative column 5
+    gen = torch.Generator().manual_seed(3)
+    lam, index = cross_validate_lam(
+        torch.as_tensor(F), torch.as_tensor(y), 2, generator=gen, column_sets=sets, n_folds=3,
+        grid=(1e-3, 1e-2, 1e-1, 1.0), max_iter=500,
+    )  # fmt: skip
+    fold = stratified_folds(torch.as_tensor(y), 3, torch.Generator().manual_seed(3)).numpy()
+    scores = {}
+    for s, cols in enumerate(sets):
+        Fs = F if cols is None else F[:, cols.numpy()]
+        for g in (1e-3, 1e-2, 1e-1, 1.0):
+            correct, ce = 0, 0.0
+            for f in range(3):
+                tr, te = fold != f, fold == f
+                ref = LogisticRegression(C=1.0 / (2 * tr.sum() * g), tol=1e-12, max_iter=10000)
+                ref.fit(Fs[tr], y[tr])
+                correct += int((ref.predict(Fs[te]) == y[te]).sum())
+                ce -= float(np.log(ref.predict_proba(Fs[te])[np.arange(te.sum()), y[te]]).sum())
+            scores[(g, s)] = (-correct, ce)
+    assert (lam, index) == min(scores, key=scores.get)
+    assert index == 1
+    assert LAM_CV_GRID[0] == 1e-7 and LAM_CV_GRID[-1] == 1e-1

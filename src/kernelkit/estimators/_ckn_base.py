@@ -25,7 +25,7 @@ from kernelkit.estimators._base import (
 )
 from kernelkit.kernels.dot_product import KAPPAS
 from kernelkit.models.ckn_train import (
-    choose_lam,
+    cross_validate_lam,
     fit_linear_head,
     map_in_batches,
     train_alternating,
@@ -63,10 +63,6 @@ EPOCH_BUDGET = 20000
 """``max_iter="auto"``: ``clip(ceil(EPOCH_BUDGET / n_train), 10, 100)`` epochs, so a fit
 processes about ``max(10 n, EPOCH_BUDGET)`` samples: at most 10 passes over large sets, more
 epochs (cheap ones) on small sets."""
-
-AUTO_LAM_WITHOUT_HELD_OUT = 1e-6
-"""``lam="auto"`` without a held-out part (``validation_fraction=0`` or classes of one
-member): this fixed value (the middle of :data:`~kernelkit.models.ckn_train.LAM_GRID`)."""
 
 
 def auto_epochs(n_train: int) -> int:
@@ -171,14 +167,15 @@ SUPERVISED_PARAMS_DOC = """
     validation_fraction : float in [0, 1), default 0.1
         Part of every class held out from training to choose the epoch (model of best
         held-out accuracy, the initial one included) and to stop early; 0 trains on
-        everything for ``max_iter`` epochs and keeps the last.
+        everything for ``max_iter`` epochs and keeps the last.  Without epochs
+        (``max_iter=0``) nothing is held out.
     n_iter_no_change : int, default 5
         Epochs without a better held-out accuracy before training stops."""
 
 SUPERVISED_ATTRIBUTES_DOC = """
     lam_ : float
-        The ridge penalty used (``lam``, or the one chosen on the held-out part for
-        ``lam="auto"``: :func:`kernelkit.models.ckn_train.choose_lam`).
+        The ridge penalty used (``lam``, or the one chosen by internal cross-validation for
+        ``lam="auto"``: :func:`kernelkit.models.ckn_train.cross_validate_lam`).
     validation_scores_ : list of float
         Held-out accuracy before training (entry 0) and after each epoch (empty when
         ``validation_fraction=0``).
@@ -210,20 +207,31 @@ class CKNClassifierMixin:
         check_classification_targets(y)
         self.classes_, codes = np.unique(y, return_inverse=True)
         codes = torch.as_tensor(codes, device=Xt.device)
-        train, held = validation_split(codes, self.validation_fraction, generator)
+        n_epochs = auto_epochs(len(codes)) if self.max_iter == "auto" else self.max_iter
+        fraction = self.validation_fraction if n_epochs > 0 else 0.0
+        train, held = validation_split(codes, fraction, generator)
         n_features = int(self._features(Xt[:1]).shape[1])
         head = torch.nn.Linear(n_features, len(self.classes_), dtype=Xt.dtype, device=Xt.device)
         held_out = (Xt[held], codes[held]) if len(held) else None
         train_features = (self._features(Xt[train]), codes[train])
-        lam = AUTO_LAM_WITHOUT_HELD_OUT if self.lam == "auto" else self.lam
-        if self.lam == "auto" and held_out is not None:
-            lam = choose_lam(head, train_features, (self._features(held_out[0]), held_out[1]))
-        elif self.head_init == "linear":
+        lam = self.lam
+        if lam == "auto":
+            columns = self._candidate_columns()
+            lam, chosen = cross_validate_lam(
+                *train_features, len(self.classes_), generator=generator, column_sets=columns
+            )
+            if columns[chosen] is not None:
+                self._keep_candidate(chosen)
+                train_features = (train_features[0][:, columns[chosen]], train_features[1])
+                head = torch.nn.Linear(
+                    int(train_features[0].shape[1]), len(self.classes_), dtype=Xt.dtype,
+                    device=Xt.device,
+                )  # fmt: skip
+        if self.head_init == "linear":
             fit_linear_head(head, *train_features, lam=lam)
-        if self.head_init == "zeros":
+        else:
             torch.nn.init.zeros_(head.weight)
             torch.nn.init.zeros_(head.bias)
-        n_epochs = auto_epochs(len(train)) if self.max_iter == "auto" else self.max_iter
         common = {
             "lam": lam,
             "n_epochs": n_epochs,
@@ -243,6 +251,13 @@ class CKNClassifierMixin:
         self.best_epoch_ = log.best_epoch
         self.n_iter_ = len(self.history_)
         return self
+
+    def _candidate_columns(self) -> tuple[torch.Tensor | None, ...]:
+        """Feature-column subsets that ``lam="auto"`` cross-validates with ``lam``: all."""
+        return (None,)
+
+    def _keep_candidate(self, index: int) -> None:
+        """Restrict the network to the column subset ``index`` of :meth:`_candidate_columns`."""
 
     def _logits(self, X: Any) -> torch.Tensor:
         check_is_fitted(self, "head_")

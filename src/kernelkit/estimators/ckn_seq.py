@@ -37,7 +37,15 @@ from kernelkit.estimators._ckn_base import (
     float_tensor,
     store_params,
 )
-from kernelkit.models.ckn_seq import POOLINGS, GappedKmerLayer, fit_kmer_anchors
+from kernelkit.models.ckn_seq import (
+    POOLINGS,
+    GappedKmerLayer,
+    KmerLengthSum,
+    fit_kmer_anchors,
+    keep_levels,
+    positive_ints,
+    pyramid_prefixes,
+)
 from kernelkit.utils.constraints import Interval, StrOptions
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.progress import VerboseLike
@@ -91,7 +99,7 @@ class _SequenceCKN(_CKNBase):
             )
         if strings:
             batch = StringBatch.from_sequences(X, self.alphabet if reset else self.alphabet_)
-            dtype = torch.float64 if reset else self.network_.weight.dtype
+            dtype = torch.float64 if reset else next(self.network_.parameters()).dtype
             x = one_hot(batch, dtype)
             if reset:
                 self.alphabet_, self.input_kind_ = batch.alphabet, "strings"
@@ -109,21 +117,28 @@ class _SequenceCKN(_CKNBase):
             raise InputError(
                 f"X: expected {self.n_channels_} values per position as in fit, got {x.shape[1]}"
             )
-        return x.to(self.network_.weight.dtype) if not reset else x
+        return x.to(next(self.network_.parameters()).dtype) if not reset else x
 
-    def _make_network(self, X: torch.Tensor) -> GappedKmerLayer:
-        return GappedKmerLayer(
-            X.shape[1],
-            self.n_filters,
-            self.k,
-            gap_penalty=self.gap_penalty,
-            kappa=self.kappa,
-            sigma=self.sigma,
-            pooling=self.pooling,
-            n_bins=self.n_bins,
-            shift=self.shift,
-            dtype=X.dtype,
-        )
+    def _make_network(self, X: torch.Tensor) -> GappedKmerLayer | KmerLengthSum:
+        lengths = positive_ints(self.k, "k")
+        positive_ints(self.n_bins, "n_bins")
+        layers = [
+            GappedKmerLayer(
+                X.shape[1],
+                self.n_filters,
+                k,
+                gap_penalty=self.gap_penalty,
+                kappa=self.kappa,
+                sigma=self.sigma,
+                pooling=self.pooling,
+                n_bins=self.n_bins,
+                normalize=self.normalize,
+                shift=self.shift,
+                dtype=X.dtype,
+            )
+            for k in lengths
+        ]
+        return layers[0] if isinstance(self.k, Integral) else KmerLengthSum(layers)
 
     def _fit_anchors(
         self, network: GappedKmerLayer, X: torch.Tensor, generator: torch.Generator
@@ -135,29 +150,36 @@ class _SequenceCKN(_CKNBase):
 
 SEQUENCE_CONSTRAINTS: dict[str, list[Any]] = {
     "n_filters": [Interval(Integral, 1, None, closed="left")],
-    "k": [Interval(Integral, 1, None, closed="left")],
+    "k": [Interval(Integral, 1, None, closed="left"), tuple, list],
     "gap_penalty": [Interval(Real, 0, 1, closed="both")],
     "pooling": [StrOptions(set(POOLINGS))],
-    "n_bins": [Interval(Integral, 1, None, closed="left")],
+    "n_bins": [Interval(Integral, 1, None, closed="left"), tuple, list],
+    "normalize": ["boolean"],
     "alphabet": [str, None],
     "n_kmers": [Interval(Integral, 1, None, closed="left")],
     **COMMON_CONSTRAINTS,
 }
 
 _SEQ_PARAMS_DOC = """
-    n_filters : int, default 64
-        Number ``q`` of anchors.
-    k : int, default {k}
-        k-mer length.
+    n_filters : int, default {n_filters}
+        Number ``q`` of anchors (of each k-mer length).
+    k : int or sequence of int, default {k}
+        k-mer length; a sequence of lengths sums their kernels (one layer of ``n_filters``
+        anchors per length, features concatenated:
+        :class:`~kernelkit.models.ckn_seq.KmerLengthSum`).
     gap_penalty : float in [0, 1], default 0.0
         ``lambda``: each skipped position inside a k-mer costs a factor ``lambda``; 0 keeps
         contiguous k-mers only (CKN-seq).
     pooling : {"mean", "sum"}, default "mean"
         Sum of ``h[t]`` over end positions, or its mean over the non-padding positions.
-    n_bins : int, default {n_bins}
+    n_bins : int or sequence of int, default {n_bins}
         Number of position bins pooled separately (:mod:`kernelkit.models.ckn_seq`):
         1 is the global pooling of CKN-seq (a bag of k-mers), ``B > 1`` keeps where along
-        the sequence a k-mer ends (aligned sequences: splice sites, promoters).
+        the sequence a k-mer ends (aligned sequences: splice sites, promoters); a sequence
+        such as ``(1, 4)`` is a pyramid, the sum of the kernels of its levels.
+    normalize : bool, default {normalize}
+        Scale each level's features to unit norm (the normalised kernel of each length and
+        level).
     alphabet : None, "dna", "protein" or str
         Letters of the one-hot encoding of string input (``None``: the letters of the
         training strings); ignored for numeric arrays.
@@ -186,7 +208,10 @@ class SequenceCKNFeatures(CKNTransformerMixin, _SequenceCKN):
 
     Parameters
     ----------"""
-        + _SEQ_PARAMS_DOC.replace("{k}", "8").replace("{n_bins}", "1")
+        + _SEQ_PARAMS_DOC.replace("{k}", "8")
+        .replace("{n_bins}", "1")
+        .replace("{normalize}", "False")
+        .replace("{n_filters}", "64")
         + r"""
 
     Attributes
@@ -214,11 +239,12 @@ class SequenceCKNFeatures(CKNTransformerMixin, _SequenceCKN):
     def __init__(
         self,
         n_filters: int = 64,
-        k: int = 8,
+        k: int | tuple[int, ...] = 8,
         *,
         gap_penalty: float = 0.0,
         pooling: str = "mean",
-        n_bins: int = 1,
+        n_bins: int | tuple[int, ...] = 1,
+        normalize: bool = False,
         alphabet: str | None = None,
         kappa: str = "exp",
         sigma: float = 0.6,
@@ -249,16 +275,23 @@ class SequenceCKNClassifier(ClassifierMixin, CKNClassifierMixin, _SequenceCKN):
 
     Parameters
     ----------"""
-        + _SEQ_PARAMS_DOC.replace("{k}", "4").replace("{n_bins}", "4")
+        + _SEQ_PARAMS_DOC.replace("{k}", "(3, 4, 5)")
+        .replace("{n_bins}", "(1, 4)")
+        .replace("{normalize}", "True")
+        .replace("{n_filters}", "256")
         + """
     lam : float or "auto", default "auto"
-        Ridge penalty of the classifier; ``"auto"``: chosen among ``1e-7 .. 1e-4`` by the
-        held-out accuracy of the classifier on the k-means features.
+        Ridge penalty of the classifier; ``"auto"``: chosen among ``1e-7 .. 1e-1``
+        (:data:`~kernelkit.models.ckn_train.LAM_CV_GRID`), together with how many levels of
+        the ``n_bins`` pyramid to keep (``(1,)`` or ``(1, 4)`` for the default), by 5-fold
+        stratified cross-validated accuracy of the classifier on the k-means features of
+        the training part (:func:`~kernelkit.models.ckn_train.cross_validate_lam`); the
+        network keeps the chosen levels.
     max_iter : int or "auto", default 0
-        Training epochs; ``"auto"``: ``clip(ceil(20000 / n_train), 10, 100)``.  The default
-        0 is the unsupervised model (k-means anchors, logistic regression on their
-        features): on the four sets of ``docs/ckn.md`` the supervised epochs beat it on one,
-        by one test sequence.
+        Training epochs; ``"auto"``: ``clip(ceil(20000 / n), 10, 100)``.  The default 0 is
+        the unsupervised model (k-means anchors, logistic regression on their features),
+        fitted on all of ``X`` (no held-out part): on the four sets of ``docs/ckn.md`` the
+        supervised epochs beat it on one, by one test sequence.
     lr : float, default 0.01
         Initial Adam learning rate."""
         + SUPERVISED_PARAMS_DOC
@@ -294,12 +327,13 @@ class SequenceCKNClassifier(ClassifierMixin, CKNClassifierMixin, _SequenceCKN):
 
     def __init__(
         self,
-        n_filters: int = 64,
-        k: int = 4,
+        n_filters: int = 256,
+        k: int | tuple[int, ...] = (3, 4, 5),
         *,
         gap_penalty: float = 0.0,
         pooling: str = "mean",
-        n_bins: int = 4,
+        n_bins: int | tuple[int, ...] = (1, 4),
+        normalize: bool = True,
         alphabet: str | None = None,
         kappa: str = "exp",
         sigma: float = 0.6,
@@ -322,3 +356,11 @@ class SequenceCKNClassifier(ClassifierMixin, CKNClassifierMixin, _SequenceCKN):
     def fit(self, X: Any, y: Any) -> SequenceCKNClassifier:
         """Initialise the anchors by spherical k-means, then train everything end to end."""
         return self._fit_classifier(X, y)
+
+    def _candidate_columns(self) -> tuple[torch.Tensor | None, ...]:
+        """The pyramid's prefixes (position pooling down to each level), or all columns."""
+        masks = pyramid_prefixes(self.network_)
+        return (None,) if len(masks) == 1 else masks
+
+    def _keep_candidate(self, index: int) -> None:
+        keep_levels(self.network_, index + 1)
