@@ -60,7 +60,9 @@ def _second_view(X: Any) -> Any:
 
 
 CKN_IMAGES = {"n_filters": (6,), "patch_sizes": (1,), "subsamplings": (1,), "n_patches": 200}
-CKN_SEQ = {"n_filters": 6, "k": 2, "n_kmers": 200}
+# 30 of the 80 training 2-mers: with all of them, k-means from two seeds reached the same
+# anchors in 3 of 40 fits, and the random_state=None test could not tell the fits apart
+CKN_SEQ = {"n_filters": 6, "k": 2, "n_kmers": 30}
 
 CASES: dict[str, Callable[[], BaseEstimator]] = {
     "BiasFreeSVC": lambda: kernelkit.BiasFreeSVC(Gaussian(1.0)),

@@ -69,6 +69,7 @@ from kernelkit.models.falkon import (
     nystrom_system,
 )
 from kernelkit.solvers import fix_signs, solve_triangular, top_eigenpairs
+from kernelkit.solvers.spectra import symmetric_eigvalsh
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.numerics import eps
 from kernelkit.utils.seeding import check_random_state
@@ -436,7 +437,7 @@ def nystrom_kmeans(
     scatter = centred_scatter(kernel, Xb, choice)
     n = scatter.system.n
     with threadpool_limits(1):  # as in nystrom_kpca
-        values = torch.linalg.eigvalsh(scatter.S).flip(0)
+        values = symmetric_eigvalsh(scatter.S).flip(0)
         r = kmeans_rank(values, n, n_clusters)
         V = top_eigenpairs(scatter.S, r, method="subset").vectors
     labels, iterations = _best_lloyd(
