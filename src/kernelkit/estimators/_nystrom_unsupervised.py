@@ -56,7 +56,6 @@ from typing import Any
 
 import numpy as np
 import torch
-from threadpoolctl import threadpool_limits
 
 from kernelkit.gram.nystrom import CentreChoice, kmeanspp_seeds, uniform_centres
 from kernelkit.gram.streaming import NystromOperator
@@ -202,10 +201,7 @@ def nystrom_kpca(
     :func:`kernelkit.solvers.top_eigenpairs` (only the wanted pairs)."""
     scatter = centred_scatter(kernel, Xb, choice, block_size=block_size)
     k = min(int(n_components), scatter.S.shape[0])
-    # one thread: LAPACK's pool spinning against torch's on a shared machine made the m x m
-    # eigensolvers 4-25x slower (m = 2000: subset eigh 9.1 s against 2.5 s, full eigh 67 s)
-    with threadpool_limits(1):
-        eig = top_eigenpairs(scatter.S, k, method="subset")
+    eig = top_eigenpairs(scatter.S, k, method="subset")
     keep = _kept(eig.values, scatter.system.n)
     values, V = eig.values[keep], eig.vectors[:, keep]
     mu = scatter.mean
@@ -436,10 +432,9 @@ def nystrom_kmeans(
     ``init``; the centres of the kept assignment in the full features by one more pass."""
     scatter = centred_scatter(kernel, Xb, choice)
     n = scatter.system.n
-    with threadpool_limits(1):  # as in nystrom_kpca
-        values = symmetric_eigvalsh(scatter.S).flip(0)
-        r = kmeans_rank(values, n, n_clusters)
-        V = top_eigenpairs(scatter.S, r, method="subset").vectors
+    values = symmetric_eigvalsh(scatter.S).flip(0)
+    r = kmeans_rank(values, n, n_clusters)
+    V = top_eigenpairs(scatter.S, r, method="subset").vectors
     labels, iterations = _best_lloyd(
         _principal_codes(scatter, V)(Xb), n_clusters, n_init, max_iter, random_state, init
     )
