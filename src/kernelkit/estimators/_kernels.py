@@ -124,10 +124,20 @@ def _variance(X: Any, w: np.ndarray | None = None) -> float:
     return float(wt @ ((Xd - mean) ** 2).sum(1)) / total
 
 
-def _gamma(gamma: float | str | None, X: Any, w: np.ndarray | None = None) -> float:
-    """scikit-learn's ``gamma``: ``"auto"`` (and None) ``1 / n_features``, ``"scale"``
-    ``1 / (n_features X.var())`` (``1`` when the variance is 0), as ``sklearn.svm.SVC``; the
-    variance of the rows counted ``w_i`` times with weights."""
+GAMMA_WHEN_NONE: dict[str, float] = {"chi2": 1.0}
+"""``gamma=None`` of the names whose scikit-learn function does not read it from the data
+(``chi2_kernel``'s default is 1)."""
+
+
+def _gamma(
+    gamma: float | str | None, X: Any, w: np.ndarray | None = None, name: str = "rbf"
+) -> float:
+    """scikit-learn's ``gamma`` of kernel ``name``: ``"auto"`` (and None) ``1 / n_features``
+    (None: :data:`GAMMA_WHEN_NONE` where listed), ``"scale"`` ``1 / (n_features X.var())``
+    (``1`` when the variance is 0), as ``sklearn.svm.SVC``; the variance of the rows counted
+    ``w_i`` times with weights."""
+    if gamma is None and name in GAMMA_WHEN_NONE:
+        return GAMMA_WHEN_NONE[name]
     if gamma == "scale":
         var = _variance(X, w)
         value = 1.0 / (X.shape[1] * var) if var != 0 else 1.0
@@ -147,10 +157,8 @@ def _sklearn_kernel(name: str, gamma: Any, degree: Any, coef0: Any) -> Kernel | 
         return Linear()
     if name == "cosine":
         return Linear().normalized()
-    if name == "chi2":  # chi2_kernel's default gamma is 1, whatever the data
-        return VectorKernelRecipe(
-            lambda X, w=None: Chi2(gamma=1.0 if gamma is None else _gamma(gamma, X, w))
-        )
+    if name == "chi2":
+        return VectorKernelRecipe(lambda X, w=None: Chi2(gamma=_gamma(gamma, X, w, name)))
     if name == "rbf":
         return VectorKernelRecipe(
             lambda X, w=None: Gaussian(sigma=1.0 / math.sqrt(2.0 * _gamma(gamma, X, w)))

@@ -357,9 +357,7 @@ class KernelPCA(
         Xb = self._fit_X(self._precomputed_gram(X) if name == "precomputed" else X)
         n = len(Xb)
         self.gamma_ = (
-            getattr(self.kernel_, "gamma", None)
-            if name == "chi2"
-            else sklearn_gamma(self.gamma, Xb)
+            sklearn_gamma(self.gamma, Xb, name=name)
             if "gamma" in SKLEARN_KERNELS.get(name, ())
             else None
         )

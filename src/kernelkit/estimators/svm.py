@@ -23,7 +23,7 @@ from kernelkit.estimators._base import (
     progress_of,
     to_numpy,
 )
-from kernelkit.estimators._kernels import SKLEARN_KERNELS
+from kernelkit.estimators._kernels import GAMMA_WHEN_NONE, SKLEARN_KERNELS
 from kernelkit.gram import gram
 from kernelkit.gram.nystrom import take
 from kernelkit.kernels import Kernel, Linear, Precomputed
@@ -228,8 +228,9 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         extras = super()._kernel_extras()
         key = self.kernel.strip().lower() if isinstance(self.kernel, str) else None
         reads = SKLEARN_KERNELS.get(key, ())
+        own_gamma = key in GAMMA_WHEN_NONE  # the name's own gamma=None, not "scale"
         for param, default in (("gamma", "scale"), ("coef0", 0.0)):
-            if extras[param] is None and param in reads and key != "chi2":  # chi2's gamma: 1
+            if extras[param] is None and param in reads and not (param == "gamma" and own_gamma):
                 extras[param] = default
         return extras
 
