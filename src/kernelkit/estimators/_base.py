@@ -51,7 +51,7 @@ from kernelkit.estimators._kernels import (
     parameter_kind,
     resolve_kernel,
 )
-from kernelkit.gram.distributed import is_dask_collection
+from kernelkit.gram.distributed import is_dask_collection, n_rows
 from kernelkit.kernels import Kernel, Linear, PrecomputedBatch
 from kernelkit.kernels.base import Batch, batch_dtype
 from kernelkit.kernels.callable import CallableKernel
@@ -169,6 +169,27 @@ def unit_mean_weights(w: np.ndarray | None) -> np.ndarray | None:
     fit the same model as repeated rows and a zero weight as a dropped row.
     """
     return None if w is None else w * (len(w) / w.sum())
+
+
+def check_distributed_nystrom(estimator: Any, X: Any) -> int:
+    """The number of rows of a Dask array or bag ``X`` that a Nyström estimator fits on its
+    workers; refuses what the distributed fit does not do (``solver="exact"``, centres other
+    than ``"uniform"``) and an ``n_centers`` outside ``[1, n]``, by name.
+
+    Raises
+    ------
+    InputError
+    """
+    solver, centers, m = estimator.solver, estimator.centers, estimator.n_centers
+    if solver == "exact" or not isinstance(centers, str) or centers != "uniform":
+        raise InputError(
+            "X: Dask input is fitted by solver='auto', 'onepass' or 'nystrom' with "
+            f"centers='uniform', got solver={solver!r}, centers={centers!r}"
+        )
+    n = n_rows(X)
+    if not (isinstance(m, Integral) and 1 <= m <= n):
+        raise InputError(f"n_centers: expected an integer in [1, n_samples = {n}], got {m!r}")
+    return n
 
 
 def _reraise(exc: ValueError, name: str) -> InputError:

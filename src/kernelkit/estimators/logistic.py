@@ -12,7 +12,12 @@ import torch.nn.functional as F
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
-from kernelkit.estimators._base import RANDOM_STATE_CONSTRAINT, progress_of, warn_max_iter
+from kernelkit.estimators._base import (
+    RANDOM_STATE_CONSTRAINT,
+    check_distributed_nystrom,
+    progress_of,
+    warn_max_iter,
+)
 from kernelkit.estimators._classes import (
     MARGIN_CONSTRAINTS,
     MarginClassifierMixin,
@@ -25,7 +30,6 @@ from kernelkit.gram.distributed import (
     draw_weighted_centres,
     is_dask_collection,
     map_row_blocks,
-    n_rows,
 )
 from kernelkit.gram.nystrom import CENTRE_METHODS, centre_count, choose_centres
 from kernelkit.kernels import Kernel, PrecomputedBatch
@@ -42,7 +46,6 @@ from kernelkit.models.falkon_distributed import distributed_nystrom_system
 from kernelkit.models.falkon_logistic import nystrom_logistic_fit, nystrom_logistic_onepass
 from kernelkit.solvers import CholeskyFactor, cholesky_factor
 from kernelkit.utils.constraints import Interval, StrOptions
-from kernelkit.utils.errors import InputError
 from kernelkit.utils.progress import Progress, VerboseLike
 from kernelkit.utils.validation import like_input
 
@@ -407,16 +410,9 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
         cheaper Nyström solver by :func:`~kernelkit.models.falkon.choose_solver`.
         """
         self._validate_params()
-        if self.solver == "exact" or not isinstance(self.centers, str) or self.centers != "uniform":
-            raise InputError(
-                "X: Dask input is fitted by solver='auto', 'onepass' or 'nystrom' with "
-                f"centers='uniform', got solver={self.solver!r}, centers={self.centers!r}"
-            )
+        n, m = check_distributed_nystrom(self, X), int(self.n_centers)
         for name in ("center_indices_", "n_cg_", "gradient_norm_"):
             self.__dict__.pop(name, None)
-        n, m = n_rows(X), int(self.n_centers)
-        if not m <= n:
-            raise InputError(f"n_centers: expected an integer in [1, n_samples = {n}], got {m!r}")
         index, rows = draw_weighted_centres(X, m, self.random_state)
         centres = self._fit_X(rows)
         if y is None:

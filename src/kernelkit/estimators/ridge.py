@@ -19,6 +19,7 @@ from kernelkit.estimators._base import (
     RANDOM_STATE_CONSTRAINT,
     VERBOSE_CONSTRAINT,
     KernelEstimatorMixin,
+    check_distributed_nystrom,
     check_sample_weight,
     progress_of,
     result_dtype,
@@ -37,7 +38,6 @@ from kernelkit.gram.distributed import (
     draw_weighted_centres,
     is_dask_collection,
     map_row_blocks,
-    n_rows,
 )
 from kernelkit.gram.nystrom import CENTRE_METHODS, centre_count, choose_centres
 from kernelkit.kernels import Kernel, PrecomputedBatch
@@ -496,12 +496,7 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         they are gathered); ``y`` and ``sample_weight`` (``n`` floats each) are gathered on
         the client; the products with ``K_nm`` run on the workers holding the row blocks.
         """
-        if self.solver == "exact" or not isinstance(self.centers, str) or self.centers != "uniform":
-            raise InputError(
-                "X: Dask input is fitted by solver='auto', 'onepass' or 'nystrom' with "
-                f"centers='uniform', got solver={self.solver!r}, centers={self.centers!r}"
-            )
-        n = n_rows(X)
+        n = check_distributed_nystrom(self, X)
         self.solver_ = self.solver
         if self.solver == "auto":
             d = int(X.shape[1]) if len(getattr(X, "shape", ())) == 2 else 0
@@ -509,10 +504,6 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
             m = int(self.n_centers)
             self.solver_ = choose_solver(n, m, d=d, c=c, tol=float(self.tol), exact=False)
         self._check_nystrom_lam()
-        if isinstance(self.n_centers, Integral) and not 1 <= self.n_centers <= n:
-            raise InputError(
-                f"n_centers: expected an integer in [1, n_samples = {n}], got {self.n_centers!r}"
-            )
         w = check_sample_weight(None if sample_weight is None else np.asarray(sample_weight), n)
         w = unit_mean_weights(w)
         index, rows = draw_weighted_centres(X, self.n_centers, self.random_state, w)
