@@ -118,14 +118,20 @@ class CallableKernel(Kernel):
             (cls(_example_polynomial_of_blocks, kernel_params={"degree": 2}), X, None),
         ]
 
+    def _detect_convention(self, A: Any, B: Any, params: dict) -> float | None:
+        """Set ``mode_`` on the first call from ``f(A[0], B[0])`` and return that value when
+        it is the pairwise convention's number (None when detected before or "block")."""
+        if self.mode_ is not None:
+            return None
+        first = _row_value(self.function, A[0], B[0], params)
+        self.mode_ = "block" if first is None else "pairwise"
+        return first
+
     def _values(self, A: Any, B: Any, symmetric: bool) -> np.ndarray:
         """The block ``f`` on items ``A`` x ``B``, detecting the convention on the first
         block (module docstring)."""
         params = self.kernel_params or {}
-        first = None
-        if self.mode_ is None and len(A) and len(B):
-            first = _row_value(self.function, A[0], B[0], params)
-            self.mode_ = "block" if first is None else "pairwise"
+        first = self._detect_convention(A, B, params) if len(A) and len(B) else None
         if self.mode_ == "pairwise":
             return _pairwise(self.function, A, B, params, symmetric=symmetric, first=first)
         K = np.asarray(self.function(A, B, **params), dtype=np.float64)
@@ -159,10 +165,8 @@ class CallableKernel(Kernel):
     def _diagonal(self, A: Any) -> list[float]:
         """``f(x, x)`` of every item (one call each in either convention)."""
         params = self.kernel_params or {}
-        if self.mode_ is None and len(A):
-            self.mode_ = (
-                "block" if _row_value(self.function, A[0], A[0], params) is None else ("pairwise")
-            )
+        if len(A):
+            self._detect_convention(A, A, params)
         if self.mode_ == "block":
             return [
                 float(np.asarray(self.function(A[i : i + 1], A[i : i + 1], **params))[0, 0])
