@@ -4,9 +4,13 @@ strings."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from sklearn.base import clone
+from sklearn.calibration import CalibratedClassifierCV
 from sklearn.datasets import load_iris
 from sklearn.svm import SVC
 
@@ -116,6 +120,34 @@ def test_predict_proba_only_with_probability(iris):
         est.predict_proba(X)
     with pytest.raises(InputError, match="probability"):
         KernelSVC(probability="yes").fit(X, y)
+
+
+def test_probability_is_deprecated_as_svcs(iris):
+    """scikit-learn 1.9's deprecation of SVC's probability, mirrored: unset (the sentinel,
+    kept by get_params and clone) is silent; any value given warns once, naming KernelSVC."""
+    X, y = iris
+    est = KernelSVC(kernel="rbf")
+    assert clone(est).get_params()["probability"] == "deprecated"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FutureWarning)
+        est.fit(X, y)
+    for value in (False, True):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            KernelSVC(kernel="rbf", probability=value, random_state=0).fit(X, y)
+        messages = [str(w.message) for w in caught if w.category is FutureWarning]
+        assert len(messages) == 1, messages
+        assert "CalibratedClassifierCV(KernelSVC(...), ensemble=False)" in messages[0]
+
+
+def test_calibrated_route_matches_svcs(iris):
+    """The lasting route, CalibratedClassifierCV(..., ensemble=False), equals SVC's."""
+    X, y = iris
+    ours = CalibratedClassifierCV(KernelSVC(kernel="rbf", gamma=0.3), ensemble=False)
+    ref = CalibratedClassifierCV(SVC(kernel="rbf", gamma=0.3), ensemble=False)
+    np.testing.assert_allclose(
+        ours.fit(X, y).predict_proba(X), ref.fit(X, y).predict_proba(X), rtol=0, atol=1e-9
+    )
 
 
 # ---------------------------------------------------------------------- sample weights <= 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from numbers import Integral, Real
 from typing import Any, ClassVar
 
@@ -33,6 +34,9 @@ from kernelkit.utils.errors import InputError, NotFittedError, SparseInputError
 from kernelkit.utils.progress import VerboseLike
 from kernelkit.utils.seeding import RandomStateLike, as_seed
 from kernelkit.utils.validation import like_input
+
+PROBABILITY_DEPRECATION = "The `probability` parameter was deprecated"
+"""The start of ``SVC``'s ``FutureWarning`` (scikit-learn 1.9) for its ``probability``."""
 
 
 def positive_part(sample_weight: Any) -> Any:
@@ -116,18 +120,19 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
     break_ties : bool, default False
         ``predict`` breaks ties of the one-vs-one votes by the ``"ovr"`` decision values
         (``decision_function_shape="ovr"`` and more than two classes only), as ``SVC``.
-    probability : bool, default False
+    probability : bool, deprecated
         Also fit libsvm's probability model (``SVC(probability=True)``: Platt scaling of each
         one-vs-one decision value, ``P(y = 1 | f) = 1 / (1 + exp(A f + B))`` with ``A``, ``B``
         fitted on 5-fold cross-validated decision values (Platt 2000; Lin, Lin and Weng 2007),
         coupled across pairs of classes by Wu, Lin and Weng (2004)) for ``predict_proba`` and
         ``predict_log_proba``.  The cross-validation makes ``fit`` about 5 times slower and
         draws from ``random_state``; the argmax of ``predict_proba`` may differ from
-        ``predict``.  scikit-learn 1.9 deprecates ``SVC``'s ``probability`` (removal in 1.11,
-        in favour of ``CalibratedClassifierCV(SVC(), ensemble=False)``); this option is that
-        libsvm model, and scikit-learn's ``FutureWarning`` is passed on (so is the one of
-        ``probA_`` / ``probB_``).  ``CalibratedClassifierCV(KernelSVC(...), ensemble=False)``
-        is the lasting route.
+        ``predict``.  Deprecated as ``SVC``'s is (scikit-learn 1.9; removed in 1.11, and this
+        pass-through of it with it): any value given, ``True`` or ``False``, warns with a
+        ``FutureWarning`` at ``fit``; left unset (the sentinel ``"deprecated"``, as ``SVC``'s)
+        it is off.  ``CalibratedClassifierCV(KernelSVC(...), ensemble=False)`` is the lasting
+        route (Platt's sigmoid on cross-validated decision values, one-vs-rest).  ``probA_`` /
+        ``probB_`` pass scikit-learn's ``FutureWarning`` on.
     random_state : int, RandomState, Generator or None
         Seed of the cross-validation folds of ``probability=True`` (unused otherwise); ``None``
         draws fresh entropy (:mod:`kernelkit.utils.seeding`).
@@ -187,7 +192,7 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         kernel_params: dict | None = None,
         decision_function_shape: str = "ovr",
         break_ties: bool = False,
-        probability: bool = False,
+        probability: bool | str = "deprecated",
         random_state: RandomStateLike = None,
         verbose: VerboseLike = 0,
     ):
@@ -218,7 +223,7 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         "coef0": [Interval(Real, 0, None, closed="left"), None],
         "decision_function_shape": [StrOptions({"ovr", "ovo"})],
         "break_ties": ["boolean"],
-        "probability": ["boolean"],
+        "probability": ["boolean", StrOptions({"deprecated"})],
         "random_state": ["random_state", np.random.Generator],
         "verbose": VERBOSE_CONSTRAINT,
     }
@@ -238,6 +243,7 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         """Fit the C-SVM on training data ``X`` and class labels ``y`` (per-sample weights of
         ``C`` in ``sample_weight``)."""
         self._validate_params()
+        wants_probability = self._probability_given()
         if sp.issparse(X) and self._precomputed():
             raise SparseInputError(
                 "X: Sparse precomputed kernels are not supported (libsvm reads a dense Gram "
@@ -268,7 +274,7 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
             max_iter=self.max_iter,
             decision_function_shape=self.decision_function_shape,
             break_ties=self.break_ties,
-            **(probability if self.probability else {}),
+            **(probability if wants_probability else {}),
         )
         # libsvm drops zero-weight rows, after which the row numbers of a precomputed Gram no
         # longer match its columns: those rows are removed here, and svc_ sees the rest
@@ -278,8 +284,10 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
             labels, w = labels[self._fit_rows], w[self._fit_rows]
         progress = progress_of(self, None if self.max_iter < 0 else self.max_iter)
         progress.stage(f"libsvm on the {len(K)} x {len(K)} Gram")
-        self.svc_.fit(K, labels, sample_weight=w)
-        self._fit_probability = bool(self.probability)
+        with warnings.catch_warnings():  # SVC's own, naming SVC: KernelSVC's is given above
+            warnings.filterwarnings("ignore", PROBABILITY_DEPRECATION, FutureWarning)
+            self.svc_.fit(K, labels, sample_weight=w)
+        self._fit_probability = wants_probability
         del K
         self.classes_ = self.svc_.classes_
         self.support_ = self._fit_rows[self.svc_.support_]
@@ -365,8 +373,24 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         name = self.kernel.strip().lower() if isinstance(self.kernel, str) else None
         return name == "precomputed" or isinstance(self.kernel, Precomputed)
 
+    def _probability_given(self) -> bool:
+        """Whether ``probability=True``; any value given (not the ``"deprecated"`` sentinel)
+        warns, as ``SVC``'s ``probability`` does since scikit-learn 1.9."""
+        if isinstance(self.probability, str) and self.probability == "deprecated":
+            return False
+        warnings.warn(
+            "KernelSVC: the `probability` parameter is deprecated, as SVC's is (scikit-learn "
+            "1.9; removed in 1.11), whose libsvm probability model it passes through, and "
+            "will be removed with it. Use CalibratedClassifierCV(KernelSVC(...), "
+            "ensemble=False) instead of KernelSVC(probability=True), and leave `probability` "
+            "unset instead of probability=False",
+            FutureWarning,
+            stacklevel=3,
+        )
+        return bool(self.probability)
+
     def _check_proba(self) -> bool:
-        if not self.probability:
+        if isinstance(self.probability, str) or not self.probability:
             raise AttributeError("predict_proba is not available when probability=False")
         return True
 
@@ -378,13 +402,13 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         Raises
         ------
         NotFittedError
-            When ``fit`` ran with ``probability=False``.
+            When ``fit`` ran with ``probability=False`` or unset.
         """
         Kt = self._test_gram(X)
         if not self._fit_probability:
             raise NotFittedError(
-                "predict_proba is not available when fitted with probability=False; refit "
-                "with probability=True"
+                "predict_proba is not available when fitted with probability=False (or unset); "
+                "refit with probability=True"
             )
         return like_input(torch.as_tensor(self.svc_.predict_proba(Kt)), X)
 
