@@ -55,14 +55,32 @@ from kernelkit.testing.params import check_param_validation
 from kernelkit.utils.errors import ConvergenceWarning, ParameterError
 
 
-def _shift_inputs(X):
+class _NamedTransform:
+    """A transformation with a stable ``repr`` (a function's names its address, which would
+    differ between pytest-xdist workers' test ids)."""
+
+    def __init__(self, name, function):
+        self.name, self.function = name, function
+
+    def __call__(self, X):
+        return self.function(X)
+
+    def __repr__(self):
+        return self.name
+
+
+def _shift(X):
     """A transformation for the invariance estimator's checks: shift every feature by 0.1."""
     return X + 0.1
 
 
-def _scale_inputs(X):
+def _scale(X):
     """A second transformation for the block readings: scale every feature by 1.1."""
     return X * 1.1
+
+
+_shift_inputs = _NamedTransform("shift_inputs", _shift)
+_scale_inputs = _NamedTransform("scale_inputs", _scale)
 
 
 KERNEL_CLASSES = [c for c in all_kernel_classes() if not is_abstract(c)]
