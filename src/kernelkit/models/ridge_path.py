@@ -63,7 +63,7 @@ import torch
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from kernelkit.solvers import cholesky_factor, symmetric_eigh
+from kernelkit.solvers import cholesky_factor, solve, symmetric_eigh
 from kernelkit.utils.errors import InputError
 
 CRITERIA = ("loo", "gcv")
@@ -206,8 +206,7 @@ def _leave_groups_out(
     the ``(g, m, m)`` blocks ``B_GG`` of the ``(g, m)`` index array ``idx``)."""
     q = a / (b if a.ndim == 1 else b[:, None])
     for idx in groups:
-        rhs = a[idx] if a.ndim > 1 else a[idx].unsqueeze(-1)
-        sol = torch.linalg.solve(block(idx), rhs)
+        sol = solve(block(idx), a[idx], name="B_GG")
         q = q.index_put((idx.reshape(-1),), sol.reshape(-1, *q.shape[1:]))
     return q
 
