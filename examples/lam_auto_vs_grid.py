@@ -50,7 +50,9 @@ def run(args: argparse.Namespace) -> dict:
             grid = KernelRidge(kernel, lam=list(AUTO_GRID), cv=5).fit(Xtr, y[tr])
             if seed < args.check_gridsearch:
                 search = GridSearchCV(
-                    KernelRidge(kernel), {"lam": list(AUTO_GRID)}, cv=5,
+                    KernelRidge(kernel),
+                    {"lam": list(AUTO_GRID)},
+                    cv=5,
                     scoring="neg_mean_squared_error",
                 ).fit(Xtr, y[tr])
                 assert search.best_params_["lam"] == grid.lam_, (name, seed)
@@ -70,7 +72,7 @@ def run(args: argparse.Namespace) -> dict:
         }
         a, g = results[name]["auto"]["rmse"], results[name]["grid5"]["rmse"]
         results[name]["auto_no_worse"] = bool(a <= g)
-        print(name, json.dumps({k: v for k, v in results[name].items()}), flush=True)
+        print(name, json.dumps(results[name]), flush=True)
     return results
 
 
@@ -87,8 +89,10 @@ def main() -> None:
     Path(args.out).parent.mkdir(exist_ok=True)
     Path(args.out).write_text(json.dumps({"args": vars(args), "results": results}, indent=2))
     for name, r in results.items():
-        print(f"| {name} | {r['auto']['rmse']:.5f} | {r['grid5']['rmse']:.5f} | "
-              f"{'yes' if r['auto_no_worse'] else 'no'} |")
+        print(
+            f"| {name} | {r['auto']['rmse']:.5f} | {r['grid5']['rmse']:.5f} | "
+            f"{'yes' if r['auto_no_worse'] else 'no'} |"
+        )
 
 
 if __name__ == "__main__":
