@@ -29,8 +29,9 @@ Models for Observational Data*, Theorem 4.2.1; Golub, Heath and Wahba 1979, sect
 
 **Leaving a group out.** Refitting without a set ``G`` of points (same ``mu``) equals the
 full fit with ``y_G`` replaced by the left-out predictions, so ``(I - H_GG)`` maps the
-left-out residuals to the fitted ones (the leave-one-out argument with a block; e.g. Hastie,
-Tibshirani and Friedman 2009, *Elements of Statistical Learning*, Exercise 7.3), and with
+left-out residuals to the fitted ones (the leave-one-out argument with a block; An, Liu
+and Venkatesh 2007, "Fast cross-validation algorithms for least squares support vector
+machine and kernel ridge regression", *Pattern Recognition* 40(8), for k-fold), and with
 ``(I - H)_GG = mu (B_mu)_GG``
 
 .. math:: W_G^{1/2} r_G = (I - H_{GG})^{-1} W_G^{1/2} (y_G - f_G) = (B_\mu)_{GG}^{-1} a_G,
