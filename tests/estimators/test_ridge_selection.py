@@ -110,6 +110,28 @@ def test_weighted_grid_equals_repeated_rows():
     np.testing.assert_allclose(weighted.dual_coef_, ref.dual_coef_, atol=1e-8)
 
 
+def test_loo_of_repeated_rows_equals_the_weighted_fit():
+    """Integer weights fit the model of the repeated rows; leaving each group of repeated
+    rows out together (``loo_groups_``) makes the LOO criterion and residuals agree too."""
+    X, y = _data(60, seed=4)
+    w = np.r_[np.full(30, 2.0), np.ones(30)]
+    weighted = KernelRidge(Gaussian(sigma=1.0), lam=GRID, cv="loo").fit(X, y, sample_weight=w)
+    Xr, yr = np.r_[X, X[:30]], np.r_[y, y[:30]]
+    repeated = KernelRidge(Gaussian(sigma=1.0), lam=GRID, cv="loo").fit(Xr, yr)
+    np.testing.assert_allclose(
+        repeated.cv_results_["mean_test_score"], weighted.cv_results_["mean_test_score"], rtol=1e-8
+    )
+    assert repeated.lam_ == weighted.lam_
+    np.testing.assert_allclose(repeated.loo_residuals_[:60], weighted.loo_residuals_, atol=1e-8)
+    groups = repeated.loo_groups_
+    assert len(set(groups)) == 60 and (groups[60:] == groups[:30]).all()
+    assert len(set(weighted.loo_groups_)) == 60
+    K = Gaussian(sigma=1.0)(torch.as_tensor(Xr)).numpy()
+    gram = KernelRidge("precomputed", lam="auto").fit(K, yr)
+    assert (gram.loo_groups_[60:] == gram.loo_groups_[:30]).all()
+    assert len(set(gram.loo_groups_)) == 60
+
+
 def test_jackknife_plus_uses_the_brute_force_leave_one_out_models():
     X, y = _data(40, seed=5)
     Xt = _data(7, seed=6)[0]

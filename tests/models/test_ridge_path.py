@@ -11,6 +11,8 @@ from sklearn.model_selection import KFold
 from kernelkit.kernels import Gaussian
 from kernelkit.models.ridge_path import (
     check_lam_grid,
+    duplicate_groups,
+    group_blocks,
     kfold_path_errors,
     ridge_criterion,
     ridge_spectrum,
@@ -115,3 +117,83 @@ def test_kfold_path_errors_equal_refits():
 def test_lam_grid_errors_name_the_argument(bad):
     with pytest.raises(InputError, match="lam"):
         check_lam_grid(bad)
+
+
+def _planted(n_distinct: int = 240, seed: int = 4):
+    """``n_distinct`` rows, 40 of them twice and 10 three times (n = 300), shuffled."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n_distinct, 3))
+    X = np.concatenate([X, X[:40], X[40:50], X[40:50]])
+    perm = rng.permutation(len(X))
+    X = X[perm]
+    y = np.sin(X[:, 0]) + 0.5 * X[:, 1] ** 2 + 0.3 * rng.normal(size=len(X))
+    labels = np.unique(X, axis=0, return_inverse=True)[1].ravel()
+    K = Gaussian(sigma=1.5)(torch.as_tensor(X))
+    return K, torch.as_tensor(y), labels, rng
+
+
+def _brute_group_loo(K, y, lam, labels, w=None):
+    """Refit without each whole group at the same penalty ``n lam`` (scikit-learn's KRR)."""
+    n = K.shape[0]
+    Kn, yn = K.numpy(), y.numpy()
+    out = np.empty_like(yn)
+    for g in np.unique(labels):
+        out_g = labels == g
+        keep = ~out_g
+        model = SkKernelRidge(alpha=n * lam, kernel="precomputed")
+        model.fit(Kn[np.ix_(keep, keep)], yn[keep], sample_weight=None if w is None else w[keep])
+        out[out_g] = yn[out_g] - model.predict(Kn[np.ix_(out_g, keep)])
+    return out
+
+
+def test_duplicate_groups_find_planted_duplicates():
+    K, _, labels, _ = _planted()
+    found = duplicate_groups(K)
+    assert len(np.unique(found)) == 240
+    # same partition: each found group is one true group
+    assert len(np.unique(found * 1000 + labels)) == 240
+    distinct = Gaussian(sigma=1.5)(torch.as_tensor(np.random.default_rng(0).normal(size=(5, 3))))
+    assert len(np.unique(duplicate_groups(distinct))) == 5
+    blocks = group_blocks(found)
+    assert sorted(b.shape[1] for b in blocks) == [2, 3]
+    assert sum(b.numel() for b in blocks) == 2 * 40 + 3 * 10
+
+
+@pytest.mark.parametrize("lam", [1e-5, 1e-3, 1e-1])
+def test_group_loo_residuals_equal_brute_force_group_refits(lam):
+    K, y, labels, _ = _planted()
+    spec = ridge_spectrum(K, y, groups=duplicate_groups(K))
+    fit = spec.fit(lam)
+    brute = _brute_group_loo(K, y, lam, labels)
+    np.testing.assert_allclose(fit.loo_residuals.numpy(), brute, rtol=0, atol=1e-8)
+    assert float(spec.criterion(lam, "loo")) == pytest.approx(np.mean(brute**2), rel=1e-10)
+    chol = ridge_criterion(K, y, torch.tensor(lam, dtype=K.dtype), "loo", groups=spec.groups)
+    assert float(chol) == pytest.approx(np.mean(brute**2), rel=1e-8)
+    plain = ridge_spectrum(K, y).fit(lam).loo_residuals.numpy()
+    assert np.abs(plain - brute).max() > 1e-3  # the plain LOO is not the group refit
+
+
+def test_weighted_multi_output_group_loo_equals_brute_force_group_refits():
+    K, y, labels, rng = _planted(seed=5)
+    Y = torch.stack([y, y + torch.as_tensor(rng.normal(size=len(y)))], 1)
+    w = rng.uniform(0.2, 3.0, size=len(y))
+    twin = np.flatnonzero(labels == labels[np.bincount(labels)[labels] == 2][0])
+    w[twin[0]] = 0.0  # a zero-weight twin: the group's left-out prediction
+    spec = ridge_spectrum(K, Y, sample_weight=torch.as_tensor(w), groups=duplicate_groups(K))
+    fit = spec.fit(1e-3)
+    for j in range(2):
+        brute = _brute_group_loo(K, Y[:, j], 1e-3, labels, w)
+        np.testing.assert_allclose(fit.loo_residuals[:, j].numpy(), brute, rtol=0, atol=1e-8)
+
+
+def test_distinct_rows_give_the_plain_loo_exactly():
+    K, y, _ = _problem(150, seed=6)
+    labels = duplicate_groups(K)
+    assert len(np.unique(labels)) == 150 and group_blocks(labels) == ()
+    grouped, plain = ridge_spectrum(K, y, groups=labels), ridge_spectrum(K, y)
+    for lam in (1e-6, 1e-3):
+        assert torch.equal(grouped.fit(lam).loo_residuals, plain.fit(lam).loo_residuals)
+        assert float(grouped.criterion(lam)) == float(plain.criterion(lam))
+    np.testing.assert_allclose(
+        grouped.fit(1e-3).loo_residuals.numpy(), _brute_loo(K, y, 1e-3), rtol=0, atol=1e-8
+    )

@@ -13,6 +13,10 @@ leave-one-out fits, split conformal).
   eigendecomposition per fold.
 * ``lam="auto"``: the grid :data:`AUTO_GRID`, then L-BFGS on ``log lam`` from the best grid
   value on the closed-form criterion (``cv`` must be ``"loo"`` or ``"gcv"``).
+* ``cv="loo"`` leaves each group of training inputs the kernel cannot tell apart
+  (:func:`~kernelkit.models.ridge_path.duplicate_groups`: identical inputs, equal Gram rows)
+  out together, in closed form; ``loo_residuals_`` are those residuals and ``loo_groups_``
+  the group labels.  Without such twins it is the plain leave-one-out.
 * ``kernel_params``: the kernel's continuous parameters (``"auto"``: all of them, e.g. a
   Gaussian width started at the median heuristic) and ``log lam`` (``lam="auto"``) by L-BFGS
   on the LOO / GCV criterion in log space, its gradient by autograd through one Cholesky
@@ -46,6 +50,7 @@ from kernelkit.models.nystrom_path import nystrom_path
 from kernelkit.models.ridge_path import (
     RidgeSpectrum,
     check_lam_grid,
+    duplicate_groups,
     kfold_path_errors,
     ridge_criterion,
     ridge_spectrum,
@@ -96,7 +101,7 @@ def _minimise_log(objective: Any, start: list[float]) -> np.ndarray:
 
 
 def _tune_kernel(
-    est: Any, Xb: Batch, Y: torch.Tensor, root_w: torch.Tensor | None, lam0: float, auto: bool
+    est: Any, Xb: Batch, Y: torch.Tensor, spec: RidgeSpectrum, lam0: float, auto: bool
 ) -> Kernel:
     """L-BFGS over the kernel's continuous parameters (and ``log lam`` when ``auto``)."""
     kernel: Kernel = est.kernel_
@@ -116,7 +121,7 @@ def _tune_kernel(
         values = torch.exp(t)
         K = kernel_with(kernel, dict(zip(usable, values, strict=False))).block(Xb, Xb)
         lam = values[-1] if auto else lam0
-        return ridge_criterion(K, Y, lam, est.cv, root_w=root_w)
+        return ridge_criterion(K, Y, lam, est.cv, root_w=spec.root_w, groups=spec.groups)
 
     best = _minimise_log(objective, start)
     return kernel.set_params(**{n: float(v) for n, v in zip(usable, best, strict=False)})
@@ -204,13 +209,14 @@ def fit_selected(est: Any, Xb: Batch, Y: torch.Tensor, w: np.ndarray | None, X: 
     wt = None if w is None else torch.as_tensor(w, dtype=Y.dtype)
     K = gram(est.kernel_, Xb)
     Y = Y.to(K.device)
-    spec = ridge_spectrum(K, Y, sample_weight=wt)
+    groups = duplicate_groups(K)
+    spec = ridge_spectrum(K, Y, sample_weight=wt, groups=groups)
     if est.kernel_params is not None:
         errors = np.array([float(spec.criterion(v, est.cv)) for v in grid])
-        root_w = None if wt is None else wt.sqrt()
-        est.kernel_ = _tune_kernel(est, Xb, Y, root_w, float(grid[errors.argmin()]), auto)
+        est.kernel_ = _tune_kernel(est, Xb, Y, spec, float(grid[errors.argmin()]), auto)
         K = gram(est.kernel_, Xb)
-        spec = ridge_spectrum(K, Y, sample_weight=wt)
+        groups = duplicate_groups(K)
+        spec = ridge_spectrum(K, Y, sample_weight=wt, groups=groups)
     if closed:
         errors = np.array([[float(spec.criterion(v, est.cv)) for v in grid]])
     else:
@@ -224,6 +230,7 @@ def fit_selected(est: Any, Xb: Batch, Y: torch.Tensor, w: np.ndarray | None, X: 
     est.cv_results_ = _cv_results(grid, errors)
     est.dual_coef_ = like_input(fit.coef, X)
     est.loo_residuals_ = like_input(fit.loo_residuals, X)
+    est.loo_groups_ = groups
     est.jitter_ = 0.0
     est.n_iter_ = 1
     return est

@@ -155,7 +155,9 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         ``log lam`` of the closed-form criterion.
     cv : {"loo", "gcv"}, int, splitter or iterable of (train, test), default "loo"
         Criterion of a ``lam`` grid or ``"auto"``: closed-form leave-one-out error
-        ``sum_i w_i r_i^2 / sum_i w_i`` with ``r_i = (y_i - f_i) / (1 - H_ii)``, generalised
+        ``sum_i w_i r_i^2 / sum_i w_i`` with ``r_i = (y_i - f_i) / (1 - H_ii)`` (training
+        inputs the kernel cannot tell apart, such as duplicated rows, are left out together:
+        ``r_G = (I - H_GG)^{-1} (y_G - f_G)``, see ``loo_groups_``), generalised
         cross-validation ``(1/n)||(I - H) y||^2 / (1 - tr H / n)^2`` (Golub, Heath and Wahba
         1979), or the weighted mean squared error over refits on the folds of ``KFold(cv)``
         (an int), of a scikit-learn splitter or of given ``(train, test)`` index pairs.
@@ -241,7 +243,14 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         ``mean_test_score`` = minus the criterion, ``rank_test_score``; per-fold
         ``split{k}_test_score`` and ``std_test_score`` for an integer ``cv``).
     loo_residuals_ : ndarray or torch.Tensor
-        Grid fits only: the leave-one-out residuals ``y_i - f^{(-i)}(x_i)`` at ``lam_``.
+        Grid fits only: the leave-one-out residuals ``y_i - f^{(-i)}(x_i)`` at ``lam_``
+        (``f^{(-G)}``: the fit without the point's group of ``loo_groups_``).
+    loo_groups_ : ndarray of int, shape (n_samples,)
+        Exact grid fits only: group label of each training point; points with one label
+        have equal feature-space images (``K_ii + K_jj - 2 K_ij`` zero to round-off:
+        identical inputs, or e.g. molecules with one fingerprint) and are left out together
+        by ``cv="loo"`` (:func:`kernelkit.models.ridge_path.duplicate_groups`).  All labels
+        distinct: plain leave-one-out.
     center_indices_ : ndarray of int
         ``"nystrom"`` only: indices of the centres among the training points.
     n_iter_ : int
@@ -337,7 +346,7 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         X, Xb, y, w = self._fit_samples(X, y, sample_weight)
         Y = self._validate_y_numeric(y, len(Xb), result_dtype(Xb))
         w = unit_mean_weights(w)
-        for attr in ("center_indices_", "lam_", "cv_results_", "loo_residuals_"):
+        for attr in ("center_indices_", "lam_", "cv_results_", "loo_residuals_", "loo_groups_"):
             self.__dict__.pop(attr, None)
         self._y_fit, self._sample_weight = Y, w
         if selects_hyperparameters(self):
