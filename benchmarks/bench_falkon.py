@@ -39,9 +39,11 @@ resident memory (``ru_maxrss``, data included).  PCG ridge fits also report the 
 pass ``K_nm^T (K_nm v)`` against the ``exp`` pass over the same ``n m`` entries (same tiles and
 threads): the kernel-evaluation bound.
 
-Run ``python benchmarks/bench_falkon.py`` (``make bench``; the whole table, about 40 minutes
-on the quiet 2-core machine); ``--no-big`` leaves out n = 10^6, ``--variants tuned`` the
-defaults rows, ``--quick`` is a smoke run.  Writes ``benchmarks/results/bench_falkon.json``.
+Run ``python benchmarks/bench_falkon.py`` for n = 10^4 and 10^5 (both variants, both tasks),
+``--big`` for the whole table (``make bench`` passes it: ``run_all.SCRIPT_ARGS``),
+``--only-big --merge`` for the n = 10^6 tier alone, added to the rows of an earlier run
+(whose n = 10^5 fits then serve the extrapolation); ``--variants``, ``--tasks``, ``--n``,
+``--m`` select rows, ``--quick`` is a smoke run.  Writes ``benchmarks/results/bench_falkon.json``.
 """
 
 from __future__ import annotations
@@ -58,9 +60,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _common import report
-
-from kernelkit.models.falkon import SOLVERS
+from _common import RESULTS_DIR, report
 
 # LAM_LOGISTIC weights lam ||f||^2: the committed runs' (lam / 2) ||f||^2 with lam = 1e-6
 D, SIGMA, LAM, LAM_LOGISTIC, N_TEST, NOISE = 10, 5.0, 1e-6, 5e-7, 100_000, 0.1
@@ -287,7 +287,7 @@ def _modelled_costs(task: str, variant: str, n: int, m: int, tol: float) -> dict
 
 def table_row(task: str, variant: str, n: int, m: int, args, fits: dict) -> dict:
     """One row of the table (module docstring); ``fits[(task, variant, solver, n, m)]`` holds
-    the measured fit seconds of earlier rows (the extrapolation at ``n = 10^6``)."""
+    the measured fit wall and CPU seconds of earlier rows (the extrapolation at ``n = 10^6``)."""
     name = "KRR" if task == "regression" else "logistic"
     suffix = "" if variant == "tuned" else ", defaults"
     baseline = "sklearn Nystroem+" + ("Ridge" if task == "regression" else "LogisticRegression")
@@ -308,15 +308,14 @@ def table_row(task: str, variant: str, n: int, m: int, args, fits: dict) -> dict
     timing = variant == "tuned" and not args.no_pass_timing
     _merge(row, "kernelkit", _spawn({**case, "method": "auto", "pass_timing": timing}))
     chosen = row.get("kernelkit_solver")
-    if chosen in SOLVERS:
-        fits[(task, variant, chosen, n, m)] = row["kernelkit_fit_seconds"]
+    fits.update(measured_fits([row]))
     ours, theirs = row.get("kernelkit_test_error"), row.get("baseline_test_error")
     if ours is not None and theirs:
         row["test_error_rel_diff"] = round((ours - theirs) / theirs, 4)
     if variant != "tuned" or chosen is None or args.alternatives == "none":
         return row
     costs = _modelled_costs(task, variant, n, m, args.tol)
-    fastest = row["kernelkit_fit_seconds"]
+    fastest, fastest_cpu = row["kernelkit_fit_seconds"], row["kernelkit_fit_cpu_seconds"]
     checks = []
     for alt in ("onepass", "nystrom"):
         if alt == chosen:
@@ -329,24 +328,45 @@ def table_row(task: str, variant: str, n: int, m: int, args, fits: dict) -> dict
             _merge(row, alt, _spawn({**case, "method": alt}))
             fit = row.get(f"{alt}_fit_seconds")
             if fit is not None:
-                fits[(task, variant, alt, n, m)] = fit
                 fastest = min(fastest, fit)
+                fastest_cpu = min(fastest_cpu, row[f"{alt}_fit_cpu_seconds"])
                 checks.append("measured")
         elif n == GRID_N[-1] and earlier is not None:
-            row[f"{alt}_extrapolated_s"] = round(10 * earlier, 1)
-            fastest = min(fastest, 10 * earlier)
+            row[f"{alt}_extrapolated_s"] = round(10 * earlier[0], 1)
+            fastest = min(fastest, 10 * earlier[0])
+            fastest_cpu = min(fastest_cpu, 10 * earlier[1])
             checks.append("extrapolated")
         else:
             checks.append("modelled")
     row["auto_over_fastest"] = round(row["kernelkit_fit_seconds"] / fastest, 2)
+    row["auto_over_fastest_cpu"] = round(row["kernelkit_fit_cpu_seconds"] / fastest_cpu, 2)
     row["auto_check"] = "/".join(checks)
     return row
+
+
+def measured_fits(rows: list[dict]) -> dict:
+    """``(task, variant, solver, n, m) -> (fit wall s, fit CPU s)`` of the rows of a run."""
+    fits = {}
+    for row in rows:
+        if "task" not in row:
+            continue
+        key = (row["task"], row["variant"])
+        for prefix in ("kernelkit", "onepass", "nystrom"):
+            solver = row.get(f"{prefix}_solver", prefix)
+            if f"{prefix}_fit_seconds" in row:
+                wall, cpu = row[f"{prefix}_fit_seconds"], row[f"{prefix}_fit_cpu_seconds"]
+                fits[(*key, solver, row["n"], row["m"])] = (wall, cpu)
+    return fits
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="n = 10^4, m = 500 and 1000")
-    parser.add_argument("--no-big", action="store_true", help="leave out n = 10^6")
+    parser.add_argument("--big", action="store_true", help="add n = 10^6 (make bench does)")
+    parser.add_argument("--only-big", action="store_true", help="only n = 10^6")
+    parser.add_argument(
+        "--merge", action="store_true", help="keep the results file's rows of other cases"
+    )
     parser.add_argument("--n", type=int, nargs="*", default=None, help="training sizes")
     parser.add_argument("--m", type=int, nargs="*", default=None, help="centres")
     parser.add_argument(
@@ -386,14 +406,19 @@ def main() -> None:
             json.dumps(result, indent=2)
         )
         return
-    ns = [n for n in GRID_N if not (args.no_big and n == GRID_N[-1])]
-    ms, exact_n = list(GRID_M), [10_000]
+    ns, ms, exact_n = list(GRID_N[:-1]), list(GRID_M), [10_000]
+    if args.big or args.only_big:
+        ns = [GRID_N[-1]] if args.only_big else list(GRID_N)
+        exact_n = [] if args.only_big else exact_n
     if args.quick:
         ns, ms, exact_n = [10_000], [500, 1000], []
     ns, ms = args.n or ns, args.m or ms
     exact_n = exact_n if args.exact_n is None else args.exact_n
+    name = args.name or ("bench_falkon" + ("_quick" if args.quick else ""))
+    path = RESULTS_DIR / f"{name}.json"
+    earlier = json.loads(path.read_text())["rows"] if args.merge and path.exists() else []
     rows: list[dict] = []
-    fits: dict = {}
+    fits = measured_fits(earlier)  # --only-big --merge: extrapolate from the n = 10^5 rows
     start = time.perf_counter()
     for variant in args.variants:
         for task in args.tasks:
@@ -410,7 +435,8 @@ def main() -> None:
         row.update(baseline="(exact: the reference)", baseline_s=row["kernelkit_s"])
         rows.append(row)
         print(json.dumps(row), flush=True)
-    report(args.name or ("bench_falkon" + ("_quick" if args.quick else "")), rows)
+    done = {row["case"] for row in rows}  # --merge: the earlier rows of other cases stay
+    report(name, [row for row in earlier if row["case"] not in done] + rows)
 
 
 if __name__ == "__main__":

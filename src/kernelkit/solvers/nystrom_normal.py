@@ -101,9 +101,8 @@ def features_(K: torch.Tensor, L: torch.Tensor) -> torch.Tensor:
     ``Phi^T = L^{-1} K^T`` by the triangular solve of BLAS (``dtrsm`` / ``strsm``, backward
     stable, ``b m^2`` flops) for C-contiguous float64 or float32 tensors on the CPU,
     overwriting ``K`` (read ``Phi`` from the result); ``torch.linalg.solve_triangular``
-    elsewhere.  SciPy's BLAS rather than torch's: on the benchmark machine's AMD CPU torch's
-    MKL runs the float64 solve at 0.6 times the speed of SciPy's OpenBLAS
-    (``docs/scale.md``, "Cost model").
+    elsewhere.  SciPy's BLAS rather than torch's MKL: as fast or faster on the benchmark
+    machine's AMD CPU (``docs/scale.md``, "The README table").
 
     Parameters
     ----------
