@@ -1,28 +1,49 @@
-"""Nyström-PCG (Falkon) kernel ridge and logistic regression against scikit-learn, in one run.
+"""Nyström kernel ridge and logistic regression against scikit-learn, in one run (the README rows).
 
-Test error against time for n = 10^4 ... 10^6 and m = 500 ... 10^4 on a smooth 10-D problem
-(float32 inputs, Gaussian kernel):
+The table of issue 27: for both tasks, every ``n`` of :data:`GRID_N` (10^4, 10^5, 10^6) and
+every ``m`` of :data:`GRID_M` (500, 1000, 2000, 5000), on a smooth 10-D problem (float32
+inputs, 10^5 test points), in two variants:
 
-* kernelkit ``KernelRidge(solver="auto", n_centers=m)`` (the row's time), with its solvers
-  as ablations, ``solver="onepass"`` (the normal equations formed in one pass) and
-  ``solver="nystrom"`` (Falkon's PCG; K_nm streamed, never stored in both), beside
-  scikit-learn ``Nystroem(m) + Ridge`` (the n x m features materialised) at every m whose
-  features fit in ``--sk-limit-gb`` (else the projected size is recorded), and the exact
-  ``KernelRidge`` where it fits (``--exact-n``);
-* binary classification: kernelkit's one-pass Newton
-  (:func:`kernelkit.models.falkon_logistic.nystrom_logistic_onepass`) and Newton-PCG
-  (:func:`kernelkit.models.falkon_logistic.nystrom_logistic_fit`) beside
-  ``Nystroem(m) + LogisticRegression`` at the same m, and the choice ``solver="auto"``
-  makes there.
+* ``tuned``: the benchmark's problem settings on both sides: ``Gaussian(SIGMA)`` (scikit-learn:
+  ``gamma = 1 / (2 SIGMA^2)``), ridge ``lam = LAM`` (``Ridge(alpha = n LAM,
+  fit_intercept=False)``) with CG tolerance ``--tol`` (1e-4), logistic ``lam = LAM_LOGISTIC``
+  (``LogisticRegression(C = 1 / (2 n LAM_LOGISTIC), fit_intercept=False, max_iter=200)``)
+  with Newton tolerance ``--newton-tol`` (1e-2), ``random_state=0``;
+* ``defaults``: every parameter but ``n_centers`` at its default, on both sides:
+  ``KernelRidge(n_centers=m)`` / ``KernelLogisticRegression(n_centers=m)`` against
+  ``make_pipeline(Nystroem(n_components=m), Ridge())`` /
+  ``make_pipeline(Nystroem(n_components=m), LogisticRegression())`` (kernels, widths,
+  regularisations, tolerances, intercepts and seeds as each library sets them; the two
+  libraries then fit different models, and the test errors say how they compare).
+
+Each row: kernelkit with ``solver="auto"`` (the row's time; ``kernelkit_solver`` is the
+choice), scikit-learn where its memory fits (``Nystroem.transform`` holds the ``n x m``
+kernel block and the ``n x m`` features, both float32: ``2 n m 4`` bytes, run when at most
+``--sk-limit-gb``; else ``baseline_projected_gb`` records the size and the row is kernelkit
+alone), the test error of both (MSE; logistic: ``1 - accuracy``) and their relative
+difference ``test_error_rel_diff = (ours - theirs) / theirs``.
+
+Whether ``"auto"`` picked the faster solver is checked on every ``tuned`` row: the Nyström
+solver it did not pick (both when it picked the exact one) is timed too, and
+``auto_over_fastest`` is the fit time of the choice over the fastest fit (``<= 1.1``: the
+item holds).  To keep the run short, an alternative is not run where the cost model
+(:func:`kernelkit.models.falkon.solver_costs`) puts it more than :data:`ALT_MARGIN` times
+above the choice (``{solver}_modelled_ratio`` recorded), nor at ``n = 10^6``, where its fit
+time is extrapolated from the same solver's measured fit at ``n / 10`` times 10
+(``{solver}_extrapolated_s``; both solvers cost ``O(n)`` at fixed ``m``: one-pass
+``n m (E + 2 m)``, PCG ``t`` passes of ``n m`` with ``t`` set by ``m`` and ``tol``);
+``--alternatives all`` runs every one.  ``defaults`` rows time ``"auto"`` alone.
 
 Every case runs in its own subprocess, which reports its wall and CPU seconds and its peak
-resident memory (``ru_maxrss``, data included).  Falkon cases also report the time of one
+resident memory (``ru_maxrss``, data included).  PCG ridge fits also report the time of one
 pass ``K_nm^T (K_nm v)`` against the ``exp`` pass over the same ``n m`` entries (same tiles and
 threads): the kernel-evaluation bound.
 
-Run ``python benchmarks/bench_falkon.py`` (about 10 minutes on an unloaded 2-core machine;
-``--quick`` for a smoke run, ``--big`` adds n = 10^6 with m = 1000 and 5000, ``--huge`` adds
-m = 10^4 at n = 10^6).  Writes ``benchmarks/results/bench_falkon.json``.
+Run ``python benchmarks/bench_falkon.py`` for n = 10^4 and 10^5 (both variants, both tasks),
+``--big`` for the whole table (``make bench`` passes it: ``run_all.SCRIPT_ARGS``),
+``--only-big --merge`` for the n = 10^6 tier alone, added to the rows of an earlier run
+(whose n = 10^5 fits then serve the extrapolation); ``--variants``, ``--tasks``, ``--n``,
+``--m`` select rows, ``--quick`` is a smoke run.  Writes ``benchmarks/results/bench_falkon.json``.
 """
 
 from __future__ import annotations
@@ -39,10 +60,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _common import report
-
-from kernelkit.estimators.logistic import NEWTON_STEPS
-from kernelkit.models.falkon import choose_solver
+from _common import RESULTS_DIR, report
 
 # LAM_LOGISTIC weights lam ||f||^2: the committed runs' (lam / 2) ||f||^2 with lam = 1e-6
 D, SIGMA, LAM, LAM_LOGISTIC, N_TEST, NOISE = 10, 5.0, 1e-6, 5e-7, 100_000, 0.1
@@ -98,120 +116,81 @@ def _falkon_pass(model, X) -> tuple[float, float]:
     return min(passes), min(bounds)
 
 
-def _progress(start: float):
-    """A ``verbose`` callable writing iteration, residual, wall and CPU seconds to stderr."""
+def _kernelkit_model(case: dict):
+    """The kernelkit estimator of a case (module docstring: ``tuned`` / ``defaults``)."""
+    from kernelkit import KernelLogisticRegression, KernelRidge
+    from kernelkit.kernels import Gaussian
 
-    def report_iteration(k: int, residual: float) -> None:
-        wall, cpu = time.perf_counter() - start, time.process_time()
-        print(
-            f"iteration {k} residual {residual:.3e} wall {wall:.1f} cpu {cpu:.1f}",
-            file=sys.stderr,
-            flush=True,
-        )
+    m, method, regression = case["m"], case["method"], case["task"] == "regression"
+    if case.get("variant", "tuned") == "defaults":
+        forced = {} if method == "auto" else {"solver": method}
+        return (KernelRidge if regression else KernelLogisticRegression)(n_centers=m, **forced)
+    cls = KernelRidge if regression else KernelLogisticRegression
+    settings = (
+        {"lam": LAM, "tol": case.get("tol", 1e-4), "max_iter": 200}
+        if regression
+        else {"lam": LAM_LOGISTIC, "tol": case.get("newton_tol", 1e-2)}
+    )
+    return cls(Gaussian(SIGMA), solver=method, n_centers=m, random_state=0, **settings)
 
-    return report_iteration
 
-
-def run_case(case: dict) -> dict:
-    """One case, in this process: fit + predict, errors, and the pass timing for Falkon."""
-    n, m, method, task = case["n"], case.get("m"), case["method"], case["task"]
-    X, y, Xt, ft, yt = _data(n, N_TEST)
-    import torch
+def _sklearn_model(case: dict):
+    """scikit-learn's ``Nystroem + Ridge`` / ``+ LogisticRegression`` of a case."""
     from sklearn.kernel_approximation import Nystroem
     from sklearn.linear_model import LogisticRegression, Ridge
     from sklearn.pipeline import make_pipeline
 
-    from kernelkit import KernelRidge
-    from kernelkit.gram.nystrom import centre_indices
-    from kernelkit.kernels import Gaussian
-    from kernelkit.models.falkon import nystrom_system
-    from kernelkit.models.falkon_logistic import (
-        nystrom_logistic_decision,
-        nystrom_logistic_fit,
-        nystrom_logistic_onepass,
-    )
+    n, m, regression = case["n"], case["m"], case["task"] == "regression"
+    if case.get("variant", "tuned") == "defaults":
+        return make_pipeline(
+            Nystroem(n_components=m), Ridge() if regression else LogisticRegression()
+        )
+    features = Nystroem(gamma=1.0 / (2.0 * SIGMA**2), n_components=m, random_state=0)
+    if regression:
+        return make_pipeline(features, Ridge(alpha=n * LAM, fit_intercept=False))
+    C = 1.0 / (2 * n * LAM_LOGISTIC)
+    return make_pipeline(features, LogisticRegression(C=C, fit_intercept=False, max_iter=200))
 
+
+def run_case(case: dict) -> dict:
+    """One case, in this process: fit + predict, test error, and the pass timing of PCG."""
+    n, method, regression = case["n"], case["method"], case["task"] == "regression"
+    X, y, Xt, ft, yt = _data(n, N_TEST)
+    if not regression:  # labels: above the training median
+        y, yt = (y > np.median(y)).astype(int), (yt > np.median(y)).astype(int)
     out: dict = {}
     start, cpu0 = time.perf_counter(), time.process_time()
-    if task == "regression":
-        if method in ("falkon", "onepass", "auto"):
-            model = KernelRidge(
-                Gaussian(SIGMA),
-                lam=LAM,
-                solver={"falkon": "nystrom"}.get(method, method),
-                n_centers=m,
-                random_state=0,
-                tol=case.get("tol", 1e-4),
-                max_iter=200,
-                verbose=_progress(start),
-            )
-            model.fit(X, y)
-            out["fit_seconds"] = round(time.perf_counter() - start, 2)
-            out["fit_cpu_seconds"] = round(time.process_time() - cpu0, 2)
-            pred = model.predict(Xt)
+    if method == "exact":
+        from kernelkit import KernelRidge
+        from kernelkit.kernels import Gaussian
+
+        model = KernelRidge(Gaussian(SIGMA), lam=LAM).fit(X.astype(np.float64), y)
+        # predict in chunks: the exact predict holds the whole test x train block
+        chunks = np.array_split(Xt.astype(np.float64), max(1, len(Xt) // 10_000))
+        pred = np.concatenate([model.predict(chunk) for chunk in chunks])
+    else:
+        model = _sklearn_model(case) if method == "sklearn" else _kernelkit_model(case)
+        model.fit(X, y)
+        out["fit_seconds"] = round(time.perf_counter() - start, 2)
+        out["fit_cpu_seconds"] = round(time.process_time() - cpu0, 2)
+        pred = model.predict(Xt)
+        if method != "sklearn":
             out["solver"] = model.solver_
             if model.solver_ == "nystrom":
-                out["cg_iterations"] = model.n_iter_
-        elif method == "exact":
-            model = KernelRidge(Gaussian(SIGMA), lam=LAM).fit(X.astype(np.float64), y)
-            # predict in chunks: the exact predict holds the whole test x train block
-            chunks = np.array_split(Xt.astype(np.float64), max(1, len(Xt) // 10_000))
-            pred = np.concatenate([model.predict(chunk) for chunk in chunks])
-        else:
-            gamma = 1.0 / (2.0 * SIGMA**2)
-            pipe = make_pipeline(
-                Nystroem(gamma=gamma, n_components=m, random_state=0),
-                Ridge(alpha=n * LAM, fit_intercept=False),
-            )
-            pred = pipe.fit(X, y).predict(Xt)
-        pred = np.asarray(pred, dtype=np.float64)
+                out["cg_iterations"] = int(getattr(model, "n_cg_", np.max(model.n_iter_)))
+            if not regression:
+                out["newton_steps"] = int(np.max(model.n_iter_))
+    pred = np.asarray(pred, dtype=np.float64)
+    if regression:
         out["test_mse"] = float(np.mean((pred - yt) ** 2))
         out["excess_mse"] = float(np.mean((pred - ft) ** 2))
+        out["test_error"] = out["test_mse"]
     else:
-        labels = (yt > np.median(y)).astype(int)
-        ytrain = (y > np.median(y)).astype(int)
-        Xtt = torch.as_tensor(X)
-        idx = centre_indices(Gaussian(SIGMA), Xtt, m, random_state=0)
-        if method == "onepass":
-            system = nystrom_system(Gaussian(SIGMA), Xtt, idx, lam=LAM_LOGISTIC)
-            res = nystrom_logistic_onepass(
-                system, ytrain, LAM_LOGISTIC, newton_tol=case.get("newton_tol", 1e-2)
-            )
-            score = nystrom_logistic_decision(Gaussian(SIGMA), torch.as_tensor(Xt), res)
-            pred = (score[:, 0] > 0).numpy().astype(int)
-            # one pass per Newton step (the trial point's weights), one more for the start
-            out["newton_steps"], out["converged"] = res.n_newton, res.converged
-            out["objective"] = float(res.objective[0])
-        elif method == "falkon":
-            res = nystrom_logistic_fit(
-                Gaussian(SIGMA),
-                Xtt,
-                ytrain,
-                idx,
-                LAM_LOGISTIC,
-                tol=1e-2,
-                max_iter=20,
-                max_newton=20,
-                newton_tol=case.get("newton_tol", 1e-2),
-            )
-            score = nystrom_logistic_decision(Gaussian(SIGMA), torch.as_tensor(Xt), res)
-            pred = (score[:, 0] > 0).numpy().astype(int)
-            out["newton_steps"], out["cg_iterations"] = res.n_newton, res.n_cg
-            # one gradient pass per Newton step, one pass per CG iteration
-            out["passes"], out["converged"] = res.n_newton + res.n_cg, res.converged
-            out["objective"] = float(res.objective[0])
-        else:
-            pipe = make_pipeline(
-                Nystroem(gamma=1.0 / (2.0 * SIGMA**2), n_components=m, random_state=0),
-                LogisticRegression(
-                    C=1.0 / (2 * n * LAM_LOGISTIC), fit_intercept=False, max_iter=200
-                ),
-            )
-            pred = pipe.fit(X, ytrain).predict(Xt)
-        out["test_accuracy"] = float(np.mean(pred == labels))
+        out["test_accuracy"] = float(np.mean(pred == yt))
+        out["test_error"] = 1.0 - out["test_accuracy"]
     out["seconds"] = round(time.perf_counter() - start, 2)
     out["cpu_seconds"] = round(time.process_time() - cpu0, 2)
-    if task == "regression" and method == "falkon" and case.get("pass_timing", True):
+    if regression and out.get("solver") == "nystrom" and case.get("pass_timing", False):
         pass_s, exp_s = _falkon_pass(model, X)
         out["pass_s"], out["exp_bound_s"] = round(pass_s, 3), round(exp_s, 3)
         out["pass_over_exp"] = round(pass_s / exp_s, 2)
@@ -275,26 +254,141 @@ def _spawn(case: dict) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+GRID_N = (10_000, 100_000, 1_000_000)
+"""Training sizes of the table."""
+
+GRID_M = (500, 1000, 2000, 5000)
+"""Centres of the table (scikit-learn's ``n_components``)."""
+
+ALT_MARGIN = 3.0
+"""An alternative solver is timed where the cost model puts it at most this many times above
+``"auto"``'s choice (where the choice could be wrong); further above, its modelled ratio is
+recorded instead."""
+
+
+def sklearn_peak_gb(n: int, m: int) -> float:
+    """GB held by ``Nystroem.transform``: the ``n x m`` kernel block and the features, float32."""
+    return 2 * n * m * 4 / 1e9
+
+
+def _merge(row: dict, prefix: str, result: dict) -> None:
+    row[f"{prefix}_s"] = result.get("seconds", float("nan"))
+    row.update({f"{prefix}_{k}": v for k, v in result.items() if k != "seconds"})
+
+
+def _modelled_costs(task: str, variant: str, n: int, m: int, tol: float) -> dict[str, float]:
+    from kernelkit.estimators.logistic import NEWTON_STEPS
+    from kernelkit.models.falkon import solver_costs
+
+    if task == "regression":
+        return solver_costs(n, m, d=D, tol=tol if variant == "tuned" else 1e-6)
+    return solver_costs(n, m, d=D, newton_steps=NEWTON_STEPS)
+
+
+def table_row(task: str, variant: str, n: int, m: int, args, fits: dict) -> dict:
+    """One row of the table (module docstring); ``fits[(task, variant, solver, n, m)]`` holds
+    the measured fit wall and CPU seconds of earlier rows (the extrapolation at ``n = 10^6``)."""
+    name = "KRR" if task == "regression" else "logistic"
+    suffix = "" if variant == "tuned" else ", defaults"
+    baseline = "sklearn Nystroem+" + ("Ridge" if task == "regression" else "LogisticRegression")
+    row: dict = {"case": f"{name} n={n} m={m}{suffix}", "baseline": baseline}
+    row.update(task=task, variant=variant, n=n, m=m)
+    case = {"task": task, "n": n, "m": m, "variant": variant}
+    case.update(tol=args.tol, newton_tol=args.newton_tol)
+    projected = sklearn_peak_gb(n, m)
+    if projected <= args.sk_limit_gb:
+        _merge(row, "baseline", _spawn({**case, "method": "sklearn"}))
+    else:
+        row["baseline_s"] = float("nan")
+        row["baseline_projected_gb"] = round(projected, 1)
+        row["baseline_error"] = (
+            f"not run: its kernel block and features would hold {projected:.0f} GB "
+            f"(limit {args.sk_limit_gb:g} GB)"
+        )
+    timing = variant == "tuned" and not args.no_pass_timing
+    _merge(row, "kernelkit", _spawn({**case, "method": "auto", "pass_timing": timing}))
+    chosen = row.get("kernelkit_solver")
+    fits.update(measured_fits([row]))
+    ours, theirs = row.get("kernelkit_test_error"), row.get("baseline_test_error")
+    if ours is not None and theirs:
+        row["test_error_rel_diff"] = round((ours - theirs) / theirs, 4)
+    if variant != "tuned" or chosen is None or args.alternatives == "none":
+        return row
+    costs = _modelled_costs(task, variant, n, m, args.tol)
+    fastest, fastest_cpu = row["kernelkit_fit_seconds"], row["kernelkit_fit_cpu_seconds"]
+    checks = []
+    for alt in ("onepass", "nystrom"):
+        if alt == chosen:
+            continue
+        ratio = costs[alt] / costs[chosen]
+        row[f"{alt}_modelled_ratio"] = round(ratio, 2)
+        earlier = fits.get((task, variant, alt, n // 10, m))
+        run = args.alternatives == "all" or (ratio <= ALT_MARGIN and n < GRID_N[-1])
+        if run:
+            _merge(row, alt, _spawn({**case, "method": alt}))
+            fit = row.get(f"{alt}_fit_seconds")
+            if fit is not None:
+                fastest = min(fastest, fit)
+                fastest_cpu = min(fastest_cpu, row[f"{alt}_fit_cpu_seconds"])
+                checks.append("measured")
+        elif n == GRID_N[-1] and earlier is not None:
+            row[f"{alt}_extrapolated_s"] = round(10 * earlier[0], 1)
+            fastest = min(fastest, 10 * earlier[0])
+            fastest_cpu = min(fastest_cpu, 10 * earlier[1])
+            checks.append("extrapolated")
+        else:
+            checks.append("modelled")
+    row["auto_over_fastest"] = round(row["kernelkit_fit_seconds"] / fastest, 2)
+    row["auto_over_fastest_cpu"] = round(row["kernelkit_fit_cpu_seconds"] / fastest_cpu, 2)
+    row["auto_check"] = "/".join(checks)
+    return row
+
+
+def measured_fits(rows: list[dict]) -> dict:
+    """``(task, variant, solver, n, m) -> (fit wall s, fit CPU s)`` of the rows of a run."""
+    fits = {}
+    for row in rows:
+        if "task" not in row:
+            continue
+        key = (row["task"], row["variant"])
+        for prefix in ("kernelkit", "onepass", "nystrom"):
+            solver = row.get(f"{prefix}_solver", prefix)
+            if f"{prefix}_fit_seconds" in row:
+                wall, cpu = row[f"{prefix}_fit_seconds"], row[f"{prefix}_fit_cpu_seconds"]
+                fits[(*key, solver, row["n"], row["m"])] = (wall, cpu)
+    return fits
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--big", action="store_true", help="add n = 10^6 (m = 1000, 5000)")
-    parser.add_argument("--huge", action="store_true", help="add m = 10^4 at n = 10^6")
-    parser.add_argument("--exact-n", type=int, nargs="*", default=None)
-    parser.add_argument("--sk-limit-gb", type=float, default=4.0)
-    parser.add_argument("--only-big", action="store_true", help="run only the n = 10^6 cases")
+    parser.add_argument("--quick", action="store_true", help="n = 10^4, m = 500 and 1000")
+    parser.add_argument("--big", action="store_true", help="add n = 10^6 (make bench does)")
+    parser.add_argument("--only-big", action="store_true", help="only n = 10^6")
     parser.add_argument(
-        "--krr", nargs="*", default=None, metavar="N:M", help="KRR cases instead of the grid"
+        "--merge", action="store_true", help="keep the results file's rows of other cases"
     )
-    parser.add_argument("--no-logistic", action="store_true")
+    parser.add_argument("--n", type=int, nargs="*", default=None, help="training sizes")
+    parser.add_argument("--m", type=int, nargs="*", default=None, help="centres")
+    parser.add_argument(
+        "--tasks", nargs="*", default=["regression", "logistic"], choices=["regression", "logistic"]
+    )
+    parser.add_argument(
+        "--variants", nargs="*", default=["tuned", "defaults"], choices=["tuned", "defaults"]
+    )
+    parser.add_argument(
+        "--alternatives",
+        choices=["model", "all", "none"],
+        default="model",
+        help="which non-chosen solvers to time (module docstring)",
+    )
+    parser.add_argument("--exact-n", type=int, nargs="*", default=None)
+    parser.add_argument(
+        "--sk-limit-gb", type=float, default=12.0, help="scikit-learn runs under this many GB"
+    )
     parser.add_argument(
         "--no-pass-timing", action="store_true", help="skip the per-pass / exp-bound timing"
     )
-    parser.add_argument("--no-exact", action="store_true", help="skip the exact KRR row")
     parser.add_argument("--tol", type=float, default=1e-4, help="CG tolerance of the KRR fits")
-    parser.add_argument(
-        "--logistic-only-n", type=int, default=None, help="run only the logistic case at this n"
-    )
     parser.add_argument(
         "--newton-tol", type=float, default=1e-2, help="Newton decrement stopping the logistic fit"
     )
@@ -312,49 +406,28 @@ def main() -> None:
             json.dumps(result, indent=2)
         )
         return
-    if args.quick:
-        grid, exact_n, logistic = [(10_000, 500), (10_000, 1000)], [], [(10_000, 500)]
-    else:
-        grid = [(n, m) for n in (10_000, 100_000) for m in (500, 1000, 2000)]
-        exact_n, logistic = [10_000], [(100_000, 1000)]
-    if args.only_big:
-        grid, exact_n, logistic = [], [], []
+    ns, ms, exact_n = list(GRID_N[:-1]), list(GRID_M), [10_000]
     if args.big or args.only_big:
-        grid += [(1_000_000, 1000), (1_000_000, 5000)]
-        logistic += [(1_000_000, 1000)]
-    if args.huge:
-        grid += [(1_000_000, 10_000)]
-    if args.exact_n is not None:
-        exact_n = args.exact_n
-    if args.no_exact:
-        exact_n = []
-    if args.krr is not None:
-        grid = [tuple(int(v) for v in item.split(":")) for item in args.krr]
-    if args.no_logistic:
-        logistic = []
-    if args.logistic_only_n is not None:
-        grid, exact_n, logistic = [], [], [(args.logistic_only_n, 1000)]
-    rows = []
-    for n, m in grid:
-        row = {"case": f"KRR n={n} m={m}", "baseline": "sklearn Nystroem+Ridge"}
-        projected_gb = n * m * 8 / 1e9
-        if projected_gb <= args.sk_limit_gb:
-            base = _spawn({"task": "regression", "method": "sklearn", "n": n, "m": m})
-            row["baseline_s"] = base.get("seconds", float("nan"))
-            row.update({f"baseline_{k}": v for k, v in base.items() if k != "seconds"})
-        else:
-            row["baseline_s"] = float("nan")
-            row["baseline_error"] = f"not run: n x m float64 features {projected_gb:.0f} GB"
-        # kernelkit: solver="auto" (the row's time), and the solvers as ablations
-        for method in ("auto", "onepass", "falkon"):
-            case = {"task": "regression", "method": method, "n": n, "m": m, "tol": args.tol}
-            ours = _spawn({**case, "pass_timing": not args.no_pass_timing})
-            prefix = "kernelkit" if method == "auto" else method
-            row[f"{prefix}_s"] = ours.get("seconds", float("nan"))
-            row.update({f"{prefix}_{k}": v for k, v in ours.items() if k != "seconds"})
-            row[f"{prefix}_speedup_vs_baseline"] = round(row["baseline_s"] / row[f"{prefix}_s"], 2)
-        rows.append(row)
-        print(json.dumps(row), flush=True)
+        ns = [GRID_N[-1]] if args.only_big else list(GRID_N)
+        exact_n = [] if args.only_big else exact_n
+    if args.quick:
+        ns, ms, exact_n = [10_000], [500, 1000], []
+    ns, ms = args.n or ns, args.m or ms
+    exact_n = exact_n if args.exact_n is None else args.exact_n
+    name = args.name or ("bench_falkon" + ("_quick" if args.quick else ""))
+    path = RESULTS_DIR / f"{name}.json"
+    earlier = json.loads(path.read_text())["rows"] if args.merge and path.exists() else []
+    rows: list[dict] = []
+    fits = measured_fits(earlier)  # --only-big --merge: extrapolate from the n = 10^5 rows
+    start = time.perf_counter()
+    for variant in args.variants:
+        for task in args.tasks:
+            for n in sorted(ns):
+                for m in ms:
+                    rows.append(table_row(task, variant, n, m, args, fits))
+                    print(
+                        json.dumps(rows[-1]), f"[{time.perf_counter() - start:.0f} s]", flush=True
+                    )
     for n in exact_n:
         ex = _spawn({"task": "regression", "method": "exact", "n": n})
         row = {"case": f"exact KRR n={n}", "kernelkit_s": ex.get("seconds", float("nan"))}
@@ -362,26 +435,8 @@ def main() -> None:
         row.update(baseline="(exact: the reference)", baseline_s=row["kernelkit_s"])
         rows.append(row)
         print(json.dumps(row), flush=True)
-    for n, m in logistic:
-        row = {"case": f"logistic n={n} m={m} newton_tol={args.newton_tol:g}"}
-        base = _spawn({"task": "logistic", "method": "sklearn", "n": n, "m": m})
-        row.update(baseline="sklearn Nystroem+LogisticRegression")
-        row["baseline_s"] = base.get("seconds", float("nan"))
-        row.update({f"baseline_{k}": v for k, v in base.items() if k != "seconds"})
-        for method in ("onepass", "falkon"):
-            case = {"task": "logistic", "method": method, "n": n, "m": m}
-            ours = _spawn({**case, "newton_tol": args.newton_tol})
-            row[f"{method}_s"] = ours.get("seconds", float("nan"))
-            row.update({f"{method}_{k}": v for k, v in ours.items() if k != "seconds"})
-            row[f"{method}_speedup_vs_baseline"] = round(row["baseline_s"] / row[f"{method}_s"], 2)
-        # solver="auto" of KernelLogisticRegression: the modelled choice
-        choice = choose_solver(n, m, d=D, newton_steps=NEWTON_STEPS)
-        row["auto_choice"] = choice
-        key = {"nystrom": "falkon"}.get(choice, choice)
-        row["kernelkit_s"] = row.get(f"{key}_s", float("nan"))
-        rows.append(row)
-        print(json.dumps(row), flush=True)
-    report(args.name or ("bench_falkon" + ("_quick" if args.quick else "")), rows)
+    done = {row["case"] for row in rows}  # --merge: the earlier rows of other cases stay
+    report(name, [row for row in earlier if row["case"] not in done] + rows)
 
 
 if __name__ == "__main__":

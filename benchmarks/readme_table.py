@@ -78,16 +78,28 @@ def _measured(value: Any) -> bool:
     return isinstance(value, (int, float)) and value == value and value > 0
 
 
+def _test_error(row: Row, side: str) -> float | None:
+    """``{side}_test_error`` (MSE, or ``1 - accuracy``; rows of older runs: from their metric)."""
+    for key, value in (("test_error", None), ("test_mse", None), ("test_accuracy", 1.0)):
+        found = row.get(f"{side}_{key}")
+        if found is not None:
+            return found if value is None else value - found
+    return None
+
+
 def _falkon_row(row: Row) -> Row:
-    """Nyström-PCG rows: the test error of both sides goes into the case."""
-    metric = "test_accuracy" if row["case"].startswith("logistic") else "test_mse"
-    ours, theirs = row.get(f"kernelkit_{metric}"), row.get(f"baseline_{metric}")
-    label = metric.replace("test_", "test ").replace("mse", "MSE")
-    case = f"Nyström-PCG {row['case']}, float32"
-    if ours is not None:
-        case += f", {label} {ours:.4g}" + (f" vs {theirs:.4g}" if theirs is not None else "")
+    """Nyström ridge / logistic rows: kernelkit's solver and both sides' test errors (and
+    their relative difference) go into the case; rows without scikit-learn say why."""
     if row["case"].startswith("exact"):
-        return {"case": f"{row['case']}, {label} {ours:.4g}", "kernelkit_s": row["kernelkit_s"]}
+        ours = _test_error(row, "kernelkit")
+        return {"case": f"{row['case']}, test MSE {ours:.4g}", "kernelkit_s": row["kernelkit_s"]}
+    label = "test error" if row["case"].startswith("logistic") else "test MSE"
+    ours, theirs = _test_error(row, "kernelkit"), _test_error(row, "baseline")
+    case = f"Nyström {row['case']}, float32, solver {row.get('kernelkit_solver', 'nystrom')}"
+    if ours is not None:
+        case += f", {label} {ours:.4g}"
+        if theirs:
+            case += f" vs {theirs:.4g} ({(ours - theirs) / theirs:+.1%})"
     if not _measured(row.get("baseline_s")):
         note = row.get("baseline_error", "not run")
         return {"case": f"{case}; {row['baseline']} {note}", "kernelkit_s": row["kernelkit_s"]}

@@ -4,6 +4,10 @@ dense products, scikit-learn and Falkon's PCG."""
 
 from __future__ import annotations
 
+import importlib.util
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 import scipy.linalg
@@ -17,6 +21,11 @@ from kernelkit.models.falkon import (
     nystrom_ridge_onepass,
     nystrom_statistics,
     nystrom_system,
+)
+from kernelkit.models.falkon_logistic import (
+    nystrom_logistic_decision,
+    nystrom_logistic_fit,
+    nystrom_logistic_onepass,
 )
 from kernelkit.solvers.nystrom_normal import (
     NystromStatistics,
@@ -178,3 +187,65 @@ def test_statistics_are_reusable_for_a_lam_path():
         nystrom_ridge_onepass(system, y, 1e-3)
     with pytest.raises(InputError, match="rhs: expected shape"):
         nystrom_normal_solve(stats, 1e-3, rhs=torch.ones(3, 1))
+
+
+def _benchmark_problem(n, dtype):
+    """benchmarks/bench_falkon.py's data generator and settings (d = 10, Gaussian(5), its
+    ``lam``s), loaded from the script itself."""
+    path = Path(__file__).parents[2] / "benchmarks" / "bench_falkon.py"
+    spec = importlib.util.spec_from_file_location("bench_falkon", path)
+    bench = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, str(path.parent))  # its helpers module
+    try:
+        spec.loader.exec_module(bench)
+    finally:
+        sys.path.remove(str(path.parent))
+    X, y, Xt, *_ = bench._data(n, 500)
+    kernel = Gaussian(bench.SIGMA)
+    return bench, kernel, torch.as_tensor(X).to(dtype), torch.as_tensor(y), torch.as_tensor(Xt)
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+@pytest.mark.parametrize("tol", [1e-4, 1e-8])
+def test_one_pass_equals_pcg_on_the_benchmark_problem(dtype, tol, one_torch_thread):
+    # the ridge rows of benchmarks/bench_falkon.py at reduced n (its lam = 1e-6, float32 data;
+    # tol = 1e-4 its CG tolerance): the one-pass solution passes Falkon's stopping test at the
+    # CG tolerance and its predictions equal PCG's to it
+    bench, kernel, X, y, Xt = _benchmark_problem(3000, dtype)
+    idx = np.arange(0, 3000, 10)
+    system = nystrom_system(kernel, X, idx, lam=bench.LAM)
+    one = nystrom_ridge_onepass(system, y, bench.LAM)
+    pcg = nystrom_ridge(system, y, bench.LAM, tol=tol, max_iter=2000)
+    assert pcg.cg.converged
+    assert _preconditioned_residual(system, one.coef, y, bench.LAM) <= tol
+    Kt = kernel.block(Xt.to(dtype), X[idx]).double()
+    rel = (Kt @ (one.coef - pcg.coef)).norm() / (Kt @ pcg.coef).norm()
+    assert float(rel) <= 10 * tol
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_one_pass_newton_equals_newton_pcg_on_the_benchmark_problem(dtype, one_torch_thread):
+    # the logistic rows of benchmarks/bench_falkon.py at reduced n: both solvers to a Newton
+    # decrement of 1e-12 with CG at 1e-8 give the same minimiser (decision values to 1e-6);
+    # Newton-PCG's default float32 Hessian products (``fast_products``) stop it short of the
+    # minimiser by their rounding (measured 9e-5 in the decision values, the objective
+    # 5e-6 above), the one-pass Newton's float64 products do not
+    bench, kernel, X, y, Xt = _benchmark_problem(3000, dtype)
+    labels = (y > y.median()).long().numpy()
+    idx = np.arange(0, 3000, 10)
+    lam = bench.LAM_LOGISTIC
+    system = nystrom_system(kernel, X, idx, lam=lam)
+    one = nystrom_logistic_onepass(system, labels, lam, newton_tol=1e-12)
+    assert one.converged
+    f_one = nystrom_logistic_decision(kernel, Xt.to(dtype), one)
+    for fast, close in [(False, 1e-6), (True, 1e-3)]:
+        pcg = nystrom_logistic_fit(
+            kernel, None, labels, idx, lam, tol=1e-8, max_iter=500, newton_tol=1e-12,
+            system=system, fast_products=fast,
+        )  # fmt: skip
+        assert pcg.converged
+        f_pcg = nystrom_logistic_decision(kernel, Xt.to(dtype), pcg)
+        assert float((f_one - f_pcg).norm() / f_pcg.norm()) <= close
+        assert one.objective[0] <= pcg.objective[0] * (1 + 1e-9)
+        if not fast or dtype == torch.float64:
+            np.testing.assert_allclose(one.objective, pcg.objective, rtol=1e-9)

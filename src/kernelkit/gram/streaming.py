@@ -46,8 +46,7 @@ from threadpoolctl import threadpool_limits
 from kernelkit.gram.engine import prepare_pair
 from kernelkit.gram.tiling import is_sliceable, n_workers, run_parallel
 from kernelkit.kernels.base import Batch, Kernel
-from kernelkit.solvers.cholesky import solve_triangular
-from kernelkit.solvers.nystrom_normal import symmetric_from_upper, syrk_
+from kernelkit.solvers.nystrom_normal import features_, symmetric_from_upper, syrk_
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.validation import check_int
 
@@ -207,8 +206,9 @@ def nystrom_normal_tile(
         K64 = K.to(torch.float64)
     else:
         K64 = out64[: b * m].view(b, m).copy_(K)
-    if basis is not None:
-        K64 = solve_triangular(basis.to(K64).mT, K64, upper=True, left=False)
+    if basis is not None:  # in place on a scratch tile; never on the kernel's own block
+        scratch = K64 is not K or (out is not None and is_sliceable(X_block))
+        K64 = features_(K64 if scratch else K64.clone(), basis)
     KV = None if V is None else K64 @ V.to(K64)
     if rows is not None:
         weights, U = rows(KV, *row_data)

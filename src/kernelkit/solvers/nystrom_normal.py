@@ -95,6 +95,47 @@ def syrk_(C: torch.Tensor, A: torch.Tensor) -> torch.Tensor:
     return C
 
 
+def features_(K: torch.Tensor, L: torch.Tensor) -> torch.Tensor:
+    r"""The Nyström features ``Phi = K L^{-T}`` of a block ``K`` (``L`` lower triangular).
+
+    ``Phi^T = L^{-1} K^T`` by the triangular solve of BLAS (``dtrsm`` / ``strsm``, backward
+    stable, ``b m^2`` flops) for C-contiguous float64 or float32 tensors on the CPU,
+    overwriting ``K`` (read ``Phi`` from the result); ``torch.linalg.solve_triangular``
+    elsewhere.  SciPy's BLAS rather than torch's MKL: as fast or faster on the benchmark
+    machine's AMD CPU (``docs/scale.md``, "The README table").
+
+    Parameters
+    ----------
+    K : torch.Tensor, shape (b, m)
+        Kernel rows (overwritten on the BLAS path).
+    L : torch.Tensor, shape (m, m)
+        Lower factor of ``K_mm + jitter I`` (cast to ``K``'s dtype).
+
+    Returns
+    -------
+    torch.Tensor
+        ``Phi``, shape ``(b, m)``, C-contiguous, dtype of ``K``.
+    """
+    if K.ndim != 2 or L.shape != (K.shape[1], K.shape[1]):
+        raise InputError(
+            f"L: expected shape ({K.shape[1]}, {K.shape[1]}) for K of shape "
+            f"{tuple(K.shape)}, got {tuple(L.shape)}"
+        )
+    blas_ok = K.device.type == L.device.type == "cpu" and K.dtype in (
+        torch.float64,
+        torch.float32,
+    )
+    if not blas_ok or not K.is_contiguous():
+        return solve_triangular(L.to(K).mT, K, upper=True, left=False)
+    # K (b, m) C-order is K^T (m, b) in Fortran order: solve L X = K^T in place, X = Phi^T
+    trsm = blas.dtrsm if K.dtype == torch.float64 else blas.strsm
+    Ln = L.to(K.dtype).numpy()
+    out = trsm(1.0, Ln, K.numpy().T, side=0, lower=1, overwrite_b=1)
+    if out.ctypes.data != K.data_ptr():  # BLAS returned a copy: write it back
+        K.copy_(torch.from_numpy(out.T))
+    return K
+
+
 def symmetric_from_upper(C: torch.Tensor) -> torch.Tensor:
     """The symmetric matrix whose upper triangle is that of ``C`` (batched)."""
     upper = C.triu()
@@ -228,6 +269,7 @@ def nystrom_normal_solve(
 __all__ = [
     "NystromNormalResult",
     "NystromStatistics",
+    "features_",
     "nystrom_normal_solve",
     "symmetric_from_upper",
     "syrk_",
