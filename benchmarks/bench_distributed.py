@@ -13,7 +13,20 @@ kernelkit against kernelkit (ablations).
 store on disk (about 400 MB; generated chunk by chunk, never held whole), fitted with
 m = 2000 by 2 workers reading their chunks from disk in every pass; reports the peak
 resident memory of each worker and of the client (``ru_maxrss``) and the time per iteration.
-Writes ``results/distributed.json`` (and ``results/distributed_large.json``).
+
+``--passes``: the one-pass solver against Falkon's PCG on data read from disk: ``n`` x 10
+float32 points (default 10^7, 40 chunks) and their float64 targets (noise 0.1) written chunk
+by chunk to uncompressed zarr stores (never held whole), opened with ``dask.array.from_zarr``
+through :class:`kernelkit.testing.stores.CountingStore` on 2 workers x 1 thread; both
+``KernelRidge`` solvers with the same ``m``, ``lam`` and ``tol``.  Reported per solver: the
+wall time of ``fit``, the bytes of ``X``'s chunks the store returned to any process (workers
+and client), the passes over ``X`` (those bytes / the store's), the part of them the uniform
+centre draw makes (measured alone: the content-key pass and the gather of the ``m`` rows),
+the test RMSE on 10^4 fresh points and the agreement of the two fits' predictions.  The
+stores are deleted afterwards.
+
+Writes ``results/distributed.json`` (and ``results/distributed_large.json``,
+``results/distributed_passes_<n>.json``).
 """
 
 from __future__ import annotations
@@ -23,6 +36,8 @@ import json
 import os
 import pickle
 import resource
+import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -190,14 +205,142 @@ def run_large(n: int, m: int, chunk: int, iterations: int) -> None:
     (RESULTS_DIR / "distributed_large.json").write_text(json.dumps(result, indent=2))
 
 
+def _write_stores(root: Path, n: int, chunk: int) -> tuple[float, int]:
+    """``X.zarr`` (n x D float32) and ``y.zarr`` (n float64, noise 0.1), chunk by chunk;
+    returns the seconds taken and the bytes of ``X``'s chunks."""
+    import zarr
+    from zarr.storage import LocalStore
+
+    t0 = time.perf_counter()
+    X = zarr.create_array(
+        LocalStore(root / "X.zarr"), shape=(n, D), chunks=(chunk, D), dtype="f4", compressors=None
+    )
+    y = zarr.create_array(
+        LocalStore(root / "y.zarr"), shape=(n,), chunks=(chunk,), dtype="f8", compressors=None
+    )
+    for k, start in enumerate(range(0, n, chunk)):
+        rng = np.random.default_rng([0, k])
+        block = rng.standard_normal((min(chunk, n - start), D)).astype(np.float32)
+        X[start : start + len(block)] = block
+        y[start : start + len(block)] = _target(block) + 0.1 * rng.standard_normal(len(block))
+    chunk_bytes = sum(f.stat().st_size for f in (root / "X.zarr" / "c").rglob("*") if f.is_file())
+    return time.perf_counter() - t0, chunk_bytes
+
+
+def _open_counted(root: Path, name: str, log: Path):
+    """``root/name`` as a Dask array read through a fresh :class:`CountingStore` log."""
+    import dask.array as da
+    import zarr
+    from zarr.storage import LocalStore
+
+    from kernelkit.testing.stores import CountingStore
+
+    log.mkdir()
+    store = CountingStore(LocalStore(root / name, read_only=True), log)
+    return da.from_zarr(zarr.open_array(store, mode="r"))
+
+
+def run_passes(n: int, m: int, tol: float, lam: float) -> None:
+    import distributed
+
+    from kernelkit import KernelRidge
+    from kernelkit.gram.distributed import draw_weighted_centres
+    from kernelkit.kernels import Gaussian
+    from kernelkit.testing.stores import read_log
+
+    chunk = n // 40
+    root = Path(tempfile.mkdtemp(prefix="kernelkit-passes-"))
+    try:
+        write_s, store_bytes = _write_stores(root, n, chunk)
+        X_test = np.random.default_rng(1).standard_normal((10_000, D)).astype(np.float32)
+        f_test = _target(X_test)
+        rows, preds = {}, {}
+        with (
+            distributed.LocalCluster(
+                n_workers=2,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=None,
+                memory_limit="3GiB",
+            ) as cluster,
+            distributed.Client(cluster),
+        ):
+            X = _open_counted(root, "X.zarr", root / "log-draw")
+            t0 = time.perf_counter()
+            draw_weighted_centres(X, m, 0)
+            draw_s = time.perf_counter() - t0
+            draw_bytes = read_log(root / "log-draw").chunk_bytes
+            for solver in ("onepass", "nystrom"):
+                X = _open_counted(root, "X.zarr", root / f"log-X-{solver}")
+                y = _open_counted(root, "y.zarr", root / f"log-y-{solver}")
+                model = KernelRidge(
+                    Gaussian(SIGMA), lam=lam, solver=solver, n_centers=m, tol=tol,
+                    max_iter=100, random_state=0,
+                )  # fmt: skip
+                t0 = time.perf_counter()
+                model.fit(X, y)
+                fit_s = time.perf_counter() - t0
+                reads = read_log(root / f"log-X-{solver}")
+                preds[solver] = np.asarray(model.predict(X_test), dtype=np.float64)
+                rows[solver] = {
+                    "fit_s": round(fit_s, 1),
+                    "cg_iterations": int(model.n_iter_) if solver == "nystrom" else None,
+                    "X_bytes_read": reads.chunk_bytes,
+                    "X_passes": round(reads.chunk_bytes / store_bytes, 3),
+                    "X_passes_after_centre_draw": round(
+                        (reads.chunk_bytes - draw_bytes) / store_bytes, 3
+                    ),
+                    "X_reads_per_chunk": sorted(set(reads.chunk_reads.values())),
+                    "y_bytes_read": read_log(root / f"log-y-{solver}").chunk_bytes,
+                    "test_rmse": round(float(np.sqrt(np.mean((preds[solver] - f_test) ** 2))), 5),
+                }
+        diff = preds["onepass"] - preds["nystrom"]
+        result = {
+            "benchmark": "distributed_passes",
+            "machine": machine_info(),
+            "time": time.strftime("%Y-%m-%d %H:%M:%S"),
+            "load_average_1min_after": round(os.getloadavg()[0], 2),
+            "cluster": "LocalCluster(n_workers=2, threads_per_worker=1, processes=True)",
+            "n": n, "d": D, "dtype": "float32", "m": m, "lam": lam, "tol": tol, "sigma": SIGMA,
+            "chunks": -(-n // chunk), "chunk_rows": chunk,
+            "X_store_bytes": store_bytes,
+            "write_s": round(write_s, 1),
+            "centre_draw": {
+                "s": round(draw_s, 1),
+                "X_bytes_read": draw_bytes,
+                "X_passes": round(draw_bytes / store_bytes, 3),
+            },
+            "onepass": rows["onepass"],
+            "pcg": rows["nystrom"],
+            "fit_time_ratio_pcg_over_onepass": round(
+                rows["nystrom"]["fit_s"] / rows["onepass"]["fit_s"], 2
+            ),
+            "prediction_rel_diff": float(np.linalg.norm(diff) / np.linalg.norm(preds["nystrom"])),
+            "prediction_max_abs_diff": float(np.abs(diff).max()),
+        }  # fmt: skip
+    finally:
+        shutil.rmtree(root)
+    print(json.dumps(result, indent=2))
+    RESULTS_DIR.mkdir(exist_ok=True)
+    (RESULTS_DIR / f"distributed_passes_{n:.0e}.json".replace("+0", "")).write_text(
+        json.dumps(result, indent=2)
+    )
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=200_000)
+    parser.add_argument("--n", type=int, help="points (default 2·10^5; 10^7 with --passes)")
     parser.add_argument("--m", type=int, default=1000)
     parser.add_argument("--large", action="store_true", help="the 10^7-point zarr case")
     parser.add_argument("--iterations", type=int, default=5, help="CG iterations (--large)")
+    parser.add_argument("--passes", action="store_true", help="one-pass vs PCG, bytes read")
+    parser.add_argument("--tol", type=float, default=1e-4, help="CG tolerance (--passes)")
+    parser.add_argument("--lam", type=float, default=1e-6, help="lam (--passes)")
     args = parser.parse_args()
-    if args.large:
+    if args.passes:  # a SIGTERM (timeout) still runs the cleanup that deletes the stores
+        signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+        run_passes(args.n or 10_000_000, args.m, args.tol, args.lam)
+    elif args.large:
         run_large(10_000_000, 2000, 250_000, args.iterations)
     else:
-        run_default(args.n, args.m)
+        run_default(args.n or 200_000, args.m)
