@@ -40,7 +40,7 @@ two largest sizes, ``c >= 0`` (labelled "GraKeL projected").  The projection is 
 ``(n / m2) t(m2)``, a lower bound whatever the timing noise, as per-graph costs grow linearly
 and per-pair ones faster; the JSON keeps the measured times, the exponent ``b`` measured
 between them and the power law ``t(m2) (n / m2)^b``.
-GraKeL's LovaszTheta costs one SDP and ``n_samples`` cones per graph (linear), so it runs on
+GraKeL's LovaszTheta costs mostly one SDP and ``n_samples`` cones per graph, so it runs on
 all the graphs.
 
 Without ``--suite`` (``make bench``) the random and the molecular suites run, writing
@@ -355,7 +355,7 @@ def _projected_rows(
 def _global_cases(gk: Any, kk: Any, labelled: Any, graphs: list) -> dict[str, tuple]:
     """The theta kernels (Johansson et al. 2014): timed only, their Grams differ from GraKeL's
     by definition (docs/graphs.md).  GraKeL's Lovasz cost is one SDP and ``n_samples`` cones
-    per graph (linear in the number of graphs), so it runs on all of them."""
+    per graph (its per-pair part is a dot product), so it runs on all of them."""
     return {
         "SvmTheta (GraKeL fits a one-class SVM, not compared)": (
             kk.SvmTheta(),
