@@ -1,4 +1,5 @@
-"""Shared helpers for the benchmarks: timing by median of repeats, tables and JSON results.
+"""Shared helpers for the benchmarks: timing by median (or best) of repeats, tables and JSON
+results.
 
 Benchmarks compare kernelkit with what a user would use instead (scikit-learn, GraKeL, ...)
 *in the same run* and report ratios.  They are scripts, never timed unit tests.
@@ -7,6 +8,7 @@ Benchmarks compare kernelkit with what a user would use instead (scikit-learn, G
 from __future__ import annotations
 
 import json
+import math
 import os
 import platform
 import statistics
@@ -28,6 +30,31 @@ def median_time(fn: Callable[[], Any], *, repeat: int = 3, warmup: int = 1) -> f
         fn()
         times.append(time.perf_counter() - start)
     return statistics.median(times)
+
+
+def adaptive_time(
+    fn: Callable[[], Any], *, repeat: int = 3, budget_s: float = 1.0, max_repeat: int = 200
+) -> tuple[float, str]:
+    """Seconds of one ``fn()`` run and how they were taken.
+
+    A first run is timed; when it takes under ``budget_s``, the result is the best of
+    ``k = ceil(budget_s / first)`` runs (at least ``repeat``, at most ``max_repeat``, the first
+    included), so a sub-second timing spends about ``budget_s`` and the minimum filters the
+    noise of a shared machine (standard practice for short timings, as ``timeit`` does);
+    otherwise the median of ``repeat`` runs, the first included.
+    """
+    start = time.perf_counter()
+    fn()
+    times = [time.perf_counter() - start]
+    fast = times[0] < budget_s
+    k = min(max(repeat, math.ceil(budget_s / max(times[0], 1e-9))), max_repeat) if fast else repeat
+    for _ in range(k - 1):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    if fast:
+        return min(times), f"best of {k}"
+    return statistics.median(times), "one run" if k == 1 else f"median of {k}"
 
 
 def machine_info() -> dict[str, Any]:

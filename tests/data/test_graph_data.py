@@ -32,6 +32,39 @@ def test_label_codes_are_blake2b_of_str():
     assert label_codes(["C"])[0] != label_codes(["N"])[0]
 
 
+def blake(value: object) -> int:
+    digest = hashlib.blake2b(str(value).encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little", signed=True)
+
+
+@pytest.mark.parametrize(
+    "values", [["C", "N", "C", ""], [3, 1, 3], [1, 1.0, True, "1", np.int64(1), (1, 2), -0.0, 0.0]]
+)
+def test_label_codes_equal_one_hash_per_value(values):
+    np.testing.assert_array_equal(label_codes(values), [blake(v) for v in values])
+
+
+def test_from_networkx_reads_views_self_loops_and_named_nodes():
+    g = nx.Graph()
+    g.add_nodes_from([("b", {"label": "B"}), ("a", {"label": 2}), ("c", {"label": "B"})])
+    g.add_edges_from(
+        [("a", "b", {"bond": 1}), ("c", "c", {"bond": "loop"}), ("c", "a", {"bond": 2})]
+    )
+    view = GRAPHS[2].subgraph([6, 0, 3, 4])
+    batch = GraphBatch.from_networkx([g, view], node_label="label", edge_label="bond")
+    for i, h in enumerate([g, view]):
+        order = list(h.nodes)
+        np.testing.assert_array_equal(batch.adjacency(i).toarray(), nx.to_numpy_array(h, order))
+        a = batch.node_ptr[i]
+        np.testing.assert_array_equal(
+            batch.node_labels[a : a + len(order)], [blake(h.nodes[v]["label"]) for v in order]
+        )
+        for v in range(a, batch.node_ptr[i + 1]):  # edge labels by brute force over h.edges
+            for e in range(batch.adj_ptr[v], batch.adj_ptr[v + 1]):
+                u = order[batch.adj_idx[e] - a]
+                assert batch.edge_labels[e] == blake(h.edges[order[v - a], u]["bond"])
+
+
 def test_from_networkx_matches_adjacency_and_labels():
     batch = GraphBatch.from_networkx(GRAPHS, edge_label="bond")
     assert len(batch) == len(GRAPHS)

@@ -17,8 +17,10 @@ Edge lists (:meth:`GraphBatch.from_edge_lists`) need nothing beyond NumPy.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import chain
+from operator import itemgetter, methodcaller
 from typing import Any
 
 import numpy as np
@@ -66,16 +68,15 @@ def _blake_code(text: str) -> int:
 
 
 def label_codes(values: Sequence[Any]) -> np.ndarray:
-    """int64 codes ``blake2b(str(value))`` of label values (deterministic across batches)."""
-    cache: dict[Any, int] = {}
-    out = np.empty(len(values), dtype=np.int64)
-    for i, v in enumerate(values):
-        key = (type(v), v) if isinstance(v, (str, int, float, bool)) else str(v)
-        code = cache.get(key)
-        if code is None:
-            code = cache[key] = _blake_code(str(v))
-        out[i] = code
-    return out
+    """int64 codes ``blake2b(str(value))`` of label values (deterministic across batches).
+
+    Each distinct ``str(value)`` is hashed once and looked up in a dictionary at C speed.
+    """
+    strings = list(map(str, values))
+    table = dict.fromkeys(strings)
+    for text in table:
+        table[text] = _blake_code(text)
+    return np.fromiter(map(table.__getitem__, strings), dtype=np.int64, count=len(strings))
 
 
 @dataclass(eq=False)
@@ -330,7 +331,7 @@ class GraphBatch:
             same length on every node); ``None`` reads none.
         """
         nx = _networkx()
-        counts, srcs, dsts, nvals, evals, avals = [], [], [], [], [], []
+        counts, owners, degrees, dsts, nvals, evals, avals = [], [], [], [], [], [], []
         offset = 0
         for i, g in enumerate(graphs):
             if not isinstance(g, nx.Graph):
@@ -340,43 +341,49 @@ class GraphBatch:
                     f"{name}[{i}]: expected an undirected simple graph, got {type(g).__name__}; "
                     "convert with nx.Graph(G)"
                 )
-            index = {v: k for k, v in enumerate(g.nodes)}
-            if node_label is not None:
-                for v, data in g.nodes(data=True):
-                    if node_label not in data:
-                        raise InputError(
-                            f"{name}[{i}]: node {v!r} has no attribute {node_label!r}; the "
-                            f"kernel needs node labels (pass node_label=None to ignore labels)"
-                        )
-                    nvals.append(data[node_label])
+            # networkx's storage: g._node maps node -> data, g._adj node -> {neighbour: data}
+            nodes, adj = g._node, g._adj
+            index = dict(zip(nodes, range(offset, offset + len(nodes)), strict=True))
+            if node_label is not None and not _extend_required(nvals, nodes.values(), node_label):
+                v = next(v for v, data in nodes.items() if node_label not in data)
+                raise InputError(
+                    f"{name}[{i}]: node {v!r} has no attribute {node_label!r}; the kernel "
+                    "needs node labels (pass node_label=None to ignore labels)"
+                )
             if node_attribute is not None:
-                for v, data in g.nodes(data=True):
+                for v, data in nodes.items():
                     if node_attribute not in data:
                         raise InputError(
                             f"{name}[{i}]: node {v!r} has no attribute {node_attribute!r}; the "
                             "kernel needs continuous node attributes"
                         )
                     avals.append(np.atleast_1d(np.asarray(data[node_attribute], dtype=float)))
-            for u, v, data in g.edges(data=True):
-                srcs.append(index[u] + offset)
-                dsts.append(index[v] + offset)
-                if edge_label is not None:
-                    if edge_label not in data:
-                        raise InputError(
-                            f"{name}[{i}]: edge ({u!r}, {v!r}) has no attribute {edge_label!r}; "
-                            "the kernel needs edge labels (pass edge_label=None to ignore them)"
-                        )
-                    evals.append(data[edge_label])
+            owners.extend(map(index.__getitem__, adj))
+            degrees.extend(map(len, adj.values()))
+            dsts.extend(map(index.__getitem__, chain.from_iterable(adj.values())))
+            edge_data = chain.from_iterable(map(methodcaller("values"), adj.values()))
+            if edge_label is not None and not _extend_required(evals, edge_data, edge_label):
+                u, v = next(
+                    (u, v) for u, nb in adj.items() for v, d in nb.items() if edge_label not in d
+                )
+                raise InputError(
+                    f"{name}[{i}]: edge ({u!r}, {v!r}) has no attribute {edge_label!r}; "
+                    "the kernel needs edge labels (pass edge_label=None to ignore them)"
+                )
             counts.append(len(index))
             offset += len(index)
         if not counts:
             raise InputError(f"{name}: expected at least one graph, got an empty list")
+        # both directions of every edge were read (a self-loop once): keep src <= dst
+        src = np.repeat(np.asarray(owners, dtype=np.int64), degrees)
+        dst = np.asarray(dsts, dtype=np.int64)
+        once = src <= dst
         return cls.from_arrays(
             counts,
-            np.asarray(srcs, dtype=np.int64),
-            np.asarray(dsts, dtype=np.int64),
+            src[once],
+            dst[once],
             node_labels=label_codes(nvals) if node_label is not None else None,
-            edge_labels=label_codes(evals) if edge_label is not None else None,
+            edge_labels=label_codes(evals)[once] if edge_label is not None else None,
             node_label=node_label,
             edge_label=edge_label,
             node_attributes=_stack_attributes(avals, node_attribute, name)
@@ -404,6 +411,16 @@ class GraphBatch:
                     attrs = {} if self.edge_labels is None else {"label": int(self.edge_labels[e])}
                     g.add_edge(v - a, u - a, **attrs)
         return g
+
+
+def _extend_required(out: list, datas: Iterable[dict], attribute: str) -> bool:
+    """Append ``data[attribute]`` of every attribute dict of ``datas`` to ``out`` in one C-level
+    pass; ``False`` when one lacks the attribute (the caller names it in its error)."""
+    try:
+        out.extend(map(itemgetter(attribute), datas))
+    except KeyError:
+        return False
+    return True
 
 
 def _attribute_matrix(values: Any) -> np.ndarray:

@@ -75,9 +75,8 @@ def geodesic_counts(X: GraphBatch, g: int) -> tuple[np.ndarray, np.ndarray]:
     d(s, u) = d(s, t) - 1} \\sigma(s, u)`, :math:`\\sigma(s, s) = 1`; unreachable pairs have
     distance ``inf`` and count 0.
     """
-    A = X.adjacency(g)
-    A.setdiag(0)
-    A.eliminate_zeros()
+    A = (X.adjacency(g).toarray() != 0).astype(np.float64)  # dist and sigma are dense anyway
+    np.fill_diagonal(A, 0)
     n = A.shape[0]
     dist = np.full((n, n), np.inf)
     np.fill_diagonal(dist, 0)
@@ -86,7 +85,7 @@ def geodesic_counts(X: GraphBatch, g: int) -> tuple[np.ndarray, np.ndarray]:
     k = 0
     while front.any():
         k += 1
-        reach = np.asarray((A.T @ front.T).T) * np.isinf(dist)
+        reach = (front @ A) * np.isinf(dist)
         new = reach > 0
         dist[new] = k
         sigma[new] = reach[new]
@@ -179,30 +178,48 @@ class GraphHopper(_AttributedKernel):
         gid = np.repeat(X.graph_index[node], d)
         return count_features(gid, keys, len(X), vals)
 
+    def _grouped_rows(self, X: GraphBatch) -> tuple[SparseFeatures, np.ndarray, np.ndarray]:
+        r"""Rows, attributes and graphs of the nodes merged per (graph, attribute vector).
+
+        Nodes of one graph with equal attributes have equal :math:`k_n` to every other node,
+        so their :math:`\mathrm{vec}\,M(v)` can be summed first: the kernel is unchanged and
+        the node-pair sum runs over the distinct attribute vectors of each graph.
+        """
+        x = X.node_attributes
+        _, first, group = np.unique(
+            np.column_stack([X.graph_index, x]), axis=0, return_index=True, return_inverse=True
+        )
+        R = self._node_rows(X)
+        owner = group.ravel()[np.repeat(np.arange(len(R)), np.diff(R.indptr))]
+        merged = count_features(owner, R.keys, len(first), R.values)
+        return merged, x[first], X.graph_index[first]
+
     def block(self, X: Batch, Y: Batch) -> torch.Tensor:
         if self.kind_ == "linear":
             return super().block(X, Y)
-        RX = self._node_rows(X)
-        RY = RX if Y is X else self._node_rows(Y)
+        RX, ax, gx = self._grouped_rows(X)
+        RY, ay, gy = (RX, ax, gx) if Y is X else self._grouped_rows(Y)
         vocab = np.union1d(RX.keys, RY.keys)
         MX = RX.to_csr(vocab)
         MY = MX if Y is X else RY.to_csr(vocab)
-        ax = torch.as_tensor(X.node_attributes)
-        ay = torch.as_tensor(Y.node_attributes)
-        SY = sp.csr_matrix(
-            (np.ones(len(ay)), (np.arange(len(ay)), Y.graph_index)), shape=(len(ay), len(Y))
-        )
+        ax, ay = torch.as_tensor(ax), torch.as_tensor(ay)
+        gx, gy = torch.as_tensor(gx), torch.as_tensor(gy)
         K = torch.zeros(len(X), len(Y), dtype=torch.float64)
-        for a in range(0, len(ax), _NODE_BUDGET):
+        for a in range(0, len(ax), _NODE_BUDGET):  # node-pair blocks, M(v) rows dense
             b = min(a + _NODE_BUDGET, len(ax))
-            W = torch.as_tensor((MX[a:b] @ MY.T).toarray())
-            dist2 = torch.cdist(ax[a:b], ay, compute_mode="donot_use_mm_for_euclid_dist").square()
-            if self.kind_ == "gaussian":
-                node_k = torch.exp(-self.mu_ * dist2)
-            else:
-                node_k = torch.clamp(1.0 - dist2.sqrt() / 4.0, min=0.0)
-            per_node = torch.as_tensor(SY.T @ (W * node_k).numpy().T).T  # (b - a, len(Y))
-            K.index_add_(0, torch.as_tensor(X.graph_index[a:b]), per_node)
+            Ma = torch.as_tensor(MX[a:b].toarray())
+            rows = torch.zeros(b - a, len(Y), dtype=torch.float64)
+            for c in range(0, len(ay), _NODE_BUDGET):
+                d = min(c + _NODE_BUDGET, len(ay))
+                W = Ma @ torch.as_tensor(MY[c:d].toarray()).T
+                dist2 = torch.cdist(ax[a:b], ay[c:d], compute_mode="donot_use_mm_for_euclid_dist")
+                dist2.square_()
+                if self.kind_ == "gaussian":
+                    W *= torch.exp(-self.mu_ * dist2)
+                else:
+                    W *= torch.clamp(1.0 - dist2.sqrt() / 4.0, min=0.0)
+                rows.index_add_(1, gy[c:d], W)
+            K.index_add_(0, gx[a:b], rows)
         return K
 
     def block_diag(self, X: Batch) -> torch.Tensor:

@@ -65,7 +65,8 @@ def feature_gram(FX: SparseFeatures, FY: SparseFeatures) -> torch.Tensor:
 
     Graph features mix a few keys shared by many graphs (early WL iterations, shortest-path
     triples) with many rare keys.  The frequent columns go through one dense GEMM and the rest
-    through a sparse product whose result is then very sparse; equal to
+    through a sparse product whose result is then very sparse (added into the dense product at
+    its non-zeros); equal to
     :func:`~kernelkit.kernels.features.sparse_feature_gram`, often several times faster.
     """
     vocabulary = np.union1d(FX.keys, FY.keys)
@@ -86,8 +87,11 @@ def feature_gram(FX: SparseFeatures, FY: SparseFeatures) -> torch.Tensor:
     K = Ad @ Bd.T
     if len(rare):
         Ar = A[:, rare]
-        Br = Ar if B is A else B[:, rare]
-        K += torch.as_tensor((Ar @ Br.T).toarray())
+        C = (Ar @ (Ar if B is A else B[:, rare]).T).tocoo()
+        if 4 * C.nnz < K.numel():  # few shared rare keys: add them in place, no dense copy
+            K.numpy()[C.row, C.col] += C.data
+        else:
+            K += torch.as_tensor(C.toarray())
     return K
 
 
