@@ -12,8 +12,10 @@ minimises the course's objective (part 1, section 3.1; weighted: section 3.2)
 
 the same ``lam`` as the exact :class:`~kernelkit.KernelRidge` (with ``m = n`` the two
 coincide).  The products with ``K_nm`` are streamed (:mod:`kernelkit.gram.streaming`), the
-preconditioner and CG are :mod:`kernelkit.solvers.nystrom_pcg`.  Memory: ``O(n c + m^2)``;
-time: ``O(n m (d + c))`` per CG iteration plus ``O(m^3)`` once.
+preconditioner and CG are :mod:`kernelkit.solvers.nystrom_pcg`.  Memory: ``O(n c + m^2)``,
+plus the kept ``n x m`` block when it fits the memory budget (:func:`nystrom_system`); time:
+``O(n m (d + c))`` per CG iteration streamed, ``O(n m c)`` (memory-bound) with the block kept,
+plus ``O(m^3)`` once.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ import torch
 
 from kernelkit.gram.engine import gram_tensor, prepare_pair
 from kernelkit.gram.nystrom import take, too_many_centres
-from kernelkit.gram.streaming import NystromOperator, StreamedProducts
+from kernelkit.gram.streaming import NystromOperator, StreamedProducts, keep_budget
 from kernelkit.kernels.base import Batch, Kernel
 from kernelkit.solvers.nystrom_normal import (
     NystromNormalResult,
@@ -223,12 +225,19 @@ def nystrom_system(
     centres: Batch | None = None,
     block_size: int | None = None,
     lam: float | None = None,
+    memory_budget: int | None = None,
 ) -> NystromSystem:
-    """Prepare ``K_nm`` (streamed) and ``K_mm`` for the centres ``X[indices]``, or for the
-    prepared ``centres`` given as points (``indices=None``).
+    """Prepare ``K_nm`` (streamed, or kept) and ``K_mm`` for the centres ``X[indices]``, or for
+    the prepared ``centres`` given as points (``indices=None``).
 
     ``lam`` (the smallest ``lam`` the system will be solved for) sets the jitter of ``K_mm``
     for float32 blocks (:func:`~kernelkit.solvers.nystrom_pcg.centre_jitter`).
+    ``memory_budget`` (bytes): ``K_nm`` is computed once, on the first pass of the products,
+    and kept for the later passes (the CG iterations, the Newton gradients) when its ``n m``
+    entries of the block dtype fit (:class:`~kernelkit.gram.streaming.NystromOperator`);
+    ``None``: :func:`~kernelkit.gram.streaming.keep_budget`, a quarter of the memory
+    available on the data's device; 0: every pass streams (one-pass solvers, which read
+    ``K_nm`` once).
     """
     Xb, _ = prepare_pair(kernel, X)
     index = None if indices is None else np.asarray(indices)
@@ -236,7 +245,9 @@ def nystrom_system(
         if index is None:
             raise InputError("indices: expected the centres' indices or the centres, got neither")
         centres = take(Xb, index)
-    op = NystromOperator(kernel, Xb, centres, block_size=block_size)
+    device = Xb.device if isinstance(Xb, torch.Tensor) else None
+    budget = keep_budget(device) if memory_budget is None else memory_budget
+    op = NystromOperator(kernel, Xb, centres, block_size=block_size, memory_budget=budget)
     block_dtype = Xb.dtype if isinstance(Xb, torch.Tensor) else torch.float64
     return NystromSystem(op, centre_gram(kernel, centres), index, block_dtype, lam)
 
