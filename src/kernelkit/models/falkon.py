@@ -63,6 +63,17 @@ ONEPASS_UPDATE_FLOPS = 0.83
 solve of the feature map, one rank-``b`` update of ``H`` per weighting) in the same flops
 (fitted with :data:`ONEPASS_ENTRY_FLOPS`)."""
 
+KEPT_ENTRY_FLOPS = 37.0
+"""Cost of one kernel value in a PCG pass over the kept ``K_nm`` (no kernel evaluation: the
+float64 copy of the tile and its two products, memory-bound) in the same flops:
+:data:`KERNEL_ENTRY_FLOPS` times the measured ratio of a kept to a streamed pass
+(``docs/scale.md``, "Cost model")."""
+
+KEEP_FILL_FLOPS = 126.0
+"""Extra cost of one kernel value in the first PCG pass when ``K_nm`` is kept (writing the
+``n x m`` block to fresh memory) in the same flops (measured with
+:data:`KEPT_ENTRY_FLOPS`)."""
+
 CG_PASSES_PER_DIGIT = 8.25
 """Falkon CG iterations per decimal digit of ``tol`` at ``m = 1000`` centres (measured on the
 benchmark problem at ``lam = 1e-6``: ``docs/scale.md``, "Cost model")."""
@@ -98,7 +109,14 @@ def cg_passes(m: int, *, tol: float = 1e-6, newton_steps: int = 1) -> float:
 
 
 def solver_costs(
-    n: int, m: int, *, d: int = 0, c: int = 1, tol: float = 1e-6, newton_steps: int = 1
+    n: int,
+    m: int,
+    *,
+    d: int = 0,
+    c: int = 1,
+    tol: float = 1e-6,
+    newton_steps: int = 1,
+    keep: bool = False,
 ) -> dict[str, float]:
     r"""Modelled cost of each solver in float64 GEMM flops (the model of ``solver="auto"``).
 
@@ -108,6 +126,12 @@ def solver_costs(
 
     .. math:: C_\text{exact} = s\,(n^2 (E + 2d) + n^3 / 3), \qquad
               C_\text{nystrom} = t\,n m (E + 2d + 4c) + 2 m^3,
+
+    and with ``keep`` (``K_nm`` kept in memory, :func:`nystrom_system`: one kernel pass, then
+    ``t - 1`` passes over the stored block, ``E_k =`` :data:`KEPT_ENTRY_FLOPS`, ``F =``
+    :data:`KEEP_FILL_FLOPS`)
+
+    .. math:: C_\text{nystrom} = n m (E + F + 2d + 4c) + (t - 1)\, n m (E_k + 4c) + 2 m^3,
 
     .. math:: C_\text{onepass} = p\,(n m (E_1 + 2d + 2c) + h\,(g + 1)\, n m^2)
               + (s + 1)\, m^3 / 3,
@@ -121,8 +145,9 @@ def solver_costs(
     preconditioner (factors of ``K_mm`` and of Falkon's ``A``, the product ``T T^T``).  The
     constants were measured on the 2-core x86-64 benchmark machine (one thread, CPU seconds,
     benchmarks/bench_falkon.py's problem; ``docs/scale.md``, "Cost model").
-    One-pass beats PCG while ``E_1 + 2 h m < t E`` (ridge): up to ``m`` of about 1500 at
-    ``tol = 1e-4``, 2000 at ``tol = 1e-6``.
+    One-pass beats PCG while ``E_1 + 2 h m < t E`` (ridge, streamed): up to ``m`` of about
+    1500 at ``tol = 1e-4``, 2000 at ``tol = 1e-6``; against the kept block while
+    ``E_1 + 2 h m < E + F + (t - 1) E_k`` (d = 10): up to about 800 and 1000.
     """
     entry = KERNEL_ENTRY_FLOPS + 2 * d
     s = max(1, int(newton_steps))
@@ -133,7 +158,12 @@ def solver_costs(
     return {
         "exact": s * (n * n * entry + n**3 / 3),
         "onepass": (s + (0 if ridge else 1)) * (n * m * tile + update) + (s + 1) * m**3 / 3,
-        "nystrom": t * n * m * (entry + 4 * c) + 2 * m**3,
+        "nystrom": (
+            n * m * (entry + KEEP_FILL_FLOPS + 4 * c + (t - 1) * (KEPT_ENTRY_FLOPS + 4 * c))
+            if keep
+            else t * n * m * (entry + 4 * c)
+        )
+        + 2 * m**3,
     }
 
 
@@ -146,15 +176,25 @@ def choose_solver(
     tol: float = 1e-6,
     newton_steps: int = 1,
     exact: bool = True,
+    keep: bool = False,
 ) -> str:
     """The solver of ``solver="auto"``: exact when ``m >= n`` or its modelled cost is below
     :data:`EXACT_FLOPS` or below both Nyström solvers', else the cheaper of one-pass and PCG
-    (:func:`solver_costs`); ``exact=False`` (a Dask fit): the cheaper Nyström solver."""
-    cost = solver_costs(n, m, d=d, c=c, tol=tol, newton_steps=newton_steps)
+    (:func:`solver_costs`; ``keep``: PCG on the kept ``K_nm``, :func:`keeps_block`);
+    ``exact=False`` (a Dask fit): the cheaper Nyström solver."""
+    cost = solver_costs(n, m, d=d, c=c, tol=tol, newton_steps=newton_steps, keep=keep)
     nystrom = min(cost["onepass"], cost["nystrom"])
     if exact and (m >= n or cost["exact"] <= max(EXACT_FLOPS, nystrom)):
         return "exact"
     return "onepass" if cost["onepass"] <= cost["nystrom"] else "nystrom"
+
+
+def keeps_block(Xb: Batch, m: int) -> bool:
+    """Whether :func:`nystrom_system` keeps the ``n x m`` block of these prepared rows with
+    its default budget (:func:`~kernelkit.gram.streaming.keep_budget`)."""
+    vector = isinstance(Xb, torch.Tensor)
+    itemsize = Xb.element_size() if vector else 8
+    return len(Xb) * m * itemsize <= keep_budget(Xb.device if vector else None)
 
 
 def forced_solver(solver: str, n: int, m: int, *, stacklevel: int = 5) -> str:
@@ -388,6 +428,8 @@ __all__ = [
     "CG_CENTRES_EXPONENT",
     "CG_PASSES_PER_DIGIT",
     "EXACT_FLOPS",
+    "KEEP_FILL_FLOPS",
+    "KEPT_ENTRY_FLOPS",
     "KERNEL_ENTRY_FLOPS",
     "ONEPASS_ENTRY_FLOPS",
     "ONEPASS_UPDATE_FLOPS",
@@ -397,6 +439,7 @@ __all__ = [
     "cg_passes",
     "choose_solver",
     "forced_solver",
+    "keeps_block",
     "nystrom_predict",
     "nystrom_ridge",
     "nystrom_ridge_onepass",
