@@ -34,10 +34,12 @@ time is extrapolated from the same solver's measured fit at ``n / 10`` times 10
 ``n m (E + 2 m)``, PCG ``t`` passes of ``n m`` with ``t`` set by ``m`` and ``tol``);
 ``--alternatives all`` runs every one.  ``defaults`` rows time ``"auto"`` alone.
 
-Every case runs in its own subprocess, which reports its wall and CPU seconds and its peak
-resident memory (``ru_maxrss``, data included).  PCG ridge fits also report the time of one
-pass ``K_nm^T (K_nm v)`` against the ``exp`` pass over the same ``n m`` entries (same tiles and
-threads): the kernel-evaluation bound.
+Every case runs in its own subprocess (``--case`` with the case as JSON; ``"keep": false``
+streams ``K_nm`` at every pass instead of keeping it), which reports its wall and CPU seconds
+of the fit (the estimator is built, its library imported, before the clocks start) and its
+peak resident memory (``ru_maxrss``, data included).  PCG ridge fits also report the time of
+one pass ``K_nm^T (K_nm v)`` against the ``exp`` pass over the same ``n m`` entries (same
+tiles and threads): the kernel-evaluation bound; and the same pass on the kept ``K_nm``.
 
 Run ``python benchmarks/bench_falkon.py`` for n = 10^4 and 10^5 (both variants, both tasks),
 ``--big`` for the whole table (``make bench`` passes it: ``run_all.SCRIPT_ARGS``),

@@ -1,4 +1,4 @@
-r"""Streamed products with the ``n x m`` Nyström block ``K_nm = K(X, C)``, never stored.
+r"""Streamed products with the ``n x m`` Nyström block ``K_nm = K(X, C)``, or with it kept.
 
 Falkon (Rudi, Carratino and Rosasco, NeurIPS 2017, Algorithm 1, ``KnM_times_vector``) needs
 ``K_nm^T (K_nm v + u)`` at every CG iteration.  The rows of ``X`` are cut into tiles
@@ -23,7 +23,10 @@ per worker thread plus its ``m x c`` float64 accumulator.
 the centres, the vectors and the row blocks of the weights and of ``U``; its outputs are that
 tile's rows of ``K_nm V`` and its contribution to ``K_nm^T (w K_nm V + U)``), so the tile
 loop of :class:`NystromOperator` here and a distributed map-reduce over row blocks are the
-same computation with two executors.
+same computation with two executors.  A :class:`NystromOperator` whose ``memory_budget``
+holds ``K_nm`` keeps the tiles of its first pass and reads them in every later pass instead
+of evaluating the kernel again (the iterative solvers: one kernel pass per fit instead of one
+per CG iteration).
 
 :func:`nystrom_normal_tile` is the per-tile function of the one-pass normal equations
 (:mod:`kernelkit.solvers.nystrom_normal`): it adds ``K_b^T W_b K_b`` (a symmetric rank-``b``
