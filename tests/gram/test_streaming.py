@@ -52,6 +52,29 @@ def test_operator_products_equal_the_dense_block(block_size, threads):
         torch.set_num_threads(before)
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_kept_block_products_equal_the_streamed_ones(threads):
+    # the first pass fills K_nm tile by tile (one worker per tile group), later passes read it
+    X, C = _data(dtype=torch.float32)
+    streamed = NystromOperator(Gaussian(0.9), X, C, block_size=10)
+    kept = NystromOperator(Gaussian(0.9), X, C, block_size=10, memory_budget=97 * 13 * 4)
+    V = torch.randn(13, 2, dtype=torch.float64)
+    w = torch.rand(97, 2, dtype=torch.float64)
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        for _ in range(2):  # the filling pass, then a pass on the kept block
+            for fast in (False, True):
+                R, KV = kept.normal_matmat(V, weights=w, keep_kv=True, fast=fast)
+                R0, KV0 = streamed.normal_matmat(V, weights=w, keep_kv=True, fast=fast)
+                assert torch.equal(R, R0) and torch.equal(KV, KV0)
+            assert torch.equal(kept.matmat(V), streamed.matmat(V))
+    finally:
+        torch.set_num_threads(before)
+    assert kept.keeps_block and not streamed.keeps_block
+    torch.testing.assert_close(kept._kept, gram(Gaussian(0.9), X, C), rtol=1e-6, atol=1e-7)
+
+
 def test_float32_blocks_accumulate_in_float64():
     X, C = _data(n=2000, m=50, dtype=torch.float32)
     op = NystromOperator(Gaussian(1.0), X, C, block_size=128)

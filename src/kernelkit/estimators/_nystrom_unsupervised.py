@@ -159,8 +159,8 @@ def centred_scatter(
     ``L``: a triangular solve and a symmetric rank-``b`` update per tile, summed in float64;
     float32 data: the tile products in float32, its ``fast`` mode) and the centred scatter
     ``S`` (module docstring)."""
-    system = nystrom_system(
-        kernel, Xb, choice.indices, centres=choice.centres, block_size=block_size
+    system = nystrom_system(  # one pass here, one more by k-means: nothing to keep
+        kernel, Xb, choice.indices, centres=choice.centres, block_size=block_size, memory_budget=0
     )
     n = system.n
     op = system.op

@@ -39,6 +39,7 @@ from kernelkit.models.falkon import (
     NystromSystem,
     choose_solver,
     forced_solver,
+    keeps_block,
     nystrom_predict,
     nystrom_system,
 )
@@ -239,14 +240,17 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
         ``"exact"``: IRLS on the full ``n x n`` Gram matrix (one Cholesky of
         ``W^{1/2} K W^{1/2} + 2 n lam I`` per Newton step).  ``"onepass"`` and ``"nystrom"``: the
         same objective over ``f = sum_j alpha_j k(c_j, .)`` on the ``n_centers`` ``centers``,
-        ``K_nm`` streamed, never stored; each Newton step is a weighted Nyström ridge
-        problem, formed in ONE weighted pass over the data and solved by Cholesky
+        ``K_nm`` streamed in row tiles (PCG: computed once and kept for every later pass
+        when it fits a quarter of the available memory,
+        :func:`kernelkit.models.falkon.nystrom_system`); each Newton step is a weighted
+        Nyström ridge problem, formed in ONE weighted pass over the data and solved by Cholesky
         (``"onepass"``, :func:`kernelkit.models.falkon_logistic.nystrom_logistic_onepass`)
         or solved by Falkon's preconditioned CG (``"nystrom"``, Meanti et al., NeurIPS 2020;
         :func:`kernelkit.models.falkon_logistic.nystrom_logistic_fit`).  With
         ``n_centers = n`` they solve the exact problem.  ``"auto"`` picks by the cost model
-        of :func:`kernelkit.models.falkon.solver_costs` with ``s = 8`` Newton steps (exact
-        when ``m >= n`` or its cost is small); ``solver_`` records the choice.  A Dask
+        of :func:`kernelkit.models.falkon.solver_costs` with ``s = 8`` Newton steps and PCG
+        on the kept block where it fits (exact when ``m >= n`` or its cost is small);
+        ``solver_`` records the choice.  A Dask
         array or bag ``X`` is fitted on the workers that hold it by a Nyström solver
         (``"auto"``: the cheaper one) on uniform centres, each pass over ``K_nm`` one
         map-reduce; ``solver="exact"`` or other centres refuse it with a named error.
@@ -372,7 +376,8 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
             if isinstance(Xb, PrecomputedBatch):
                 return "exact"
             d = Xb.shape[1] if isinstance(Xb, torch.Tensor) and Xb.ndim == 2 else 0
-            return choose_solver(n, m, d=d, c=Y.shape[1], newton_steps=NEWTON_STEPS)
+            keep = keeps_block(Xb, m)
+            return choose_solver(n, m, d=d, c=Y.shape[1], newton_steps=NEWTON_STEPS, keep=keep)
         return forced_solver(str(self.solver), n, m)
 
     def _fit_nystrom(

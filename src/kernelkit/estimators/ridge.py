@@ -47,6 +47,7 @@ from kernelkit.models.falkon import (
     NystromSystem,
     choose_solver,
     forced_solver,
+    keeps_block,
     nystrom_predict,
     nystrom_ridge,
     nystrom_ridge_onepass,
@@ -175,7 +176,9 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         ``"exact"``: the Cholesky solve above (``O(n^2)`` memory, ``O(n^3)`` time).
         ``"onepass"`` and ``"nystrom"`` restrict ``f`` to ``f(x) = sum_j alpha_j k(x, c_j)``
         over ``n_centers`` centres and minimise the same objective over that span, with
-        ``K_nm`` streamed in row tiles and never stored: ``"onepass"`` forms the ``m x m``
+        ``K_nm`` streamed in row tiles (``"nystrom"``: computed once and kept for every later
+        pass when it fits a quarter of the available memory,
+        :func:`kernelkit.models.falkon.nystrom_system`): ``"onepass"`` forms the ``m x m``
         normal equations ``(K_nm^T W K_nm / n + lam K_mm) alpha = K_nm^T W y / n`` in ONE
         pass over the data and solves them by Cholesky
         (:func:`kernelkit.models.falkon.nystrom_ridge_onepass`; ``2 n m^2 + m^3 / 3`` flops
@@ -191,9 +194,11 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         ``t = max(8.25 log10(1 / tol) (m / 1000)^(-2/3), 2 log10(1 / tol))`` CG passes):
         ``C_exact = n^2 (E + 2d) + n^3 / 3``,
         ``C_onepass = n m (E_1 + 2d + 2c) + 1.66 n m^2 + 2 m^3 / 3``,
-        ``C_nystrom = t n m (E + 2d + 4c) + 2 m^3``; exact when ``m >= n`` or ``C_exact`` is
-        below ``5e10`` flops or below both others, else the cheaper Nyström solver (one-pass
-        up to ``m`` of about 1500 at ``tol = 1e-4``, 2000 at ``1e-6``).  ``solver_`` records
+        ``C_nystrom = t n m (E + 2d + 4c) + 2 m^3``, with the block kept
+        ``n m (E + 126 + 2d + 4c) + (t - 1) n m (37 + 4c) + 2 m^3``; exact when ``m >= n`` or
+        ``C_exact`` is below ``5e10`` flops or below both others, else the cheaper Nyström
+        solver (one-pass up to ``m`` of about 800 at ``tol = 1e-4``, 1000 at ``1e-6`` with
+        the block kept; 1500 and 2000 streamed).  ``solver_`` records
         the choice.  ``"auto"`` fits precomputed kernels and ``lam = 0`` exactly.  The
         parameters below are used by the Nyström solvers only.
     n_centers : int, default 1000
@@ -426,7 +431,7 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         if self.solver == "auto":
             d = Xb.shape[1] if isinstance(Xb, torch.Tensor) and Xb.ndim == 2 else 0
             c = 1 if Y.ndim == 1 else Y.shape[1]
-            return choose_solver(n, m, d=d, c=c, tol=float(self.tol))
+            return choose_solver(n, m, d=d, c=c, tol=float(self.tol), keep=keeps_block(Xb, m))
         return forced_solver(str(self.solver), n, m)
 
     def _fit_nystrom(self, Xb: Batch, Y: torch.Tensor, w: np.ndarray | None, X: Any) -> KernelRidge:

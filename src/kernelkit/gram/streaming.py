@@ -1,4 +1,4 @@
-r"""Streamed products with the ``n x m`` Nyström block ``K_nm = K(X, C)``, never stored.
+r"""Streamed products with the ``n x m`` Nyström block ``K_nm = K(X, C)``, or with it kept.
 
 Falkon (Rudi, Carratino and Rosasco, NeurIPS 2017, Algorithm 1, ``KnM_times_vector``) needs
 ``K_nm^T (K_nm v + u)`` at every CG iteration.  The rows of ``X`` are cut into tiles
@@ -23,7 +23,10 @@ per worker thread plus its ``m x c`` float64 accumulator.
 the centres, the vectors and the row blocks of the weights and of ``U``; its outputs are that
 tile's rows of ``K_nm V`` and its contribution to ``K_nm^T (w K_nm V + U)``), so the tile
 loop of :class:`NystromOperator` here and a distributed map-reduce over row blocks are the
-same computation with two executors.
+same computation with two executors.  A :class:`NystromOperator` whose ``memory_budget``
+holds ``K_nm`` keeps the tiles of its first pass and reads them in every later pass instead
+of evaluating the kernel again (the iterative solvers: one kernel pass per fit instead of one
+per CG iteration).
 
 :func:`nystrom_normal_tile` is the per-tile function of the one-pass normal equations
 (:mod:`kernelkit.solvers.nystrom_normal`): it adds ``K_b^T W_b K_b`` (a symmetric rank-``b``
@@ -36,6 +39,7 @@ accumulator per worker thread.
 
 from __future__ import annotations
 
+import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -49,6 +53,10 @@ from kernelkit.kernels.base import Batch, Kernel
 from kernelkit.solvers.nystrom_normal import features_, symmetric_from_upper, syrk_
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.validation import check_int
+
+KEEP_FRACTION = 0.25
+"""Share of the available memory (the free memory of a CUDA device, else the host's available
+memory) a kept ``K_nm`` may take by default (:func:`keep_budget`)."""
 
 NYSTROM_TILE_BYTES = 2 << 20
 """Default bytes of one ``b x m`` tile: the block stays in the L2 cache between the kernel pass
@@ -67,6 +75,7 @@ def nystrom_tile(
     out: torch.Tensor | None = None,
     out64: torch.Tensor | None = None,
     fast: bool = False,
+    block: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor | None, torch.Tensor | None]:
     r"""One row tile of the streamed products: ``K_b V`` and ``K_b^T (w_b (K_b V) + U_b)``.
 
@@ -96,6 +105,10 @@ def nystrom_tile(
         Run the products in the block dtype (float32 blocks: float32 products, still summed
         over tiles in float64): less time per pass (``docs/measurements.md``), for products
         whose rounding the caller tolerates (the Hessian products of an inexact Newton step).
+    block : torch.Tensor, optional
+        ``K_b`` already computed, shape ``(b, m)`` in the block dtype (the rows of a kept
+        ``K_nm``, :class:`NystromOperator`): used instead of evaluating the kernel, never
+        written to.
 
     Returns
     -------
@@ -105,7 +118,9 @@ def nystrom_tile(
         ``transpose``).
     """
     b, m = len(X_block), len(centres)
-    if out is None or not is_sliceable(X_block):
+    if block is not None:
+        K = block
+    elif out is None or not is_sliceable(X_block):
         K = kernel.block(X_block, centres)
     else:
         K = out[: b * m].view(b, m)
@@ -230,6 +245,26 @@ def nystrom_normal_tile(
     return KV
 
 
+def keep_budget(device: Any = None) -> int:
+    """Default ``memory_budget`` (bytes) of a kept ``K_nm``: :data:`KEEP_FRACTION` of the
+    memory available now, the free memory of a CUDA ``device`` (``torch.cuda.mem_get_info``),
+    else the host's available memory (``psutil.virtual_memory().available``; without psutil
+    the free pages, ``os.sysconf``, a lower bound; 0, i.e. stream, where neither is known)."""
+    device = torch.device("cpu" if device is None else device)
+    if device.type == "cuda":
+        return int(KEEP_FRACTION * torch.cuda.mem_get_info(device)[0])
+    try:
+        import psutil
+
+        available = int(psutil.virtual_memory().available)
+    except ImportError:
+        try:
+            available = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        except (AttributeError, ValueError, OSError):
+            available = 0
+    return int(KEEP_FRACTION * available)
+
+
 class StreamedProducts(ABC):
     """The products of ``K_nm`` built on one streaming pass ``_stream`` (row tiles here, row
     blocks on a cluster in :mod:`kernelkit.gram.distributed_nystrom`).
@@ -340,6 +375,17 @@ class NystromOperator(StreamedProducts):
         Rows per tile (default: ``NYSTROM_TILE_BYTES`` of block, at least 1 row).
     dtype : torch.dtype, optional
         Dtype of vector inputs and of the blocks (default: the input's, else float64).
+    memory_budget : int, default 0
+        Bytes the operator may keep ``K_nm`` in: when ``n m`` entries of the block dtype fit
+        (``keeps_block``), the first pass of the streamed products (:meth:`matmat`,
+        :meth:`rmatmat`, :meth:`normal_matmat`) writes each tile's kernel block into one
+        ``n x m`` tensor on the data's device, and every later pass reads its tiles from it
+        instead of evaluating the kernel: the products are those of the same tiles, so the
+        results equal the streamed ones bit for bit.  A CG pass then costs two
+        memory-bound ``b x m`` products per tile instead of ``b m`` kernel values (Falkon,
+        ``KnM_times_vector`` with a precomputed ``K_nm``, Rudi et al. 2017, section 4).  0:
+        stream every pass (predictions, one-pass solvers).  :meth:`normal_equations` always
+        streams.
     """
 
     def __init__(
@@ -350,6 +396,7 @@ class NystromOperator(StreamedProducts):
         *,
         block_size: int | None = None,
         dtype: Any = None,
+        memory_budget: int = 0,
     ) -> None:
         self.kernel = kernel
         self.Xb, Cb = prepare_pair(kernel, X, centres, dtype=dtype)
@@ -357,6 +404,30 @@ class NystromOperator(StreamedProducts):
         self.centres = Cb
         self.shape: tuple[int, int] = (len(self.Xb), len(Cb))
         self.block_size = None if block_size is None else check_int(block_size, name="block_size")
+        self.memory_budget = check_int(memory_budget, name="memory_budget", minimum=0)
+        self._kept: torch.Tensor | None = None
+        self._kept_full = False
+
+    @property
+    def keeps_block(self) -> bool:
+        """Whether ``K_nm`` (``n m`` entries of the block dtype) fits ``memory_budget``."""
+        n, m = self.shape
+        vector = isinstance(self.Xb, torch.Tensor)
+        itemsize = self.Xb.element_size() if vector else 8
+        return n * m * itemsize <= self.memory_budget
+
+    def _kept_rows(self, r0: int, r1: int, Xi: Batch, sliceable: bool) -> torch.Tensor | None:
+        """Rows ``r0:r1`` of the kept ``K_nm`` (evaluated into it on the first pass), or None
+        when the operator streams."""
+        if self._kept is None:
+            return None
+        K = self._kept[r0:r1]
+        if not self._kept_full:
+            if isinstance(Xi, torch.Tensor) and sliceable:
+                self.kernel.block_into(Xi, self.centres, K)
+            else:
+                K.copy_(self.kernel.block(Xi, self.centres))
+        return K
 
     def rows_per_tile(self, itemsize: int = 4) -> int:
         """Rows ``b`` of one tile: ``block_size``, else ``NYSTROM_TILE_BYTES / (m itemsize)``."""
@@ -395,12 +466,15 @@ class NystromOperator(StreamedProducts):
     ) -> tuple[torch.Tensor | None, torch.Tensor | None]:
         n, m = self.shape
         cols = (V if V is not None else U).shape[1]  # type: ignore[union-attr]
-        sliceable, vector, _, b, starts, workers, block_dtype = self._plan()
+        sliceable, vector, device, b, starts, workers, block_dtype = self._plan()
+        if self._kept is None and self.keeps_block:
+            self._kept = torch.empty(n, m, dtype=block_dtype, device=device)
         KV = torch.empty(n, cols, dtype=torch.float64) if keep_kv else None
         acc = [torch.zeros(m, cols, dtype=torch.float64) for _ in range(workers)]
 
         def work(w: int) -> None:
-            scratch = torch.empty(b * m, dtype=block_dtype) if vector else None
+            kept = self._kept is not None
+            scratch = torch.empty(b * m, dtype=block_dtype) if vector and not kept else None
             low = vector and block_dtype != torch.float64 and not fast
             scratch64 = torch.empty(b * m, dtype=torch.float64) if low else None
             for r0 in starts[w::workers]:
@@ -417,6 +491,7 @@ class NystromOperator(StreamedProducts):
                     out=scratch,
                     out64=scratch64,
                     fast=fast,
+                    block=self._kept_rows(r0, r1, Xi, sliceable),
                 )
                 if KV is not None and kv is not None:
                     KV[r0:r1] = kv
@@ -425,6 +500,7 @@ class NystromOperator(StreamedProducts):
 
         with torch.no_grad():
             run_parallel(work, list(range(workers)), parallel=workers > 1)
+        self._kept_full = self._kept is not None
         total = acc[0]
         for other in acc[1:]:
             total += other
@@ -503,9 +579,11 @@ class NystromOperator(StreamedProducts):
 
 
 __all__ = [
+    "KEEP_FRACTION",
     "NYSTROM_TILE_BYTES",
     "NystromOperator",
     "RowsFn",
+    "keep_budget",
     "nystrom_normal_tile",
     "nystrom_tile",
 ]

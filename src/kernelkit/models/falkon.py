@@ -12,8 +12,10 @@ minimises the course's objective (part 1, section 3.1; weighted: section 3.2)
 
 the same ``lam`` as the exact :class:`~kernelkit.KernelRidge` (with ``m = n`` the two
 coincide).  The products with ``K_nm`` are streamed (:mod:`kernelkit.gram.streaming`), the
-preconditioner and CG are :mod:`kernelkit.solvers.nystrom_pcg`.  Memory: ``O(n c + m^2)``;
-time: ``O(n m (d + c))`` per CG iteration plus ``O(m^3)`` once.
+preconditioner and CG are :mod:`kernelkit.solvers.nystrom_pcg`.  Memory: ``O(n c + m^2)``,
+plus the kept ``n x m`` block when it fits the memory budget (:func:`nystrom_system`); time:
+``O(n m (d + c))`` per CG iteration streamed, ``O(n m c)`` (memory-bound) with the block kept,
+plus ``O(m^3)`` once.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ import torch
 
 from kernelkit.gram.engine import gram_tensor, prepare_pair
 from kernelkit.gram.nystrom import take, too_many_centres
-from kernelkit.gram.streaming import NystromOperator, StreamedProducts
+from kernelkit.gram.streaming import NystromOperator, StreamedProducts, keep_budget
 from kernelkit.kernels.base import Batch, Kernel
 from kernelkit.solvers.nystrom_normal import (
     NystromNormalResult,
@@ -60,6 +62,17 @@ ONEPASS_UPDATE_FLOPS = 0.83
 """Cost of each of the ``(g + 1) n m^2`` multiply-adds of the one-pass solver (the triangular
 solve of the feature map, one rank-``b`` update of ``H`` per weighting) in the same flops
 (fitted with :data:`ONEPASS_ENTRY_FLOPS`)."""
+
+KEPT_ENTRY_FLOPS = 37.0
+"""Cost of one kernel value in a PCG pass over the kept ``K_nm`` (no kernel evaluation: the
+float64 copy of the tile and its two products, memory-bound) in the same flops:
+:data:`KERNEL_ENTRY_FLOPS` times the measured ratio of a kept to a streamed pass
+(``docs/scale.md``, "Cost model")."""
+
+KEEP_FILL_FLOPS = 126.0
+"""Extra cost of one kernel value in the first PCG pass when ``K_nm`` is kept (writing the
+``n x m`` block to fresh memory) in the same flops (measured with
+:data:`KEPT_ENTRY_FLOPS`)."""
 
 CG_PASSES_PER_DIGIT = 8.25
 """Falkon CG iterations per decimal digit of ``tol`` at ``m = 1000`` centres (measured on the
@@ -96,7 +109,14 @@ def cg_passes(m: int, *, tol: float = 1e-6, newton_steps: int = 1) -> float:
 
 
 def solver_costs(
-    n: int, m: int, *, d: int = 0, c: int = 1, tol: float = 1e-6, newton_steps: int = 1
+    n: int,
+    m: int,
+    *,
+    d: int = 0,
+    c: int = 1,
+    tol: float = 1e-6,
+    newton_steps: int = 1,
+    keep: bool = False,
 ) -> dict[str, float]:
     r"""Modelled cost of each solver in float64 GEMM flops (the model of ``solver="auto"``).
 
@@ -106,6 +126,12 @@ def solver_costs(
 
     .. math:: C_\text{exact} = s\,(n^2 (E + 2d) + n^3 / 3), \qquad
               C_\text{nystrom} = t\,n m (E + 2d + 4c) + 2 m^3,
+
+    and with ``keep`` (``K_nm`` kept in memory, :func:`nystrom_system`: one kernel pass, then
+    ``t - 1`` passes over the stored block, ``E_k =`` :data:`KEPT_ENTRY_FLOPS`, ``F =``
+    :data:`KEEP_FILL_FLOPS`)
+
+    .. math:: C_\text{nystrom} = n m (E + F + 2d + 4c) + (t - 1)\, n m (E_k + 4c) + 2 m^3,
 
     .. math:: C_\text{onepass} = p\,(n m (E_1 + 2d + 2c) + h\,(g + 1)\, n m^2)
               + (s + 1)\, m^3 / 3,
@@ -119,8 +145,9 @@ def solver_costs(
     preconditioner (factors of ``K_mm`` and of Falkon's ``A``, the product ``T T^T``).  The
     constants were measured on the 2-core x86-64 benchmark machine (one thread, CPU seconds,
     benchmarks/bench_falkon.py's problem; ``docs/scale.md``, "Cost model").
-    One-pass beats PCG while ``E_1 + 2 h m < t E`` (ridge): up to ``m`` of about 1500 at
-    ``tol = 1e-4``, 2000 at ``tol = 1e-6``.
+    One-pass beats PCG while ``E_1 + 2 h m < t E`` (ridge, streamed): up to ``m`` of about
+    1500 at ``tol = 1e-4``, 2000 at ``tol = 1e-6``; against the kept block while
+    ``E_1 + 2 h m < E + F + (t - 1) E_k`` (d = 10): up to about 800 and 1000.
     """
     entry = KERNEL_ENTRY_FLOPS + 2 * d
     s = max(1, int(newton_steps))
@@ -131,7 +158,12 @@ def solver_costs(
     return {
         "exact": s * (n * n * entry + n**3 / 3),
         "onepass": (s + (0 if ridge else 1)) * (n * m * tile + update) + (s + 1) * m**3 / 3,
-        "nystrom": t * n * m * (entry + 4 * c) + 2 * m**3,
+        "nystrom": (
+            n * m * (entry + KEEP_FILL_FLOPS + 4 * c + (t - 1) * (KEPT_ENTRY_FLOPS + 4 * c))
+            if keep
+            else t * n * m * (entry + 4 * c)
+        )
+        + 2 * m**3,
     }
 
 
@@ -144,15 +176,25 @@ def choose_solver(
     tol: float = 1e-6,
     newton_steps: int = 1,
     exact: bool = True,
+    keep: bool = False,
 ) -> str:
     """The solver of ``solver="auto"``: exact when ``m >= n`` or its modelled cost is below
     :data:`EXACT_FLOPS` or below both Nyström solvers', else the cheaper of one-pass and PCG
-    (:func:`solver_costs`); ``exact=False`` (a Dask fit): the cheaper Nyström solver."""
-    cost = solver_costs(n, m, d=d, c=c, tol=tol, newton_steps=newton_steps)
+    (:func:`solver_costs`; ``keep``: PCG on the kept ``K_nm``, :func:`keeps_block`);
+    ``exact=False`` (a Dask fit): the cheaper Nyström solver."""
+    cost = solver_costs(n, m, d=d, c=c, tol=tol, newton_steps=newton_steps, keep=keep)
     nystrom = min(cost["onepass"], cost["nystrom"])
     if exact and (m >= n or cost["exact"] <= max(EXACT_FLOPS, nystrom)):
         return "exact"
     return "onepass" if cost["onepass"] <= cost["nystrom"] else "nystrom"
+
+
+def keeps_block(Xb: Batch, m: int) -> bool:
+    """Whether :func:`nystrom_system` keeps the ``n x m`` block of these prepared rows with
+    its default budget (:func:`~kernelkit.gram.streaming.keep_budget`)."""
+    vector = isinstance(Xb, torch.Tensor)
+    itemsize = Xb.element_size() if vector else 8
+    return len(Xb) * m * itemsize <= keep_budget(Xb.device if vector else None)
 
 
 def forced_solver(solver: str, n: int, m: int, *, stacklevel: int = 5) -> str:
@@ -223,12 +265,19 @@ def nystrom_system(
     centres: Batch | None = None,
     block_size: int | None = None,
     lam: float | None = None,
+    memory_budget: int | None = None,
 ) -> NystromSystem:
-    """Prepare ``K_nm`` (streamed) and ``K_mm`` for the centres ``X[indices]``, or for the
-    prepared ``centres`` given as points (``indices=None``).
+    """Prepare ``K_nm`` (streamed, or kept) and ``K_mm`` for the centres ``X[indices]``, or for
+    the prepared ``centres`` given as points (``indices=None``).
 
     ``lam`` (the smallest ``lam`` the system will be solved for) sets the jitter of ``K_mm``
     for float32 blocks (:func:`~kernelkit.solvers.nystrom_pcg.centre_jitter`).
+    ``memory_budget`` (bytes): ``K_nm`` is computed once, on the first pass of the products,
+    and kept for the later passes (the CG iterations, the Newton gradients) when its ``n m``
+    entries of the block dtype fit (:class:`~kernelkit.gram.streaming.NystromOperator`);
+    ``None``: :func:`~kernelkit.gram.streaming.keep_budget`, a quarter of the memory
+    available on the data's device; 0: every pass streams (one-pass solvers, which read
+    ``K_nm`` once).
     """
     Xb, _ = prepare_pair(kernel, X)
     index = None if indices is None else np.asarray(indices)
@@ -236,7 +285,9 @@ def nystrom_system(
         if index is None:
             raise InputError("indices: expected the centres' indices or the centres, got neither")
         centres = take(Xb, index)
-    op = NystromOperator(kernel, Xb, centres, block_size=block_size)
+    device = Xb.device if isinstance(Xb, torch.Tensor) else None
+    budget = keep_budget(device) if memory_budget is None else memory_budget
+    op = NystromOperator(kernel, Xb, centres, block_size=block_size, memory_budget=budget)
     block_dtype = Xb.dtype if isinstance(Xb, torch.Tensor) else torch.float64
     return NystromSystem(op, centre_gram(kernel, centres), index, block_dtype, lam)
 
@@ -377,6 +428,8 @@ __all__ = [
     "CG_CENTRES_EXPONENT",
     "CG_PASSES_PER_DIGIT",
     "EXACT_FLOPS",
+    "KEEP_FILL_FLOPS",
+    "KEPT_ENTRY_FLOPS",
     "KERNEL_ENTRY_FLOPS",
     "ONEPASS_ENTRY_FLOPS",
     "ONEPASS_UPDATE_FLOPS",
@@ -386,6 +439,7 @@ __all__ = [
     "cg_passes",
     "choose_solver",
     "forced_solver",
+    "keeps_block",
     "nystrom_predict",
     "nystrom_ridge",
     "nystrom_ridge_onepass",

@@ -24,7 +24,9 @@ Falkon of Meanti, Carratino, Rosasco and Rudi ("Kernel methods through the roof"
 2020, section 3; Marteau-Ferey, Bach and Rudi, NeurIPS 2019, for the Newton scheme).  A
 backtracking (Armijo) line search on ``J`` makes the iteration globally convergent; it costs no
 extra pass since ``K_nm (alpha + t delta) = f + t K_nm delta``.  Per Newton step: one pass for
-the gradient and one per CG iteration; ``K_nm delta`` is carried along the CG steps from the
+the gradient and one per CG iteration (over ``K_nm`` kept in memory after the first pass when
+it fits the budget of :func:`~kernelkit.models.falkon.nystrom_system`: one kernel pass per
+fit); ``K_nm delta`` is carried along the CG steps from the
 ``K_nm V`` each CG pass computes anyway (``delta = sum_k a_k B p_k``).  The CG of step ``k``
 stops at a tolerance tied to the gradient (inexact Newton, ``forcing``).
 
