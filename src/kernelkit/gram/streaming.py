@@ -39,11 +39,11 @@ accumulator per worker thread.
 
 from __future__ import annotations
 
-import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import psutil
 import torch
 from threadpoolctl import threadpool_limits
 
@@ -248,21 +248,11 @@ def nystrom_normal_tile(
 def keep_budget(device: Any = None) -> int:
     """Default ``memory_budget`` (bytes) of a kept ``K_nm``: :data:`KEEP_FRACTION` of the
     memory available now, the free memory of a CUDA ``device`` (``torch.cuda.mem_get_info``),
-    else the host's available memory (``psutil.virtual_memory().available``; without psutil
-    the free pages, ``os.sysconf``, a lower bound; 0, i.e. stream, where neither is known)."""
+    else the host's available memory (``psutil.virtual_memory().available``)."""
     device = torch.device("cpu" if device is None else device)
     if device.type == "cuda":
         return int(KEEP_FRACTION * torch.cuda.mem_get_info(device)[0])
-    try:
-        import psutil
-
-        available = int(psutil.virtual_memory().available)
-    except ImportError:
-        try:
-            available = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-        except (AttributeError, ValueError, OSError):
-            available = 0
-    return int(KEEP_FRACTION * available)
+    return int(KEEP_FRACTION * psutil.virtual_memory().available)
 
 
 class StreamedProducts(ABC):
