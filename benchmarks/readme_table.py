@@ -162,6 +162,9 @@ SECTIONS = [
         lambda r: "kernelkit only" if r["baseline"].startswith("limit") else "alternative",
         normalise=_mmd_row,
     ),
+    Section("bench_hsic.json", _always("alternative")),
+    # issue 28's target, a 30-value LOO path under three plain fits: kernelkit against itself
+    Section("bench_model_selection.json", _always("ablation")),
     Section("ckn.json", _always("ablation")),
     Section("distributed.json", _always("ablation")),
 ]
