@@ -66,7 +66,7 @@ CKN_SEQ = {"n_filters": 6, "k": 2, "n_kmers": 30}
 
 CASES: dict[str, Callable[[], BaseEstimator]] = {
     "BiasFreeSVC": lambda: kernelkit.BiasFreeSVC(Gaussian(1.0)),
-    "CKNClassifier": lambda: kernelkit.CKNClassifier(**CKN_IMAGES, max_iter=5),
+    "CKNClassifier": lambda: kernelkit.CKNClassifier(**CKN_IMAGES, lam=1e-4, max_iter=5),
     "CKNFeatures": lambda: kernelkit.CKNFeatures(**CKN_IMAGES),
     "ConcatenatedKernelRegressor": lambda: kernelkit.ConcatenatedKernelRegressor(
         n_restarts=2, max_iter=5
@@ -92,7 +92,9 @@ CASES: dict[str, Callable[[], BaseEstimator]] = {
     "RandomFourierFeatures": lambda: kernelkit.RandomFourierFeatures(
         Gaussian(1.0), n_components=10
     ),
-    "SequenceCKNClassifier": lambda: kernelkit.SequenceCKNClassifier(**CKN_SEQ, max_iter=5),
+    "SequenceCKNClassifier": lambda: kernelkit.SequenceCKNClassifier(
+        **CKN_SEQ, lam=1e-4, max_iter=5
+    ),
     "SequenceCKNFeatures": lambda: kernelkit.SequenceCKNFeatures(**CKN_SEQ),
     "SimpleMKL": lambda: kernelkit.SimpleMKL(),
     "SpectralClustering": lambda: kernelkit.SpectralClustering(5, Gaussian(1.0), n_init=1),
