@@ -21,12 +21,17 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests benchmarks examples
 	$(VENV)/bin/lint-imports
 
+# Test files are dealt to TEST_WORKERS processes (pytest-xdist), one file per process at a
+# time (module fixtures stay in one process); the machines here have two cores.
+TEST_WORKERS ?= 2
+PYTEST_PARALLEL := -n $(TEST_WORKERS) --dist loadfile
+
 test: lint
-	$(PY) -m pytest -q -p no:cacheprovider; rc=$$?; \
+	$(PY) -m pytest -q -p no:cacheprovider $(PYTEST_PARALLEL); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests"; exit 1; fi; exit $$rc
 
 test-fast: lint
-	$(PY) -m pytest -m "not slow" -q -p no:cacheprovider
+	$(PY) -m pytest -m "not slow" -q -p no:cacheprovider $(PYTEST_PARALLEL)
 
 test-slow: $(STAMP)
 	$(PY) -m pytest -m slow -q -p no:cacheprovider
