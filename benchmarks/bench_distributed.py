@@ -53,6 +53,19 @@ from _common import RESULTS_DIR, machine_info, report
 D, SIGMA, LAM, ITERATIONS = 10, 5.0, 1e-6, 8
 
 
+def _local_cluster():
+    """Two one-thread worker processes on this machine (no dashboard, 3 GiB each)."""
+    import distributed
+
+    return distributed.LocalCluster(
+        n_workers=2,
+        threads_per_worker=1,
+        processes=True,
+        dashboard_address=None,
+        memory_limit="3GiB",
+    )
+
+
 def _target(X):
     w = np.linspace(-1.0, 1.0, X.shape[1])
     return np.sin(X @ w / 4.0) + 0.5 * np.cos(X[:, 0])
@@ -155,13 +168,7 @@ def run_large(n: int, m: int, chunk: int, iterations: int) -> None:
     write_s = time.perf_counter() - t0
     size_mb = sum(f.stat().st_size for f in (store / "X.zarr").rglob("*") if f.is_file()) / 1e6
     with (
-        distributed.LocalCluster(
-            n_workers=2,
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address=None,
-            memory_limit="3GiB",
-        ) as cluster,
+        _local_cluster() as cluster,
         distributed.Client(cluster) as client,
     ):
         X = da.from_zarr(str(store / "X.zarr"))
@@ -256,13 +263,7 @@ def run_passes(n: int, m: int, tol: float, lam: float) -> None:
         f_test = _target(X_test)
         rows, preds = {}, {}
         with (
-            distributed.LocalCluster(
-                n_workers=2,
-                threads_per_worker=1,
-                processes=True,
-                dashboard_address=None,
-                memory_limit="3GiB",
-            ) as cluster,
+            _local_cluster() as cluster,
             distributed.Client(cluster),
         ):
             X = _open_counted(root, "X.zarr", root / "log-draw")
