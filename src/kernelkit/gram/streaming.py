@@ -245,6 +245,13 @@ def nystrom_normal_tile(
     return KV
 
 
+def kept_block_bytes(Xb: Batch, m: int) -> int:
+    """Bytes of the ``n x m`` block of prepared rows ``Xb`` against ``m`` centres, in the block
+    dtype (the rows' for vectors, float64 for items)."""
+    itemsize = Xb.element_size() if isinstance(Xb, torch.Tensor) else 8
+    return len(Xb) * m * itemsize
+
+
 def keep_budget(device: Any = None) -> int:
     """Default ``memory_budget`` (bytes) of a kept ``K_nm``: :data:`KEEP_FRACTION` of the
     memory available now, the free memory of a CUDA ``device`` (``torch.cuda.mem_get_info``),
@@ -401,10 +408,7 @@ class NystromOperator(StreamedProducts):
     @property
     def keeps_block(self) -> bool:
         """Whether ``K_nm`` (``n m`` entries of the block dtype) fits ``memory_budget``."""
-        n, m = self.shape
-        vector = isinstance(self.Xb, torch.Tensor)
-        itemsize = self.Xb.element_size() if vector else 8
-        return n * m * itemsize <= self.memory_budget
+        return kept_block_bytes(self.Xb, self.shape[1]) <= self.memory_budget
 
     def _kept_rows(self, r0: int, r1: int, Xi: Batch, sliceable: bool) -> torch.Tensor | None:
         """Rows ``r0:r1`` of the kept ``K_nm`` (evaluated into it on the first pass), or None
@@ -574,6 +578,7 @@ __all__ = [
     "NystromOperator",
     "RowsFn",
     "keep_budget",
+    "kept_block_bytes",
     "nystrom_normal_tile",
     "nystrom_tile",
 ]

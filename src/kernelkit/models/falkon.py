@@ -30,7 +30,12 @@ import torch
 
 from kernelkit.gram.engine import gram_tensor, prepare_pair
 from kernelkit.gram.nystrom import take, too_many_centres
-from kernelkit.gram.streaming import NystromOperator, StreamedProducts, keep_budget
+from kernelkit.gram.streaming import (
+    NystromOperator,
+    StreamedProducts,
+    keep_budget,
+    kept_block_bytes,
+)
 from kernelkit.kernels.base import Batch, Kernel
 from kernelkit.solvers.nystrom_normal import (
     NystromNormalResult,
@@ -192,9 +197,8 @@ def choose_solver(
 def keeps_block(Xb: Batch, m: int) -> bool:
     """Whether :func:`nystrom_system` keeps the ``n x m`` block of these prepared rows with
     its default budget (:func:`~kernelkit.gram.streaming.keep_budget`)."""
-    vector = isinstance(Xb, torch.Tensor)
-    itemsize = Xb.element_size() if vector else 8
-    return len(Xb) * m * itemsize <= keep_budget(Xb.device if vector else None)
+    device = Xb.device if isinstance(Xb, torch.Tensor) else None
+    return kept_block_bytes(Xb, m) <= keep_budget(device)
 
 
 def forced_solver(solver: str, n: int, m: int, *, stacklevel: int = 5) -> str:
