@@ -18,7 +18,7 @@ distributed = pytest.importorskip("distributed")
 from kernelkit import KernelLogisticRegression, KernelRidge  # noqa: E402
 from kernelkit.estimators.logistic import NEWTON_STEPS  # noqa: E402
 from kernelkit.gram import distributed_nystrom  # noqa: E402
-from kernelkit.gram.nystrom import uniform_centres  # noqa: E402
+from kernelkit.gram.nystrom import draw_by_keys, uniform_centres  # noqa: E402
 from kernelkit.kernels import Gaussian  # noqa: E402
 from kernelkit.models.falkon import choose_solver, nystrom_ridge, nystrom_system  # noqa: E402
 from kernelkit.models.falkon_distributed import distributed_nystrom_system  # noqa: E402
@@ -44,13 +44,17 @@ def data():
 @pytest.mark.parametrize(("dtype", "rtol"), [(np.float64, 1e-10), (np.float32, 1e-5)])
 def test_kernel_ridge_on_dask_equals_in_memory(client, data, dtype, rtol):
     X, y = data[0].astype(dtype), data[1]
-    params = dict(solver="nystrom", n_centers=40, lam=1e-2, tol=1e-14, max_iter=15, random_state=2)
-    with pytest.warns(UserWarning, match="CG"):  # tol=1e-14: all 15 iterations run on both sides
-        local = KernelRidge(Gaussian(2.0), **params).fit(X, y)
+    params = dict(solver="nystrom", lam=1e-2, tol=1e-14, max_iter=15)
     X_dask = da.from_array(X, chunks=(170, 5)).persist()
+    with pytest.warns(UserWarning, match="CG"):  # tol=1e-14: all 15 iterations run on both sides
+        remote = KernelRidge(Gaussian(2.0), n_centers=40, random_state=2, **params).fit(
+            X_dask, da.from_array(y, chunks=170)
+        )
+    # the Dask draw: 40 rows by position (the row numbers as keys), no pass over X for it
+    index = draw_by_keys(np.arange(len(X), dtype=np.uint64), 40, None, 2)
+    np.testing.assert_array_equal(remote.center_indices_, index)
     with pytest.warns(UserWarning, match="CG"):
-        remote = KernelRidge(Gaussian(2.0), **params).fit(X_dask, da.from_array(y, chunks=170))
-    np.testing.assert_array_equal(remote.center_indices_, local.center_indices_)
+        local = KernelRidge(Gaussian(2.0), centers=X[index], **params).fit(X, y)
     pred = remote.predict(X_dask)
     assert isinstance(pred, da.Array) and pred.chunks[0] == X_dask.chunks[0]
     atol = rtol * np.abs(y).max()
@@ -120,11 +124,13 @@ def test_fit_survives_a_killed_worker(client, data):
 
 def test_one_pass_on_dask_is_one_map_reduce_equal_to_in_memory(client, data):
     X, y = data
-    params = dict(n_centers=40, lam=1e-3, random_state=2)
-    local = KernelRidge(Gaussian(2.0), solver="onepass", **params).fit(X, y)
     X_dask = da.from_array(X, chunks=(170, 5)).persist()
-    remote = KernelRidge(Gaussian(2.0), **params).fit(X_dask, da.from_array(y, chunks=170))
+    remote = KernelRidge(Gaussian(2.0), n_centers=40, lam=1e-3, random_state=2).fit(
+        X_dask, da.from_array(y, chunks=170)
+    )
     assert remote.solver_ == "onepass"  # "auto" on a Dask array: never the exact solver
+    centres = X[remote.center_indices_]
+    local = KernelRidge(Gaussian(2.0), solver="onepass", centers=centres, lam=1e-3).fit(X, y)
     scale = np.abs(local.dual_coef_).max()
     np.testing.assert_allclose(remote.dual_coef_, local.dual_coef_, rtol=0, atol=1e-10 * scale)
 
@@ -259,14 +265,14 @@ def _deadline(seconds: float) -> Iterator[None]:
 
 def test_one_pass_reads_each_chunk_once_and_pcg_once_per_iteration(client, data, tmp_path):
     # Bytes of X's chunks returned by the zarr store to any process (workers and client),
-    # counted by a store wrapper: the centre draw reads X (content keys, then the m rows),
-    # then the one-pass solver reads every chunk exactly once more and PCG once for K_nm^T y
-    # and once per CG iteration.
+    # counted by a store wrapper.  The uniform draw reads only the chunks that hold a centre
+    # and keeps them on the workers until the fit ends: the one-pass fit reads every chunk
+    # exactly once in all; PCG reads those chunks once and every other chunk once for
+    # K_nm^T y and once per CG iteration.  Centres given as points read nothing beforehand.
     pytest.importorskip("zarr", minversion="3")
     import zarr
     from zarr.storage import LocalStore
 
-    from kernelkit.gram.distributed import draw_weighted_centres
     from kernelkit.testing.stores import CountingStore, read_log
 
     X, y = data
@@ -275,31 +281,55 @@ def test_one_pass_reads_each_chunk_once_and_pcg_once_per_iteration(client, data,
         compressors=None,
     )  # fmt: skip
     z[:] = X
-    chunks = {f"c/{k}/0" for k in range(6)}
+    chunks = [f"c/{k}/0" for k in range(6)]
 
-    def reads(fn, name):
+    def fit(name, **params):
         log = tmp_path / name
         log.mkdir()
         store = CountingStore(LocalStore(tmp_path / "X.zarr", read_only=True), log)
+        model = KernelRidge(Gaussian(2.0), lam=1e-2, tol=1e-7, max_iter=100, **params)
         with _deadline(300):
-            result = fn(da.from_zarr(zarr.open_array(store, mode="r")))
+            model.fit(da.from_zarr(zarr.open_array(store, mode="r")), y)
         counts = read_log(log)
-        assert set(counts.chunk_reads) == chunks
         assert counts.chunk_bytes == sum(counts.chunk_reads.values()) * 100 * 5 * 8
-        return result, counts.chunk_reads
+        return model, [counts.chunk_reads.get(k, 0) for k in chunks], counts.chunk_bytes
 
-    params = dict(n_centers=40, lam=1e-2, tol=1e-7, max_iter=100, random_state=2)
-    (index, _), draw = reads(lambda Xd: draw_weighted_centres(Xd, 40, 2), "draw")
-    one, one_reads = reads(
-        lambda Xd: KernelRidge(Gaussian(2.0), solver="onepass", **params).fit(Xd, y), "onepass"
+    one, one_reads, one_bytes = fit("onepass", solver="onepass", n_centers=40, random_state=2)
+    assert one_reads == [1] * 6 and one_bytes == X.nbytes  # X read once: its stored bytes
+    np.testing.assert_array_equal(
+        one.center_indices_, draw_by_keys(np.arange(600, dtype=np.uint64), 40, None, 2)
     )
-    pcg, pcg_reads = reads(
-        lambda Xd: KernelRidge(Gaussian(2.0), solver="nystrom", **params).fit(Xd, y), "pcg"
-    )
-    np.testing.assert_array_equal(one.center_indices_, index)
-    assert pcg.n_iter_ >= 2
-    assert {k: one_reads[k] - draw[k] for k in chunks} == dict.fromkeys(chunks, 1)
-    assert {k: pcg_reads[k] - draw[k] for k in chunks} == dict.fromkeys(chunks, pcg.n_iter_ + 1)
+    # equal to the in-memory fit on the same centres (float64)
+    centres = X[one.center_indices_]
+    local = KernelRidge(Gaussian(2.0), lam=1e-2, solver="onepass", centers=centres).fit(X, y)
+    scale = np.abs(local.dual_coef_).max()
+    np.testing.assert_allclose(one.dual_coef_, local.dual_coef_, rtol=0, atol=1e-8 * scale)
+    _, given_reads, _ = fit("given", solver="onepass", centers=centres)
+    assert given_reads == [1] * 6
+
+    pcg, pcg_reads, _ = fit("pcg", solver="nystrom", centers=centres)
+    assert pcg.n_iter_ >= 2 and pcg_reads == [pcg.n_iter_ + 1] * 6
+    # PCG on 3 drawn centres: the chunks holding them read once, the others once per pass
+    few, few_reads, _ = fit("few", solver="nystrom", n_centers=3, random_state=0)
+    held = set(few.center_indices_ // 100)
+    assert 0 < len(held) < 6
+    assert few_reads == [1 if k in held else few.n_iter_ + 1 for k in range(6)]
     # and the two solvers agree to the order of the CG tolerance (1e-7) on the fitted values
     f_one, f_pcg = one.predict(X), pcg.predict(X)
     assert np.linalg.norm(f_one - f_pcg) <= 1e-6 * np.linalg.norm(f_pcg)  # measured 5e-8
+
+
+def test_given_centres_on_dask_ridge(client, data):
+    X, y = data
+    X_dask = da.from_array(X, chunks=(200, 5))
+    centres = np.random.default_rng(1).normal(size=(30, 5))  # not training points
+    remote = KernelRidge(Gaussian(2.0), solver="onepass", centers=centres, lam=1e-3)
+    remote.fit(X_dask, y)
+    local = KernelRidge(Gaussian(2.0), solver="onepass", centers=centres, lam=1e-3).fit(X, y)
+    assert remote.center_indices_ is None and local.center_indices_ is None
+    scale = np.abs(local.dual_coef_).max()
+    np.testing.assert_allclose(remote.dual_coef_, local.dual_coef_, rtol=0, atol=1e-8 * scale)
+    with pytest.raises(InputError, match="centers: expected points with the 5 features"):
+        KernelRidge(Gaussian(2.0), centers=centres[:, :3]).fit(X_dask, y)
+    with pytest.raises(InputError, match="centers: expected at least one centre"):
+        KernelRidge(Gaussian(2.0), centers=centres[:0]).fit(X_dask, y)

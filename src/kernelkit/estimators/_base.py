@@ -171,23 +171,27 @@ def unit_mean_weights(w: np.ndarray | None) -> np.ndarray | None:
     return None if w is None else w * (len(w) / w.sum())
 
 
-def check_distributed_nystrom(estimator: Any, X: Any) -> int:
+def check_distributed_nystrom(estimator: Any, X: Any, *, points: bool = False) -> int:
     """The number of rows of a Dask array or bag ``X`` that a Nyström estimator fits on its
     workers; refuses what the distributed fit does not do (``solver="exact"``, centres other
-    than ``"uniform"``) and an ``n_centers`` outside ``[1, n]``, by name.
+    than ``"uniform"``, or than centres given as points with ``points=True``) and an
+    ``n_centers`` outside ``[1, n]`` for drawn centres, by name.
 
     Raises
     ------
     InputError
     """
     solver, centers, m = estimator.solver, estimator.centers, estimator.n_centers
-    if solver == "exact" or not isinstance(centers, str) or centers != "uniform":
+    given = points and not isinstance(centers, str)
+    uniform = isinstance(centers, str) and centers == "uniform"
+    if solver == "exact" or not (given or uniform):
+        expected = "centers='uniform' or an array of points" if points else "centers='uniform'"
         raise InputError(
-            "X: Dask input is fitted by solver='auto', 'onepass' or 'nystrom' with "
-            f"centers='uniform', got solver={solver!r}, centers={centers!r}"
+            f"X: Dask input is fitted by solver='auto', 'onepass' or 'nystrom' with {expected}, "
+            f"got solver={solver!r}, centers={centers!r}"
         )
     n = n_rows(X)
-    if not (isinstance(m, Integral) and 1 <= m <= n):
+    if not given and not (isinstance(m, Integral) and 1 <= m <= n):
         raise InputError(f"n_centers: expected an integer in [1, n_samples = {n}], got {m!r}")
     return n
 

@@ -35,7 +35,7 @@ from kernelkit.estimators._ridge_selection import (
 )
 from kernelkit.gram import gram
 from kernelkit.gram.distributed import (
-    draw_weighted_centres,
+    draw_kept_centres,
     is_dask_collection,
     map_row_blocks,
 )
@@ -504,28 +504,46 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         return self
 
     def _fit_distributed(self, X: Any, y: Any, sample_weight: Any) -> KernelRidge:
-        """Falkon on a Dask array or bag ``X`` (:mod:`kernelkit.gram.distributed`).
+        """The Nyström fit of a Dask array or bag ``X`` (:mod:`kernelkit.gram.distributed`),
+        each pass one map-reduce over its row blocks on the workers that hold them.
 
-        The uniform centres are the rows the in-memory fit draws for ``random_state`` (only
-        they are gathered); ``y`` and ``sample_weight`` (``n`` floats each) are gathered on
-        the client; the products with ``K_nm`` run on the workers holding the row blocks.
+        ``centers="uniform"``: ``n_centers`` rows drawn by position with probabilities
+        proportional to the weights
+        (:func:`~kernelkit.gram.distributed.draw_kept_centres`: not among distinct points
+        as in memory, which would take a pass of its own); only the blocks holding a centre
+        are read for the draw and they stay in the workers' memory until the fit ends, so
+        the one-pass solver reads every block of ``X`` exactly once and PCG reads the other
+        blocks once per pass.  Centres given as points read nothing before the passes.  A
+        kernel whose parameters come from the data (the median heuristic, ``gamma="scale"``)
+        reads them from the centres.  ``y`` and ``sample_weight`` (``n`` floats each) are
+        gathered on the client.
         """
-        n = check_distributed_nystrom(self, X)
+        n = check_distributed_nystrom(self, X, points=True)
+        m = centre_count(self.n_centers, self.centers)
         self.solver_ = self.solver
         if self.solver == "auto":
             d = int(X.shape[1]) if len(getattr(X, "shape", ())) == 2 else 0
             c = int(y.shape[1]) if len(getattr(y, "shape", ())) == 2 else 1
-            m = int(self.n_centers)
             self.solver_ = choose_solver(n, m, d=d, c=c, tol=float(self.tol), exact=False)
         self._check_nystrom_lam()
         w = check_sample_weight(None if sample_weight is None else np.asarray(sample_weight), n)
         w = unit_mean_weights(w)
-        index, rows = draw_weighted_centres(X, self.n_centers, self.random_state, w)
+        index, rows, blocks = None, self.centers, X
+        if isinstance(self.centers, str):
+            index, rows, blocks = draw_kept_centres(X, m, self.random_state, w)
+        elif len(rows) == 0:
+            raise InputError("centers: expected at least one centre, got none")
         centres = self._fit_X(rows)
+        width = getattr(X, "shape", ())[1:]
+        if index is None and isinstance(centres, torch.Tensor) and centres.shape[1:] != width:
+            raise InputError(
+                f"centers: expected points with the {width[0] if width else '?'} features of "
+                f"X, got shape {tuple(centres.shape)}"
+            )
         dtype = result_dtype(centres)
         Y = self._validate_y_numeric(np.asarray(y), n, dtype)
         system = distributed_nystrom_system(
-            self.kernel_, X, len(index), centres=centres, indices=index, lam=float(self.lam)
+            self.kernel_, blocks, len(centres), centres=centres, indices=index, lam=float(self.lam)
         )
         self._solve_nystrom(system, Y, w, dtype, None)
         return self

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -39,8 +40,10 @@ from kernelkit.kernels.sparse import row_keys
 from kernelkit.utils.errors import InputError
 
 __all__ = [
+    "RowBlocks",
     "as_row_blocks",
     "draw_centres",
+    "draw_kept_centres",
     "draw_weighted_centres",
     "gather_rows",
     "gram_blocks",
@@ -220,10 +223,24 @@ def map_row_blocks(fn: Callable[[Any], np.ndarray], X: Any, n_columns: int, dtyp
     return da.concatenate(arrays, axis=0)
 
 
+@dataclass(frozen=True)
+class RowBlocks:
+    """Row blocks of a Dask array or bag as delayed objects, some of them persisted on the
+    workers (:func:`draw_kept_centres`), and their row counts; :func:`row_blocks` and every
+    pass over row blocks take it in place of the collection.
+    """
+
+    blocks: tuple[Any, ...]
+    sizes: tuple[int, ...]
+
+
 def row_blocks(X: Any) -> tuple[list[Any], list[int]]:
-    """The row blocks of a Dask array or bag as delayed objects, and their row counts."""
+    """The row blocks of a Dask array or bag (or :class:`RowBlocks`) as delayed objects, and
+    their row counts."""
     import dask
 
+    if isinstance(X, RowBlocks):
+        return list(X.blocks), list(X.sizes)
     da = require_dask()
     if isinstance(X, da.Array):
         X = as_row_blocks(X)
@@ -370,6 +387,86 @@ def draw_weighted_centres(
         keys = np.arange(n, dtype=np.uint64)
     index = draw_by_keys(keys, min(n_components, n), sample_weight, random_state)
     return index, gather_rows(X, index)
+
+
+def draw_kept_centres(
+    X: Any,
+    n_components: int,
+    random_state: Any = None,
+    sample_weight: np.ndarray | None = None,
+    *,
+    client: Any = None,
+) -> tuple[np.ndarray, Any, RowBlocks]:
+    r"""Centres drawn among the rows of distributed points, reading only the row blocks that
+    hold them and keeping those blocks for the passes: ``(indices, rows, blocks)``.
+
+    The draw is over row positions: :func:`~kernelkit.gram.nystrom.draw_by_keys` with the row
+    numbers as keys, i.e. ``min(m, n)`` rows without replacement with probabilities
+    proportional to ``sample_weight`` (uniform when ``None``; rows of weight 0 never drawn),
+    Efraimidis and Spirakis' algorithm A with the uniforms drawn in row order (the in-memory
+    draw of inputs without content keys).  It needs ``n`` only (a Dask array's shape), so no
+    block is read before the indices are known; the in-memory draw among *distinct* vectors
+    would need the content keys of every row, a pass over ``X`` of its own.  Rows repeated in
+    ``X`` can therefore both be drawn (the jitter of ``K_mm``,
+    :func:`~kernelkit.solvers.nystrom_pcg.centre_jitter`, keeps the systems definite).
+
+    The blocks holding a drawn row are computed (read from their store) once and persisted:
+    kept in the workers' memory (the client's, without a distributed scheduler) as long as
+    the returned ``blocks`` is referenced; the ``m`` rows are cut from them on the workers.
+    ``blocks`` has these persisted blocks in place of their graphs, so a pass over it reads
+    every other block once and these not again: a one-pass fit reads every block of ``X``
+    exactly once in all.  Memory: the blocks that hold a centre, at most ``min(m, B)`` of
+    the ``B`` blocks; for ``m`` uniform rows of ``B`` equal blocks all but about
+    ``B (1 - 1/B)^m``, i.e. all of ``X``, spread over the workers, once ``m >= 5 B``.
+    A bag has no stored length: its partitions are counted by one pass first.
+
+    Parameters
+    ----------
+    X : dask.array.Array or dask.bag.Bag
+        The ``n`` rows (an array: chunked by rows, known chunk sizes).
+    n_components : int
+        Number ``m`` of centres.
+    random_state : None, int, RandomState or Generator
+        Seed of the draw.
+    sample_weight : ndarray of shape (n,), optional
+        Draw probabilities up to a factor.
+    client : distributed.Client, optional
+        Run on this client (default: the Dask scheduler in scope).
+
+    Returns
+    -------
+    indices : ndarray of int
+        The drawn rows, sorted.
+    rows : ndarray or list
+        Those rows, in the order of ``indices``.
+    blocks : RowBlocks
+        The row blocks of ``X``, the ones read here persisted.
+    """
+    import dask
+
+    blocks, sizes = row_blocks(X)
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    n = int(offsets[-1])
+    index = draw_by_keys(np.arange(n, dtype=np.uint64), min(n_components, n), sample_weight,
+                         random_state)  # fmt: skip
+    owner = np.searchsorted(offsets, index, side="right") - 1
+    held = [int(b) for b in np.unique(owner)]
+    wanted = [blocks[b] for b in held]
+    kept = client.persist(wanted) if client is not None else dask.persist(*wanted)
+    for b, block in zip(held, kept, strict=True):
+        blocks[b] = block
+    local = [index[owner == b] - offsets[b] for b in held]
+    parts = run_row_blocks(_take_rows, kept, rows=[local], client=client)
+    rows = np.concatenate(parts) if isinstance(parts[0], np.ndarray) else sum(parts, [])
+    return index, rows, RowBlocks(tuple(blocks), tuple(sizes))
+
+
+def _take_rows(block: Any, local: np.ndarray) -> Any:
+    """Rows ``local`` of one block (an array, or a bag partition's items as a list)."""
+    if isinstance(block, np.ndarray):
+        return block[local]
+    items = list(block)
+    return [items[i] for i in local]
 
 
 def _block_keys(block: Any) -> np.ndarray:

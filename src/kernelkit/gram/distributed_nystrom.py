@@ -103,9 +103,11 @@ class DistributedNystromOperator(StreamedProducts):
     ----------
     kernel : Kernel
         Any kernelkit kernel.
-    X : dask.array.Array or dask.bag.Bag
+    X : dask.array.Array, dask.bag.Bag or RowBlocks
         The ``n`` rows; persist it (``X.persist()``) to keep the blocks in the workers'
-        memory between iterations.
+        memory between iterations (a :class:`~kernelkit.gram.distributed.RowBlocks` of
+        :func:`~kernelkit.gram.distributed.draw_kept_centres` keeps those that hold a
+        centre).
     centres : array-like or batch
         The ``m`` centres, in the client's memory.
     client : distributed.Client, optional

@@ -39,23 +39,26 @@ def distributed_nystrom_system(
     ----------
     kernel : Kernel
         Any kernelkit kernel.
-    X : dask.array.Array or dask.bag.Bag
-        The ``n`` training rows (persisted on the workers for repeated passes).
+    X : dask.array.Array, dask.bag.Bag or RowBlocks
+        The ``n`` training rows (persisted on the workers for repeated passes), or their
+        blocks as :func:`~kernelkit.gram.distributed.draw_kept_centres` returns them.
     n_centers : int
         Number ``m`` of uniform centres (the in-memory draw for this ``random_state``).
     random_state : None, int, RandomState or Generator
         Seed of the centre draw.
     centres, indices : optional
-        Centres already gathered (and their indices), instead of drawing them.
+        Centres already gathered (and their indices; ``None`` for centres given as points),
+        instead of drawing them.
     client : distributed.Client, optional
         The client to run on.
     lam : float, optional
         The smallest ``lam`` the system will be solved for (the jitter of ``T`` for float32
         blocks, :func:`~kernelkit.solvers.nystrom_pcg.centre_factor`).
     """
-    if centres is None or indices is None:
+    if centres is None:
         indices, centres = draw_centres(X, n_centers, random_state)
     op = DistributedNystromOperator(kernel, X, centres, client=client)
     block_dtype = op.centres.dtype if isinstance(op.centres, torch.Tensor) else torch.float64
     K_mm = centre_gram(kernel, op.centres)
-    return NystromSystem(op, K_mm, np.asarray(indices), block_dtype, lam)
+    index = None if indices is None else np.asarray(indices)
+    return NystromSystem(op, K_mm, index, block_dtype, lam)
