@@ -457,7 +457,11 @@ def draw_kept_centres(
         blocks[b] = block
     local = [index[owner == b] - offsets[b] for b in held]
     parts = run_row_blocks(_take_rows, kept, rows=[local], client=client)
-    rows = np.concatenate(parts) if isinstance(parts[0], np.ndarray) else sum(parts, [])
+    rows = (
+        np.concatenate(parts)
+        if isinstance(parts[0], np.ndarray)
+        else [item for part in parts for item in part]
+    )
     return index, rows, RowBlocks(tuple(blocks), tuple(sizes))
 
 
