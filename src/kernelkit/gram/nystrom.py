@@ -236,15 +236,28 @@ def draw_by_keys(
     """
     n = len(keys)
     w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
-    order = np.lexsort((np.arange(n), keys))  # by key, first rows first
-    group_keys, starts, group = np.unique(keys[order], return_index=True, return_inverse=True)
-    weight = np.bincount(group.ravel(), weights=w[order], minlength=len(group_keys))
-    first = order[starts]
+    if n > 1 and bool(np.all(keys[1:] > keys[:-1])):  # increasing (row numbers): no groups
+        weight, first = w, np.arange(n)
+    else:
+        order = np.lexsort((np.arange(n), keys))  # by key, first rows first
+        group_keys, starts, group = np.unique(keys[order], return_index=True, return_inverse=True)
+        weight = np.bincount(group.ravel(), weights=w[order], minlength=len(group_keys))
+        first = order[starts]
     live = np.flatnonzero(weight > 0)
     rng = check_random_state(random_state)
     score = np.log(rng.random(len(live))) / weight[live]  # log of u^(1/W)
-    take = live[np.argsort(-score, kind="stable")[:m]]
-    return np.sort(first[take])
+    return np.sort(first[live[_largest(score, m)]])
+
+
+def _largest(score: np.ndarray, m: int) -> np.ndarray:
+    """Positions of the ``m`` largest scores, ties to the lower position (the set of
+    ``argsort(-score, kind="stable")[:m]``), by a partition instead of a sort."""
+    k = len(score) - m
+    if k <= 0:
+        return np.arange(len(score))
+    threshold = np.partition(score, k)[k]
+    above = np.flatnonzero(score > threshold)
+    return np.concatenate([above, np.flatnonzero(score == threshold)[: m - len(above)]])
 
 
 def weighted_centres(
