@@ -208,6 +208,14 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         How the centres are chosen among the training points
         (:func:`kernelkit.gram.nystrom.choose_centres`), or the centres themselves (points
         of the input kind, not necessarily training points; ``n_centers`` is then ignored).
+        On a Dask array or bag, ``"uniform"`` draws ``n_centers`` rows by position
+        (probabilities proportional to the weights; not among distinct points, which would
+        take a pass over ``X`` of its own) and keeps the chunks holding them in the
+        workers' memory until the fit ends, so that the one-pass solver reads every chunk
+        exactly once (memory: those chunks, i.e. all of ``X`` spread over the workers once
+        ``n_centers`` is a few times the number of chunks); given points read nothing
+        before the passes and keep nothing
+        (:func:`kernelkit.gram.distributed.draw_kept_centres`).
     max_iter : int, default 100
         Most CG iterations of ``"nystrom"`` (each is one pass over the training rows).
     tol : float, default 1e-6
