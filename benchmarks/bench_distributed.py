@@ -11,8 +11,9 @@ kernelkit against kernelkit (ablations).
 
 ``--large``: the issue's out-of-core case, 10^7 x 10 float32 points written chunked to a zarr
 store on disk (about 400 MB; generated chunk by chunk, never held whole), fitted with
-m = 2000 by 2 workers reading their chunks from disk in every pass; reports the peak
-resident memory of each worker and of the client (``ru_maxrss``) and the time per iteration.
+m = 2000 by 2 workers (the centre draw keeps the chunks holding a centre, with m = 2000 all
+of them, in the workers' memory for the fit); reports the peak resident memory of each
+worker and of the client (``ru_maxrss``) and the time per iteration.
 
 ``--passes``: the one-pass solver against Falkon's PCG on data read from disk: ``n`` x 10
 float32 points (default 10^7, 40 chunks) and their float64 targets (noise 0.1) written chunk

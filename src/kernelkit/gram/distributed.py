@@ -447,8 +447,8 @@ def draw_kept_centres(
     blocks, sizes = row_blocks(X)
     offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     n = int(offsets[-1])
-    index = draw_by_keys(np.arange(n, dtype=np.uint64), min(n_components, n), sample_weight,
-                         random_state)  # fmt: skip
+    rows_as_keys = np.arange(n, dtype=np.uint64)
+    index = draw_by_keys(rows_as_keys, min(n_components, n), sample_weight, random_state)
     owner = np.searchsorted(offsets, index, side="right") - 1
     held = [int(b) for b in np.unique(owner)]
     wanted = [blocks[b] for b in held]
