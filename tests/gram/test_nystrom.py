@@ -255,3 +255,27 @@ def test_indefinite_centre_gram_is_refused_naming_it():
         cholesky_basis(K)
     with pytest.raises(NotPSDError, match="K_zz: the landmark Gram is not positive"):
         nystrom_basis(K)
+
+
+def test_draw_by_keys_on_increasing_keys_equals_the_grouped_draw():
+    # increasing keys (row numbers: the Dask draw) skip the grouping sort; oracle: the same
+    # candidates under decreasing keys, which take the grouping path (uniform k goes to the
+    # k-th smallest key, so row r of the reversed draw is row n - 1 - r of the direct one)
+    from kernelkit.gram.nystrom import _largest, draw_by_keys
+
+    rng = np.random.default_rng(0)
+    n = 500
+    keys = np.arange(n, dtype=np.uint64)
+    w = rng.random(n)
+    w[::4] = 0
+    for weights in (None, w):
+        reversed_w = None if weights is None else weights[::-1].copy()
+        for m in (1, 37, 374, 600):
+            fast = draw_by_keys(keys, m, weights, 3)
+            grouped = draw_by_keys(keys[::-1].copy(), m, reversed_w, 3)
+            np.testing.assert_array_equal(fast, np.sort(n - 1 - grouped))
+    # the m largest scores by a partition: the set a stable sort takes, ties included
+    for _ in range(50):
+        score = rng.integers(0, 5, 40).astype(float)
+        m = int(rng.integers(1, 45))
+        assert set(_largest(score, m)) == set(np.argsort(-score, kind="stable")[:m])
