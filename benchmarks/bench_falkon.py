@@ -196,6 +196,8 @@ def run_case(case: dict) -> dict:
                 out["cg_iterations"] = int(getattr(model, "n_cg_", np.max(model.n_iter_)))
             if not regression:
                 out["newton_steps"] = int(np.max(model.n_iter_))
+            if hasattr(model, "lam_"):  # lam="auto": the chosen lam
+                out["lam"] = float(model.lam_)
     pred = np.asarray(pred, dtype=np.float64)
     if regression:
         out["test_mse"] = float(np.mean((pred - yt) ** 2))
