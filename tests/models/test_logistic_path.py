@@ -116,7 +116,7 @@ def test_warm_start_and_a_kept_preconditioner_reach_the_cold_solution(problem):
         tol=1e-12,
         coef0=0.5 * cold.coef,
         preconditioner=stale,
-        rebuild_passes=np.inf,
+        rebuild_after=np.inf,
     )
     np.testing.assert_allclose(warm.coef, cold.coef, rtol=0, atol=1e-6 * cold.coef.abs().max())
     np.testing.assert_allclose(warm.scores, system.op.matmat(warm.coef), atol=1e-9)
@@ -194,3 +194,22 @@ def test_exact_path_chooses_the_argmin_of_cold_exact_fits():
     assert model.lam_ == path.lam
     cold_fit = KernelLogisticRegression(KERNEL, path.lam, solver="exact", tol=1e-12).fit(X, y)
     np.testing.assert_allclose(model.dual_coef_, cold_fit.dual_coef_, rtol=0, atol=1e-8)
+
+
+def test_the_grid_follows_the_kernel_scale_and_bad_lam_is_named():
+    from kernelkit.utils.errors import ParameterError
+
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal((150, 2))
+    y = (X[:, 0] + 0.5 * rng.standard_normal(150) > 0).astype(int)
+    K = np.asarray(gram(KERNEL, X))
+    one = KernelLogisticRegression("precomputed", tol=1e-12, random_state=0).fit(K, y)
+    four = KernelLogisticRegression("precomputed", tol=1e-12, random_state=0).fit(4 * K, y)
+    assert four.lam_ == pytest.approx(4 * one.lam_, rel=1e-12)  # the same model, lam scaled
+    np.testing.assert_allclose(four.decision_function(4 * K), one.decision_function(K), atol=1e-8)
+    with pytest.raises(ParameterError, match=r"lam: .* or a str among \['auto'\]"):
+        KernelLogisticRegression(lam="best").fit(X, y)
+    with pytest.raises(InputError, match="mean k"):
+        from kernelkit.models.logistic_path import auto_grid
+
+        auto_grid(torch.zeros(3))

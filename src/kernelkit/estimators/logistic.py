@@ -53,6 +53,7 @@ from kernelkit.models.logistic_path import (
     AUTO_GRID,
     PATIENCE,
     LogisticPath,
+    auto_grid,
     held_out_scores,
     holdout_rows,
     nystrom_logistic_auto,
@@ -223,19 +224,21 @@ def exact_lam_path(
     K: torch.Tensor,
     Y: torch.Tensor,
     held_out: np.ndarray,
-    lams: Any = AUTO_GRID,
+    lams: Any = None,
     *,
     patience: int = PATIENCE,
 ) -> LogisticPath:
     """The held-out ``lam`` path of :mod:`kernelkit.models.logistic_path` for the exact
-    solver: one warm-started IRLS step (:func:`kernel_logistic_regression`) per ``lam`` on the
-    Gram of the rows not ``held_out``, scored on the held-out rows by their kernel rows.
+    solver (``lams`` default: :func:`~kernelkit.models.logistic_path.auto_grid` of the
+    diagonal of ``K``): one warm-started IRLS step (:func:`kernel_logistic_regression`) per
+    ``lam`` on the Gram of the rows not ``held_out``, scored on the held-out rows by their
+    kernel rows.
 
     ``Y``: ``+-1`` targets, shape ``(n, c)`` (one column per one-vs-rest problem).  The
     path's ``coef`` is the best iterate padded with zeros at the held-out rows (a warm start
     of the fit on every row) and ``scores`` its ``K coef``.
     """
-    lams = np.asarray(lams, dtype=np.float64)
+    lams = auto_grid(K.diagonal()) if lams is None else np.asarray(lams, dtype=np.float64)
     tr, out = torch.as_tensor(~held_out), torch.as_tensor(held_out)
     K_tr, K_out = K[tr][:, tr], K[out][:, tr]
     Y_tr, Y_out = Y[tr].to(K), Y[out].to(K)
@@ -308,7 +311,8 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
         ``1e-1, 10^-1.5, ..., 1e-9`` by one warm-started Newton step per value (the homotopy
         of logistic Falkon, Meanti et al., NeurIPS 2020), the iterate of lowest held-out
         logistic loss gives ``lam_`` (the path stops two values past it), and ``lam_`` is
-        fitted on every row from that iterate.  ``lam_`` and ``cv_results_`` record it.
+        fitted on every row from that iterate.  ``lam_`` and ``cv_results_`` record it.  The
+        grid is relative to the kernel's scale ``mean k(x, x)`` (1 for the Gaussian).
     solver : {"auto", "exact", "onepass", "nystrom"}, default "auto"
         ``"exact"``: IRLS on the full ``n x n`` Gram matrix (one Cholesky of
         ``W^{1/2} K W^{1/2} + 2 n lam I`` per Newton step).  ``"onepass"`` and ``"nystrom"``: the

@@ -195,7 +195,7 @@ def nystrom_logistic_fit(
     coef0: torch.Tensor | None = None,
     scores0: torch.Tensor | None = None,
     preconditioner: NystromPreconditioner | None = None,
-    rebuild_passes: float | None = None,
+    rebuild_after: float | None = None,
 ) -> NystromLogisticResult:
     r"""Nyström kernel logistic regression by Newton steps and preconditioned CG.
 
@@ -253,12 +253,12 @@ def nystrom_logistic_fit(
         lam A^{-T} A^{-1}`` does not depend on the weights and ``lam`` ``A`` was built for;
         built at others it costs CG iterations (about the square root of the ratio of the
         ``lam`` values), not accuracy.
-    rebuild_passes : float, optional
+    rebuild_after : float, optional
         Keep the preconditioner (``preconditioner``, else the first step's) across Newton
         steps and rebuild it at the next step's weights once the CG iterations run with it
-        reach ``rebuild_passes`` (the passes over ``K_nm`` that cost as much as one build:
-        the rent-or-buy rule, within twice the cost of the better choice in hindsight,
-        Karlin, Manasse, Rudolph and Sleator, Algorithmica 1988; :func:`rebuild_passes`).
+        reach ``rebuild_after`` (the passes over ``K_nm`` that cost as much as one build:
+        the rent-or-buy rule of ski rental, Karlin, Manasse, Rudolph and Sleator,
+        Algorithmica 1988; :func:`rebuild_passes`).
         None: one preconditioner per step.
     """
     lam = float(lam)
@@ -288,7 +288,7 @@ def nystrom_logistic_fit(
         steps += 1
         U = s[:, None] * Y * torch.sigmoid(-Y * f)
         W = s[:, None] * torch.sigmoid(f) * torch.sigmoid(-f)
-        if preconditioner is None or (rebuild_passes is not None and spent >= rebuild_passes):
+        if preconditioner is None or (rebuild_after is not None and spent >= rebuild_after):
             preconditioner, spent = logistic_preconditioner(system, f, lam, s), 0
         precond = replace(preconditioner, lam=torch.full((c,), reg, dtype=torch.float64))
         rhs = system.op.rmatmat(U)
@@ -311,7 +311,7 @@ def nystrom_logistic_fit(
         )
         n_cg += res.cg.iterations
         spent += res.cg.iterations
-        if rebuild_passes is None:
+        if rebuild_after is None:
             preconditioner = None
         delta = res.coef
         f_delta = torch.zeros_like(f) if res.image is None else res.image

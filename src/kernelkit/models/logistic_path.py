@@ -45,7 +45,8 @@ from kernelkit.utils.seeding import check_random_state
 from kernelkit.utils.validation import signed_targets
 
 AUTO_GRID = np.logspace(-1, -9, 17)
-"""``lam`` values of ``lam="auto"``, decreasing by half decades (the homotopy's order)."""
+"""``lam`` values of ``lam="auto"`` relative to the kernel's scale (:func:`auto_grid`),
+decreasing by half decades (the homotopy's order)."""
 
 HOLDOUT = 0.2
 """Fraction of the training rows held out to score the ``lam`` path."""
@@ -112,6 +113,23 @@ class LogisticPath:
         }
 
 
+def auto_grid(diagonal: torch.Tensor) -> np.ndarray:
+    """:data:`AUTO_GRID` times the kernel's scale ``mean_i k(x_i, x_i)`` (over ``diagonal``,
+    the centres' or the points'): scaling the kernel by ``c`` scales the ``lam`` of the same
+    model by ``c`` (``lam alpha^T K alpha`` with ``f = K alpha``), so the grid follows it;
+    1 for the Gaussian kernel.  At the grid's top, ``1e-1`` of the scale, the first Newton
+    step from ``f = 0`` stays near 0 (the penalty's Hessian ``2 lam K_mm`` outweighs the
+    loss's ``K_nm^T K_nm / (4 n)``, whose largest eigenvalue is at most the scale times
+    ``lambda_max(K_mm)`` over 4)."""
+    scale = float(diagonal.double().mean())
+    if not scale > 0 or not np.isfinite(scale):
+        raise InputError(
+            f"kernel: lam='auto' scales its grid by the mean k(x, x); expected it positive "
+            f"and finite, got {scale!r}"
+        )
+    return AUTO_GRID * scale
+
+
 def holdout_rows(n: int, random_state: Any = None, fraction: float = HOLDOUT) -> np.ndarray:
     """Boolean mask of ``max(1, round(fraction n))`` held-out rows drawn uniformly without
     replacement (at least one row is kept for training).
@@ -147,7 +165,7 @@ def logistic_lam_path(
     system: NystromSystem,
     y: Any,
     held_out: np.ndarray,
-    lams: Any = AUTO_GRID,
+    lams: Any = None,
     *,
     solver: str = "nystrom",
     patience: int = PATIENCE,
@@ -167,7 +185,7 @@ def logistic_lam_path(
         If ``held_out`` does not mark some but not all of the ``n`` rows, or ``lams`` is not
         a decreasing sequence of positive values.
     """
-    lams = np.asarray(lams, dtype=np.float64)
+    lams = auto_grid(system.K_mm.diagonal()) if lams is None else np.asarray(lams, float)
     if lams.ndim != 1 or not len(lams) or not (lams > 0).all() or (np.diff(lams) >= 0).any():
         raise InputError(f"lams: expected decreasing positive values, got {lams!r}")
     n = system.op.shape[0]
@@ -193,6 +211,7 @@ def logistic_lam_path(
         else:
             if lam * REBUILD <= built * (1 + 1e-12) or spent >= budget:
                 f = torch.zeros(n, Y.shape[1], dtype=torch.float64) if scores is None else scores
+                # weights at every centre (held-out ones too): the centres sample the rows
                 precond, built, spent = logistic_preconditioner(system, f, lam), lam, 0
             res = nystrom_logistic_fit(
                 None,
@@ -233,7 +252,7 @@ def nystrom_logistic_auto(
     held_out: np.ndarray,
     *,
     solver: str = "nystrom",
-    lams: Any = AUTO_GRID,
+    lams: Any = None,
     max_newton: int = 30,
     newton_tol: float = 1e-10,
 ) -> tuple[LogisticPath, NystromLogisticResult]:
@@ -263,7 +282,7 @@ def nystrom_logistic_auto(
             newton_tol=newton_tol,
             system=system,
             preconditioner=logistic_preconditioner(system, path.scores, path.lam),
-            rebuild_passes=rebuild_passes(system, path.scores.shape[1]),
+            rebuild_after=rebuild_passes(system, path.scores.shape[1]),
             **start,
         )
     return path, res
@@ -276,6 +295,7 @@ __all__ = [
     "PATIENCE",
     "REBUILD",
     "LogisticPath",
+    "auto_grid",
     "held_out_scores",
     "holdout_rows",
     "logistic_lam_path",
