@@ -57,6 +57,7 @@ from kernelkit.models.logistic_path import (
     held_out_scores,
     holdout_rows,
     nystrom_logistic_auto,
+    one_standard_error,
 )
 from kernelkit.solvers import CholeskyFactor, cholesky_factor
 from kernelkit.utils.constraints import Interval, StrOptions
@@ -245,7 +246,8 @@ def exact_lam_path(
     coef = torch.zeros(K_tr.shape[0], Y.shape[1], dtype=K.dtype, device=K.device)
     loss: list[float] = []
     error: list[float] = []
-    best, best_coef, steps = 0, coef, 0
+    se: list[float] = []
+    iterates, steps, ref = [], 0, 0
     for k, lam in enumerate(lams):
         coef = torch.stack(
             [
@@ -257,17 +259,28 @@ def exact_lam_path(
             dim=1,
         )
         steps += 1
-        l_k, e_k = held_out_scores(K_out @ coef, Y_out)
+        l_k, e_k, se_k = held_out_scores(K_out @ coef, Y_out)
         loss.append(l_k)
         error.append(e_k)
-        if k == 0 or l_k < loss[best]:
-            best, best_coef = k, coef
-        elif k - best >= patience:
+        se.append(se_k)
+        iterates.append(coef)
+        if l_k < loss[ref] - se[ref]:  # a significant improvement
+            ref = k
+        elif k - ref >= patience:
             break
+    best = one_standard_error(np.array(loss), np.array(se))
     full = torch.zeros(K.shape[0], Y.shape[1], dtype=K.dtype, device=K.device)
-    full[tr] = best_coef
+    full[tr] = iterates[best]
     return LogisticPath(
-        lams[: len(loss)], np.array(loss), np.array(error), best, full, K @ full, steps, 0
+        lams[: len(loss)],
+        np.array(loss),
+        np.array(error),
+        np.array(se),
+        best,
+        full,
+        K @ full,
+        steps,
+        0,
     )
 
 
@@ -304,14 +317,15 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
         A kernelkit kernel, a kernel spec, a scikit-learn name (``"rbf"``, ``"linear"``,
         ``"precomputed"``...) or ``None``: the default kernel of the input's kind (see
         :mod:`kernelkit.estimators._kernels`).
-    lam : float or "auto", default "auto"
+    lam : float or "auto", default 1e-3
         Regularisation ``lam > 0`` of ``lam ||f||^2``; scikit-learn's ``C = 1 / (2 n lam)``.
         ``"auto"``: chosen on held-out data (:mod:`kernelkit.models.logistic_path`): a random
         20% of the rows is held out, the objective on the others is followed down the grid
         ``1e-1, 10^-1.5, ..., 1e-9`` by one warm-started Newton step per value (the homotopy
-        of logistic Falkon, Meanti et al., NeurIPS 2020), the iterate of lowest held-out
-        logistic loss gives ``lam_`` (the path stops two values past it), and ``lam_`` is
-        fitted on every row from that iterate.  ``lam_`` and ``cv_results_`` record it.  The
+        of logistic Falkon, Meanti et al., NeurIPS 2020), ``lam_`` is the largest value whose
+        held-out logistic loss is within one standard error of the lowest (the path stops
+        two values past the last significant fall), and ``lam_`` is fitted on every row from
+        that iterate.  ``lam_`` and ``cv_results_`` record it.  The
         grid is relative to the kernel's scale ``mean k(x, x)`` (1 for the Gaussian).
     solver : {"auto", "exact", "onepass", "nystrom"}, default "auto"
         ``"exact"``: IRLS on the full ``n x n`` Gram matrix (one Cholesky of
@@ -401,7 +415,7 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
     def __init__(
         self,
         kernel: Kernel | str | None = None,
-        lam: float | str = "auto",
+        lam: float | str = 1e-3,
         *,
         solver: str = "auto",
         tol: float = 1e-8,

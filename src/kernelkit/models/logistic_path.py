@@ -15,12 +15,14 @@ next one: Marteau-Ferey, Bach and Rudi, "Globally convergent Newton methods for
 ill-conditioned generalized self-concordant losses", NeurIPS 2019, section 4), and every
 iterate is scored by its mean logistic loss on the held-out rows (hold-out validation of the
 regularisation: Hastie, Tibshirani and Friedman, *The Elements of Statistical Learning*,
-2nd ed., section 7.2).  The held-out rows stay in the passes over ``K_nm`` with sample weight
-0 (the training rows weigh ``n / n_tr``), so their decision values come with every pass at
-no extra kernel evaluation.  The path stops :data:`PATIENCE` values after the best one (the
-held-out loss of smaller ``lam`` only rises further on a U-shaped curve, and each smaller
-``lam`` costs more CG iterations).  The chosen ``lam`` is then fitted on all the rows,
-warm-started at the path's iterate.
+2nd ed., section 7.2); the chosen ``lam`` is the largest whose loss is within one standard
+error of the lowest (the one-standard-error rule, ibid. section 7.10).  The held-out rows
+stay in the passes over ``K_nm`` with sample weight 0 (the training rows weigh
+``n / n_tr``), so their decision values come with every pass at no extra kernel
+evaluation.  The path stops :data:`PATIENCE` values after the last one that lowered the
+held-out loss by more than a standard error (past it no value can change the rule's choice
+by much, and each smaller ``lam`` costs more CG iterations).  The chosen ``lam`` is then
+fitted on all the rows, warm-started at the path's iterate.
 """
 
 from __future__ import annotations
@@ -52,7 +54,7 @@ HOLDOUT = 0.2
 """Fraction of the training rows held out to score the ``lam`` path."""
 
 PATIENCE = 2
-"""Grid values the path goes on past the lowest held-out loss before it stops."""
+"""Grid values the path goes on past the last significant fall of the held-out loss."""
 
 PATH_CG_TOL = 0.1
 """PCG only: relative CG residual of each path step (an inexact Newton step within 1% of the
@@ -77,8 +79,10 @@ class LogisticPath:
         Mean held-out logistic loss (summed over one-vs-rest columns) at each.
     error : ndarray
         Held-out misclassification rate at each.
+    se : ndarray
+        Standard error of each ``loss`` (:func:`held_out_scores`).
     best : int
-        Index of the lowest ``loss``.
+        Index chosen by the one-standard-error rule (:func:`one_standard_error`).
     coef, scores : torch.Tensor
         ``alpha`` and ``f = K_nm alpha`` (every row) of the iterate at ``lams[best]``.
     n_newton, n_cg : int
@@ -88,6 +92,7 @@ class LogisticPath:
     lams: np.ndarray
     loss: np.ndarray
     error: np.ndarray
+    se: np.ndarray
     best: int
     coef: torch.Tensor
     scores: torch.Tensor
@@ -102,13 +107,15 @@ class LogisticPath:
     def cv_results(self) -> dict[str, Any]:
         """The path in scikit-learn's ``cv_results_`` layout (one split, the held-out rows):
         ``params``, ``param_lam``, ``mean_test_score`` (minus the held-out log loss, as
-        scikit-learn's ``"neg_log_loss"``), ``rank_test_score`` and ``mean_test_error``."""
+        scikit-learn's ``"neg_log_loss"``), ``rank_test_score``, ``sem_test_score`` (its
+        standard error) and ``mean_test_error``."""
         score = -self.loss
         return {
             "params": [{"lam": float(v)} for v in self.lams],
             "param_lam": np.ma.MaskedArray(self.lams.copy(), mask=False),
             "mean_test_score": score,
             "rank_test_score": rankdata(-score, method="min").astype(np.int32),
+            "sem_test_score": self.se.copy(),
             "mean_test_error": self.error.copy(),
         }
 
@@ -149,16 +156,27 @@ def holdout_rows(n: int, random_state: Any = None, fraction: float = HOLDOUT) ->
     return mask
 
 
-def held_out_scores(f: torch.Tensor, Y: torch.Tensor) -> tuple[float, float]:
-    """Mean logistic loss ``log(1 + exp(-y f))`` (summed over columns) and misclassification
-    rate (sign for one column, largest ``f`` one-vs-rest) of scores ``f`` against ``+-1``
-    targets ``Y``, both ``(n, c)``."""
-    loss = float(torch.nn.functional.softplus(-Y * f).mean(0).sum())
+def held_out_scores(f: torch.Tensor, Y: torch.Tensor) -> tuple[float, float, float]:
+    """Mean logistic loss ``log(1 + exp(-y f))`` (summed over columns), misclassification
+    rate (sign for one column, largest ``f`` one-vs-rest) and standard error of the mean loss
+    (the rows' losses' standard deviation over ``sqrt(rows)``) of scores ``f`` against
+    ``+-1`` targets ``Y``, both ``(n, c)``."""
+    rows = torch.nn.functional.softplus(-Y * f).sum(1)
     if Y.shape[1] == 1:
         wrong = (f[:, 0] >= 0) != (Y[:, 0] > 0)
     else:
         wrong = f.argmax(1) != Y.argmax(1)
-    return loss, float(wrong.double().mean())
+    se = float(rows.std()) / len(rows) ** 0.5 if len(rows) > 1 else 0.0
+    return float(rows.mean()), float(wrong.double().mean()), se
+
+
+def one_standard_error(loss: np.ndarray, se: np.ndarray) -> int:
+    """Index of the largest ``lam`` (first of a decreasing path) whose held-out loss is within
+    one standard error of the lowest: the one-standard-error rule (Hastie, Tibshirani and
+    Friedman, *The Elements of Statistical Learning*, 2nd ed., section 7.10; Breiman et al.,
+    *Classification and Regression Trees*, 1984, section 3.4.3)."""
+    low = int(np.argmin(loss))
+    return int(np.flatnonzero(loss <= loss[low] + se[low])[0])
 
 
 def logistic_lam_path(
@@ -201,8 +219,7 @@ def logistic_lam_path(
     Y_out = Y[out_rows].to(torch.float64)
     coef = scores = precond = None
     built, spent, budget = np.inf, 0, rebuild_passes(system, Y.shape[1])
-    loss, error, n_newton, n_cg = [], [], 0, 0
-    best: tuple[int, torch.Tensor, torch.Tensor] | None = None
+    loss, error, se, iterates, n_newton, n_cg, ref = [], [], [], [], 0, 0, 0
     for k, lam in enumerate(lams):
         if solver == "onepass":
             res = nystrom_logistic_onepass(
@@ -232,17 +249,27 @@ def logistic_lam_path(
         if scores is None:
             scores = system.op.matmat(coef)
         n_newton, n_cg, spent = n_newton + res.n_newton, n_cg + res.n_cg, spent + res.n_cg
-        l_k, e_k = held_out_scores(scores.cpu()[out_rows], Y_out)
+        l_k, e_k, se_k = held_out_scores(scores.cpu()[out_rows], Y_out)
         loss.append(l_k)
         error.append(e_k)
-        if best is None or l_k < loss[best[0]]:
-            best = (k, coef, scores)
-        elif k - best[0] >= patience:
+        se.append(se_k)
+        iterates.append((coef, scores))
+        if l_k < loss[ref] - se[ref]:  # a significant improvement
+            ref = k
+        elif k - ref >= patience:
             break
-    assert best is not None
-    k, coef, scores = best
+    best = one_standard_error(np.array(loss), np.array(se))
+    coef, scores = iterates[best]
     return LogisticPath(
-        lams[: len(loss)], np.array(loss), np.array(error), k, coef, scores, n_newton, n_cg
+        lams[: len(loss)],
+        np.array(loss),
+        np.array(error),
+        np.array(se),
+        best,
+        coef,
+        scores,
+        n_newton,
+        n_cg,
     )
 
 
@@ -300,4 +327,5 @@ __all__ = [
     "holdout_rows",
     "logistic_lam_path",
     "nystrom_logistic_auto",
+    "one_standard_error",
 ]
