@@ -236,8 +236,8 @@ def exact_lam_path(
     kernel rows.
 
     ``Y``: ``+-1`` targets, shape ``(n, c)`` (one column per one-vs-rest problem).  The
-    path's ``coef`` is the best iterate padded with zeros at the held-out rows (a warm start
-    of the fit on every row) and ``scores`` its ``K coef``.
+    path's ``coef`` is the chosen iterate (one-standard-error rule) padded with zeros at the
+    held-out rows (a warm start of the fit on every row) and ``scores`` its ``K coef``.
     """
     lams = auto_grid(K.diagonal()) if lams is None else np.asarray(lams, dtype=np.float64)
     tr, out = torch.as_tensor(~held_out), torch.as_tensor(held_out)
@@ -325,8 +325,8 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
         of logistic Falkon, Meanti et al., NeurIPS 2020), ``lam_`` is the largest value whose
         held-out logistic loss is within one standard error of the lowest (the path stops
         two values past the last significant fall), and ``lam_`` is fitted on every row from
-        that iterate.  ``lam_`` and ``cv_results_`` record it.  The
-        grid is relative to the kernel's scale ``mean k(x, x)`` (1 for the Gaussian).
+        that iterate.  ``lam_`` and ``cv_results_`` record it.  The grid is relative to the
+        kernel's scale ``mean k(x, x)`` (1 for the Gaussian).
     solver : {"auto", "exact", "onepass", "nystrom"}, default "auto"
         ``"exact"``: IRLS on the full ``n x n`` Gram matrix (one Cholesky of
         ``W^{1/2} K W^{1/2} + 2 n lam I`` per Newton step).  ``"onepass"`` and ``"nystrom"``: the
@@ -374,7 +374,8 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
     dual_coef_ : ndarray or torch.Tensor
         ``alpha``, shape (n_samples,) for two classes, (n_samples, n_classes) one-vs-rest.
     n_iter_ : ndarray
-        Newton steps of each binary problem.
+        Newton steps of each binary problem (``lam="auto"``: of the fit at ``lam_``, the
+        path's one step per ``lam`` not counted).
     objectives_ : list of list of float
         ``J`` along the iterates of each binary problem (non-increasing).
     gradient_norm_ : ndarray
@@ -391,7 +392,8 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
     cv_results_ : dict
         ``lam="auto"`` only: the path in scikit-learn's layout (``params``, ``param_lam``,
         ``mean_test_score`` = minus the held-out log loss, ``rank_test_score``,
-        ``mean_test_error`` the held-out misclassification rate).
+        ``sem_test_score`` its standard error, ``mean_test_error`` the held-out
+        misclassification rate).
 
     Notes
     -----
