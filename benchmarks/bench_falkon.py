@@ -2,7 +2,7 @@
 
 The table of issue 27: for both tasks, every ``n`` of :data:`GRID_N` (10^4, 10^5, 10^6) and
 every ``m`` of :data:`GRID_M` (500, 1000, 2000, 5000), on a smooth 10-D problem (float32
-inputs, 10^5 test points), in two variants:
+inputs, 10^5 test points), in two variants (and an optional third):
 
 * ``tuned``: the benchmark's problem settings on both sides: ``Gaussian(SIGMA)`` (scikit-learn:
   ``gamma = 1 / (2 SIGMA^2)``), ridge ``lam = LAM`` (``Ridge(alpha = n LAM,
@@ -14,7 +14,10 @@ inputs, 10^5 test points), in two variants:
   ``make_pipeline(Nystroem(n_components=m), Ridge())`` /
   ``make_pipeline(Nystroem(n_components=m), LogisticRegression())`` (kernels, widths,
   regularisations, tolerances, intercepts and seeds as each library sets them; the two
-  libraries then fit different models, and the test errors say how they compare).
+  libraries then fit different models, and the test errors say how they compare);
+* ``auto`` (only with ``--variants auto``): as ``defaults`` with ``lam="auto"`` on kernelkit's
+  side (``lam`` chosen on held-out rows, :mod:`kernelkit.models.logistic_path`), against the
+  same default pipeline.
 
 Each row: kernelkit with ``solver="auto"`` (the row's time; ``kernelkit_solver`` is the
 choice), scikit-learn where its memory fits (``Nystroem.transform`` holds the ``n x m``
@@ -130,8 +133,10 @@ def _kernelkit_model(case: dict):
     from kernelkit.kernels import Gaussian
 
     m, method, regression = case["m"], case["method"], case["task"] == "regression"
-    if case.get("variant", "tuned") == "defaults":
+    if case.get("variant", "tuned") in ("defaults", "auto"):
         forced = {} if method == "auto" else {"solver": method}
+        if case["variant"] == "auto":
+            forced["lam"] = "auto"
         return (KernelRidge if regression else KernelLogisticRegression)(n_centers=m, **forced)
     cls = KernelRidge if regression else KernelLogisticRegression
     settings = (
@@ -149,7 +154,7 @@ def _sklearn_model(case: dict):
     from sklearn.pipeline import make_pipeline
 
     n, m, regression = case["n"], case["m"], case["task"] == "regression"
-    if case.get("variant", "tuned") == "defaults":
+    if case.get("variant", "tuned") in ("defaults", "auto"):
         return make_pipeline(
             Nystroem(n_components=m), Ridge() if regression else LogisticRegression()
         )
@@ -196,6 +201,8 @@ def run_case(case: dict) -> dict:
                 out["cg_iterations"] = int(getattr(model, "n_cg_", np.max(model.n_iter_)))
             if not regression:
                 out["newton_steps"] = int(np.max(model.n_iter_))
+            if hasattr(model, "lam_"):  # lam="auto": the chosen lam
+                out["lam"] = float(model.lam_)
     pred = np.asarray(pred, dtype=np.float64)
     if regression:
         out["test_mse"] = float(np.mean((pred - yt) ** 2))
@@ -306,7 +313,7 @@ def table_row(task: str, variant: str, n: int, m: int, args, fits: dict) -> dict
     """One row of the table (module docstring); ``fits[(task, variant, solver, n, m)]`` holds
     the measured fit wall and CPU seconds of earlier rows (the extrapolation at ``n = 10^6``)."""
     name = "KRR" if task == "regression" else "logistic"
-    suffix = "" if variant == "tuned" else ", defaults"
+    suffix = "" if variant == "tuned" else f", {variant}"
     baseline = "sklearn Nystroem+" + ("Ridge" if task == "regression" else "LogisticRegression")
     row: dict = {"case": f"{name} n={n} m={m}{suffix}", "baseline": baseline}
     row.update(task=task, variant=variant, n=n, m=m)
@@ -390,7 +397,10 @@ def main() -> None:
         "--tasks", nargs="*", default=["regression", "logistic"], choices=["regression", "logistic"]
     )
     parser.add_argument(
-        "--variants", nargs="*", default=["tuned", "defaults"], choices=["tuned", "defaults"]
+        "--variants",
+        nargs="*",
+        default=["tuned", "defaults"],
+        choices=["tuned", "defaults", "auto"],
     )
     parser.add_argument(
         "--alternatives",

@@ -117,6 +117,7 @@ ESTIMATORS = [
     KernelSVC(tol=1e-8),
     KernelLogisticRegression(),
     KernelLogisticRegression(solver="nystrom", n_centers=10, random_state=0),
+    KernelLogisticRegression(lam="auto", random_state=0),
     BiasFreeSVC(),
     BiasFreeSVC(loss="squared_hinge"),
     KernelKMeans(),

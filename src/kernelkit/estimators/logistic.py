@@ -44,7 +44,21 @@ from kernelkit.models.falkon import (
     nystrom_system,
 )
 from kernelkit.models.falkon_distributed import distributed_nystrom_system
-from kernelkit.models.falkon_logistic import nystrom_logistic_fit, nystrom_logistic_onepass
+from kernelkit.models.falkon_logistic import (
+    NystromLogisticResult,
+    nystrom_logistic_fit,
+    nystrom_logistic_onepass,
+)
+from kernelkit.models.logistic_path import (
+    AUTO_GRID,
+    PATIENCE,
+    LogisticPath,
+    auto_grid,
+    held_out_scores,
+    holdout_rows,
+    nystrom_logistic_auto,
+    one_standard_error,
+)
 from kernelkit.solvers import CholeskyFactor, cholesky_factor
 from kernelkit.utils.constraints import Interval, StrOptions
 from kernelkit.utils.progress import Progress, VerboseLike
@@ -67,7 +81,8 @@ class KLRResult:
     iterations : int
         Newton (IRLS) steps taken.
     objectives : list of float
-        ``J`` at ``alpha_0 = 0`` and after every step (non-increasing: damped steps).
+        ``J`` at ``alpha_0`` (0 unless warm-started) and after every step (non-increasing:
+        damped steps).
     gradient : float
         ``max_i |grad J(alpha)_i|`` at the returned ``alpha``.
     """
@@ -93,6 +108,7 @@ def kernel_logistic_regression(
     tol: float = 1e-8,
     max_iter: int = 100,
     progress: Progress | None = None,
+    coef0: torch.Tensor | None = None,
 ) -> KLRResult:
     r"""Binary kernel logistic regression by damped Newton steps (IRLS).
 
@@ -116,7 +132,7 @@ def kernel_logistic_regression(
     which is the weighted-KRR system but never divides by ``W_i`` (``W_i -> 0`` and
     ``z_i -> inf`` on confidently classified points, the pitfall the course names).  A step
     that does not decrease ``J`` enough (Armijo, ``c = 1e-4``) is halved until it does (damped
-    Newton), so ``J`` decreases monotonically.  Starts at ``alpha = 0``.
+    Newton), so ``J`` decreases monotonically.  Starts at ``alpha = 0`` or at ``coef0``.
 
     Parameters
     ----------
@@ -132,6 +148,8 @@ def kernel_logistic_regression(
         Most Newton steps.
     progress : Progress, optional
         Receives the objective after every Newton step.
+    coef0 : torch.Tensor, optional, shape (n,)
+        Warm start ``alpha_0`` (default 0), e.g. the solution at a nearby ``lam``.
 
     Returns
     -------
@@ -147,8 +165,10 @@ def kernel_logistic_regression(
     n = K.shape[0]
     nlam = 2 * n * lam  # the shift s = 2 n lam of the Newton systems
     alpha = torch.zeros(n, dtype=K.dtype, device=K.device)
-    m = torch.zeros_like(alpha)
-    quad = torch.zeros((), dtype=K.dtype, device=K.device)
+    if coef0 is not None:
+        alpha = torch.as_tensor(coef0).to(alpha).reshape(n).clone()
+    m = K @ alpha
+    quad = alpha @ m
     objectives = [float(klr_objective(m, quad, y, lam))]
     grad = float("inf")
     for it in range(max_iter + 1):
@@ -201,6 +221,69 @@ def _weighted_factor(K: torch.Tensor, sw: torch.Tensor, shift: float) -> Cholesk
     return cholesky_factor(B, shift=shift, name="W^1/2 K W^1/2")
 
 
+def exact_lam_path(
+    K: torch.Tensor,
+    Y: torch.Tensor,
+    held_out: np.ndarray,
+    lams: Any = None,
+    *,
+    patience: int = PATIENCE,
+) -> LogisticPath:
+    """The held-out ``lam`` path of :mod:`kernelkit.models.logistic_path` for the exact
+    solver (``lams`` default: :func:`~kernelkit.models.logistic_path.auto_grid` of the
+    diagonal of ``K``): one warm-started IRLS step (:func:`kernel_logistic_regression`) per
+    ``lam`` on the Gram of the rows not ``held_out``, scored on the held-out rows by their
+    kernel rows.
+
+    ``Y``: ``+-1`` targets, shape ``(n, c)`` (one column per one-vs-rest problem).  The
+    path's ``coef`` is the chosen iterate (one-standard-error rule) padded with zeros at the
+    held-out rows (a warm start of the fit on every row) and ``scores`` its ``K coef``.
+    """
+    lams = auto_grid(K.diagonal()) if lams is None else np.asarray(lams, dtype=np.float64)
+    tr, out = torch.as_tensor(~held_out), torch.as_tensor(held_out)
+    K_tr, K_out = K[tr][:, tr], K[out][:, tr]
+    Y_tr, Y_out = Y[tr].to(K), Y[out].to(K)
+    coef = torch.zeros(K_tr.shape[0], Y.shape[1], dtype=K.dtype, device=K.device)
+    loss: list[float] = []
+    error: list[float] = []
+    se: list[float] = []
+    iterates, steps, ref = [], 0, 0
+    for k, lam in enumerate(lams):
+        coef = torch.stack(
+            [
+                kernel_logistic_regression(
+                    K_tr, Y_tr[:, j], lam=float(lam), max_iter=1, coef0=coef[:, j]
+                ).coef
+                for j in range(Y.shape[1])
+            ],
+            dim=1,
+        )
+        steps += 1
+        l_k, e_k, se_k = held_out_scores(K_out @ coef, Y_out)
+        loss.append(l_k)
+        error.append(e_k)
+        se.append(se_k)
+        iterates.append(coef)
+        if l_k < loss[ref] - se[ref]:  # a significant improvement
+            ref = k
+        elif k - ref >= patience:
+            break
+    best = one_standard_error(np.array(loss), np.array(se))
+    full = torch.zeros(K.shape[0], Y.shape[1], dtype=K.dtype, device=K.device)
+    full[tr] = iterates[best]
+    return LogisticPath(
+        lams[: len(loss)],
+        np.array(loss),
+        np.array(error),
+        np.array(se),
+        best,
+        full,
+        K @ full,
+        steps,
+        0,
+    )
+
+
 class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstimator):
     r"""Kernel logistic regression, ``(1/n) sum loss + lam ||f||^2``.
 
@@ -234,8 +317,16 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
         A kernelkit kernel, a kernel spec, a scikit-learn name (``"rbf"``, ``"linear"``,
         ``"precomputed"``...) or ``None``: the default kernel of the input's kind (see
         :mod:`kernelkit.estimators._kernels`).
-    lam : float, default 1e-3
+    lam : float or "auto", default 1e-3
         Regularisation ``lam > 0`` of ``lam ||f||^2``; scikit-learn's ``C = 1 / (2 n lam)``.
+        ``"auto"``: chosen on held-out data (:mod:`kernelkit.models.logistic_path`): a random
+        20% of the rows is held out, the objective on the others is followed down the grid
+        ``1e-1, 10^-1.5, ..., 1e-9`` by one warm-started Newton step per value (the homotopy
+        of logistic Falkon, Meanti et al., NeurIPS 2020), ``lam_`` is the largest value whose
+        held-out logistic loss is within one standard error of the lowest (the path stops
+        two values past the last significant fall), and ``lam_`` is fitted on every row from
+        that iterate.  ``lam_`` and ``cv_results_`` record it.  The grid is relative to the
+        kernel's scale ``mean k(x, x)`` (1 for the Gaussian).
     solver : {"auto", "exact", "onepass", "nystrom"}, default "auto"
         ``"exact"``: IRLS on the full ``n x n`` Gram matrix (one Cholesky of
         ``W^{1/2} K W^{1/2} + 2 n lam I`` per Newton step).  ``"onepass"`` and ``"nystrom"``: the
@@ -283,7 +374,8 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
     dual_coef_ : ndarray or torch.Tensor
         ``alpha``, shape (n_samples,) for two classes, (n_samples, n_classes) one-vs-rest.
     n_iter_ : ndarray
-        Newton steps of each binary problem.
+        Newton steps of each binary problem (``lam="auto"``: of the fit at ``lam_``, the
+        path's one step per ``lam`` not counted).
     objectives_ : list of list of float
         ``J`` along the iterates of each binary problem (non-increasing).
     gradient_norm_ : ndarray
@@ -295,6 +387,13 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
         ``"nystrom"`` only: CG iterations over all Newton steps.
     solver_ : str
         The solver that fitted: ``"exact"``, ``"onepass"`` or ``"nystrom"``.
+    lam_ : float
+        ``lam="auto"`` only: the chosen ``lam``.
+    cv_results_ : dict
+        ``lam="auto"`` only: the path in scikit-learn's layout (``params``, ``param_lam``,
+        ``mean_test_score`` = minus the held-out log loss, ``rank_test_score``,
+        ``sem_test_score`` its standard error, ``mean_test_error`` the held-out
+        misclassification rate).
 
     Notes
     -----
@@ -307,6 +406,7 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **MARGIN_CONSTRAINTS,
+        "lam": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "solver": [StrOptions({"auto", *SOLVERS})],
         "tol": [Interval(Real, 0, None, closed="left")],
         "n_centers": [Interval(Integral, 1, None, closed="left")],
@@ -317,7 +417,7 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
     def __init__(
         self,
         kernel: Kernel | str | None = None,
-        lam: float = 1e-3,
+        lam: float | str = 1e-3,
         *,
         solver: str = "auto",
         tol: float = 1e-8,
@@ -349,7 +449,7 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
         if is_dask_collection(X):
             return self._fit_distributed(X, y)
         Xb, Y = self._fit_targets(X, y)
-        for name in ("center_indices_", "n_cg_", "gradient_norm_"):
+        for name in ("center_indices_", "n_cg_", "gradient_norm_", "lam_", "cv_results_"):
             self.__dict__.pop(name, None)
         self.solver_ = self._choose_solver(Xb, Y)
         progress = progress_of(self, self.max_iter)
@@ -399,9 +499,19 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
         return self._solve_nystrom(system, y, X, progress)
 
     def _system_lam(self) -> float:
-        """The smallest ridge the Newton systems are solved for: ``lam`` in the one-pass
-        feature coordinates, ``2 lam`` for PCG (the Hessian of ``lam ||f||^2``)."""
-        return float(self.lam) * (1 if self.solver_ == "onepass" else 2)
+        """The smallest ridge the Newton systems are solved for: ``lam`` (``"auto"``: the
+        grid's smallest) in the one-pass feature coordinates, ``2 lam`` for PCG (the Hessian
+        of ``lam ||f||^2``)."""
+        lam = float(AUTO_GRID[-1]) if self._auto else float(self.lam)
+        return lam * (1 if self.solver_ == "onepass" else 2)
+
+    @property
+    def _auto(self) -> bool:
+        return isinstance(self.lam, str)
+
+    def _record_path(self, path: LogisticPath) -> None:
+        self.lam_ = path.lam
+        self.cv_results_ = path.cv_results()
 
     def _fit_distributed(self, X: Any, y: Any) -> KernelLogisticRegression:
         """The Nyström fit of a Dask array or bag ``X`` (:mod:`kernelkit.gram.distributed`).
@@ -416,7 +526,7 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
         """
         self._validate_params()
         n, m = check_distributed_nystrom(self, X), int(self.n_centers)
-        for name in ("center_indices_", "n_cg_", "gradient_norm_"):
+        for name in ("center_indices_", "n_cg_", "gradient_norm_", "lam_", "cv_results_"):
             self.__dict__.pop(name, None)
         index, rows = draw_weighted_centres(X, m, self.random_state)
         centres = self._fit_X(rows)
@@ -441,10 +551,21 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
     ) -> KernelLogisticRegression:
         """Run the one-pass Newton or Newton-PCG on a prepared system; store the attributes."""
         progress.stage(f"Newton steps on {system.op.shape[1]} centres ({self.solver_})")
-        lam = float(self.lam)
-        if self.solver_ == "onepass":
+        res: NystromLogisticResult
+        if self._auto:
+            held_out = holdout_rows(system.op.shape[0], self.random_state)
+            path, res = nystrom_logistic_auto(
+                system,
+                y,
+                held_out,
+                solver=str(self.solver_),
+                max_newton=self.max_iter,
+                newton_tol=self.tol,
+            )
+            self._record_path(path)
+        elif self.solver_ == "onepass":
             res = nystrom_logistic_onepass(
-                system, y, lam, max_newton=self.max_iter, newton_tol=self.tol
+                system, y, float(self.lam), max_newton=self.max_iter, newton_tol=self.tol
             )
         else:
             res = nystrom_logistic_fit(
@@ -452,7 +573,7 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
                 None,
                 y,
                 system.indices,
-                lam,
+                float(self.lam),
                 max_newton=self.max_iter,
                 newton_tol=self.tol,
                 system=system,
@@ -473,6 +594,13 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
     def _fit_exact(self, Xb: Batch, Y: torch.Tensor, progress: Progress) -> list[KLRResult]:
         """IRLS on the full Gram matrix, one run per column of the +-1 targets ``Y``."""
         K = gram(self.kernel_, Xb).to(torch.float64)
+        Y = Y.to(K.device)
+        start: torch.Tensor | None = None
+        if self._auto:  # the held-out path, then every row from its iterate
+            path = exact_lam_path(K, Y, holdout_rows(len(K), self.random_state))
+            self._record_path(path)
+            start = path.coef
+        lam = self.lam_ if self._auto else float(self.lam)
         results = []
         for j in range(Y.shape[1]):
             if Y.shape[1] > 1:
@@ -480,11 +608,12 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
             results.append(
                 kernel_logistic_regression(
                     K,
-                    Y[:, j].to(K.device),
-                    lam=float(self.lam),
+                    Y[:, j],
+                    lam=lam,
                     tol=self.tol,
                     max_iter=self.max_iter,
                     progress=progress,
+                    coef0=None if start is None else start[:, j],
                 )
             )
         return results

@@ -40,17 +40,27 @@ fit_intercept=False)`` on the explicit Nyström features ``phi(x) = L^{-1} k_C(x
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 import torch
 
 from kernelkit.kernels.base import Batch, Kernel
-from kernelkit.models.falkon import NystromSystem, nystrom_predict, nystrom_system
+from kernelkit.models.falkon import (
+    KEPT_ENTRY_FLOPS,
+    KERNEL_ENTRY_FLOPS,
+    NystromSystem,
+    nystrom_predict,
+    nystrom_system,
+)
 from kernelkit.solvers.cholesky import solve_triangular
 from kernelkit.solvers.nystrom_normal import NystromStatistics, nystrom_normal_solve
-from kernelkit.solvers.nystrom_pcg import nystrom_pcg, nystrom_preconditioner
+from kernelkit.solvers.nystrom_pcg import (
+    NystromPreconditioner,
+    nystrom_pcg,
+    nystrom_preconditioner,
+)
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.validation import signed_targets
 
@@ -78,6 +88,9 @@ class NystromLogisticResult:
         CG iterations in all (each one pass over the data).
     converged : bool
         Whether the Newton decrement fell below ``newton_tol`` in every column.
+    scores : torch.Tensor or None, shape (n, c)
+        ``f = K_nm alpha`` at the training points (float64): with ``coef`` the warm start of
+        a later fit (``coef0``, ``scores0``).
     """
 
     coef: torch.Tensor
@@ -88,6 +101,7 @@ class NystromLogisticResult:
     n_newton: int
     n_cg: int
     converged: bool
+    scores: torch.Tensor | None = None
 
 
 def _objective(
@@ -113,6 +127,54 @@ def _targets(
     return classes, Y.to(device), s.to(device)
 
 
+def _warm_start(
+    system: NystromSystem,
+    coef0: torch.Tensor | None,
+    scores0: torch.Tensor | None,
+    shape: tuple[int, int],
+    device: torch.device,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``alpha_0`` (zeros by default) and ``f_0 = K_nm alpha_0`` (computed when not given),
+    float64 on ``device``."""
+    n = system.op.shape[0]
+    if coef0 is None:
+        zero = torch.zeros(shape, dtype=torch.float64, device=device)
+        return zero, torch.zeros(n, shape[1], dtype=torch.float64, device=device)
+    alpha = torch.as_tensor(coef0, dtype=torch.float64).reshape(shape).to(device)
+    if scores0 is None:
+        scores0 = system.op.matmat(alpha)
+    return alpha, torch.as_tensor(scores0, dtype=torch.float64).reshape(n, shape[1]).to(device)
+
+
+def logistic_preconditioner(
+    system: NystromSystem, f: torch.Tensor, lam: float, s: torch.Tensor | None = None
+) -> NystromPreconditioner:
+    """Falkon's preconditioner of the Newton system at the scores ``f`` (shape ``(n, c)``,
+    one group per column): ``A`` from the Hessian weights ``W = s sigma(f) sigma(-f)`` at the
+    centres (their mean over the rows for centres given as points) and the ridge ``2 lam``
+    (Meanti et al., NeurIPS 2020, section 3; ``s`` default ones)."""
+    W = torch.sigmoid(f) * torch.sigmoid(-f)
+    if s is not None:
+        W = s[:, None] * W
+    m, c = system.op.shape[1], f.shape[1]
+    if system.indices is None:
+        W_m = W.mean(0, keepdim=True).expand(m, c)
+    else:
+        W_m = W[torch.as_tensor(system.indices)]
+    return nystrom_preconditioner(system.factor, [2 * float(lam)] * c, W_m.mT)
+
+
+def rebuild_passes(system: NystromSystem, columns: int = 1) -> float:
+    """Passes over ``K_nm`` that cost as much as one build of :func:`logistic_preconditioner`,
+    by the cost model of :func:`~kernelkit.models.falkon.solver_costs`: ``2 m^3`` for the
+    build (per column) against ``n m (E + 4)`` per column for a pass, ``E`` =
+    :data:`~kernelkit.models.falkon.KEPT_ENTRY_FLOPS` on the kept block, else
+    :data:`~kernelkit.models.falkon.KERNEL_ENTRY_FLOPS`."""
+    n, m = system.op.shape
+    entry = KEPT_ENTRY_FLOPS if getattr(system.op, "keeps_block", False) else KERNEL_ENTRY_FLOPS
+    return 2 * m**3 * columns / (n * m * (entry + 4 * columns))
+
+
 def nystrom_logistic_fit(
     kernel: Kernel,
     X: Any,
@@ -130,6 +192,10 @@ def nystrom_logistic_fit(
     block_size: int | None = None,
     system: NystromSystem | None = None,
     callback: Callable[[int, torch.Tensor], None] | None = None,
+    coef0: torch.Tensor | None = None,
+    scores0: torch.Tensor | None = None,
+    preconditioner: NystromPreconditioner | None = None,
+    rebuild_after: float | None = None,
 ) -> NystromLogisticResult:
     r"""Nyström kernel logistic regression by Newton steps and preconditioned CG.
 
@@ -177,6 +243,23 @@ def nystrom_logistic_fit(
         calls, e.g. a ``lam`` grid).
     callback : callable, optional
         ``callback(k, rel)`` after every CG iteration.
+    coef0, scores0 : torch.Tensor, optional, shape (m, c) and (n, c)
+        Warm start ``alpha_0`` (default 0) and its ``f_0 = K_nm alpha_0`` (one pass computes it
+        when omitted), e.g. the solution at the previous ``lam`` of a decreasing path.
+    preconditioner : NystromPreconditioner, optional
+        Falkon's ``B = T^{-1} A^{-1}`` of every Newton step (default: one per step,
+        :func:`logistic_preconditioner` at the step's weights).  Any ``A`` gives a valid
+        preconditioner of the system at this ``lam``, whose penalty ``B^T lam T^T T B =
+        lam A^{-T} A^{-1}`` does not depend on the weights and ``lam`` ``A`` was built for;
+        built at others it costs CG iterations (about the square root of the ratio of the
+        ``lam`` values), not accuracy.
+    rebuild_after : float, optional
+        Keep the preconditioner (``preconditioner``, else the first step's) across Newton
+        steps and rebuild it at the next step's weights once the CG iterations run with it
+        reach ``rebuild_after`` (the passes over ``K_nm`` that cost as much as one build:
+        the rent-or-buy rule of ski rental, Karlin, Manasse, Rudolph and Sleator,
+        Algorithmica 1988; :func:`rebuild_passes`).
+        None: one preconditioner per step.
     """
     lam = float(lam)
     if not lam > 0 or not np.isfinite(lam):
@@ -189,11 +272,9 @@ def nystrom_logistic_fit(
     classes, Y, s = _targets(system, y, sample_weight, torch.device("cpu"))
     (n, m), c = system.op.shape, Y.shape[1]
     L = system.factor.L
-    centre_index = None if system.indices is None else torch.as_tensor(system.indices)
-    alpha = torch.zeros(m, c, dtype=torch.float64)
-    f = torch.zeros(n, c, dtype=torch.float64)
+    alpha, f = _warm_start(system, coef0, scores0, (m, c), torch.device("cpu"))
     J = _objective(f, Y, s, L.mT @ alpha, lam)
-    n_cg, steps, converged = 0, 0, False
+    n_cg, steps, converged, spent = 0, 0, False, 0
     g0: list[float] = []  # ||g_0||, the first step's preconditioned gradient
 
     def forcing_term(b_norm: torch.Tensor) -> float:
@@ -207,8 +288,9 @@ def nystrom_logistic_fit(
         steps += 1
         U = s[:, None] * Y * torch.sigmoid(-Y * f)
         W = s[:, None] * torch.sigmoid(f) * torch.sigmoid(-f)
-        W_m = W.mean(0, keepdim=True).expand(m, c) if centre_index is None else W[centre_index]
-        precond = nystrom_preconditioner(system.factor, [reg] * c, W_m.mT)
+        if preconditioner is None or (rebuild_after is not None and spent >= rebuild_after):
+            preconditioner, spent = logistic_preconditioner(system, f, lam, s), 0
+        precond = replace(preconditioner, lam=torch.full((c,), reg, dtype=torch.float64))
         rhs = system.op.rmatmat(U)
 
         def normal(V: torch.Tensor, W: torch.Tensor = W) -> tuple[torch.Tensor, torch.Tensor]:
@@ -228,6 +310,9 @@ def nystrom_logistic_fit(
             callback=callback,
         )
         n_cg += res.cg.iterations
+        spent += res.cg.iterations
+        if rebuild_after is None:
+            preconditioner = None
         delta = res.coef
         f_delta = torch.zeros_like(f) if res.image is None else res.image
         Lt_a, Lt_d = L.mT @ alpha, L.mT @ delta
@@ -244,7 +329,7 @@ def nystrom_logistic_fit(
         J = J_new
         converged = bool((-slope <= newton_tol).all())
     return NystromLogisticResult(
-        alpha, classes, system.op.centres, system.indices, J.numpy(), steps, n_cg, converged
+        alpha, classes, system.op.centres, system.indices, J.numpy(), steps, n_cg, converged, f
     )
 
 
@@ -267,6 +352,8 @@ def nystrom_logistic_onepass(
     sample_weight: Any = None,
     max_newton: int = 30,
     newton_tol: float = 1e-10,
+    coef0: torch.Tensor | None = None,
+    scores0: torch.Tensor | None = None,
 ) -> NystromLogisticResult:
     r"""Nyström kernel logistic regression by exact Newton steps on one-pass normal equations.
 
@@ -287,7 +374,8 @@ def nystrom_logistic_onepass(
     (:class:`~kernelkit.gram.distributed_nystrom.DistributedNystromOperator`): each pass is
     one map-reduce whose tasks run the in-process pass on their row blocks with their rows of
     ``f``, ``Y`` and ``s`` (:func:`newton_rows`), and the ``n x c`` vectors ``f`` and
-    ``K_nm delta`` live on the client.
+    ``K_nm delta`` live on the client.  ``coef0``, ``scores0``: the warm start of
+    :func:`nystrom_logistic_fit`.
     """
     lam = float(lam)
     if not lam > 0 or not np.isfinite(lam):
@@ -312,8 +400,8 @@ def nystrom_logistic_onepass(
             basis=L,
         )
 
-    beta = torch.zeros(m, c, dtype=torch.float64, device=device)
-    f = torch.zeros(n, c, dtype=torch.float64, device=device)
+    alpha0, f = _warm_start(system, coef0, scores0, (m, c), device)
+    beta = L.mT @ alpha0
     H, R, _ = weighted_pass(f, None)
     J = objective(f, beta)
     steps, converged = 0, False
@@ -340,8 +428,10 @@ def nystrom_logistic_onepass(
         if bool((t < 1).any()):  # damped: the pass's weights were those of the full step
             H, R, _ = weighted_pass(f, None)
     alpha = solve_triangular(L.mT, beta, upper=True)
+    if converged:  # the last step was taken without its pass: f of the returned alpha
+        f = None
     return NystromLogisticResult(
-        alpha, classes, system.op.centres, system.indices, J.cpu().numpy(), steps, 0, converged
+        alpha, classes, system.op.centres, system.indices, J.cpu().numpy(), steps, 0, converged, f
     )
 
 
@@ -354,8 +444,10 @@ def nystrom_logistic_decision(
 
 __all__ = [
     "NystromLogisticResult",
+    "logistic_preconditioner",
     "newton_rows",
     "nystrom_logistic_decision",
     "nystrom_logistic_fit",
     "nystrom_logistic_onepass",
+    "rebuild_passes",
 ]
