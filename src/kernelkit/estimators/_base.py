@@ -51,7 +51,7 @@ from kernelkit.estimators._kernels import (
     parameter_kind,
     resolve_kernel,
 )
-from kernelkit.gram.distributed import is_dask_collection, n_rows
+from kernelkit.gram.distributed import draw_kept_centres, is_dask_collection, n_rows
 from kernelkit.kernels import Kernel, Linear, PrecomputedBatch
 from kernelkit.kernels.base import Batch, batch_dtype
 from kernelkit.kernels.callable import CallableKernel
@@ -315,6 +315,38 @@ class KernelEstimatorMixin:
         if hasattr(self.kernel_, "check_training"):  # e.g. an all-zero Gram, a feature blow-up
             self.kernel_.check_training(self.X_fit_)
         return self.X_fit_
+
+    def _distributed_centres(
+        self, X: Any, n_centers: int, sample_weight: np.ndarray | None = None
+    ) -> tuple[np.ndarray | None, Batch, Any]:
+        """The centres of a Nyström fit of a Dask array or bag ``X``: ``(indices, centres,
+        blocks)``, the centres validated by :meth:`_fit_X` (which resolves ``kernel_`` on
+        them).
+
+        ``centers="uniform"``: ``n_centers`` rows drawn by position with probabilities
+        proportional to ``sample_weight``
+        (:func:`~kernelkit.gram.distributed.draw_kept_centres`), ``blocks`` the row blocks of
+        ``X`` with those holding a centre kept on the workers; centres given as points
+        (indices ``None``) read nothing and ``blocks`` is ``X``.
+
+        Raises
+        ------
+        InputError
+            No centre given, or centres whose width differs from ``X``'s.
+        """
+        index, rows, blocks = None, self.centers, X
+        if isinstance(rows, str):
+            index, rows, blocks = draw_kept_centres(X, n_centers, self.random_state, sample_weight)
+        elif len(rows) == 0:
+            raise InputError("centers: expected at least one centre, got none")
+        centres = self._fit_X(rows)
+        width = getattr(X, "shape", ())[1:]
+        if index is None and isinstance(centres, torch.Tensor) and centres.shape[1:] != width:
+            raise InputError(
+                f"centers: expected points with the {width[0] if width else '?'} features of "
+                f"X, got shape {tuple(centres.shape)}"
+            )
+        return index, centres, blocks
 
     def _predict_X(self, X: Any) -> Batch:
         """Validate new input against the training input and prepare it with ``kernel_``."""

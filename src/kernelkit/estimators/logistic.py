@@ -27,7 +27,6 @@ from kernelkit.estimators._classes import (
 )
 from kernelkit.gram import gram
 from kernelkit.gram.distributed import (
-    draw_weighted_centres,
     is_dask_collection,
     map_row_blocks,
 )
@@ -343,8 +342,10 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
         on the kept block where it fits (exact when ``m >= n`` or its cost is small);
         ``solver_`` records the choice.  A Dask
         array or bag ``X`` is fitted on the workers that hold it by a Nyström solver
-        (``"auto"``: the cheaper one) on uniform centres, each pass over ``K_nm`` one
-        map-reduce; ``solver="exact"`` or other centres refuse it with a named error.
+        (``"auto"``: the cheaper one) on uniform centres drawn by row position (the chunks
+        holding one read once and kept for the passes) or on centres given as points, each
+        pass over ``K_nm`` one map-reduce; ``solver="exact"`` or other centre methods refuse
+        it with a named error.
     tol : float, default 1e-8
         ``"exact"``: stop when the largest entry of ``grad J(alpha)`` is at most ``tol``;
         ``"nystrom"``: when every Newton decrement ``-grad^T delta`` is at most ``tol``.
@@ -516,8 +517,13 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
     def _fit_distributed(self, X: Any, y: Any) -> KernelLogisticRegression:
         """The Nyström fit of a Dask array or bag ``X`` (:mod:`kernelkit.gram.distributed`).
 
-        The uniform centres are the rows the in-memory fit draws for ``random_state`` (only
-        they are gathered), the labels (``n`` values) are gathered on the client, and every
+        ``centers="uniform"``: ``n_centers`` rows drawn by position, as
+        :class:`~kernelkit.KernelRidge`'s Dask fit draws them
+        (:func:`~kernelkit.gram.distributed.draw_kept_centres`: not among distinct points as
+        in memory, which would take a pass of its own); only the blocks holding a centre are
+        read for the draw and they stay in the workers' memory until the fit ends, so no
+        block is read twice for the draw.  Centres given as points read nothing before the
+        passes.  The labels (``n`` values) are gathered on the client, and every
         pass over ``K_nm`` (one per Newton step for ``"onepass"``, one per gradient and CG
         iteration for ``"nystrom"``) is one map-reduce over the row blocks on the workers
         that hold them (:class:`~kernelkit.gram.distributed_nystrom.DistributedNystromOperator`,
@@ -525,11 +531,11 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
         cheaper Nyström solver by :func:`~kernelkit.models.falkon.choose_solver`.
         """
         self._validate_params()
-        n, m = check_distributed_nystrom(self, X), int(self.n_centers)
+        n = check_distributed_nystrom(self, X, points=True)
         for name in ("center_indices_", "n_cg_", "gradient_norm_", "lam_", "cv_results_"):
             self.__dict__.pop(name, None)
-        index, rows = draw_weighted_centres(X, m, self.random_state)
-        centres = self._fit_X(rows)
+        index, centres, blocks = self._distributed_centres(X, int(self.n_centers))
+        m = len(centres)
         if y is None:
             self._check_y_length(y, n)
         y = np.asarray(y)  # the n labels (a Dask array is computed): the client's Newton state
@@ -542,7 +548,7 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
                 n, m, d=d, c=Y.shape[1], newton_steps=NEWTON_STEPS, exact=False
             )
         system = distributed_nystrom_system(
-            self.kernel_, X, m, centres=centres, indices=index, lam=self._system_lam()
+            self.kernel_, blocks, m, centres=centres, indices=index, lam=self._system_lam()
         )
         return self._solve_nystrom(system, y, None, progress_of(self, self.max_iter))
 

@@ -31,12 +31,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import torch
 
 from kernelkit.gram.engine import gram
 from kernelkit.gram.nystrom import draw_by_keys, uniform_centres
 from kernelkit.kernels.base import Kernel
-from kernelkit.kernels.sparse import row_keys
 from kernelkit.utils.errors import InputError
 
 __all__ = [
@@ -44,7 +42,6 @@ __all__ = [
     "as_row_blocks",
     "draw_centres",
     "draw_kept_centres",
-    "draw_weighted_centres",
     "gather_rows",
     "gram_blocks",
     "is_dask_collection",
@@ -370,25 +367,6 @@ def draw_centres(X: Any, n_components: int, random_state: Any = None) -> tuple[n
     return index, gather_rows(X, index)
 
 
-def draw_weighted_centres(
-    X: Any, n_components: int, random_state: Any = None, sample_weight: np.ndarray | None = None
-) -> tuple[np.ndarray, Any]:
-    """The centres :func:`~kernelkit.gram.nystrom.weighted_centres` draws in memory for the
-    same data, weights and ``random_state``, of distributed points: ``(indices, rows)``.
-
-    The content keys of a Dask array's rows are computed on the workers (8 bytes a row come
-    back), a bag's items are keyed by their position; only the drawn rows are gathered.
-    """
-    n = n_rows(X)
-    da = require_dask()
-    if isinstance(X, da.Array):
-        keys = map_row_blocks(_block_keys, X, 1, np.int64).compute()[:, 0].view(np.uint64)
-    else:
-        keys = np.arange(n, dtype=np.uint64)
-    index = draw_by_keys(keys, min(n_components, n), sample_weight, random_state)
-    return index, gather_rows(X, index)
-
-
 def draw_kept_centres(
     X: Any,
     n_components: int,
@@ -471,9 +449,3 @@ def _take_rows(block: Any, local: np.ndarray) -> Any:
         return block[local]
     items = list(block)
     return [items[i] for i in local]
-
-
-def _block_keys(block: Any) -> np.ndarray:
-    """Content keys of a block's rows (:func:`~kernelkit.kernels.sparse.row_keys`), as int64."""
-    rows = np.asarray(block, dtype=np.float64).reshape(len(block), -1)
-    return row_keys(torch.as_tensor(rows)).view(np.int64)[:, None]
