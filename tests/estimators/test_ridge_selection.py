@@ -186,7 +186,7 @@ def test_conformal_coverage_on_synthetic_data():
         ({"cv": 1}, "cv"),
         ({"kernel_params": "all"}, "kernel_params"),
         ({"kernel_params": ["width"]}, "kernel_params"),
-        ({"lam": "auto", "cv": 3}, "cv"),
+        ({"kernel_params": "auto", "cv": 3}, "cv"),
         ({"lam": [1e-3], "solver": "nystrom", "n_centers": 5, "cv": 3}, "lam"),
     ],
 )
@@ -203,3 +203,17 @@ def test_bad_interval_arguments_are_named():
         model.predict_interval(X, alpha=1.5)
     with pytest.raises(InputError, match="method"):
         model.predict_interval(X, method="cv+")
+
+
+def test_auto_with_folds_is_the_fold_scored_grid():
+    from kernelkit.estimators._ridge_selection import AUTO_GRID
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(120, 3))
+    y = np.sin(X.sum(1)) + 0.1 * rng.normal(size=120)
+    auto = KernelRidge(Gaussian(sigma=1.0), lam="auto", cv=3).fit(X, y)
+    grid = KernelRidge(Gaussian(sigma=1.0), lam=list(AUTO_GRID), cv=3).fit(X, y)
+    assert auto.lam_ == grid.lam_
+    np.testing.assert_array_equal(
+        auto.cv_results_["mean_test_score"], grid.cv_results_["mean_test_score"]
+    )
