@@ -199,6 +199,9 @@ def _check_fit(args: argparse.Namespace) -> None:
             f"--lam auto: only --model ridge without --cv chooses lam, got --model {args.model}"
             + (f" with --cv {args.cv}" if args.cv is not None else "")
         )
+    # ridge without --cv / --split chooses its lam by default (KernelRidge's lam="auto")
+    chooses = args.model == "ridge" and args.cv is None and getattr(args, "split", None) is None
+    auto = auto or (args.lam is None and chooses)
     args.lams = ["auto"] if auto else parse_lams("1e-3" if args.lam is None else args.lam)
     if args.model == "autoencoder" and len(args.dims) != 1:
         raise UsageError(f"--dims: a fitted autoencoder has one code width, got {args.dims}")

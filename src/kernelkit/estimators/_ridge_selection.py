@@ -34,8 +34,8 @@ leave-one-out fits, split conformal).
 
 from __future__ import annotations
 
-from numbers import Real
 from collections.abc import Callable
+from numbers import Real
 from typing import Any
 
 import numpy as np
@@ -162,8 +162,6 @@ def _tune_kernel(
 
     best = _minimise_log(objective, start)
     return kernel.set_params(**{n: float(v) for n, v in zip(usable, best, strict=False)})
-
-
 
 
 def _cv_results(grid: np.ndarray, errors: np.ndarray) -> dict[str, Any]:
