@@ -44,11 +44,9 @@ from scipy.stats import rankdata
 from sklearn.model_selection import check_cv
 
 from kernelkit.gram import gram
-from kernelkit.gram.nystrom import choose_centres
 from kernelkit.kernels import Kernel
 from kernelkit.kernels.base import Batch
 from kernelkit.models.conformal import conformal_interval
-from kernelkit.models.falkon import nystrom_system
 from kernelkit.models.hyperparams import continuous_params, differentiable_params, kernel_with
 from kernelkit.models.nystrom_path import nystrom_path
 from kernelkit.models.ridge_path import (
@@ -190,23 +188,7 @@ def fit_selected_nystrom(est: Any, Xb: Batch, Y: torch.Tensor, w: np.ndarray | N
             "(use solver='exact')"
         )
     grid, auto = _grid(est)
-    choice = choose_centres(
-        est.kernel_,
-        Xb,
-        est.n_centers,
-        est.centers,
-        random_state=est.random_state,
-        sample_weight=w,
-        distinct=True,
-    )
-    system = nystrom_system(
-        est.kernel_,
-        Xb,
-        choice.indices,
-        centres=choice.centres,
-        block_size=est.block_size,
-        lam=float(grid.min()),
-    )
+    system = est._nystrom_system(Xb, w, float(grid.min()))
     weights = None if w is None else torch.as_tensor(w, dtype=torch.float64)
     path = nystrom_path(system, Y, sample_weight=weights)
     centres = system.op.centres

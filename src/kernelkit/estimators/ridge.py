@@ -459,6 +459,12 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
     def _fit_nystrom(self, Xb: Batch, Y: torch.Tensor, w: np.ndarray | None, X: Any) -> KernelRidge:
         """Nyström fit on ``n_centers`` centres: one pass or Falkon's PCG (``solver_``)."""
         self._check_nystrom_lam()
+        system = self._nystrom_system(Xb, w, float(self.lam))
+        return self._solve_nystrom(system, Y, w, result_dtype(Xb), X)
+
+    def _nystrom_system(self, Xb: Batch, w: np.ndarray | None, lam: float) -> NystromSystem:
+        """The centres of ``n_centers`` / ``centers`` (drawn by weight among distinct points)
+        and the Nyström system on them, prepared for ``lam`` and above."""
         choice = choose_centres(
             self.kernel_,
             Xb,
@@ -468,15 +474,14 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
             sample_weight=w,
             distinct=True,
         )
-        system = nystrom_system(
+        return nystrom_system(
             self.kernel_,
             Xb,
             choice.indices,
             centres=choice.centres,
             block_size=self.block_size,
-            lam=float(self.lam),
+            lam=lam,
         )
-        return self._solve_nystrom(system, Y, w, result_dtype(Xb), X)
 
     def _check_nystrom_lam(self) -> None:
         if selects_hyperparameters(self):
