@@ -86,7 +86,9 @@ CASES: dict[str, Callable[[], BaseEstimator]] = {
     "KernelPCA": lambda: kernelkit.KernelPCA(
         Gaussian(2.0), n_components=3, eigen_solver="arpack", fit_inverse_transform=True
     ),
-    "KernelRidge": lambda: kernelkit.KernelRidge(Gaussian(1.0), solver="nystrom", n_centers=10),
+    "KernelRidge": lambda: kernelkit.KernelRidge(  # a float lam: Falkon's PCG, with progress
+        Gaussian(1.0), lam=1e-3, solver="nystrom", n_centers=10
+    ),
     "KernelSVC": lambda: kernelkit.KernelSVC(Gaussian(1.0), probability=True),
     "NystromFeatures": lambda: kernelkit.NystromFeatures(Gaussian(1.0), n_centers=10),
     "RandomFourierFeatures": lambda: kernelkit.RandomFourierFeatures(

@@ -70,6 +70,10 @@ def test_ridge_lam_auto_reports_the_choice_and_its_loo_error(cli, table, tmp_pat
     assert header == ["id", "prediction", "lower", "upper"]
     np.testing.assert_allclose(values[:, 1:], ridge.predict_interval(X, alpha=0.1), rtol=1e-12)
     assert np.all(values[:, 1] <= values[:, 0]) and np.all(values[:, 0] <= values[:, 2])
+    # without --lam a ridge chooses its lam too (KernelRidge's default lam="auto")
+    default = cli("fit", path, "--model", "ridge", "--target", "y", "--out", model, "--overwrite")
+    assert default.code == 0, default.err
+    assert load(model).lam_ == ridge.lam_ and "chosen (leave-one-out RMSE" in default.out
 
 
 @pytest.mark.parametrize(

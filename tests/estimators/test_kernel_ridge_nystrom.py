@@ -186,15 +186,16 @@ def test_bad_input_gets_named_errors():
 def test_cg_stopped_by_max_iter_warns_with_the_residual(one_torch_thread):
     X, y = _data()
     with pytest.warns(ConvergenceWarning, match=r"max_iter=2 .*CG relative residual \d"):
-        KernelRidge(solver="nystrom", n_centers=40, max_iter=2, tol=1e-12).fit(X, y)
+        KernelRidge(solver="nystrom", n_centers=40, lam=1e-3, max_iter=2, tol=1e-12).fit(X, y)
 
 
 def test_verbose_reports_the_cg_residuals(capsys, one_torch_thread):
     X, y = _data()
     seen = []
-    KernelRidge(solver="nystrom", n_centers=40, verbose=lambda k, r: seen.append((k, r))).fit(X, y)
+    pcg = dict(solver="nystrom", n_centers=40, lam=1e-3)  # a float lam: PCG, no lam path
+    KernelRidge(**pcg, verbose=lambda k, r: seen.append((k, r))).fit(X, y)
     assert [k for k, _ in seen] == list(range(1, len(seen) + 1)) and seen[-1][1] <= 1e-6
-    KernelRidge(solver="nystrom", n_centers=40, verbose=1).fit(X, y)
+    KernelRidge(**pcg, verbose=1).fit(X, y)
     out, err = capsys.readouterr()
     assert out == "" and "[KernelRidge] iter 1/100 residual=" in err
 

@@ -186,7 +186,7 @@ def test_conformal_coverage_on_synthetic_data():
         ({"cv": 1}, "cv"),
         ({"kernel_params": "all"}, "kernel_params"),
         ({"kernel_params": ["width"]}, "kernel_params"),
-        ({"lam": "auto", "cv": 3}, "cv"),
+        ({"kernel_params": "auto", "cv": 3}, "cv"),
         ({"lam": [1e-3], "solver": "nystrom", "n_centers": 5, "cv": 3}, "lam"),
     ],
 )
@@ -203,3 +203,70 @@ def test_bad_interval_arguments_are_named():
         model.predict_interval(X, alpha=1.5)
     with pytest.raises(InputError, match="method"):
         model.predict_interval(X, method="cv+")
+
+
+def test_auto_with_folds_is_the_fold_scored_grid():
+    from kernelkit.estimators._ridge_selection import AUTO_GRID
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(120, 3))
+    y = np.sin(X.sum(1)) + 0.1 * rng.normal(size=120)
+    auto = KernelRidge(Gaussian(sigma=1.0), lam="auto", cv=3).fit(X, y)
+    grid = KernelRidge(Gaussian(sigma=1.0), lam=list(AUTO_GRID), cv=3).fit(X, y)
+    assert auto.lam_ == grid.lam_
+    np.testing.assert_array_equal(
+        auto.cv_results_["mean_test_score"], grid.cv_results_["mean_test_score"]
+    )
+
+
+def test_default_lam_is_auto_and_its_criterion_follows_the_solver():
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(150, 3))
+    y = np.sin(X.sum(1)) + 0.1 * rng.normal(size=150)
+    assert KernelRidge().get_params()["lam"] == "auto"
+    assert KernelRidge().get_params()["cv"] is None
+    exact = KernelRidge(Gaussian(sigma=1.0)).fit(X, y)  # cv=None: leave-one-out when exact
+    loo = KernelRidge(Gaussian(sigma=1.0), lam="auto", cv="loo").fit(X, y)
+    assert exact.solver_ == "exact" and exact.lam_ == loo.lam_
+    np.testing.assert_array_equal(exact.loo_residuals_, loo.loo_residuals_)
+    kw = dict(solver="onepass", n_centers=30, random_state=0)
+    nys = KernelRidge(Gaussian(sigma=1.0), **kw).fit(X, y)  # cv=None: GCV on Nyström
+    gcv = KernelRidge(Gaussian(sigma=1.0), cv="gcv", **kw).fit(X, y)
+    assert nys.lam_ == gcv.lam_ and not hasattr(nys, "loo_residuals_")
+
+
+def test_weighted_nystrom_selection_fits_the_chosen_lam():
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(200, 2))
+    y = np.sin(2 * X[:, 0]) + 0.1 * rng.normal(size=200)
+    w = rng.uniform(0.0, 3.0, size=200)
+    kw = dict(solver="onepass", n_centers=40, random_state=0)
+    for cv in (None, "loo"):
+        auto = KernelRidge(Gaussian(sigma=1.0), cv=cv, **kw).fit(X, y, sample_weight=w)
+        fixed = KernelRidge(Gaussian(sigma=1.0), lam=auto.lam_, **kw).fit(X, y, sample_weight=w)
+        np.testing.assert_array_equal(auto.center_indices_, fixed.center_indices_)
+        np.testing.assert_allclose(auto.predict(X), fixed.predict(X), rtol=0, atol=1e-8)
+
+
+def test_lam_path_solver_prices_the_eigendecomposition():
+    # n = 2500 > ~2000: the exact path's n x n eigendecomposition costs more than the
+    # one-pass path with the default 1000 centres (solver_costs(..., select=True))
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(2500, 2))
+    y = np.sin(X[:, 0])
+    assert KernelRidge(Gaussian(sigma=1.0)).fit(X, y).solver_ == "onepass"
+    assert KernelRidge(Gaussian(sigma=1.0), lam=1e-3).fit(X[:1500], y[:1500]).solver_ == "exact"
+
+
+def test_default_fit_runs_without_the_torch_optim_lbfgs(monkeypatch):
+    """The ``log lam`` refinement runs on :func:`kernelkit.solvers.lbfgs_batched`, not on
+    ``torch.optim.LBFGS`` (which imports ``torch._dynamo``: seconds, once per process)."""
+    import kernelkit.estimators._ridge_selection as selection
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("torch.optim's L-BFGS called on a lam-only selection")
+
+    monkeypatch.setattr(selection, "lbfgs", refuse)
+    X = np.random.default_rng(7).normal(size=(60, 2))
+    assert KernelRidge().fit(X, X[:, 0]).lam_ > 0
+    assert KernelRidge(solver="onepass", n_centers=10).fit(X, X[:, 0]).lam_ > 0

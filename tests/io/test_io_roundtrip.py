@@ -376,6 +376,9 @@ def test_pandas_input_keeps_feature_names(roundtrip):
     model = KernelRidge(Gaussian(sigma=1.0)).fit(frame, y)
     loaded = roundtrip(model, pd.DataFrame(X_new, columns=["a", "b", "c"]), "")
     assert list(loaded.feature_names_in_) == ["a", "b", "c"]
+    # lam="auto" (the default): cv_results_ keeps scikit-learn's masked param_lam
+    assert isinstance(loaded.cv_results_["param_lam"], np.ma.MaskedArray)
+    np.testing.assert_array_equal(loaded.cv_results_["param_lam"], model.cv_results_["param_lam"])
 
 
 @pytest.mark.slow  # a new interpreter imports torch: ~8 s under load

@@ -62,6 +62,46 @@ def test_loo_equals_n_refits_with_the_same_centres():
         assert value == pytest.approx(np.mean(errors), rel=1e-8)
 
 
+def _unit_mean_weights(n, seed=1):
+    w = torch.rand(n, generator=torch.Generator().manual_seed(seed), dtype=torch.float64) * 2
+    w[3] = 0.0  # a zero weight: the row counts for nothing
+    return w * n / w.sum()
+
+
+def test_weighted_gcv_and_coefficients_equal_their_dense_definitions():
+    kernel, X, Y, system = _problem(c=2)
+    n = len(X)
+    w = _unit_mean_weights(n)
+    path = nystrom_path(system, Y, sample_weight=w)
+    Phi = _dense_features(kernel, X, system) * w.sqrt()[:, None]  # W^{1/2} Phi
+    Yw = Y * w.sqrt()[:, None]
+    for lam, gcv in zip(LAMS, path.gcv(LAMS), strict=True):
+        S = Phi @ torch.linalg.solve(Phi.mT @ Phi + n * lam * torch.eye(Phi.shape[1]), Phi.mT)
+        resid = Yw - S @ Yw
+        expected = n * (resid**2).sum(0).mean() / (n - torch.trace(S)) ** 2
+        assert float(gcv) == pytest.approx(float(expected), rel=1e-8)
+        onepass = nystrom_ridge_onepass(system, Y, lam, sample_weight=w).coef
+        torch.testing.assert_close(path.coef(lam), onepass, rtol=1e-7, atol=1e-9)
+
+
+def test_weighted_loo_equals_n_weighted_refits():
+    kernel, X, Y, system = _problem(n=40, m=10)
+    n = len(X)
+    w = _unit_mean_weights(n)
+    path = nystrom_path(system, Y, sample_weight=w)
+    Phi = _dense_features(kernel, X, system)
+    ours = path.loo(LAMS, kernel, X, system.op.centres, Y, sample_weight=w)
+    for lam, value in zip(LAMS, ours, strict=True):
+        errors = []
+        for i in range(n):
+            wi = w.clone()
+            wi[i] = 0.0  # point i left out; the model keeps mu = n lam
+            A = Phi.mT * wi
+            beta = torch.linalg.solve(A @ Phi + n * lam * torch.eye(Phi.shape[1]), A @ Y)
+            errors.append(float(w[i] * (Y[i] - Phi[i] @ beta) ** 2))
+        assert value == pytest.approx(np.sum(errors) / float(w.sum()), rel=1e-8)
+
+
 def test_kernel_ridge_selects_lam_on_the_nystrom_path():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(400, 2))
@@ -83,5 +123,5 @@ def test_kernel_ridge_selects_lam_on_the_nystrom_path():
     at_choice = KernelRidge(Gaussian(1.0), lam=[auto.lam_], **kw).fit(X, y)
     best_on_grid = -auto.cv_results_["mean_test_score"].min()
     assert -at_choice.cv_results_["mean_test_score"][0] <= best_on_grid * (1 + 1e-12)
-    with pytest.raises(InputError, match="cv='loo' or 'gcv'"):
+    with pytest.raises(InputError, match="cv=None, 'loo' or 'gcv'"):
         KernelRidge(Gaussian(1.0), lam=grid, cv=3, solver="onepass", n_centers=40).fit(X, y)

@@ -12,7 +12,8 @@ leave-one-out fits, split conformal).
   ``(train, test)`` pairs on theirs (``sklearn.model_selection.check_cv``), one
   eigendecomposition per fold.
 * ``lam="auto"``: the grid :data:`AUTO_GRID`, then L-BFGS on ``log lam`` from the best grid
-  value on the closed-form criterion (``cv`` must be ``"loo"`` or ``"gcv"``).
+  value on the closed-form criterion (with refits on folds, an int or splitter ``cv``: the
+  best grid value).
 * ``cv="loo"`` leaves each group of training inputs the kernel cannot tell apart
   (:func:`~kernelkit.models.ridge_path.duplicate_groups`: identical inputs, equal Gram rows)
   out together, in closed form; ``loo_residuals_`` are those residuals and ``loo_groups_``
@@ -23,14 +24,17 @@ leave-one-out fits, split conformal).
   factorisation per evaluation; then the grid (or the continuous ``lam``) is chosen again
   at the tuned kernel.
 * Nyström solvers (``solver_ != "exact"``, :func:`fit_selected_nystrom`): one pass for the
-  statistics, one ``m x m`` eigendecomposition (:mod:`kernelkit.models.nystrom_path`); GCV in
-  closed form, LOO in one more pass for the whole grid; ``lam="auto"`` refines GCV by L-BFGS
-  on ``log lam``, LOO by a second pass over a 9-value grid between the best value's
-  neighbours.  Unweighted, no ``kernel_params``, ``cv`` in ``{"loo", "gcv"}``.
+  (weighted) statistics, one ``m x m`` eigendecomposition (:mod:`kernelkit.models.nystrom_path`);
+  GCV in closed form, LOO in one more pass for the whole grid; ``lam="auto"`` refines GCV by
+  L-BFGS on ``log lam``, LOO by a second pass over a 9-value grid between the best value's
+  neighbours.  No ``kernel_params``, ``cv`` in ``{None, "loo", "gcv"}``.
+* ``cv=None`` (the default) is the closed-form criterion of the solver: leave-one-out on the
+  exact solver, GCV on the Nyström solvers (no pass over the data beyond the statistics').
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from numbers import Real
 from typing import Any
 
@@ -40,11 +44,9 @@ from scipy.stats import rankdata
 from sklearn.model_selection import check_cv
 
 from kernelkit.gram import gram
-from kernelkit.gram.nystrom import choose_centres
 from kernelkit.kernels import Kernel
 from kernelkit.kernels.base import Batch
 from kernelkit.models.conformal import conformal_interval
-from kernelkit.models.falkon import nystrom_system
 from kernelkit.models.hyperparams import continuous_params, differentiable_params, kernel_with
 from kernelkit.models.nystrom_path import nystrom_path
 from kernelkit.models.ridge_path import (
@@ -55,7 +57,7 @@ from kernelkit.models.ridge_path import (
     ridge_criterion,
     ridge_spectrum,
 )
-from kernelkit.solvers import lbfgs
+from kernelkit.solvers import lbfgs, lbfgs_batched
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.seeding import check_random_state
 from kernelkit.utils.validation import like_input
@@ -66,13 +68,25 @@ AUTO_GRID = np.logspace(-9, 1, 21)
 MAX_ITER = 50
 """L-BFGS iterations of the continuous refinements."""
 
+REFINE_TOL = 1e-9
+"""Stopping tolerance of the ``log lam`` refinement (gradient entry or relative decrease)."""
+
 __all__ = [
     "AUTO_GRID",
+    "criterion",
     "fit_selected",
     "fit_selected_nystrom",
     "ridge_interval",
     "selects_hyperparameters",
 ]
+
+
+def criterion(est: Any, exact: bool) -> Any:
+    """``est.cv``, with ``None`` read as ``"loo"`` on the exact solver and ``"gcv"`` on the
+    Nyström solvers (module docstring)."""
+    if est.cv is None:
+        return "loo" if exact else "gcv"
+    return est.cv
 
 
 def selects_hyperparameters(est: Any) -> bool:
@@ -100,6 +114,25 @@ def _minimise_log(objective: Any, start: list[float]) -> np.ndarray:
     return np.exp(best.numpy())
 
 
+def _minimise_log_lam(objective: Callable[[torch.Tensor], torch.Tensor], lam0: float) -> float:
+    """L-BFGS on ``log lam`` of a closed-form criterion from ``lam0`` (the start when no step
+    improves); :func:`~kernelkit.solvers.lbfgs_batched` with one row, so no optimiser module
+    is imported on a default fit."""
+
+    def fun(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        t = x[:, 0].detach().clone().requires_grad_(True)
+        values = torch.stack([objective(torch.exp(v)).reshape(()) for v in t]).double()
+        (grad,) = torch.autograd.grad(values.sum(), t)
+        return values.detach(), grad[:, None]
+
+    x0 = torch.tensor([[np.log(lam0)]], dtype=torch.float64)
+    with torch.no_grad():
+        f0 = float(objective(torch.exp(x0[0, 0])))
+    x, res = lbfgs_batched(fun, x0, max_iter=MAX_ITER, tol=REFINE_TOL)
+    f1 = float(res.values[0])
+    return float(np.exp(float(x[0, 0]))) if np.isfinite(f1) and f1 <= f0 else lam0
+
+
 def _tune_kernel(
     est: Any, Xb: Batch, Y: torch.Tensor, spec: RidgeSpectrum, lam0: float, auto: bool
 ) -> Kernel:
@@ -121,15 +154,12 @@ def _tune_kernel(
         values = torch.exp(t)
         K = kernel_with(kernel, dict(zip(usable, values, strict=False))).block(Xb, Xb)
         lam = values[-1] if auto else lam0
-        return ridge_criterion(K, Y, lam, est.cv, root_w=spec.root_w, groups=spec.groups)
+        return ridge_criterion(
+            K, Y, lam, criterion(est, True), root_w=spec.root_w, groups=spec.groups
+        )
 
     best = _minimise_log(objective, start)
     return kernel.set_params(**{n: float(v) for n, v in zip(usable, best, strict=False)})
-
-
-def _refine_lam(spec: RidgeSpectrum, lam0: float, cv: str) -> float:
-    """Continuous ``lam`` by L-BFGS on ``log lam`` of the closed-form criterion."""
-    return float(_minimise_log(lambda t: spec.criterion(torch.exp(t[0]), cv), [lam0])[0])
 
 
 def _cv_results(grid: np.ndarray, errors: np.ndarray) -> dict[str, Any]:
@@ -150,37 +180,29 @@ def _cv_results(grid: np.ndarray, errors: np.ndarray) -> dict[str, Any]:
 
 def fit_selected_nystrom(est: Any, Xb: Batch, Y: torch.Tensor, w: np.ndarray | None, X: Any) -> Any:
     """Fit a Nyström ``est`` choosing ``lam`` from the one-pass statistics (module docstring)."""
-    if est.kernel_params is not None or w is not None or est.cv not in ("loo", "gcv"):
+    cv = criterion(est, False)
+    if est.kernel_params is not None or cv not in ("loo", "gcv"):
         raise InputError(
-            f"lam: the Nyström lam path selects lam by cv='loo' or 'gcv', unweighted and "
-            f"without kernel_params; got cv={est.cv!r}, kernel_params={est.kernel_params!r}, "
-            f"sample_weight {'given' if w is not None else 'None'} (use solver='exact')"
+            f"lam: the Nyström lam path selects lam by cv=None, 'loo' or 'gcv', without "
+            f"kernel_params; got cv={est.cv!r}, kernel_params={est.kernel_params!r} "
+            "(use solver='exact')"
         )
     grid, auto = _grid(est)
-    choice = choose_centres(
-        est.kernel_, Xb, est.n_centers, est.centers, random_state=est.random_state, distinct=True
-    )
-    system = nystrom_system(
-        est.kernel_,
-        Xb,
-        choice.indices,
-        centres=choice.centres,
-        block_size=est.block_size,
-        lam=float(grid.min()),
-    )
-    path = nystrom_path(system, Y)
+    system = est._nystrom_system(Xb, w, float(grid.min()))
+    weights = None if w is None else torch.as_tensor(w, dtype=torch.float64)
+    path = nystrom_path(system, Y, sample_weight=weights)
     centres = system.op.centres
 
     def score(lams: np.ndarray) -> np.ndarray:
-        if est.cv == "gcv":
+        if cv == "gcv":
             return path.gcv(lams).numpy()
-        return path.loo(lams, est.kernel_, Xb, centres, Y)
+        return path.loo(lams, est.kernel_, Xb, centres, Y, sample_weight=weights)
 
     errors = score(grid)
     best = int(errors.argmin())
     lam = float(grid[best])
-    if auto and est.cv == "gcv":
-        lam = float(_minimise_log(lambda t: path.gcv(torch.exp(t))[0], [lam])[0])
+    if auto and cv == "gcv":
+        lam = _minimise_log_lam(lambda v: path.gcv(v.reshape(1))[0], lam)
     elif auto:
         low, high = grid[max(best - 1, 0)], grid[min(best + 1, len(grid) - 1)]
         local = np.geomspace(low, high, 9)
@@ -200,11 +222,12 @@ def fit_selected_nystrom(est: Any, Xb: Batch, Y: torch.Tensor, w: np.ndarray | N
 def fit_selected(est: Any, Xb: Batch, Y: torch.Tensor, w: np.ndarray | None, X: Any) -> Any:
     """Fit ``est`` choosing ``lam`` (and kernel parameters): see the module docstring."""
     grid, auto = _grid(est)
-    closed = isinstance(est.cv, str)
-    if (auto or est.kernel_params is not None) and not closed:
+    cv = criterion(est, True)
+    closed = isinstance(cv, str)
+    if est.kernel_params is not None and not closed:
         raise InputError(
-            f"cv: lam='auto' and kernel_params use the closed-form criteria, expected "
-            f"cv='loo' or 'gcv', got cv={est.cv!r}"
+            f"cv: kernel_params use the closed-form criteria, expected cv=None, 'loo' or "
+            f"'gcv', got cv={est.cv!r}"
         )
     wt = None if w is None else torch.as_tensor(w, dtype=Y.dtype)
     K = gram(est.kernel_, Xb)
@@ -212,19 +235,19 @@ def fit_selected(est: Any, Xb: Batch, Y: torch.Tensor, w: np.ndarray | None, X: 
     groups = duplicate_groups(K)
     spec = ridge_spectrum(K, Y, sample_weight=wt, groups=groups)
     if est.kernel_params is not None:
-        errors = np.array([float(spec.criterion(v, est.cv)) for v in grid])
+        errors = np.array([float(spec.criterion(v, cv)) for v in grid])
         est.kernel_ = _tune_kernel(est, Xb, Y, spec, float(grid[errors.argmin()]), auto)
         K = gram(est.kernel_, Xb)
         groups = duplicate_groups(K)
         spec = ridge_spectrum(K, Y, sample_weight=wt, groups=groups)
     if closed:
-        errors = np.array([[float(spec.criterion(v, est.cv)) for v in grid]])
+        errors = np.array([[float(spec.criterion(v, cv)) for v in grid]])
     else:
-        folds = list(check_cv(est.cv).split(np.zeros((len(Y), 1))))
+        folds = list(check_cv(cv).split(np.zeros((len(Y), 1))))
         errors = kfold_path_errors(K, Y, grid, folds, sample_weight=wt)
     lam = float(grid[errors.mean(0).argmin()])
-    if auto:
-        lam = _refine_lam(spec, lam, est.cv)
+    if auto and closed:
+        lam = _minimise_log_lam(lambda v: spec.criterion(v, cv), lam)
     fit = spec.fit(lam)
     est.lam_ = lam
     est.cv_results_ = _cv_results(grid, errors)

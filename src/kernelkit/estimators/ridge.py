@@ -147,22 +147,31 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         sequences, Weisfeiler-Lehman for graphs); see :mod:`kernelkit.estimators._kernels`.
         With ``Precomputed()`` (or ``"precomputed"``) ``fit`` takes the training Gram and
         ``predict`` the Gram rows of new points against the training points.
-    lam : float, list of float or "auto", default 1e-3
+    lam : float, list of float or "auto", default "auto"
         Regularisation ``lam >= 0`` of the ``(1/n)``-normalised objective; scikit-learn's
-        ``alpha`` is ``n * lam`` (its default ``alpha = 1`` is ``lam = 1/n``: 1e-3 matches it
-        at n = 1000).  A list of positive values is a grid scored by ``cv`` (exact solver:
-        one eigendecomposition for the whole grid, :mod:`kernelkit.models.ridge_path`);
-        ``"auto"`` scores a grid from 1e-9 to 10 and refines the best value by L-BFGS on
-        ``log lam`` of the closed-form criterion.
-    cv : {"loo", "gcv"}, int, splitter or iterable of (train, test), default "loo"
+        ``alpha`` is ``n * lam`` (its default ``alpha = 1`` is ``lam = 1/n``).  A list of
+        positive values is a grid scored by ``cv``.  ``"auto"`` (the default) scores the grid
+        ``1e-9 .. 10`` (21 values) by ``cv`` and refines the best value by L-BFGS on
+        ``log lam`` of the closed-form criterion (LOO on the Nyström solvers: a 9-value grid
+        between the best value's neighbours; refits on folds: the best grid value); ``lam_``
+        is the choice.  Cost: the exact solver
+        takes one eigendecomposition of the (weighted) Gram for the whole path
+        (:mod:`kernelkit.models.ridge_path`; about ``6 n^3`` flops against the ``n^3 / 3`` of
+        one Cholesky, then ``O(n^2)`` per value), the Nyström solvers the one-pass statistics
+        ``H``, ``r`` and one ``m x m`` eigendecomposition (:mod:`kernelkit.models.nystrom_path`;
+        ``O(m^2)`` per value, GCV without a further pass), and ``solver="auto"`` weighs these
+        costs (below).  A float fits that ``lam`` alone.
+    cv : {"loo", "gcv"}, int, splitter, iterable of (train, test) or None, default None
         Criterion of a ``lam`` grid or ``"auto"``: closed-form leave-one-out error
         ``sum_i w_i r_i^2 / sum_i w_i`` with ``r_i = (y_i - f_i) / (1 - H_ii)`` (training
-        inputs the kernel cannot tell apart, such as duplicated rows, are left out together:
-        ``r_G = (I - H_GG)^{-1} (y_G - f_G)``, see ``loo_groups_``), generalised
-        cross-validation ``(1/n)||(I - H) y||^2 / (1 - tr H / n)^2`` (Golub, Heath and Wahba
-        1979), or the weighted mean squared error over refits on the folds of ``KFold(cv)``
-        (an int), of a scikit-learn splitter or of given ``(train, test)`` index pairs.
-        Unused for a float ``lam`` without ``kernel_params``.
+        inputs the kernel cannot tell apart, such as duplicated rows, are left out together
+        on the exact solver: ``r_G = (I - H_GG)^{-1} (y_G - f_G)``, see ``loo_groups_``),
+        generalised cross-validation ``(1/n)||(I - H) y||^2 / (1 - tr H / n)^2`` (Golub, Heath
+        and Wahba 1979), or the weighted mean squared error over refits on the folds of
+        ``KFold(cv)`` (an int), of a scikit-learn splitter or of given ``(train, test)`` index
+        pairs (exact solver).  ``None``: leave-one-out on the exact solver, GCV on the Nyström
+        solvers (whose leave-one-out needs a pass over the data per grid).  Unused for a float
+        ``lam`` without ``kernel_params``.
     kernel_params : "auto", list of str or None, default None
         Kernel parameters tuned with ``lam`` by L-BFGS on the ``cv`` criterion in log space
         (``"loo"`` or ``"gcv"``), gradients by autograd: ``"auto"`` takes every continuous
@@ -198,9 +207,15 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         ``n m (E + 126 + 2d + 4c) + (t - 1) n m (37 + 4c) + 2 m^3``; exact when ``m >= n`` or
         ``C_exact`` is below ``5e10`` flops or below both others, else the cheaper Nyström
         solver (one-pass up to ``m`` of about 800 at ``tol = 1e-4``, 1000 at ``1e-6`` with
-        the block kept; 1500 and 2000 streamed).  ``solver_`` records
-        the choice.  ``"auto"`` fits precomputed kernels and ``lam = 0`` exactly.  The
-        parameters below are used by the Nyström solvers only.
+        the block kept; 1500 and 2000 streamed).  Choosing ``lam`` (``"auto"`` or a grid),
+        the eigendecompositions replace the factorisations, ``C_exact = n^2 (E + 2d) + 6 n^3``
+        against the one-pass path ``n m (E_1 + 2d + 2c) + 1.66 n m^2 + (1/3 + 6) m^3`` (exact
+        up to ``n`` of about 2000 with ``m < n``; :func:`~kernelkit.models.falkon.solver_costs`
+        with ``select``).
+        ``solver_`` records the choice.  ``"auto"`` fits precomputed kernels and ``lam = 0``
+        exactly.  A ``lam`` path (``"auto"`` or a list) on a Nyström solver runs on the
+        one-pass statistics (``solver_ = "onepass"``, also when ``"nystrom"`` is forced); PCG
+        fits a float ``lam``.  The parameters below are used by the Nyström solvers only.
     n_centers : int, default 1000
         Number ``m`` of Nyström centres; more than ``n_samples`` with a forced Nyström
         solver fits the exact solver, with a warning that says so.
@@ -287,9 +302,11 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
     >>> from kernelkit import KernelRidge
     >>> from kernelkit.kernels import Gaussian
     >>> X = np.linspace(0, 1, 20)[:, None]
-    >>> model = KernelRidge(Gaussian(sigma=0.2), lam=1e-3).fit(X, np.sin(6 * X[:, 0]))
+    >>> model = KernelRidge(Gaussian(sigma=0.2)).fit(X, np.sin(6 * X[:, 0]))
     >>> model.predict(X[:2]).shape
     (2,)
+    >>> bool(1e-9 <= model.lam_ <= 10)
+    True
     """
 
     _sparse_input: ClassVar[bool] = True
@@ -297,7 +314,12 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **KERNEL_CONSTRAINTS,
         "lam": [Interval(Real, 0, None, closed="left"), "array-like", StrOptions({"auto"})],
-        "cv": [StrOptions({"loo", "gcv"}), Interval(Integral, 2, None, closed="left"), "cv_object"],
+        "cv": [
+            StrOptions({"loo", "gcv"}),
+            Interval(Integral, 2, None, closed="left"),
+            "cv_object",
+            None,
+        ],
         "kernel_params": [StrOptions({"auto"}), list, None],
         "gamma": [Interval(Real, 0, None, closed="neither"), None],
         "degree": [Interval(Integral, 1, None, closed="left"), None],
@@ -316,9 +338,9 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
     def __init__(
         self,
         kernel: Kernel | str | None = None,
-        lam: Any = 1e-3,
+        lam: Any = "auto",
         *,
-        cv: str | int = "loo",
+        cv: Any = None,
         kernel_params: str | list[str] | None = None,
         gamma: float | None = None,
         degree: int | None = None,
@@ -417,9 +439,9 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
 
     def _selection_solver(self, Xb: Batch, Y: torch.Tensor) -> str:
         """The solver of a ``lam`` selection: exact, or ``"onepass"`` (the Nyström path from
-        the one-pass statistics) when forced or when ``"auto"``'s cost model picks Nyström;
-        ``kernel_params`` and a Gram input select on the exact path."""
-        n, m = len(Xb), int(self.n_centers)
+        the one-pass statistics) when forced or when ``"auto"``'s cost model of the path
+        (``select``) picks it; ``kernel_params`` and a Gram input select on the exact path."""
+        n, m = len(Xb), centre_count(self.n_centers, self.centers)
         if self.solver == "exact" or self.kernel_params is not None:
             return "exact"
         if self.solver == "auto":
@@ -427,7 +449,7 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
                 return "exact"
             d = Xb.shape[1] if isinstance(Xb, torch.Tensor) and Xb.ndim == 2 else 0
             c = 1 if Y.ndim == 1 else Y.shape[1]
-            return "exact" if choose_solver(n, m, d=d, c=c) == "exact" else "onepass"
+            return choose_solver(n, m, d=d, c=c, select=True)
         return "onepass" if forced_solver(str(self.solver), n, m) != "exact" else "exact"
 
     def _choose_solver(self, Xb: Batch, Y: torch.Tensor) -> str:
@@ -445,6 +467,12 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
     def _fit_nystrom(self, Xb: Batch, Y: torch.Tensor, w: np.ndarray | None, X: Any) -> KernelRidge:
         """Nyström fit on ``n_centers`` centres: one pass or Falkon's PCG (``solver_``)."""
         self._check_nystrom_lam()
+        system = self._nystrom_system(Xb, w, float(self.lam))
+        return self._solve_nystrom(system, Y, w, result_dtype(Xb), X)
+
+    def _nystrom_system(self, Xb: Batch, w: np.ndarray | None, lam: float) -> NystromSystem:
+        """The centres of ``n_centers`` / ``centers`` (drawn by weight among distinct points)
+        and the Nyström system on them, prepared for ``lam`` and above."""
         choice = choose_centres(
             self.kernel_,
             Xb,
@@ -454,15 +482,14 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
             sample_weight=w,
             distinct=True,
         )
-        system = nystrom_system(
+        return nystrom_system(
             self.kernel_,
             Xb,
             choice.indices,
             centres=choice.centres,
             block_size=self.block_size,
-            lam=float(self.lam),
+            lam=lam,
         )
-        return self._solve_nystrom(system, Y, w, result_dtype(Xb), X)
 
     def _check_nystrom_lam(self) -> None:
         if selects_hyperparameters(self):

@@ -90,7 +90,7 @@ class Encoder:
             tag = "parameter" if isinstance(value, nn.Parameter) else "tensor"
             fields = self.store(value, path)
             return {"type": tag, **fields, "requires_grad": bool(value.requires_grad)}
-        if isinstance(value, np.ndarray):
+        if isinstance(value, np.ndarray) and not isinstance(value, np.ma.MaskedArray):
             return self._ndarray(value, path)
         if isinstance(value, np.generic):
             return {

@@ -1,4 +1,5 @@
-"""Codecs of values that are not instances of registered classes (NumPy random generators).
+"""Codecs of values that are not instances of registered classes (NumPy random generators,
+masked arrays).
 
 A :class:`ValueCodec` turns a value into the fields of a JSON node (arrays go through the
 encoder's ``store``) and back; :data:`VALUE_CODECS` lists them, tried in order before the
@@ -85,6 +86,23 @@ def _decode_random_state(
     return rs
 
 
+def _encode_masked(array: np.ma.MaskedArray, encoder: Encoder, path: str) -> dict[str, Any]:
+    return {
+        "data": encoder.encode(np.asarray(array.data), f"{path}.data"),
+        "mask": encoder.encode(np.ma.getmaskarray(array), f"{path}.mask"),
+    }
+
+
+def _decode_masked(node: dict[str, Any], decoder: Decoder, path: str) -> np.ma.MaskedArray:
+    data = decoder.decode(node.get("data"), f"{path}.data")
+    mask = decoder.decode(node.get("mask"), f"{path}.mask")
+    if not (isinstance(data, np.ndarray) and isinstance(mask, np.ndarray)):
+        raise decoder.refuse(path, "expected arrays as the data and mask of a masked array")
+    if mask.dtype != np.bool_ or mask.shape != data.shape:
+        raise decoder.refuse(path, f"expected a boolean mask of shape {data.shape}")
+    return np.ma.MaskedArray(data, mask=mask)
+
+
 VALUE_CODECS: list[ValueCodec] = [
     ValueCodec(
         "numpy_generator",
@@ -97,6 +115,12 @@ VALUE_CODECS: list[ValueCodec] = [
         lambda value: type(value) is np.random.RandomState,
         _encode_random_state,
         _decode_random_state,
+    ),
+    ValueCodec(
+        "numpy_masked_array",
+        lambda value: isinstance(value, np.ma.MaskedArray),
+        _encode_masked,
+        _decode_masked,
     ),
 ]
 """Codecs of value types that are not registered classes, tried in order."""

@@ -88,6 +88,12 @@ CG_CENTRES_EXPONENT = 2 / 3
 ``t ~ m^{-beta}``: the preconditioner improves with ``m`` (measured: ``docs/scale.md``,
 "Cost model")."""
 
+EIGH_FLOPS = 6.0
+"""Cost of a symmetric ``k x k`` eigendecomposition with vectors (LAPACK ``syevd``, one thread)
+per ``k^3``, in the same flops: the ``lam`` path's factorisation (``lam="auto"`` or a grid) in
+place of a Cholesky's ``k^3 / 3``.  Measured 4.7, 5.5 and 6.7 at ``k`` = 1000, 2000 and 3000
+(its tridiagonal reduction is memory-bound; ``docs/model_selection.md``, "Measured")."""
+
 EXACT_FLOPS = 5e10
 """Modelled cost (float64 GEMM flops) under which ``solver="auto"`` takes the
 exact solver whatever the Nyström cost: the exact answer when it is cheap in absolute terms."""
@@ -122,6 +128,7 @@ def solver_costs(
     tol: float = 1e-6,
     newton_steps: int = 1,
     keep: bool = False,
+    select: bool = False,
 ) -> dict[str, float]:
     r"""Modelled cost of each solver in float64 GEMM flops (the model of ``solver="auto"``).
 
@@ -153,6 +160,13 @@ def solver_costs(
     One-pass beats PCG while ``E_1 + 2 h m < t E`` (ridge, streamed): up to ``m`` of about
     1500 at ``tol = 1e-4``, 2000 at ``tol = 1e-6``; against the kept block while
     ``E_1 + 2 h m < E + F + (t - 1) E_k`` (d = 10): up to about 800 and 1000.
+
+    ``select`` (ridge regression choosing ``lam``: a grid or ``"auto"``,
+    :mod:`kernelkit.models.ridge_path` and :mod:`kernelkit.models.nystrom_path`): the exact
+    solver's Cholesky becomes one eigendecomposition of the Gram and the one-pass solver's
+    that of ``H``, ``e =`` :data:`EIGH_FLOPS`,
+    ``C_exact = n^2 (E + 2d) + e n^3``, ``C_onepass = n m (E_1 + 2d + 2c) + 2 h n m^2 +
+    m^3 / 3 + e m^3``; PCG has no ``lam`` path and keeps its cost.
     """
     entry = KERNEL_ENTRY_FLOPS + 2 * d
     s = max(1, int(newton_steps))
@@ -160,9 +174,10 @@ def solver_costs(
     t = cg_passes(m, tol=tol, newton_steps=s)
     update = ONEPASS_UPDATE_FLOPS * ((1 if ridge else c) + 1) * n * m**2
     tile = ONEPASS_ENTRY_FLOPS + 2 * d + 2 * c
+    factor, system = (EIGH_FLOPS, EIGH_FLOPS) if select else (1 / 3, s / 3)
     return {
-        "exact": s * (n * n * entry + n**3 / 3),
-        "onepass": (s + (0 if ridge else 1)) * (n * m * tile + update) + (s + 1) * m**3 / 3,
+        "exact": s * n * n * entry + s * factor * n**3,
+        "onepass": (s + (0 if ridge else 1)) * (n * m * tile + update) + (1 / 3 + system) * m**3,
         "nystrom": (
             n * m * (entry + KEEP_FILL_FLOPS + 4 * c + (t - 1) * (KEPT_ENTRY_FLOPS + 4 * c))
             if keep
@@ -182,12 +197,18 @@ def choose_solver(
     newton_steps: int = 1,
     exact: bool = True,
     keep: bool = False,
+    select: bool = False,
 ) -> str:
     """The solver of ``solver="auto"``: exact when ``m >= n`` or its modelled cost is below
     :data:`EXACT_FLOPS` or below both Nyström solvers', else the cheaper of one-pass and PCG
     (:func:`solver_costs`; ``keep``: PCG on the kept ``K_nm``, :func:`keeps_block`);
-    ``exact=False`` (a Dask fit): the cheaper Nyström solver."""
-    cost = solver_costs(n, m, d=d, c=c, tol=tol, newton_steps=newton_steps, keep=keep)
+    ``exact=False`` (a Dask fit): the cheaper Nyström solver; ``select`` (a ``lam`` path):
+    the costs of the path, exact or one-pass."""
+    cost = solver_costs(
+        n, m, d=d, c=c, tol=tol, newton_steps=newton_steps, keep=keep, select=select
+    )
+    if select:
+        cost["nystrom"] = float("inf")
     nystrom = min(cost["onepass"], cost["nystrom"])
     if exact and (m >= n or cost["exact"] <= max(EXACT_FLOPS, nystrom)):
         return "exact"
@@ -431,6 +452,7 @@ def nystrom_predict(
 __all__ = [
     "CG_CENTRES_EXPONENT",
     "CG_PASSES_PER_DIGIT",
+    "EIGH_FLOPS",
     "EXACT_FLOPS",
     "KEEP_FILL_FLOPS",
     "KEPT_ENTRY_FLOPS",

@@ -17,7 +17,12 @@ leave-one-out residuals ``(y_i - f_i) / (1 - (S_mu)_ii)`` need the leverages
 ``(S_mu)_ii = sum_j Z_ij^2 / (s_j + mu)`` of ``Z = Phi V``: ONE more streamed pass scores the
 whole grid (``O(n m (m + g))`` for ``g`` values).  The centres are fixed: this is the LOO of
 the Nyström model with its centres, the criterion Rudi et al. select ``lam`` by.
-Unweighted fits.
+
+With sample weights ``w`` (mean 1, so ``sum w = n``: the estimators' convention) the same
+formulas hold for ``W^{1/2} Phi`` and ``W^{1/2} y``: ``H = Phi^T W Phi``, ``r = Phi^T W y``,
+``y^T W y``, the weighted GCV ``n ||W^{1/2}(y - Phi beta)||^2 / (n - tr S_mu)^2`` and the
+weighted leave-one-out error ``sum_i w_i r_i^2 / sum_i w_i``, ``r_i = (y_i - f_i) / (1 - w_i
+z_i^T (s + mu)^{-1} z_i)`` (a zero weight: the plain residual, which counts for nothing).
 """
 
 from __future__ import annotations
@@ -51,7 +56,7 @@ class NystromPath:
     proj : torch.Tensor, shape (m, c)
         ``V^T r``.
     yy : torch.Tensor, shape (c,)
-        ``||y_j||^2`` per output column.
+        ``y_j^T W y_j`` per output column (``W = I`` unweighted).
     basis : torch.Tensor, shape (m, m)
         ``L`` (``L L^T = K_mm + tau I``).
     n : int
@@ -92,35 +97,45 @@ class NystromPath:
         Xb: Batch,
         centres: Batch,
         Y: torch.Tensor,
+        *,
+        sample_weight: torch.Tensor | None = None,
     ) -> np.ndarray:
-        """Leave-one-out mean squared error per ``lam`` in one streamed pass over ``Xb``."""
+        """Leave-one-out mean squared error per ``lam`` in one streamed pass over ``Xb``
+        (weighted: ``sum_i w_i r_i^2 / sum_i w_i``, ``w`` of mean 1)."""
         lam_t = torch.as_tensor(lams, dtype=self.values.dtype).reshape(-1)
         D = self._inverse(lam_t)  # (m, g)
         W = solve_triangular(self.basis.mT, self.vectors, upper=True)  # Z_b = K_b W
         Yc = (Y[:, None] if Y.ndim == 1 else Y).to(torch.float64)
         coef = self.proj[:, :, None] * D[:, None, :]  # (m, c, g)
+        w = None if sample_weight is None else sample_weight.to(torch.float64)
         total = torch.zeros(len(lam_t), dtype=torch.float64)
         for i, j in row_tiles(self.n, len(self.values)):
             rows = Xb[i:j] if isinstance(Xb, torch.Tensor) else take(Xb, np.arange(i, j))
             Z = kernel.block(rows, centres).to(torch.float64) @ W  # (b, m)
             lev = (Z * Z) @ D  # (b, g)
+            if w is not None:
+                lev = lev * w[i:j, None].to(lev.device)
             fitted = torch.einsum("bm,mcg->bcg", Z, coef)
             resid = (Yc[i:j, :, None] - fitted) / (1 - lev)[:, None, :]
-            total += (resid**2).sum((0, 1)).cpu()
+            sq = resid**2 if w is None else resid**2 * w[i:j, None, None].to(resid.device)
+            total += sq.sum((0, 1)).cpu()
         return (total / (self.n * Yc.shape[1])).numpy()
 
 
-def nystrom_path(system: NystromSystem, Y: torch.Tensor) -> NystromPath:
-    """One pass for ``H`` and ``r`` (:func:`~kernelkit.models.falkon.nystrom_statistics`),
-    one ``m x m`` eigendecomposition."""
-    stats = nystrom_statistics(system, Y)
+def nystrom_path(
+    system: NystromSystem, Y: torch.Tensor, *, sample_weight: torch.Tensor | None = None
+) -> NystromPath:
+    """One pass for ``H`` and ``r`` (:func:`~kernelkit.models.falkon.nystrom_statistics`;
+    weighted with ``sample_weight`` of mean 1), one ``m x m`` eigendecomposition."""
+    stats = nystrom_statistics(system, Y, sample_weight=sample_weight)
     eig = symmetric_eigh(stats.H[0], signs=False, name="H")
     Yc = (Y[:, None] if Y.ndim == 1 else Y).to(torch.float64)
+    Yw = Yc if sample_weight is None else Yc * sample_weight.to(torch.float64)[:, None]
     return NystromPath(
         eig.values.clamp_min(0),
         eig.vectors,
         eig.vectors.mT @ stats.r,
-        (Yc * Yc).sum(0).to(stats.r.device),
+        (Yc * Yw).sum(0).to(stats.r.device),
         stats.basis,
         stats.n,
     )
