@@ -350,3 +350,22 @@ def test_given_centres_on_dask(client, data, estimator):
         estimator(Gaussian(2.0), centers=centres[:, :3]).fit(X_dask, y)
     with pytest.raises(InputError, match="centers: expected at least one centre"):
         estimator(Gaussian(2.0), centers=centres[:0]).fit(X_dask, y)
+
+
+def test_default_lam_auto_on_dask_is_the_in_memory_gcv_path(client, data):
+    # lam="auto" (the default) on Dask: GCV on the one-pass statistics formed on the workers;
+    # the in-memory fit on the same centres is the oracle (lam_, cv_results_, coefficients)
+    X, y = data
+    X_dask = da.from_array(X, chunks=(170, 5))
+    remote = KernelRidge(Gaussian(2.0), n_centers=40, random_state=2).fit(X_dask, y)
+    assert remote.solver_ == "onepass"
+    local = KernelRidge(Gaussian(2.0), centers=X[remote.center_indices_], solver="onepass")
+    local.fit(X, y)
+    assert remote.lam_ == pytest.approx(local.lam_, rel=1e-8)
+    np.testing.assert_allclose(
+        remote.cv_results_["mean_test_score"], local.cv_results_["mean_test_score"], rtol=1e-9
+    )
+    scale = np.abs(local.dual_coef_).max()
+    np.testing.assert_allclose(remote.dual_coef_, local.dual_coef_, rtol=0, atol=1e-8 * scale)
+    with pytest.raises(InputError, match="cv: a Dask fit selects lam by cv=None or 'gcv'"):
+        KernelRidge(Gaussian(2.0), n_centers=40, cv="loo").fit(X_dask, y)

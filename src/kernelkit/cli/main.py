@@ -238,7 +238,7 @@ def _build_parser(command: str | None = None) -> argparse.ArgumentParser:
     fit.add_argument(
         "--lam",
         help="ridge / K2AE lam; with --cv a list such as 1e-4,1e-3; 'auto' (ridge; its default "
-        "without --cv, --split or a cluster): leave-one-out (Nystrom: GCV) over a grid, then "
+        "without --cv or --split): leave-one-out (Nystrom, a cluster: GCV) over a grid, then "
         "L-BFGS on log lam; default 1e-3 otherwise. A gp learns its noise",
     )
     fit.add_argument(

@@ -199,11 +199,10 @@ def _check_fit(args: argparse.Namespace) -> None:
             f"--lam auto: only --model ridge without --cv chooses lam, got --model {args.model}"
             + (f" with --cv {args.cv}" if args.cv is not None else "")
         )
-    # ridge without --cv / --split chooses its lam by default (KernelRidge's lam="auto");
-    # a cluster fit (--workers / --scheduler) takes one lam
+    # ridge without --cv / --split chooses its lam by default (KernelRidge's lam="auto"; on a
+    # cluster by GCV on the one-pass statistics)
     tuning = args.cv is not None or args.split is not None
-    on_cluster = args.workers is not None or args.scheduler is not None
-    auto = auto or (args.lam is None and args.model == "ridge" and not tuning and not on_cluster)
+    auto = auto or (args.lam is None and args.model == "ridge" and not tuning)
     args.lams = ["auto"] if auto else parse_lams("1e-3" if args.lam is None else args.lam)
     if args.model == "autoencoder" and len(args.dims) != 1:
         raise UsageError(f"--dims: a fitted autoencoder has one code width, got {args.dims}")

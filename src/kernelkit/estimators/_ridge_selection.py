@@ -47,6 +47,7 @@ from kernelkit.gram import gram
 from kernelkit.kernels import Kernel
 from kernelkit.kernels.base import Batch
 from kernelkit.models.conformal import conformal_interval
+from kernelkit.models.falkon import NystromSystem
 from kernelkit.models.hyperparams import continuous_params, differentiable_params, kernel_with
 from kernelkit.models.nystrom_path import nystrom_path
 from kernelkit.models.ridge_path import (
@@ -178,17 +179,52 @@ def _cv_results(grid: np.ndarray, errors: np.ndarray) -> dict[str, Any]:
     return results
 
 
-def fit_selected_nystrom(est: Any, Xb: Batch, Y: torch.Tensor, w: np.ndarray | None, X: Any) -> Any:
-    """Fit a Nyström ``est`` choosing ``lam`` from the one-pass statistics (module docstring)."""
+def smallest_lam(est: Any) -> float:
+    """The smallest ``lam`` a selection (or a fixed ``lam``) solves for: what the Nyström
+    system is prepared for."""
+    return float(_grid(est)[0].min())
+
+
+def check_nystrom_selection(est: Any, distributed: bool = False) -> str:
+    """The criterion of a Nyström ``lam`` path (``"gcv"`` or ``"loo"``; a Dask fit: GCV only,
+    from the one-pass statistics, since leave-one-out needs another pass over the data).
+
+    Raises
+    ------
+    InputError
+        ``kernel_params``, a fold ``cv``, or (Dask) ``cv="loo"``.
+    """
     cv = criterion(est, False)
-    if est.kernel_params is not None or cv not in ("loo", "gcv"):
-        raise InputError(
-            f"lam: the Nyström lam path selects lam by cv=None, 'loo' or 'gcv', without "
-            f"kernel_params; got cv={est.cv!r}, kernel_params={est.kernel_params!r} "
-            "(use solver='exact')"
+    allowed = ("gcv",) if distributed else ("loo", "gcv")
+    if est.kernel_params is not None or cv not in allowed:
+        where = (
+            "a Dask fit selects lam by cv=None or 'gcv'"
+            if distributed
+            else ("the Nyström lam path selects lam by cv=None, 'loo' or 'gcv'")
         )
+        raise InputError(
+            f"cv: {where}, without kernel_params; got cv={est.cv!r}, "
+            f"kernel_params={est.kernel_params!r}"
+            + ("" if distributed else " (use solver='exact')")
+        )
+    return cv
+
+
+def fit_selected_nystrom(
+    est: Any,
+    Xb: Batch | None,
+    Y: torch.Tensor,
+    w: np.ndarray | None,
+    X: Any,
+    system: NystromSystem | None = None,
+) -> Any:
+    """Fit a Nyström ``est`` choosing ``lam`` from the one-pass statistics (module docstring)
+    of ``system`` (default: the in-memory system of ``Xb``; a Dask fit passes its own and
+    ``Xb=None``: GCV only)."""
+    cv = check_nystrom_selection(est, distributed=Xb is None)
     grid, auto = _grid(est)
-    system = est._nystrom_system(Xb, w, float(grid.min()))
+    if system is None:
+        system = est._nystrom_system(Xb, w, float(grid.min()))
     weights = None if w is None else torch.as_tensor(w, dtype=torch.float64)
     path = nystrom_path(system, Y, sample_weight=weights)
     centres = system.op.centres

@@ -28,17 +28,15 @@ from kernelkit.estimators._base import (
     warn_max_iter,
 )
 from kernelkit.estimators._ridge_selection import (
+    check_nystrom_selection,
     fit_selected,
     fit_selected_nystrom,
     ridge_interval,
     selects_hyperparameters,
+    smallest_lam,
 )
 from kernelkit.gram import gram
-from kernelkit.gram.distributed import (
-    draw_kept_centres,
-    is_dask_collection,
-    map_row_blocks,
-)
+from kernelkit.gram.distributed import is_dask_collection, map_row_blocks
 from kernelkit.gram.nystrom import CENTRE_METHODS, centre_count, choose_centres
 from kernelkit.kernels import Kernel, PrecomputedBatch
 from kernelkit.kernels.base import Batch
@@ -160,7 +158,9 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         one Cholesky, then ``O(n^2)`` per value), the Nyström solvers the one-pass statistics
         ``H``, ``r`` and one ``m x m`` eigendecomposition (:mod:`kernelkit.models.nystrom_path`;
         ``O(m^2)`` per value, GCV without a further pass), and ``solver="auto"`` weighs these
-        costs (below).  A float fits that ``lam`` alone.
+        costs (below).  A Dask fit selects by GCV on the one-pass statistics formed on the
+        workers (one pass over ``X``; ``cv="loo"``, folds or ``kernel_params`` are refused
+        there by name).  A float fits that ``lam`` alone.
     cv : {"loo", "gcv"}, int, splitter, iterable of (train, test) or None, default None
         Criterion of a ``lam`` grid or ``"auto"``: closed-form leave-one-out error
         ``sum_i w_i r_i^2 / sum_i w_i`` with ``r_i = (y_i - f_i) / (1 - H_ii)`` (training
@@ -492,13 +492,7 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         )
 
     def _check_nystrom_lam(self) -> None:
-        if selects_hyperparameters(self):
-            raise InputError(
-                f"lam: a list, 'auto' or kernel_params are selected in memory (a Dask fit "
-                f"takes one lam), got lam={self.lam!r}, "
-                f"kernel_params={self.kernel_params!r}"
-            )
-        if float(self.lam) <= 0:
+        if smallest_lam(self) <= 0:
             raise InputError(
                 f"lam: expected lam > 0 with solver={self.solver_!r} (the Nyström solvers "
                 f"factorise a system regularised by lam), got {self.lam!r}"
@@ -555,31 +549,29 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         """
         n = check_distributed_nystrom(self, X, points=True)
         m = centre_count(self.n_centers, self.centers)
+        for attr in ("center_indices_", "lam_", "cv_results_", "loo_residuals_", "loo_groups_"):
+            self.__dict__.pop(attr, None)
+        selecting = selects_hyperparameters(self)
         self.solver_ = self.solver
-        if self.solver == "auto":
+        if selecting:  # the lam path stands on the one-pass statistics
+            check_nystrom_selection(self, distributed=True)
+            self.solver_ = "onepass"
+        elif self.solver == "auto":
             d = int(X.shape[1]) if len(getattr(X, "shape", ())) == 2 else 0
             c = int(y.shape[1]) if len(getattr(y, "shape", ())) == 2 else 1
             self.solver_ = choose_solver(n, m, d=d, c=c, tol=float(self.tol), exact=False)
         self._check_nystrom_lam()
         w = check_sample_weight(None if sample_weight is None else np.asarray(sample_weight), n)
         w = unit_mean_weights(w)
-        index, rows, blocks = None, self.centers, X
-        if isinstance(self.centers, str):
-            index, rows, blocks = draw_kept_centres(X, m, self.random_state, w)
-        elif len(rows) == 0:
-            raise InputError("centers: expected at least one centre, got none")
-        centres = self._fit_X(rows)
-        width = getattr(X, "shape", ())[1:]
-        if index is None and isinstance(centres, torch.Tensor) and centres.shape[1:] != width:
-            raise InputError(
-                f"centers: expected points with the {width[0] if width else '?'} features of "
-                f"X, got shape {tuple(centres.shape)}"
-            )
+        index, centres, blocks = self._distributed_centres(X, m, w)
         dtype = result_dtype(centres)
         Y = self._validate_y_numeric(np.asarray(y), n, dtype)
         system = distributed_nystrom_system(
-            self.kernel_, blocks, len(centres), centres=centres, indices=index, lam=float(self.lam)
-        )
+            self.kernel_, blocks, len(centres), centres=centres, indices=index,
+            lam=smallest_lam(self),
+        )  # fmt: skip
+        if selecting:
+            return fit_selected_nystrom(self, None, Y, w, None, system=system)
         self._solve_nystrom(system, Y, w, dtype, None)
         return self
 
