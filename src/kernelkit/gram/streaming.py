@@ -58,6 +58,15 @@ KEEP_FRACTION = 0.25
 """Share of the available memory (the free memory of a CUDA device, else the host's available
 memory) a kept ``K_nm`` may take by default (:func:`keep_budget`)."""
 
+SHARED_BLAS_CENTRES = 1000
+"""From this many centres a one-pass tile is dominated by its float64 BLAS (the feature solve
+and the rank-``b`` update, ``2 b m^2`` flops against ``b m`` kernel values) and
+:meth:`NystromOperator.normal_equations` runs the tiles on ONE worker whose BLAS uses every
+thread instead of one single-threaded BLAS per worker: on the benchmark machine's two cores
+two concurrent single-threaded ``dtrsm``/``dsyrk`` ran no faster than one where one
+two-threaded call ran twice as fast; below it the kernel evaluation dominates and the
+per-worker tiles win (the measured crossover: ``docs/scale.md``, "Cost model")."""
+
 NYSTROM_TILE_BYTES = 2 << 20
 """Default bytes of one ``b x m`` tile: the block stays in the L2 cache between the kernel pass
 and the two products (the sweep behind it: ``docs/measurements.md``)."""
@@ -515,9 +524,13 @@ class NystromOperator(StreamedProducts):
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
         """One pass of :func:`nystrom_normal_tile` over tiles of ``max(b, m)`` rows (see
         :meth:`StreamedProducts.normal_equations`; ``fast``: float32 tile products,
-        :func:`nystrom_normal_tile`)."""
+        :func:`nystrom_normal_tile`): one worker thread per core with a single-threaded BLAS
+        each, or, from :data:`SHARED_BLAS_CENTRES` centres, one worker whose BLAS uses every
+        thread."""
         n, m = self.shape
         sliceable, vector, device, b, starts, workers, block_dtype = self._plan(min_rows=m)
+        shared_blas = m >= SHARED_BLAS_CENTRES
+        workers = 1 if shared_blas else workers
         if rows is None:
             if U is None:
                 raise InputError("U: expected the right-hand-side rows (n, c), got None")
@@ -559,8 +572,10 @@ class NystromOperator(StreamedProducts):
                 if KV is not None and kv is not None:
                     KV[r0:r1] = kv
 
-        # one BLAS thread per worker thread: spinning BLAS threads stall a loaded machine
-        with torch.no_grad(), threadpool_limits(1, user_api="blas"):
+        # one BLAS thread per worker thread (spinning BLAS threads stall a loaded machine),
+        # or one worker with every BLAS thread from SHARED_BLAS_CENTRES centres
+        blas_threads = torch.get_num_threads() if shared_blas else 1
+        with torch.no_grad(), threadpool_limits(blas_threads, user_api="blas"):
             run_parallel(work, list(range(workers)), parallel=workers > 1)
         H, R = acc[0]
         for H_w, R_w in acc[1:]:
@@ -575,6 +590,7 @@ class NystromOperator(StreamedProducts):
 __all__ = [
     "KEEP_FRACTION",
     "NYSTROM_TILE_BYTES",
+    "SHARED_BLAS_CENTRES",
     "NystromOperator",
     "RowsFn",
     "keep_budget",

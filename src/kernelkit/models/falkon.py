@@ -31,6 +31,7 @@ import torch
 from kernelkit.gram.engine import gram_tensor, prepare_pair
 from kernelkit.gram.nystrom import take, too_many_centres
 from kernelkit.gram.streaming import (
+    SHARED_BLAS_CENTRES,
     NystromOperator,
     StreamedProducts,
     keep_budget,
@@ -67,6 +68,16 @@ ONEPASS_UPDATE_FLOPS = 0.83
 """Cost of each of the ``(g + 1) n m^2`` multiply-adds of the one-pass solver (the triangular
 solve of the feature map, one rank-``b`` update of ``H`` per weighting) in the same flops
 (fitted with :data:`ONEPASS_ENTRY_FLOPS`)."""
+
+ONEPASS_SHARED_ENTRY_FLOPS = 720.0
+"""``E_1`` from :data:`~kernelkit.gram.streaming.SHARED_BLAS_CENTRES` centres, where the tiles
+run on one worker whose BLAS uses every thread (the kernel values then on torch's threads):
+fitted with :data:`ONEPASS_SHARED_UPDATE_FLOPS` to the one-pass fits at n = 10^5, m = 2000
+and 5000 (``docs/scale.md``, "Cost model")."""
+
+ONEPASS_SHARED_UPDATE_FLOPS = 0.38
+"""``h`` from :data:`~kernelkit.gram.streaming.SHARED_BLAS_CENTRES` centres (fitted with
+:data:`ONEPASS_SHARED_ENTRY_FLOPS`)."""
 
 KEPT_ENTRY_FLOPS = 37.0
 """Cost of one kernel value in a PCG pass over the kept ``K_nm`` (no kernel evaluation: the
@@ -148,7 +159,10 @@ def solver_costs(
     .. math:: C_\text{onepass} = p\,(n m (E_1 + 2d + 2c) + h\,(g + 1)\, n m^2)
               + (s + 1)\, m^3 / 3,
 
-    ``E_1 =`` :data:`ONEPASS_ENTRY_FLOPS` and ``h =`` :data:`ONEPASS_UPDATE_FLOPS`, the
+    ``E_1 =`` :data:`ONEPASS_ENTRY_FLOPS` and ``h =`` :data:`ONEPASS_UPDATE_FLOPS` (from
+    :data:`~kernelkit.gram.streaming.SHARED_BLAS_CENTRES` centres, where the tiles share
+    every BLAS thread, :data:`ONEPASS_SHARED_ENTRY_FLOPS` and
+    :data:`ONEPASS_SHARED_UPDATE_FLOPS`), the
     one-pass solver's ``(g + 1) n m^2`` being the triangular solve of the feature map
     ``K_b L^{-T}`` and the symmetric rank-``b`` updates of ``H`` (one per weight column:
     ``g = c`` for one-vs-rest logistic regression, 1 for ridge), its ``p`` passes 1 for
@@ -172,8 +186,10 @@ def solver_costs(
     s = max(1, int(newton_steps))
     ridge = s == 1
     t = cg_passes(m, tol=tol, newton_steps=s)
-    update = ONEPASS_UPDATE_FLOPS * ((1 if ridge else c) + 1) * n * m**2
-    tile = ONEPASS_ENTRY_FLOPS + 2 * d + 2 * c
+    shared = m >= SHARED_BLAS_CENTRES
+    h = ONEPASS_SHARED_UPDATE_FLOPS if shared else ONEPASS_UPDATE_FLOPS
+    update = h * ((1 if ridge else c) + 1) * n * m**2
+    tile = (ONEPASS_SHARED_ENTRY_FLOPS if shared else ONEPASS_ENTRY_FLOPS) + 2 * d + 2 * c
     factor, system = (EIGH_FLOPS, EIGH_FLOPS) if select else (1 / 3, s / 3)
     return {
         "exact": s * n * n * entry + s * factor * n**3,
@@ -458,6 +474,8 @@ __all__ = [
     "KEPT_ENTRY_FLOPS",
     "KERNEL_ENTRY_FLOPS",
     "ONEPASS_ENTRY_FLOPS",
+    "ONEPASS_SHARED_ENTRY_FLOPS",
+    "ONEPASS_SHARED_UPDATE_FLOPS",
     "ONEPASS_UPDATE_FLOPS",
     "SOLVERS",
     "NystromSystem",
