@@ -58,7 +58,7 @@ KEEP_FRACTION = 0.25
 """Share of the available memory (the free memory of a CUDA device, else the host's available
 memory) a kept ``K_nm`` may take by default (:func:`keep_budget`)."""
 
-SHARED_BLAS_CENTRES = 1000
+SHARED_BLAS_CENTRES = 2000
 """From this many centres a one-pass tile is dominated by its float64 BLAS (the feature solve
 and the rank-``b`` update, ``2 b m^2`` flops against ``b m`` kernel values) and
 :meth:`NystromOperator.normal_equations` runs the tiles on ONE worker whose BLAS uses every
