@@ -53,10 +53,9 @@ from kernelkit.models.logistic_path import (
     PATIENCE,
     LogisticPath,
     auto_grid,
-    held_out_scores,
+    follow_lam_path,
     holdout_rows,
     nystrom_logistic_auto,
-    one_standard_error,
 )
 from kernelkit.solvers import CholeskyFactor, cholesky_factor
 from kernelkit.utils.constraints import Interval, StrOptions
@@ -243,44 +242,24 @@ def exact_lam_path(
     K_tr, K_out = K[tr][:, tr], K[out][:, tr]
     Y_tr, Y_out = Y[tr].to(K), Y[out].to(K)
     coef = torch.zeros(K_tr.shape[0], Y.shape[1], dtype=K.dtype, device=K.device)
-    loss: list[float] = []
-    error: list[float] = []
-    se: list[float] = []
-    iterates, steps, ref = [], 0, 0
-    for k, lam in enumerate(lams):
+
+    def step(lam: float) -> tuple[torch.Tensor, torch.Tensor]:
+        nonlocal coef
         coef = torch.stack(
             [
                 kernel_logistic_regression(
-                    K_tr, Y_tr[:, j], lam=float(lam), max_iter=1, coef0=coef[:, j]
+                    K_tr, Y_tr[:, j], lam=lam, max_iter=1, coef0=coef[:, j]
                 ).coef
                 for j in range(Y.shape[1])
             ],
             dim=1,
         )
-        steps += 1
-        l_k, e_k, se_k = held_out_scores(K_out @ coef, Y_out)
-        loss.append(l_k)
-        error.append(e_k)
-        se.append(se_k)
-        iterates.append(coef)
-        if l_k < loss[ref] - se[ref]:  # a significant improvement
-            ref = k
-        elif k - ref >= patience:
-            break
-    best = one_standard_error(np.array(loss), np.array(se))
+        return K_out @ coef, coef
+
+    *scored, chosen = follow_lam_path(lams, step, Y_out, patience)
     full = torch.zeros(K.shape[0], Y.shape[1], dtype=K.dtype, device=K.device)
-    full[tr] = iterates[best]
-    return LogisticPath(
-        lams[: len(loss)],
-        np.array(loss),
-        np.array(error),
-        np.array(se),
-        best,
-        full,
-        K @ full,
-        steps,
-        0,
-    )
+    full[tr] = chosen
+    return LogisticPath(*scored, full, K @ full, len(scored[0]), 0)
 
 
 class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstimator):

@@ -27,6 +27,7 @@ fitted on all the rows, warm-started at the path's iterate.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -179,6 +180,48 @@ def one_standard_error(loss: np.ndarray, se: np.ndarray) -> int:
     return int(np.flatnonzero(loss <= loss[low] + se[low])[0])
 
 
+def follow_lam_path(
+    lams: np.ndarray,
+    step: Callable[[float], tuple[torch.Tensor, Any]],
+    Y_out: torch.Tensor,
+    patience: int = PATIENCE,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, Any]:
+    """Follow the decreasing ``lams``: ``step(lam)`` takes the warm-started step(s) at ``lam``
+    and returns the held-out rows' scores ``f_out`` and the iterate; each iterate is scored
+    against ``Y_out`` (:func:`held_out_scores`), the path stops ``patience`` values after the
+    last fall of the loss by more than its standard error, and the chosen index is the
+    one-standard-error rule's (:func:`one_standard_error`).
+
+    Returns ``(lams visited, loss, error, se, best, iterate at best)``.
+
+    Raises
+    ------
+    InputError
+        If ``lams`` is not a decreasing sequence of positive values.
+    """
+    lams = np.asarray(lams, dtype=np.float64)
+    if lams.ndim != 1 or not len(lams) or not (lams > 0).all() or (np.diff(lams) >= 0).any():
+        raise InputError(f"lams: expected decreasing positive values, got {lams!r}")
+    loss: list[float] = []
+    error: list[float] = []
+    se: list[float] = []
+    iterates: list[Any] = []
+    ref = 0
+    for k, lam in enumerate(lams):
+        f_out, iterate = step(float(lam))
+        l_k, e_k, se_k = held_out_scores(f_out, Y_out)
+        loss.append(l_k)
+        error.append(e_k)
+        se.append(se_k)
+        iterates.append(iterate)
+        if l_k < loss[ref] - se[ref]:  # a significant improvement
+            ref = k
+        elif k - ref >= patience:
+            break
+    best = one_standard_error(np.array(loss), np.array(se))
+    return lams[: len(loss)], np.array(loss), np.array(error), np.array(se), best, iterates[best]
+
+
 def logistic_lam_path(
     system: NystromSystem,
     y: Any,
@@ -203,9 +246,7 @@ def logistic_lam_path(
         If ``held_out`` does not mark some but not all of the ``n`` rows, or ``lams`` is not
         a decreasing sequence of positive values.
     """
-    lams = auto_grid(system.K_mm.diagonal()) if lams is None else np.asarray(lams, float)
-    if lams.ndim != 1 or not len(lams) or not (lams > 0).all() or (np.diff(lams) >= 0).any():
-        raise InputError(f"lams: expected decreasing positive values, got {lams!r}")
+    lams = auto_grid(system.K_mm.diagonal()) if lams is None else lams
     n = system.op.shape[0]
     held_out = np.asarray(held_out, dtype=bool)
     if held_out.shape != (n,) or held_out.all() or not held_out.any():
@@ -216,11 +257,12 @@ def logistic_lam_path(
     _, Y = signed_targets(y)
     out_rows = torch.as_tensor(held_out)
     weights = (~out_rows).double() * (n / int((~out_rows).sum()))
-    Y_out = Y[out_rows].to(torch.float64)
     coef = scores = precond = None
     built, spent, budget = np.inf, 0, rebuild_passes(system, Y.shape[1])
-    loss, error, se, iterates, n_newton, n_cg, ref = [], [], [], [], 0, 0, 0
-    for k, lam in enumerate(lams):
+    n_newton = n_cg = 0
+
+    def step(lam: float) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
+        nonlocal coef, scores, precond, built, spent, n_newton, n_cg
         if solver == "onepass":
             res = nystrom_logistic_onepass(
                 system, y, lam, sample_weight=weights, max_newton=1, coef0=coef, scores0=scores
@@ -249,28 +291,11 @@ def logistic_lam_path(
         if scores is None:
             scores = system.op.matmat(coef)
         n_newton, n_cg, spent = n_newton + res.n_newton, n_cg + res.n_cg, spent + res.n_cg
-        l_k, e_k, se_k = held_out_scores(scores.cpu()[out_rows], Y_out)
-        loss.append(l_k)
-        error.append(e_k)
-        se.append(se_k)
-        iterates.append((coef, scores))
-        if l_k < loss[ref] - se[ref]:  # a significant improvement
-            ref = k
-        elif k - ref >= patience:
-            break
-    best = one_standard_error(np.array(loss), np.array(se))
-    coef, scores = iterates[best]
-    return LogisticPath(
-        lams[: len(loss)],
-        np.array(loss),
-        np.array(error),
-        np.array(se),
-        best,
-        coef,
-        scores,
-        n_newton,
-        n_cg,
-    )
+        return scores.cpu()[out_rows], (coef, scores)
+
+    Y_out = Y[out_rows].to(torch.float64)
+    *scored, (coef_best, scores_best) = follow_lam_path(lams, step, Y_out, patience)
+    return LogisticPath(*scored, coef_best, scores_best, n_newton, n_cg)
 
 
 def nystrom_logistic_auto(
@@ -323,6 +348,7 @@ __all__ = [
     "REBUILD",
     "LogisticPath",
     "auto_grid",
+    "follow_lam_path",
     "held_out_scores",
     "holdout_rows",
     "logistic_lam_path",
