@@ -202,7 +202,9 @@ def test_logistic_estimator_on_dask_fits_on_the_workers(
     assert remote.solver_ == local.solver_ == solver
     np.testing.assert_array_equal(remote.center_indices_, index)
     np.testing.assert_array_equal(remote.classes_, local.classes_)
-    np.testing.assert_array_equal(remote.n_iter_, local.n_iter_)
+    if solver == "onepass":  # PCG: in process, the row-sampled preconditioner can take
+        # other inexact steps (a cluster's operator cannot read single rows)
+        np.testing.assert_array_equal(remote.n_iter_, local.n_iter_)
     if solver == "onepass":  # one map-reduce per Newton pass: the start and each step but the last
         assert passes == ["_normal_task"] * int(local.n_iter_[0])
     else:  # one per gradient and per CG iteration

@@ -126,3 +126,23 @@ def test_bad_shapes_are_named():
         op.matmat(torch.zeros(12))
     with pytest.raises(ValueError, match=r"^U: expected shape \(97,\)"):
         op.rmatmat(torch.zeros(96, 2))
+
+
+@pytest.mark.parametrize("keep", [False, True])
+def test_take_rows_equals_the_rows_of_the_block(keep):
+    """``take_rows`` reads the kept block once a pass filled it, else evaluates the rows; both
+    equal the dense ``K_nm`` rows, for vectors and for strings."""
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((90, 3))
+    index = np.array([0, 7, 7, 55, 89])
+    op = NystromOperator(Gaussian(1.0), X, X[:12], memory_budget=10**9 if keep else 0)
+    op.matmat(np.ones(12))
+    dense = torch.as_tensor(gram(Gaussian(1.0), X, X[:12]), dtype=torch.float64)
+    torch.testing.assert_close(op.take_rows(index), dense[index], atol=1e-12, rtol=0)
+    words = ["".join(rng.choice(list("ACGT"), 8)) for _ in range(30)]
+    strings = NystromOperator(Spectrum(2), words, words[:6], memory_budget=10**9 if keep else 0)
+    strings.matmat(np.ones(6))
+    ref = torch.as_tensor(
+        gram(Spectrum(2), [words[i] for i in (1, 29)], words[:6]), dtype=torch.float64
+    )
+    torch.testing.assert_close(strings.take_rows([1, 29]), ref, atol=1e-12, rtol=0)

@@ -8,6 +8,7 @@ import scipy.linalg
 import torch
 
 from kernelkit.solvers.nystrom_pcg import centre_factor, nystrom_pcg, nystrom_preconditioner
+from kernelkit.utils.errors import InputError
 
 
 def _problem(n=120, m=15, seed=0):
@@ -100,3 +101,20 @@ def test_bad_lam_and_weights_are_named():
         nystrom_preconditioner(factor, 0.0)
     with pytest.raises(ValueError, match=r"^centre_weights: expected shape"):
         nystrom_preconditioner(factor, [1.0, 2.0], torch.ones(3, 15))
+
+
+def test_given_hessian_makes_the_preconditioned_system_the_identity():
+    """With the data term ``S = K_nm^T W K_nm / n`` itself, ``B^T (S + lam K_mm) B = I`` up to
+    the jitter of ``T`` (``K_mm`` read as ``L L^T``)."""
+    Knm, Kmm, _ = _problem()
+    n, m = Knm.shape
+    w = torch.rand(n, dtype=torch.float64, generator=torch.Generator().manual_seed(2))
+    S = Knm.T @ (w[:, None] * Knm) / n
+    lam = 1e-3
+    pre = nystrom_preconditioner(centre_factor(Kmm), lam, hessian=S[None])
+    L = pre.centre.L
+    B = pre.apply(torch.eye(m, dtype=torch.float64))
+    H = S + lam * (L @ L.T)
+    torch.testing.assert_close(B.T @ H @ B, torch.eye(m, dtype=torch.float64), atol=1e-8, rtol=0)
+    with pytest.raises(InputError, match=r"hessian: expected shape \(1, 15, 15\)"):
+        nystrom_preconditioner(centre_factor(Kmm), lam, hessian=S)

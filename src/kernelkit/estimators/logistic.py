@@ -302,7 +302,7 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
         ``1e-1, 10^-1.5, ..., 1e-9`` by one warm-started Newton step per value (the homotopy
         of logistic Falkon, Meanti et al., NeurIPS 2020), ``lam_`` is the largest value whose
         held-out logistic loss is within one standard error of the lowest (the path stops
-        two values past the last significant fall), and ``lam_`` is fitted on every row from
+        one value past the last significant fall), and ``lam_`` is fitted on every row from
         that iterate.  ``lam_`` and ``cv_results_`` record it.  The grid is relative to the
         kernel's scale ``mean k(x, x)`` (1 for the Gaussian).
     solver : {"auto", "exact", "onepass", "nystrom"}, default "auto"
@@ -562,6 +562,7 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
                 max_newton=self.max_iter,
                 newton_tol=self.tol,
                 system=system,
+                sampled=True,
             )
         self.X_fit_ = res.centres
         self.center_indices_ = res.indices

@@ -43,11 +43,13 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
 import psutil
 import torch
 from threadpoolctl import threadpool_limits
 
 from kernelkit.gram.engine import prepare_pair
+from kernelkit.gram.nystrom import take
 from kernelkit.gram.tiling import is_sliceable, n_workers, run_parallel
 from kernelkit.kernels.base import Batch, Kernel
 from kernelkit.solvers.nystrom_normal import features_, symmetric_from_upper, syrk_
@@ -431,6 +433,14 @@ class NystromOperator(StreamedProducts):
             else:
                 K.copy_(self.kernel.block(Xi, self.centres))
         return K
+
+    def take_rows(self, index: Any) -> torch.Tensor:
+        """Rows ``index`` of ``K_nm`` (float64, shape ``(len(index), m)``): read from the kept
+        block once a pass has filled it, else evaluated."""
+        index = np.asarray(index, dtype=np.int64)
+        if self._kept is not None and self._kept_full:
+            return self._kept[torch.as_tensor(index, device=self._kept.device)].double()
+        return self.kernel.block(take(self.Xb, index), self.centres).to(torch.float64)
 
     def rows_per_tile(self, itemsize: int = 4) -> int:
         """Rows ``b`` of one tile: ``block_size``, else ``NYSTROM_TILE_BYTES / (m itemsize)``."""

@@ -7,7 +7,9 @@ L2 cache (1-2 MiB per core on current CPUs); a memory budget caps the tile furth
 
 from __future__ import annotations
 
+import functools
 import math
+import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -125,11 +127,19 @@ def run_parallel(fn: Callable[[Any], None], items: Sequence[Any], *, parallel: b
         return
     torch.set_num_threads(1)
     try:
-        with ThreadPoolExecutor(workers) as pool:
-            for _ in pool.map(fn, items):
-                pass
+        for _ in _worker_pool(os.getpid(), workers).map(fn, items):
+            pass
     finally:
         torch.set_num_threads(threads)
+
+
+@functools.cache
+def _worker_pool(pid: int, workers: int) -> ThreadPoolExecutor:
+    """The pool of ``workers`` threads of process ``pid`` for :func:`run_parallel`, started
+    once (a CG iteration on a kept block takes a few milliseconds, of which starting two
+    threads took about a tenth); keyed by the process so that a forked child, which inherits
+    the pool but not its threads, starts its own."""
+    return ThreadPoolExecutor(workers, thread_name_prefix="kernelkit-tiles")
 
 
 def n_workers(n_tiles: int) -> int:

@@ -55,7 +55,12 @@ from kernelkit.models.falkon import (
     nystrom_system,
 )
 from kernelkit.solvers.cholesky import solve_triangular
-from kernelkit.solvers.nystrom_normal import NystromStatistics, nystrom_normal_solve
+from kernelkit.solvers.nystrom_normal import (
+    NystromStatistics,
+    nystrom_normal_solve,
+    symmetric_from_upper,
+    syrk_,
+)
 from kernelkit.solvers.nystrom_pcg import (
     NystromPreconditioner,
     nystrom_pcg,
@@ -146,17 +151,69 @@ def _warm_start(
     return alpha, torch.as_tensor(scores0, dtype=torch.float64).reshape(n, shape[1]).to(device)
 
 
+HESSIAN_ROWS_PER_CENTRE = 8
+"""Rows per centre (at most all ``n``) of the uniform sample whose Hessian terms the
+row-sampled preconditioner averages (:func:`hessian_sample`)."""
+
+
+@dataclass(frozen=True)
+class HessianSample:
+    """A uniform sample of training rows and their kernel rows against the centres.
+
+    Attributes
+    ----------
+    rows : ndarray of int
+        Row indices, sorted.
+    K : torch.Tensor, shape (len(rows), m)
+        ``K_nm[rows]`` in float64.
+    """
+
+    rows: np.ndarray
+    K: torch.Tensor
+
+
+def hessian_sample(system: NystromSystem) -> HessianSample:
+    """``min(n, HESSIAN_ROWS_PER_CENTRE m)`` rows drawn uniformly without replacement and their
+    kernel rows (read from the kept block, else evaluated).  The draw is seeded (0): it only
+    shapes a preconditioner, so it changes CG iterations, never the solution beyond the CG
+    tolerance."""
+    n, m = system.op.shape
+    size = min(n, HESSIAN_ROWS_PER_CENTRE * m)
+    rows = np.sort(np.random.default_rng(0).choice(n, size=size, replace=False))
+    return HessianSample(rows, system.op.take_rows(rows))
+
+
 def logistic_preconditioner(
-    system: NystromSystem, f: torch.Tensor, lam: float, s: torch.Tensor | None = None
+    system: NystromSystem,
+    f: torch.Tensor,
+    lam: float,
+    s: torch.Tensor | None = None,
+    *,
+    sample: HessianSample | None = None,
 ) -> NystromPreconditioner:
-    """Falkon's preconditioner of the Newton system at the scores ``f`` (shape ``(n, c)``,
+    r"""Falkon's preconditioner of the Newton system at the scores ``f`` (shape ``(n, c)``,
     one group per column): ``A`` from the Hessian weights ``W = s sigma(f) sigma(-f)`` at the
     centres (their mean over the rows for centres given as points) and the ridge ``2 lam``
-    (Meanti et al., NeurIPS 2020, section 3; ``s`` default ones)."""
+    (Meanti et al., NeurIPS 2020, section 3; ``s`` default ones).
+
+    ``sample``: the data term ``K_nm^T W K_nm / n`` estimated on the sampled rows instead of
+    the centres, :math:`\frac{1}{|S|} \sum_{i \in S} W_i k_C(x_i) k_C(x_i)^T`
+    (:func:`~kernelkit.solvers.nystrom_pcg.nystrom_preconditioner`'s ``hessian``): Falkon's
+    estimate is the same average over the ``m`` centres' rows; ``HESSIAN_ROWS_PER_CENTRE``
+    times more rows approximate the Hessian better where ``lam`` is small against ``1 / m``,
+    at ``|S| m^2`` flops per build (a row-subsampled Newton Hessian: Roosta-Khorasani and
+    Mahoney, "Sub-sampled Newton methods", Math. Programming 2019)."""
     W = torch.sigmoid(f) * torch.sigmoid(-f)
     if s is not None:
         W = s[:, None] * W
     m, c = system.op.shape[1], f.shape[1]
+    if sample is not None:
+        root = W[torch.as_tensor(sample.rows)].sqrt()  # (|S|, c)
+        H = torch.zeros(c, m, m, dtype=torch.float64)
+        for j in range(c):
+            H[j] = symmetric_from_upper(syrk_(H[j], sample.K * root[:, j : j + 1]))
+        H /= len(sample.rows)
+        return nystrom_preconditioner(system.factor, [2 * float(lam)] * c, hessian=H)
     if system.indices is None:
         W_m = W.mean(0, keepdim=True).expand(m, c)
     else:
@@ -173,6 +230,22 @@ def rebuild_passes(system: NystromSystem, columns: int = 1) -> float:
     n, m = system.op.shape
     entry = KEPT_ENTRY_FLOPS if getattr(system.op, "keeps_block", False) else KERNEL_ENTRY_FLOPS
     return 2 * m**3 * columns / (n * m * (entry + 4 * columns))
+
+
+def sample_passes(system: NystromSystem, columns: int = 1) -> float:
+    """Passes over ``K_nm`` that cost as much as one build of the row-sampled preconditioner
+    (:func:`logistic_preconditioner` with a :func:`hessian_sample` of ``|S|`` rows): by the cost
+    model of :func:`~kernelkit.models.falkon.solver_costs`, ``c (2 |S| m^2 + 2 m^3) + m^3 / 3``
+    (the products, the two triangular solves and the factor of each column) against
+    ``n m (E + 4 c)`` per pass (``E`` as in :func:`rebuild_passes`); infinite for an operator
+    that cannot read single rows (a cluster's, :mod:`kernelkit.models.falkon_distributed`)."""
+    if not hasattr(system.op, "take_rows"):
+        return float("inf")
+    n, m = system.op.shape
+    size = min(n, HESSIAN_ROWS_PER_CENTRE * m)
+    entry = KEPT_ENTRY_FLOPS if getattr(system.op, "keeps_block", False) else KERNEL_ENTRY_FLOPS
+    build = columns * (2 * size * m**2 + 2 * m**3) + m**3 / 3
+    return build / (n * m * (entry + 4 * columns))
 
 
 def nystrom_logistic_fit(
@@ -196,6 +269,7 @@ def nystrom_logistic_fit(
     scores0: torch.Tensor | None = None,
     preconditioner: NystromPreconditioner | None = None,
     rebuild_after: float | None = None,
+    sampled: bool = False,
 ) -> NystromLogisticResult:
     r"""Nyström kernel logistic regression by Newton steps and preconditioned CG.
 
@@ -260,6 +334,12 @@ def nystrom_logistic_fit(
         the rent-or-buy rule of ski rental, Karlin, Manasse, Rudolph and Sleator,
         Algorithmica 1988; :func:`rebuild_passes`).
         None: one preconditioner per step.
+    sampled : bool
+        Once this fit's CG iterations reach the passes one row-sampled build costs
+        (:func:`sample_passes`: ski rental again), the next step builds the preconditioner
+        from a :func:`hessian_sample` of the rows at its weights
+        (:func:`logistic_preconditioner`'s ``sample``), kept until the CG iterations run with
+        it cost as much again.  False: Falkon's preconditioner throughout.
     """
     lam = float(lam)
     if not lam > 0 or not np.isfinite(lam):
@@ -275,6 +355,8 @@ def nystrom_logistic_fit(
     alpha, f = _warm_start(system, coef0, scores0, (m, c), torch.device("cpu"))
     J = _objective(f, Y, s, L.mT @ alpha, lam)
     n_cg, steps, converged, spent = 0, 0, False, 0
+    sample: HessianSample | None = None
+    sample_after = sample_passes(system, c) if sampled else float("inf")
     g0: list[float] = []  # ||g_0||, the first step's preconditioned gradient
 
     def forcing_term(b_norm: torch.Tensor) -> float:
@@ -288,8 +370,13 @@ def nystrom_logistic_fit(
         steps += 1
         U = s[:, None] * Y * torch.sigmoid(-Y * f)
         W = s[:, None] * torch.sigmoid(f) * torch.sigmoid(-f)
-        if preconditioner is None or (rebuild_after is not None and spent >= rebuild_after):
-            preconditioner, spent = logistic_preconditioner(system, f, lam, s), 0
+        buy = (spent if sample else n_cg) >= sample_after
+        stale = rebuild_after is not None and spent >= rebuild_after and sample is None
+        if preconditioner is None or buy or stale:
+            if buy and sample is None:
+                sample = hessian_sample(system)
+            preconditioner = logistic_preconditioner(system, f, lam, s, sample=sample)
+            spent = 0
         precond = replace(preconditioner, lam=torch.full((c,), reg, dtype=torch.float64))
         rhs = system.op.rmatmat(U)
 
@@ -311,7 +398,7 @@ def nystrom_logistic_fit(
         )
         n_cg += res.cg.iterations
         spent += res.cg.iterations
-        if rebuild_after is None:
+        if rebuild_after is None and sample is None:
             preconditioner = None
         delta = res.coef
         f_delta = torch.zeros_like(f) if res.image is None else res.image
@@ -443,11 +530,15 @@ def nystrom_logistic_decision(
 
 
 __all__ = [
+    "HESSIAN_ROWS_PER_CENTRE",
+    "HessianSample",
     "NystromLogisticResult",
+    "hessian_sample",
     "logistic_preconditioner",
     "newton_rows",
     "nystrom_logistic_decision",
     "nystrom_logistic_fit",
     "nystrom_logistic_onepass",
     "rebuild_passes",
+    "sample_passes",
 ]

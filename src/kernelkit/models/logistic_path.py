@@ -37,11 +37,14 @@ from scipy.stats import rankdata
 
 from kernelkit.models.falkon import NystromSystem
 from kernelkit.models.falkon_logistic import (
+    HessianSample,
     NystromLogisticResult,
+    hessian_sample,
     logistic_preconditioner,
     nystrom_logistic_fit,
     nystrom_logistic_onepass,
     rebuild_passes,
+    sample_passes,
 )
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.seeding import check_random_state
@@ -54,7 +57,7 @@ decreasing by half decades (the homotopy's order)."""
 HOLDOUT = 0.2
 """Fraction of the training rows held out to score the ``lam`` path."""
 
-PATIENCE = 2
+PATIENCE = 1
 """Grid values the path goes on past the last significant fall of the held-out loss."""
 
 PATH_CG_TOL = 0.1
@@ -259,19 +262,28 @@ def logistic_lam_path(
     weights = (~out_rows).double() * (n / int((~out_rows).sum()))
     coef = scores = precond = None
     built, spent, budget = np.inf, 0, rebuild_passes(system, Y.shape[1])
+    sample: HessianSample | None = None
+    sample_cost = sample_passes(system, Y.shape[1])
     n_newton = n_cg = 0
 
     def step(lam: float) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
-        nonlocal coef, scores, precond, built, spent, n_newton, n_cg
+        nonlocal coef, scores, precond, built, spent, sample, n_newton, n_cg
         if solver == "onepass":
             res = nystrom_logistic_onepass(
                 system, y, lam, sample_weight=weights, max_newton=1, coef0=coef, scores0=scores
             )
         else:
-            if lam * REBUILD <= built * (1 + 1e-12) or spent >= budget:
+            buy = (spent if sample else n_cg) >= sample_cost
+            stale = spent >= budget and sample is None
+            if lam * REBUILD <= built * (1 + 1e-12) or buy or stale:
+                sample = hessian_sample(system) if buy and sample is None else sample
                 f = torch.zeros(n, Y.shape[1], dtype=torch.float64) if scores is None else scores
-                # weights at every centre (held-out ones too): the centres sample the rows
-                precond, built, spent = logistic_preconditioner(system, f, lam), lam, 0
+                # Falkon's: weights at every centre (held-out ones too), the centres sample
+                # the rows; the row sample's: the held-out rows weigh 0
+                precond = logistic_preconditioner(
+                    system, f, lam, None if sample is None else weights, sample=sample
+                )
+                built, spent = lam, 0
             res = nystrom_logistic_fit(
                 None,
                 None,
@@ -335,6 +347,7 @@ def nystrom_logistic_auto(
             system=system,
             preconditioner=logistic_preconditioner(system, path.scores, path.lam),
             rebuild_after=rebuild_passes(system, path.scores.shape[1]),
+            sampled=True,
             **start,
         )
     return path, res

@@ -171,9 +171,23 @@ class NystromPreconditioner:
 
 
 def nystrom_preconditioner(
-    centre: CentreFactor, lam: Any, centre_weights: torch.Tensor | None = None
+    centre: CentreFactor,
+    lam: Any,
+    centre_weights: torch.Tensor | None = None,
+    *,
+    hessian: torch.Tensor | None = None,
 ) -> NystromPreconditioner:
     r"""Build ``A`` for each group: ``A_low A_low^T = T W_m T^T / m + lam I`` (``T = L^T``).
+
+    Falkon's ``T W_m T^T / m = L^{-1} (K_mm W_m K_mm / m) L^{-T}`` stands for the
+    data term ``L^{-1} (K_nm^T W K_nm / n) L^{-T}`` of the system in the coordinates of ``T``,
+    estimated on the centres (Rudi, Carratino and Rosasco, "FALKON", NeurIPS 2017, section 3).
+    Given that term's ``hessian = K_nm^T W K_nm / n`` itself (one weighted pass,
+    :meth:`kernelkit.gram.streaming.NystromOperator.normal_equations`), ``A_low A_low^T =
+    L^{-1} hessian L^{-T} + lam I`` makes ``B^T H B`` the identity up to the jitter of ``L``
+    for the weights it was formed at: CG then converges in a few iterations while the
+    weights stay near them (a lagged-Hessian preconditioner of Newton-CG: Nocedal and Wright,
+    *Numerical Optimization*, 2nd ed., section 7.1).
 
     Parameters
     ----------
@@ -183,6 +197,9 @@ def nystrom_preconditioner(
         ``lam > 0`` of each group (one value: one group).
     centre_weights : torch.Tensor, optional
         Weights at the centres, shape ``(m,)`` (shared) or ``(g, m)`` (one row per group).
+    hessian : torch.Tensor, optional
+        ``K_nm^T W_g K_nm / n`` of each group, shape ``(g, m, m)`` (float64); replaces
+        Falkon's estimate (``centre_weights`` is then ignored).
     """
     L = centre.L
     m = centre.m
@@ -190,7 +207,14 @@ def nystrom_preconditioner(
     if not bool((lam_t > 0).all()) or not bool(torch.isfinite(lam_t).all()):
         raise InputError(f"lam: expected positive finite values for the preconditioner, got {lam}")
     g = len(lam_t)
-    if centre_weights is None:
+    if hessian is not None:
+        if hessian.shape != (g, m, m):
+            raise InputError(f"hessian: expected shape ({g}, {m}, {m}), got {tuple(hessian.shape)}")
+        # L^{-1} S L^{-T} of a symmetric S: two lower-triangular solves
+        half = solve_triangular(L, hessian.to(torch.float64), upper=False)
+        M = solve_triangular(L, half.mT, upper=False)
+        M = (M + M.mT) / 2
+    elif centre_weights is None:
         M = (L.mT @ L / m).expand(g, m, m)
     else:
         w = centre_weights.to(torch.float64)
