@@ -295,16 +295,17 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
         A kernelkit kernel, a kernel spec, a scikit-learn name (``"rbf"``, ``"linear"``,
         ``"precomputed"``...) or ``None``: the default kernel of the input's kind (see
         :mod:`kernelkit.estimators._kernels`).
-    lam : float or "auto", default 1e-3
+    lam : float or "auto", default "auto"
         Regularisation ``lam > 0`` of ``lam ||f||^2``; scikit-learn's ``C = 1 / (2 n lam)``.
-        ``"auto"``: chosen on held-out data (:mod:`kernelkit.models.logistic_path`): a random
-        20% of the rows is held out, the objective on the others is followed down the grid
-        ``1e-1, 10^-1.5, ..., 1e-9`` by one warm-started Newton step per value (the homotopy
-        of logistic Falkon, Meanti et al., NeurIPS 2020), ``lam_`` is the largest value whose
-        held-out logistic loss is within one standard error of the lowest (the path stops
-        one value past the last significant fall), and ``lam_`` is fitted on every row from
-        that iterate.  ``lam_`` and ``cv_results_`` record it.  The grid is relative to the
-        kernel's scale ``mean k(x, x)`` (1 for the Gaussian).
+        ``"auto"`` (the default; formerly ``1e-3``): chosen on held-out data
+        (:mod:`kernelkit.models.logistic_path`): a random 20% of the rows is held out, the
+        objective on the others is followed down the grid ``1e-1, 10^-1.5, ..., 1e-9`` by
+        one warm-started Newton step per value (the homotopy of logistic Falkon, Meanti et
+        al., NeurIPS 2020), ``lam_`` is the largest value whose held-out logistic loss is
+        within one standard error of the lowest (the path stops one value past the last
+        significant fall), and ``lam_`` is fitted on every row from that iterate.  ``lam_``
+        and ``cv_results_`` record it.  The grid is relative to the kernel's scale
+        ``mean k(x, x)`` (1 for the Gaussian).
     solver : {"auto", "exact", "onepass", "nystrom"}, default "auto"
         ``"exact"``: IRLS on the full ``n x n`` Gram matrix (one Cholesky of
         ``W^{1/2} K W^{1/2} + 2 n lam I`` per Newton step).  ``"onepass"`` and ``"nystrom"``: the
@@ -338,7 +339,7 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
         (:func:`kernelkit.gram.nystrom.choose_centres`), or the centres themselves (points
         of the input kind; ``n_centers`` is then ignored).
     random_state : None, int, RandomState or Generator
-        Nyström solvers only: seed of the centre draw.
+        Seed of the centre draw (Nyström solvers) and of the held-out rows of ``lam="auto"``.
     gamma, degree, coef0 : optional
         scikit-learn's kernel parameters, used only with its kernel names.
     verbose : int, bool or callable, default 0
@@ -397,7 +398,7 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
     def __init__(
         self,
         kernel: Kernel | str | None = None,
-        lam: float | str = 1e-3,
+        lam: float | str = "auto",
         *,
         solver: str = "auto",
         tol: float = 1e-8,
