@@ -155,6 +155,15 @@ HESSIAN_ROWS_PER_CENTRE = 8
 """Rows per centre (at most all ``n``) of the uniform sample whose Hessian terms the
 row-sampled preconditioner averages (:func:`hessian_sample`)."""
 
+HESSIAN_SAMPLE_BYTES = 256 << 20
+"""Most bytes of the sample's float64 kernel rows, though never fewer rows than centres."""
+
+
+def hessian_sample_size(n: int, m: int) -> int:
+    """Rows of :func:`hessian_sample`: ``HESSIAN_ROWS_PER_CENTRE m``, at most
+    ``HESSIAN_SAMPLE_BYTES`` of float64 kernel rows but at least ``m``, at most ``n``."""
+    return min(n, max(m, min(HESSIAN_ROWS_PER_CENTRE * m, HESSIAN_SAMPLE_BYTES // (8 * m))))
+
 
 @dataclass(frozen=True)
 class HessianSample:
@@ -173,12 +182,12 @@ class HessianSample:
 
 
 def hessian_sample(system: NystromSystem) -> HessianSample:
-    """``min(n, HESSIAN_ROWS_PER_CENTRE m)`` rows drawn uniformly without replacement and their
+    """:func:`hessian_sample_size` rows drawn uniformly without replacement and their
     kernel rows (read from the kept block, else evaluated).  The draw is seeded (0): it only
     shapes a preconditioner, so it changes CG iterations, never the solution beyond the CG
     tolerance."""
     n, m = system.op.shape
-    size = min(n, HESSIAN_ROWS_PER_CENTRE * m)
+    size = hessian_sample_size(n, m)
     rows = np.sort(np.random.default_rng(0).choice(n, size=size, replace=False))
     return HessianSample(rows, system.op.take_rows(rows))
 
@@ -242,7 +251,7 @@ def sample_passes(system: NystromSystem, columns: int = 1) -> float:
     if not hasattr(system.op, "take_rows"):
         return float("inf")
     n, m = system.op.shape
-    size = min(n, HESSIAN_ROWS_PER_CENTRE * m)
+    size = hessian_sample_size(n, m)
     entry = KEPT_ENTRY_FLOPS if getattr(system.op, "keeps_block", False) else KERNEL_ENTRY_FLOPS
     build = columns * (2 * size * m**2 + 2 * m**3) + m**3 / 3
     return build / (n * m * (entry + 4 * columns))
@@ -531,9 +540,11 @@ def nystrom_logistic_decision(
 
 __all__ = [
     "HESSIAN_ROWS_PER_CENTRE",
+    "HESSIAN_SAMPLE_BYTES",
     "HessianSample",
     "NystromLogisticResult",
     "hessian_sample",
+    "hessian_sample_size",
     "logistic_preconditioner",
     "newton_rows",
     "nystrom_logistic_decision",
