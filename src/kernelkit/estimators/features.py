@@ -52,8 +52,9 @@ class _FeatureMapMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin):
         return like_input(self.map_.features(self._predict_X(X)), X)
 
     def _distributed_features(self, X: Any) -> Any:
-        """The features of a Dask array or bag, or of its :class:`RowBlocks`, as a lazy Dask
-        array with its row chunks."""
+        """The features of a Dask array or bag, or of its row blocks
+        (:class:`~kernelkit.gram.distributed.RowBlocks`), as a lazy Dask array with its row
+        chunks."""
         dtype = np.dtype(str(result_dtype(self.X_fit_)).replace("torch.", ""))
         return map_row_blocks(self._block_features, X, self.map_.dim, dtype)
 
