@@ -51,7 +51,8 @@ def shift(A):
 def invariant(X, b):
     inv = TransformInvariance([shift], n_points=100, random_state=0)
     model = InvariantEmbedding(
-        Gaussian(8.0), [inv], n_centers=400, aggregate="sum", random_state=0, memory_budget=b
+        Gaussian(8.0), [inv], n_centers=400, aggregate="sum", random_state=0, memory_budget=b,
+        jitter=1e-10,
     )
     return model.fit_transform(X)
 
@@ -91,7 +92,10 @@ def test_concatenated_budget_lowers_measured_peak(peaks):
 
 def test_invariant_embedding_budget_lowers_measured_peak(peaks):
     # n = 12000 points, 400 landmarks: K_xz is 37 MiB, never formed under the budget; the
-    # budget's own scratch (1 MiB of tiles) may stand in its place
+    # budget's own scratch (1 MiB of tiles) may stand in its place.  The budgeted peak also
+    # holds about four (n x D) feature arrays (measured: +0.38 MB per feature), D the
+    # eigenpairs of K_zz above the floor: jitter=1e-10 keeps D near 175 for any landmark
+    # draw (the default floor keeps 261 to 280, which left the check to the draw's luck)
     r = peaks["invariant"]
     assert r["budget"] <= r["none"] - 12000 * 400 * 8 + MIB
     assert r["error"] < 1e-8

@@ -15,7 +15,7 @@ import torch
 da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 
-from kernelkit import KernelLogisticRegression, KernelRidge  # noqa: E402
+from kernelkit import KernelLogisticRegression, KernelRidge, NystromFeatures  # noqa: E402
 from kernelkit.estimators.logistic import NEWTON_STEPS  # noqa: E402
 from kernelkit.gram import distributed_nystrom  # noqa: E402
 from kernelkit.gram.nystrom import draw_by_keys, uniform_centres  # noqa: E402
@@ -270,19 +270,19 @@ def _deadline(seconds: float) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
-def test_one_pass_reads_each_chunk_once_and_pcg_once_per_iteration(client, data, tmp_path):
-    # Bytes of X's chunks returned by the zarr store to any process (workers and client),
-    # counted by a store wrapper.  The uniform draw reads only the chunks that hold a centre
-    # and keeps them on the workers until the fit ends: the one-pass fit reads every chunk
-    # exactly once in all; PCG reads those chunks once and every other chunk once for
-    # K_nm^T y and once per CG iteration.  Centres given as points read nothing beforehand.
+@pytest.fixture
+def counting_X(data, tmp_path):
+    """``open_counted(name) -> (X_dask, reads)``: ``X`` stored in six zarr chunks of 100 rows,
+    opened through a :class:`~kernelkit.testing.stores.CountingStore` that logs to
+    ``tmp_path/name``; ``reads()`` gives the reads of each chunk and the chunk bytes returned
+    so far, to any process (workers and client)."""
     pytest.importorskip("zarr", minversion="3")
     import zarr
     from zarr.storage import LocalStore
 
     from kernelkit.testing.stores import CountingStore, read_log
 
-    X, y = data
+    X = data[0]
     z = zarr.create_array(
         LocalStore(tmp_path / "X.zarr"), shape=X.shape, chunks=(100, 5), dtype="f8",
         compressors=None,
@@ -290,17 +290,36 @@ def test_one_pass_reads_each_chunk_once_and_pcg_once_per_iteration(client, data,
     z[:] = X
     chunks = [f"c/{k}/0" for k in range(6)]
 
-    def fit(name, estimator=KernelRidge, target=y, **params):
+    def open_counted(name):
         log = tmp_path / name
         log.mkdir()
         store = CountingStore(LocalStore(tmp_path / "X.zarr", read_only=True), log)
+
+        def reads():
+            counts = read_log(log)
+            assert counts.chunk_bytes == sum(counts.chunk_reads.values()) * 100 * 5 * 8
+            return [counts.chunk_reads.get(k, 0) for k in chunks], counts.chunk_bytes
+
+        return da.from_zarr(zarr.open_array(store, mode="r")), reads
+
+    return open_counted
+
+
+def test_one_pass_reads_each_chunk_once_and_pcg_once_per_iteration(client, data, counting_X):
+    # Bytes of X's chunks returned by the zarr store to any process (workers and client),
+    # counted by a store wrapper.  The uniform draw reads only the chunks that hold a centre
+    # and keeps them on the workers until the fit ends: the one-pass fit reads every chunk
+    # exactly once in all; PCG reads those chunks once and every other chunk once for
+    # K_nm^T y and once per CG iteration.  Centres given as points read nothing beforehand.
+    X, y = data
+
+    def fit(name, estimator=KernelRidge, target=y, **params):
+        X_dask, reads = counting_X(name)
         settings = dict(max_iter=100, tol=1e-7) if estimator is KernelRidge else {}
         model = estimator(Gaussian(2.0), lam=1e-2, **settings, **params)
         with _deadline(300):
-            model.fit(da.from_zarr(zarr.open_array(store, mode="r")), target)
-        counts = read_log(log)
-        assert counts.chunk_bytes == sum(counts.chunk_reads.values()) * 100 * 5 * 8
-        return model, [counts.chunk_reads.get(k, 0) for k in chunks], counts.chunk_bytes
+            model.fit(X_dask, target)
+        return model, *reads()
 
     one, one_reads, one_bytes = fit("onepass", solver="onepass", n_centers=40, random_state=2)
     assert one_reads == [1] * 6 and one_bytes == X.nbytes  # X read once: its stored bytes
@@ -333,6 +352,59 @@ def test_one_pass_reads_each_chunk_once_and_pcg_once_per_iteration(client, data,
     # and the two solvers agree to the order of the CG tolerance (1e-7) on the fitted values
     f_one, f_pcg = one.predict(X), pcg.predict(X)
     assert np.linalg.norm(f_one - f_pcg) <= 1e-6 * np.linalg.norm(f_pcg)  # measured 5e-8
+
+
+def test_nystrom_features_on_dask_read_each_chunk_once(client, data, counting_X):
+    # NystromFeatures draws its centres as KernelRidge does: fit reads the chunks that hold
+    # a centre, once, and no other; fit_transform keeps them on the workers for the features,
+    # so it reads every chunk once in all (a centre chunk read again would count 2)
+    X = data[0]
+    X_dask, reads = counting_X("fit")
+    with _deadline(300):
+        few = NystromFeatures(Gaussian(2.0), n_centers=3, random_state=0).fit(X_dask)
+    held = set(few.component_indices_ // 100)
+    assert 0 < len(held) < 6
+    assert reads()[0] == [int(k in held) for k in range(6)]
+    X_dask, reads = counting_X("fit_transform")
+    with _deadline(300):
+        Z = NystromFeatures(Gaussian(2.0), n_centers=3, random_state=0).fit_transform(X_dask)
+        assert isinstance(Z, da.Array) and Z.chunks[0] == X_dask.chunks[0]
+        Z = Z.compute()
+    assert reads() == ([1] * 6, X.nbytes)
+    np.testing.assert_allclose(Z, few.transform(X), rtol=0, atol=1e-12)
+    # centres given as points: fit reads nothing, fit_transform each chunk once
+    X_dask, reads = counting_X("given")
+    given = NystromFeatures(Gaussian(2.0), centers=X[:7] + 0.5)
+    with _deadline(300):
+        given.fit(X_dask)
+        assert reads() == ([0] * 6, 0)
+        Z = given.fit_transform(X_dask).compute()
+    assert reads() == ([1] * 6, X.nbytes)
+    local = NystromFeatures(Gaussian(2.0), centers=X[:7] + 0.5).fit(X)
+    np.testing.assert_allclose(Z, local.transform(X), rtol=0, atol=1e-12)
+
+
+def test_nystrom_features_on_dask_draw_the_centres_of_kernel_ridge(data):
+    # one Dask centre draw (by row position): NystromFeatures, KernelRidge and
+    # KernelLogisticRegression draw the same rows for one random_state, the rows the
+    # in-memory NystromFeatures draws; oracle for the rule: draw_by_keys on the row numbers
+    import dask
+
+    X, y = data
+    X_dask = da.from_array(X, chunks=(170, 5))
+    params = dict(n_centers=40, random_state=2)
+    with dask.config.set(scheduler="threads"):  # the threaded scheduler: no cluster needed
+        feats = NystromFeatures(Gaussian(2.0), **params).fit(X_dask)
+        ridge = KernelRidge(Gaussian(2.0), lam=1e-2, solver="onepass", **params)
+        ridge.fit(X_dask, y)
+        klr = KernelLogisticRegression(Gaussian(2.0), lam=1e-2, solver="onepass", **params)
+        klr.fit(X_dask, (y > 0).astype(int))
+    index = draw_by_keys(np.arange(len(X), dtype=np.uint64), 40, None, 2)
+    np.testing.assert_array_equal(feats.component_indices_, index)
+    np.testing.assert_array_equal(ridge.center_indices_, index)
+    np.testing.assert_array_equal(klr.center_indices_, index)
+    local = NystromFeatures(Gaussian(2.0), **params).fit(X)
+    np.testing.assert_array_equal(local.component_indices_, index)
 
 
 @pytest.mark.parametrize("estimator", [KernelRidge, KernelLogisticRegression])

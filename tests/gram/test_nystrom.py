@@ -2,7 +2,8 @@
 
 Oracles: the exact Gram (m = n centres), LAPACK's pivoted Cholesky ``dpstrf`` and a
 brute-force residual loop (greedy), NumPy's ``eigh`` (KPCA Nyström), an independent NumPy
-k-means++ on the explicit Gram, and scikit-learn's ``Nystroem`` (uniform centres).
+k-means++ on the explicit Gram, scikit-learn's ``Nystroem`` (uniform centres), and the
+closed-form law of sampling without replacement (the uniform draw).
 """
 
 from __future__ import annotations
@@ -255,6 +256,29 @@ def test_indefinite_centre_gram_is_refused_naming_it():
         cholesky_basis(K)
     with pytest.raises(NotPSDError, match="K_zz: the landmark Gram is not positive"):
         nystrom_basis(K)
+
+
+@pytest.mark.parametrize("weights", [None, np.array([1.0, 2.0, 3.0, 0.0, 4.0])])
+def test_uniform_centres_have_the_successive_sampling_law(weights):
+    # uniform_centres (the row-position draw, draw_by_keys on the row numbers) is sampling
+    # without replacement with probabilities proportional to the weights (uniform without);
+    # oracle: the closed-form law of two successive draws, P({i, j}) =
+    # w_i / W * w_j / (W - w_i) + w_j / W * w_i / (W - w_j), against 20000 seeded draws
+    from itertools import combinations
+
+    from kernelkit.gram.nystrom import uniform_centres
+
+    n, trials = 5, 20000
+    w = np.ones(n) if weights is None else weights
+    total = w.sum()
+    counts = dict.fromkeys(combinations(range(n), 2), 0)
+    for seed in range(trials):
+        counts[tuple(int(i) for i in uniform_centres(n, 2, seed, sample_weight=weights))] += 1
+    for (i, j), count in counts.items():
+        p = w[i] / total * w[j] / (total - w[i]) + w[j] / total * w[i] / (total - w[j])
+        assert abs(count / trials - p) <= 5 * np.sqrt(p * (1 - p) / trials) + 1e-12, (i, j)
+    # more centres than candidates: every row of positive weight, sorted
+    np.testing.assert_array_equal(uniform_centres(n, 9, 0, sample_weight=weights), w.nonzero()[0])
 
 
 def test_draw_by_keys_on_increasing_keys_equals_the_grouped_draw():

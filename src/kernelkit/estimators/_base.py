@@ -317,24 +317,30 @@ class KernelEstimatorMixin:
         return self.X_fit_
 
     def _distributed_centres(
-        self, X: Any, n_centers: int, sample_weight: np.ndarray | None = None
+        self,
+        X: Any,
+        n_centers: int,
+        sample_weight: np.ndarray | None = None,
+        *,
+        centers: Any = None,
     ) -> tuple[np.ndarray | None, Batch, Any]:
         """The centres of a Nyström fit of a Dask array or bag ``X``: ``(indices, centres,
         blocks)``, the centres validated by :meth:`_fit_X` (which resolves ``kernel_`` on
         them).
 
-        ``centers="uniform"``: ``n_centers`` rows drawn by position with probabilities
-        proportional to ``sample_weight``
-        (:func:`~kernelkit.gram.distributed.draw_kept_centres`), ``blocks`` the row blocks of
-        ``X`` with those holding a centre kept on the workers; centres given as points
-        (indices ``None``) read nothing and ``blocks`` is ``X``.
+        ``centers`` (default: the ``centers`` parameter) a method name: ``n_centers`` rows
+        drawn by position with probabilities proportional to ``sample_weight``
+        (:func:`~kernelkit.gram.distributed.draw_kept_centres`, the in-memory
+        :func:`~kernelkit.gram.nystrom.uniform_centres`), ``blocks`` the row blocks of ``X``
+        with those holding a centre kept on the workers; centres given as points (indices
+        ``None``) read nothing and ``blocks`` is ``X``.
 
         Raises
         ------
         InputError
             No centre given, or centres whose width differs from ``X``'s.
         """
-        index, rows, blocks = None, self.centers, X
+        index, rows, blocks = None, self.centers if centers is None else centers, X
         if isinstance(rows, str):
             index, rows, blocks = draw_kept_centres(X, n_centers, self.random_state, sample_weight)
         elif len(rows) == 0:

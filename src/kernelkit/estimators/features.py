@@ -24,7 +24,7 @@ from kernelkit.estimators._base import (
     renamed_parameter,
     result_dtype,
 )
-from kernelkit.gram.distributed import draw_centres, is_dask_collection, map_row_blocks
+from kernelkit.gram.distributed import is_dask_collection, map_row_blocks
 from kernelkit.gram.nystrom import METHODS, choose_centres, nystrom_map, nystrom_map_on_centres
 from kernelkit.gram.random_features import check_spectral_kernel, random_fourier_map
 from kernelkit.kernels import Kernel
@@ -48,9 +48,15 @@ class _FeatureMapMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin):
         """
         check_is_fitted(self, "map_")
         if is_dask_collection(X):
-            dtype = np.dtype(str(result_dtype(self.X_fit_)).replace("torch.", ""))
-            return map_row_blocks(self._block_features, X, self.map_.dim, dtype)
+            return self._distributed_features(X)
         return like_input(self.map_.features(self._predict_X(X)), X)
+
+    def _distributed_features(self, X: Any) -> Any:
+        """The features of a Dask array or bag, or of its row blocks
+        (:class:`~kernelkit.gram.distributed.RowBlocks`), as a lazy Dask array with its row
+        chunks."""
+        dtype = np.dtype(str(result_dtype(self.X_fit_)).replace("torch.", ""))
+        return map_row_blocks(self._block_features, X, self.map_.dim, dtype)
 
     def _block_features(self, block: Any) -> np.ndarray:
         return self.map_.features(self._predict_X(block)).detach().cpu().numpy()
@@ -177,9 +183,29 @@ class NystromFeatures(_FeatureMapMixin, KernelEstimatorMixin, BaseEstimator):
         """Choose the centres among the rows of ``X`` and factor their Gram (``y`` ignored).
 
         ``X`` may be a Dask array or bag (``centers`` ``"uniform"``, ``"kpca"`` or points): the
-        centres are the rows the in-memory fit would draw, and only they are gathered; a kernel
-        whose hyperparameters come from the data (the median heuristic) is then built on them.
+        centres are drawn by row position
+        (:meth:`~kernelkit.estimators._base.KernelEstimatorMixin._distributed_centres`, the
+        Dask draw of every estimator), the rows the in-memory fit draws, and only the chunks
+        holding them are read; a kernel whose hyperparameters come from the data (the median
+        heuristic) is then built on them.
         """
+        self._fit_map(X)
+        return self
+
+    def fit_transform(self, X: Any, y: Any = None) -> Any:
+        """``fit(X).transform(X)``.
+
+        On a Dask array or bag the chunks read for the centres stay on the workers for the
+        features (a lazy Dask array with the row chunks of ``X``, which holds them until it
+        is computed or dropped), so each chunk of ``X`` is read once in all.
+        """
+        if not is_dask_collection(X):
+            return super().fit_transform(X, y)
+        return self._distributed_features(self._fit_map(X))
+
+    def _fit_map(self, X: Any) -> Any:
+        """Fit ``map_``; for a Dask ``X`` return its row blocks, those read for the centres
+        kept on the workers (``X`` itself for centres given as points)."""
         self._validate_params()
         m = renamed_parameter(self, "n_components", "n_centers")
         centers = renamed_parameter(self, "method", "centers")
@@ -200,31 +226,30 @@ class NystromFeatures(_FeatureMapMixin, KernelEstimatorMixin, BaseEstimator):
             self._given_centres(choose_centres(self.kernel_, Xb, m, centers).centres)
         self.component_indices_ = self.map_.indices
         self.n_components_ = self.map_.dim
-        return self
+        return None
 
     def _given_centres(self, centres: Any) -> None:
         """The map of centres given as points (indices -1: not training points)."""
         index = np.full(len(centres), -1)
         self.map_ = nystrom_map_on_centres(self.kernel_, centres, index, jitter=self.jitter)
 
-    def _fit_distributed(self, X: Any, m: int, centers: Any) -> NystromFeatures:
-        if not isinstance(centers, str):
-            self._given_centres(self._fit_X(centers))
-        elif centers in ("uniform", "kpca"):
-            index, rows = draw_centres(X, m, self.random_state)
-            rank = self.rank if centers == "kpca" else None
-            centres = self._fit_X(rows)
-            self.map_ = nystrom_map_on_centres(
-                self.kernel_, centres, index, jitter=self.jitter, rank=rank
-            )
-        else:
+    def _fit_distributed(self, X: Any, m: int, centers: Any) -> Any:
+        if isinstance(centers, str) and centers not in ("uniform", "kpca"):
             raise InputError(
                 "centers: expected 'uniform', 'kpca' or an array of points for Dask input, got "
                 f"{centers!r}"
             )
+        index, centres, blocks = self._distributed_centres(X, m, centers=centers)
+        if index is None:
+            self._given_centres(centres)
+        else:
+            rank = self.rank if centers == "kpca" else None
+            self.map_ = nystrom_map_on_centres(
+                self.kernel_, centres, index, jitter=self.jitter, rank=rank
+            )
         self.component_indices_ = self.map_.indices
         self.n_components_ = self.map_.dim
-        return self
+        return blocks
 
 
 class RandomFourierFeatures(_FeatureMapMixin, KernelEstimatorMixin, BaseEstimator):

@@ -33,16 +33,14 @@ from typing import Any
 import numpy as np
 
 from kernelkit.gram.engine import gram
-from kernelkit.gram.nystrom import draw_by_keys, uniform_centres
+from kernelkit.gram.nystrom import uniform_centres
 from kernelkit.kernels.base import Kernel
 from kernelkit.utils.errors import InputError
 
 __all__ = [
     "RowBlocks",
     "as_row_blocks",
-    "draw_centres",
     "draw_kept_centres",
-    "gather_rows",
     "gram_blocks",
     "is_dask_collection",
     "map_row_blocks",
@@ -318,29 +316,6 @@ def sum_over_row_blocks(
     return total
 
 
-def gather_rows(X: Any, index: np.ndarray) -> Any:
-    """Rows ``index`` of a Dask array or bag, in that order, gathered on the client."""
-    index = np.asarray(index)
-    da = require_dask()
-    if isinstance(X, da.Array):
-        order = np.argsort(index, kind="stable")
-        rows = as_row_blocks(X)[index[order]].compute()
-        out = np.empty_like(rows)
-        out[order] = rows
-        return out
-    if type(X).__module__.startswith("dask.bag"):
-        wanted = {int(i): None for i in index}
-        offset = 0
-        for part in X.to_delayed():
-            items = part.compute()
-            for i in range(offset, offset + len(items)):
-                if i in wanted:
-                    wanted[i] = items[i - offset]
-            offset += len(items)
-        return [wanted[int(i)] for i in index]
-    raise InputError(f"X: expected a dask.array.Array or dask.bag.Bag, got {type(X).__name__}")
-
-
 def n_rows(X: Any) -> int:
     """Number of rows of a Dask array (known shape) or bag (counted on the workers)."""
     da = require_dask()
@@ -355,18 +330,6 @@ def n_rows(X: Any) -> int:
     return int(X.count().compute())
 
 
-def draw_centres(X: Any, n_components: int, random_state: Any = None) -> tuple[np.ndarray, Any]:
-    """The uniform Nyström centres of distributed points: ``(indices, rows)``.
-
-    The indices are those :func:`~kernelkit.gram.nystrom.uniform_centres` draws for the same
-    ``n`` and ``random_state`` (so the centres equal the in-memory map's); only these ``m``
-    rows are gathered on the client.
-    """
-    n = n_rows(X)
-    index = uniform_centres(n, min(n_components, n), random_state)
-    return index, gather_rows(X, index)
-
-
 def draw_kept_centres(
     X: Any,
     n_components: int,
@@ -378,14 +341,15 @@ def draw_kept_centres(
     r"""Centres drawn among the rows of distributed points, reading only the row blocks that
     hold them and keeping those blocks for the passes: ``(indices, rows, blocks)``.
 
-    The draw is over row positions: :func:`~kernelkit.gram.nystrom.draw_by_keys` with the row
-    numbers as keys, i.e. ``min(m, n)`` rows without replacement with probabilities
-    proportional to ``sample_weight`` (uniform when ``None``; rows of weight 0 never drawn),
-    Efraimidis and Spirakis' algorithm A with the uniforms drawn in row order (the in-memory
-    draw of inputs without content keys).  It needs ``n`` only (a Dask array's shape), so no
-    block is read before the indices are known; the in-memory draw among *distinct* vectors
-    would need the content keys of every row, a pass over ``X`` of its own.  Rows repeated in
-    ``X`` can therefore both be drawn (the jitter of ``K_mm``,
+    The draw is over row positions: :func:`~kernelkit.gram.nystrom.uniform_centres`, i.e.
+    ``min(m, n)`` rows without replacement with probabilities proportional to
+    ``sample_weight`` (uniform when ``None``; rows of weight 0 never drawn), Efraimidis and
+    Spirakis' algorithm A with the uniforms drawn in row order: the rows the in-memory
+    ``"uniform"`` draw of the same ``n`` and ``random_state`` gives.  It needs ``n`` only (a
+    Dask array's shape), so no block is read before the indices are known; the in-memory
+    draw among *distinct* vectors of the estimators that take ``sample_weight`` would need
+    the content keys of every row, a pass over ``X`` of its own.  Rows repeated in ``X`` can
+    therefore both be drawn (the jitter of ``K_mm``,
     :func:`~kernelkit.solvers.nystrom_pcg.centre_jitter`, keeps the systems definite).
 
     The blocks holding a drawn row are computed (read from their store) once and persisted:
@@ -425,8 +389,7 @@ def draw_kept_centres(
     blocks, sizes = row_blocks(X)
     offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     n = int(offsets[-1])
-    rows_as_keys = np.arange(n, dtype=np.uint64)
-    index = draw_by_keys(rows_as_keys, min(n_components, n), sample_weight, random_state)
+    index = uniform_centres(n, n_components, random_state, sample_weight=sample_weight)
     owner = np.searchsorted(offsets, index, side="right") - 1
     held = [int(b) for b in np.unique(owner)]
     wanted = [blocks[b] for b in held]

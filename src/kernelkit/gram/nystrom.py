@@ -203,10 +203,26 @@ def cholesky_basis(K_cc: torch.Tensor) -> CholeskyBasis:
 
 
 # ---------------------------------------------------------------------- centres
-def uniform_centres(n: int, m: int, random_state: Any = None) -> np.ndarray:
-    """``m`` distinct indices of ``range(n)`` drawn uniformly, sorted (recipe 2)."""
-    rng = check_random_state(random_state)
-    return np.sort(rng.choice(n, size=m, replace=False))
+def uniform_centres(
+    n: int, m: int, random_state: Any = None, *, sample_weight: np.ndarray | None = None
+) -> np.ndarray:
+    """``min(m, n)`` distinct indices of ``range(n)`` drawn without replacement, uniformly
+    (recipe 2) or with probabilities proportional to ``sample_weight``, sorted.
+
+    The draw by *row position*: :func:`draw_by_keys` with the row numbers as keys, so every
+    row is a candidate of its own and the draw needs ``n`` only (the Dask draw,
+    :func:`~kernelkit.gram.distributed.draw_kept_centres`, is this function, so a Dask fit
+    draws the rows an in-memory one does).  :func:`draw_by_keys` on content keys is the draw
+    among *distinct* points (the estimators that take ``sample_weight``, for which repeated
+    rows and integer weights must give the same centres); both are the one Efraimidis and
+    Spirakis draw.  Unweighted, every key is ``u^(1/1) = u``: the rows of the ``m`` largest
+    of ``n`` uniforms drawn in row order, taken here (and by :func:`draw_by_keys` for
+    increasing keys without weights, which calls this function); weighted, it is
+    :func:`draw_by_keys` on the row numbers.
+    """
+    if sample_weight is None:
+        return np.sort(_largest(check_random_state(random_state).random(n), m))
+    return draw_by_keys(np.arange(n, dtype=np.uint64), m, sample_weight, random_state)
 
 
 def centre_keys(Xb: Batch) -> np.ndarray:
@@ -235,8 +251,11 @@ def draw_by_keys(
     sorted.
     """
     n = len(keys)
+    increasing = n > 1 and bool(np.all(keys[1:] > keys[:-1]))  # row numbers: no groups
+    if increasing and sample_weight is None:  # every weight 1
+        return uniform_centres(n, m, random_state)
     w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
-    if n > 1 and bool(np.all(keys[1:] > keys[:-1])):  # increasing (row numbers): no groups
+    if increasing:
         weight, first = w, np.arange(n)
     else:
         order = np.lexsort((np.arange(n), keys))  # by key, first rows first

@@ -2,8 +2,9 @@
 
 The same :class:`~kernelkit.models.falkon.NystromSystem` as in memory, with
 :class:`~kernelkit.gram.distributed_nystrom.DistributedNystromOperator` as ``K_nm``: the
-centres are the rows the in-memory fit would draw (only they are gathered), ``chol(K_mm)`` is
-formed on the client, and :func:`~kernelkit.models.falkon.nystrom_ridge` and
+centres are drawn by row position, the chunks holding them kept for the passes
+(:func:`~kernelkit.gram.distributed.draw_kept_centres`), ``chol(K_mm)`` is formed on the
+client, and :func:`~kernelkit.models.falkon.nystrom_ridge` and
 :func:`~kernelkit.models.falkon_logistic.nystrom_logistic_fit` run on it unchanged.
 """
 
@@ -14,7 +15,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from kernelkit.gram.distributed import draw_centres
+from kernelkit.gram.distributed import draw_kept_centres
 from kernelkit.gram.distributed_nystrom import DistributedNystromOperator
 from kernelkit.kernels.base import Kernel
 from kernelkit.models.falkon import NystromSystem, centre_gram
@@ -43,7 +44,9 @@ def distributed_nystrom_system(
         The ``n`` training rows (persisted on the workers for repeated passes), or their
         blocks as :func:`~kernelkit.gram.distributed.draw_kept_centres` returns them.
     n_centers : int
-        Number ``m`` of uniform centres (the in-memory draw for this ``random_state``).
+        Number ``m`` of uniform centres drawn by row position
+        (:func:`~kernelkit.gram.distributed.draw_kept_centres`, whose kept blocks the system
+        then passes over).
     random_state : None, int, RandomState or Generator
         Seed of the centre draw.
     centres, indices : optional
@@ -56,7 +59,7 @@ def distributed_nystrom_system(
         blocks, :func:`~kernelkit.solvers.nystrom_pcg.centre_factor`).
     """
     if centres is None:
-        indices, centres = draw_centres(X, n_centers, random_state)
+        indices, centres, X = draw_kept_centres(X, n_centers, random_state, client=client)
     op = DistributedNystromOperator(kernel, X, centres, client=client)
     block_dtype = op.centres.dtype if isinstance(op.centres, torch.Tensor) else torch.float64
     K_mm = centre_gram(kernel, op.centres)
