@@ -161,3 +161,14 @@ def test_save_load_round_trip(data, tmp_path, one_torch_thread):
     loaded = load(save(model, tmp_path / "klr"))
     np.testing.assert_array_equal(loaded.predict_proba(X), model.predict_proba(X))
     assert loaded.objectives_ == model.objectives_
+
+
+def test_default_lam_is_chosen_on_held_out_rows(data, one_torch_thread):
+    """``lam="auto"`` is the default (docs/toolbox.md): a default fit is the held-out path's,
+    the same as asking for it."""
+    X, y, _ = data
+    default = KernelLogisticRegression(Gaussian(1.0), random_state=0).fit(X, y)
+    explicit = KernelLogisticRegression(Gaussian(1.0), "auto", random_state=0).fit(X, y)
+    assert default.lam == "auto" and default.lam_ in list(default.cv_results_["param_lam"])
+    assert default.lam_ == explicit.lam_
+    np.testing.assert_array_equal(default.dual_coef_, explicit.dual_coef_)
