@@ -257,6 +257,26 @@ def sample_passes(system: NystromSystem, columns: int = 1) -> float:
     return build / (n * m * (entry + 4 * columns))
 
 
+def preconditioner_due(
+    system: NystromSystem,
+    sample: HessianSample | None,
+    spent: int,
+    n_cg: int,
+    sample_cost: float,
+    falkon_budget: float | None,
+) -> tuple[bool, HessianSample | None]:
+    """Whether to rebuild the preconditioner now, and the row sample to build it on (ski
+    rental, Karlin et al. 1988): the sample is bought once the CG iterations run so far
+    (``n_cg``) cost ``sample_cost`` passes (:func:`sample_passes`), and rebuilt at the current
+    weights once those run with it (``spent``) cost as much again; until then Falkon's is
+    rebuilt once ``spent`` reaches ``falkon_budget`` (None: never on that account)."""
+    buy = (spent if sample is not None else n_cg) >= sample_cost
+    stale = sample is None and falkon_budget is not None and spent >= falkon_budget
+    if buy and sample is None:
+        sample = hessian_sample(system)
+    return buy or stale, sample
+
+
 def nystrom_logistic_fit(
     kernel: Kernel,
     X: Any,
@@ -379,11 +399,8 @@ def nystrom_logistic_fit(
         steps += 1
         U = s[:, None] * Y * torch.sigmoid(-Y * f)
         W = s[:, None] * torch.sigmoid(f) * torch.sigmoid(-f)
-        buy = (spent if sample else n_cg) >= sample_after
-        stale = rebuild_after is not None and spent >= rebuild_after and sample is None
-        if preconditioner is None or buy or stale:
-            if buy and sample is None:
-                sample = hessian_sample(system)
+        due, sample = preconditioner_due(system, sample, spent, n_cg, sample_after, rebuild_after)
+        if preconditioner is None or due:
             preconditioner = logistic_preconditioner(system, f, lam, s, sample=sample)
             spent = 0
         precond = replace(preconditioner, lam=torch.full((c,), reg, dtype=torch.float64))
@@ -550,6 +567,7 @@ __all__ = [
     "nystrom_logistic_decision",
     "nystrom_logistic_fit",
     "nystrom_logistic_onepass",
+    "preconditioner_due",
     "rebuild_passes",
     "sample_passes",
 ]

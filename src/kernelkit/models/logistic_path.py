@@ -39,10 +39,10 @@ from kernelkit.models.falkon import NystromSystem
 from kernelkit.models.falkon_logistic import (
     HessianSample,
     NystromLogisticResult,
-    hessian_sample,
     logistic_preconditioner,
     nystrom_logistic_fit,
     nystrom_logistic_onepass,
+    preconditioner_due,
     rebuild_passes,
     sample_passes,
 )
@@ -273,10 +273,8 @@ def logistic_lam_path(
                 system, y, lam, sample_weight=weights, max_newton=1, coef0=coef, scores0=scores
             )
         else:
-            buy = (spent if sample else n_cg) >= sample_cost
-            stale = spent >= budget and sample is None
-            if lam * REBUILD <= built * (1 + 1e-12) or buy or stale:
-                sample = hessian_sample(system) if buy and sample is None else sample
+            due, sample = preconditioner_due(system, sample, spent, n_cg, sample_cost, budget)
+            if lam * REBUILD <= built * (1 + 1e-12) or due:
                 f = torch.zeros(n, Y.shape[1], dtype=torch.float64) if scores is None else scores
                 # Falkon's: weights at every centre (held-out ones too), the centres sample
                 # the rows; the row sample's: the held-out rows weigh 0
