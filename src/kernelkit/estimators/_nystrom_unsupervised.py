@@ -166,7 +166,7 @@ def centred_scatter(
     op = system.op
     if not isinstance(op, NystromOperator):  # the estimators refuse distributed input first
         raise InputError(f"X: expected in-process rows, got {type(op).__name__}")
-    ones = torch.ones(n, 1, dtype=torch.float64)
+    ones = torch.ones(n, 1, dtype=torch.float64, device=op.device)
     H, r, _ = op.normal_equations(ones, basis=system.factor.L, fast=True)
     H = H.reshape(H.shape[-2], H.shape[-1])
     mu = r.reshape(-1) / n
@@ -438,8 +438,9 @@ def nystrom_kmeans(
     labels, iterations = _best_lloyd(
         _principal_codes(scatter, V)(Xb), n_clusters, n_init, max_iter, random_state, init
     )
-    A = torch.zeros(n, n_clusters, dtype=torch.float64)
-    A[torch.arange(n), labels] = 1.0
+    device = scatter.system.device
+    A = torch.zeros(n, n_clusters, dtype=torch.float64, device=device)
+    A[torch.arange(n, device=device), labels.to(device)] = 1.0
     sums = solve_triangular(scatter.L, scatter.system.op.rmatmat(A))  # Phi^T A
     counts = A.sum(0)
     inertia = scatter.trace - float(((sums * sums).sum(0) / counts).sum())

@@ -231,7 +231,7 @@ def fit_selected_nystrom(
 
     def score(lams: np.ndarray) -> np.ndarray:
         if cv == "gcv":
-            return path.gcv(lams).numpy()
+            return path.gcv(lams).cpu().numpy()
         return path.loo(lams, est.kernel_, Xb, centres, Y, sample_weight=weights)
 
     errors = score(grid)

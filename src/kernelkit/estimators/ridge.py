@@ -516,7 +516,7 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         progress = progress_of(self, self.max_iter)
         result = nystrom_ridge(
             system,
-            Y.cpu(),
+            Y,
             lam,
             sample_weight=weights,
             tol=self.tol,

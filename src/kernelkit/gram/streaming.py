@@ -283,6 +283,11 @@ class StreamedProducts(ABC):
 
     shape: tuple[int, int]
 
+    @property
+    def device(self) -> torch.device:
+        """The device of the products: the data's (the CPU for a cluster's row blocks)."""
+        return torch.device("cpu")
+
     @abstractmethod
     def _stream(
         self,
@@ -323,9 +328,9 @@ class StreamedProducts(ABC):
         device, ``KV`` or None.
         """
 
-    @staticmethod
-    def _columns(T: Any, size: int, name: str) -> tuple[torch.Tensor, bool]:
-        T = torch.as_tensor(T)
+    def _columns(self, T: Any, size: int, name: str) -> tuple[torch.Tensor, bool]:
+        """``T`` as columns on :attr:`device`, checked to have ``size`` rows."""
+        T = torch.as_tensor(T, device=self.device)
         vector = T.ndim == 1
         T = T[:, None] if vector else T
         if T.ndim != 2 or T.shape[0] != size:
@@ -417,6 +422,12 @@ class NystromOperator(StreamedProducts):
         self._kept_full = False
 
     @property
+    def device(self) -> torch.device:
+        """The data's device (vectors; the CPU for other batches): every tile, product and
+        accumulator of the passes lives there."""
+        return self.Xb.device if isinstance(self.Xb, torch.Tensor) else torch.device("cpu")
+
+    @property
     def keeps_block(self) -> bool:
         """Whether ``K_nm`` (``n m`` entries of the block dtype) fits ``memory_budget``."""
         return kept_block_bytes(self.Xb, self.shape[1]) <= self.memory_budget
@@ -457,7 +468,7 @@ class NystromOperator(StreamedProducts):
         n, _ = self.shape
         sliceable = is_sliceable(self.Xb)
         vector = isinstance(self.Xb, torch.Tensor)
-        device = self.Xb.device if vector else torch.device("cpu")
+        device = self.device
         b = self.rows_per_tile(self.Xb.element_size() if vector else 8)
         if self.block_size is None:
             b = max(b, min(n, min_rows))
@@ -482,14 +493,20 @@ class NystromOperator(StreamedProducts):
         sliceable, vector, device, b, starts, workers, block_dtype = self._plan()
         if self._kept is None and self.keeps_block:
             self._kept = torch.empty(n, m, dtype=block_dtype, device=device)
-        KV = torch.empty(n, cols, dtype=torch.float64) if keep_kv else None
-        acc = [torch.zeros(m, cols, dtype=torch.float64) for _ in range(workers)]
+        f64 = {"dtype": torch.float64, "device": device}
+        V, U, weights = (None if T is None else T.to(device) for T in (V, U, weights))
+        KV = torch.empty(n, cols, **f64) if keep_kv else None
+        acc = [torch.zeros(m, cols, **f64) for _ in range(workers)]
 
         def work(w: int) -> None:
             kept = self._kept is not None
-            scratch = torch.empty(b * m, dtype=block_dtype) if vector and not kept else None
+            scratch = (
+                torch.empty(b * m, dtype=block_dtype, device=device)
+                if vector and not kept
+                else None
+            )
             low = vector and block_dtype != torch.float64 and not fast
-            scratch64 = torch.empty(b * m, dtype=torch.float64) if low else None
+            scratch64 = torch.empty(b * m, **f64) if low else None
             for r0 in starts[w::workers]:
                 r1 = min(r0 + b, n)
                 Xi = self.Xb[r0:r1] if sliceable else self.Xb
@@ -547,7 +564,7 @@ class NystromOperator(StreamedProducts):
             U, _ = self._columns(U, n, "U")
             cols = U.shape[1]
             if weights is not None:
-                weights = torch.as_tensor(weights)
+                weights = torch.as_tensor(weights, device=device)
                 groups = 1 if weights.ndim == 1 else int(weights.shape[1])
         else:
             cols = groups if columns is None else columns

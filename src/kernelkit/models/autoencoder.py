@@ -268,7 +268,7 @@ def _random_coefficients(
     K: torch.Tensor, K_ss: torch.Tensor, d: int, gen: torch.Generator
 ) -> torch.Tensor:
     """Gaussian coefficients scaled so the codes ``K Phi`` have unit root-mean-square."""
-    coef = torch.randn(K_ss.shape[0], d, generator=gen, dtype=torch.float64).to(K.dtype)
+    coef = torch.randn(K_ss.shape[0], d, generator=gen, dtype=torch.float64).to(K)
     codes = K @ coef
     rms = float(codes.pow(2).mean().sqrt())
     return coef / (rms if rms > 0 else 1.0)
@@ -334,7 +334,7 @@ def build_autoencoder(
             operator=operators[li],
             dtype=dtype,
             memory_budget=memory_budget,
-        )
+        ).to(K.device)
         with torch.no_grad():
             coef = (
                 _kpca_coefficients(K_ss, d)
@@ -363,7 +363,7 @@ def build_autoencoder(
             data.targets.shape[1],
             dtype=dtype,
             memory_budget=memory_budget,
-        )
+        ).to(K.device)
         with torch.no_grad():
             if exact:
                 lam_L = max(lam[-1], float(torch.finfo(dtype).eps))

@@ -112,14 +112,19 @@ def _seed_centroids(
     X: torch.Tensor, k: int, generator: torch.Generator, blocks: int
 ) -> torch.Tensor:
     """k-means++ seeding on (products of) spheres: each new seed drawn with probability
-    proportional to its squared distance ``2 (blocks - max_c <x, c>)`` to the seeds so far."""
+    proportional to its squared distance ``2 (blocks - max_c <x, c>)`` to the seeds so far
+    (0 within ``16 eps blocks`` of 0; a uniform draw when every distance is 0)."""
     if k == 0:
         return X[:0]
     first = int(torch.randint(X.shape[0], (1,), generator=generator))
     chosen = [first]
     best = X @ X[first]
+    # a distance within round-off of 0 is 0: a point equal to a seed (or one of its copies)
+    # is never drawn again, on any device (the rounding of X @ x differs between them)
+    noise = 16 * torch.finfo(X.dtype).eps * blocks
     for _ in range(1, k):
-        d2 = (2.0 * (blocks - best)).clamp_min(0.0)
+        d2 = 2.0 * (blocks - best)
+        d2 = torch.where(d2 > noise, d2, torch.zeros_like(d2))
         if float(d2.sum()) <= 0:
             nxt = int(torch.randint(X.shape[0], (1,), generator=generator))
         else:

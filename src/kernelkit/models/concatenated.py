@@ -354,9 +354,10 @@ def build_concatenated(
         )
         with torch.no_grad():
             K = layer.gram(Z, Z)
+            layer.to(K.device)
             if li == 0:
                 K1 = K
-            coef = torch.randn(n_restarts, n, int(d), generator=gen, dtype=torch.float64).to(dtype)
+            coef = torch.randn(n_restarts, n, int(d), generator=gen, dtype=torch.float64).to(K)
             layer.coef.copy_(coef)
             out = layer.apply(K)
             rms = out.pow(2).mean((-2, -1)).sqrt().clamp_min(1e-300)

@@ -287,6 +287,11 @@ class NystromSystem:
         return self.op.shape[0]
 
     @property
+    def device(self) -> torch.device:
+        """The data's device, where the passes run and the solvers allocate."""
+        return self.op.device
+
+    @property
     def jitter(self) -> float:
         """The one regularisation ``tau s`` of ``K_mm`` (penalty ``lam (K_mm + tau s I)``)."""
         return centre_jitter(self.K_mm, block_dtype=self.block_dtype, lam=self.lam)
@@ -333,8 +338,8 @@ def nystrom_system(
     return NystromSystem(op, centre_gram(kernel, centres), index, block_dtype, lam)
 
 
-def _as_columns(Y: torch.Tensor) -> torch.Tensor:
-    return (Y[:, None] if Y.ndim == 1 else Y).to(torch.float64)
+def _as_columns(Y: torch.Tensor, device: torch.device | None = None) -> torch.Tensor:
+    return (Y[:, None] if Y.ndim == 1 else Y).to(device=device, dtype=torch.float64)
 
 
 def nystrom_ridge(
@@ -371,9 +376,13 @@ def nystrom_ridge(
     NystromPCGResult
         ``coef`` of shape ``(m, g c)``: the columns of ``lam[0]`` first.
     """
-    Yc = _as_columns(Y)
+    Yc = _as_columns(Y, system.device)
     lams = [float(lam)] if np.isscalar(lam) else [float(v) for v in lam]  # type: ignore[union-attr]
-    w = None if sample_weight is None else sample_weight.to(torch.float64)
+    w = (
+        None
+        if sample_weight is None
+        else sample_weight.to(device=system.device, dtype=torch.float64)
+    )
     rhs = system.op.rmatmat(Yc if w is None else Yc * w[:, None])
     centre_w = None if w is None or system.indices is None else w[torch.as_tensor(system.indices)]
     precond = nystrom_preconditioner(system.factor, lams, centre_w)
@@ -402,8 +411,12 @@ def nystrom_statistics(
     coordinates ``beta = L^T alpha`` (:mod:`kernelkit.solvers.nystrom_normal`); float64 on
     the data's device.
     """
-    Yc = _as_columns(Y)
-    w = None if sample_weight is None else sample_weight.to(torch.float64)
+    Yc = _as_columns(Y, system.device)
+    w = (
+        None
+        if sample_weight is None
+        else sample_weight.to(device=system.device, dtype=torch.float64)
+    )
     L = system.factor.L
     H, r, _ = system.op.normal_equations(Yc if w is None else Yc * w[:, None], w, basis=L)
     K_mm = system.K_mm.to(H.device)
@@ -451,11 +464,12 @@ def nystrom_validation_errors(
     grid, :func:`nystrom_ridge`), and the predictions of all ``lam`` on the validation rows
     come from one streamed pass.  Returns the ``len(lams)`` errors (mean over outputs).
     """
-    Yc, Yv = _as_columns(Y), _as_columns(Y_val)
+    Yc = _as_columns(Y, system.device)
     res = nystrom_ridge(system, Yc, lams, tol=tol, max_iter=max_iter)
     val = NystromOperator(system.op.kernel, X_val, system.op.centres)
+    Yv = _as_columns(Y_val, val.device)
     pred = val.matmat(res.coef).reshape(len(Yv), len(lams), Yc.shape[1])
-    return ((pred - Yv[:, None, :]) ** 2).mean((0, 2)).numpy()
+    return ((pred - Yv[:, None, :]) ** 2).mean((0, 2)).cpu().numpy()
 
 
 def nystrom_predict(

@@ -126,10 +126,10 @@ def _targets(
     n = system.op.shape[0]
     if len(Y) != n:
         raise InputError(f"y: expected {n} labels (one per row of X), got {len(Y)}")
-    s = torch.ones(n, dtype=torch.float64)
+    s = torch.ones(n, dtype=torch.float64, device=device)
     if sample_weight is not None:
-        s = torch.as_tensor(np.asarray(sample_weight, dtype=np.float64))
-    return classes, Y.to(device), s.to(device)
+        s = torch.as_tensor(sample_weight, dtype=torch.float64, device=device)
+    return classes, Y.to(device), s
 
 
 def _warm_start(
@@ -217,8 +217,8 @@ def logistic_preconditioner(
         W = s[:, None] * W
     m, c = system.op.shape[1], f.shape[1]
     if sample is not None:
-        root = W[torch.as_tensor(sample.rows)].sqrt()  # (|S|, c)
-        H = torch.zeros(c, m, m, dtype=torch.float64)
+        root = W[torch.as_tensor(sample.rows, device=W.device)].sqrt()  # (|S|, c)
+        H = torch.zeros(c, m, m, dtype=torch.float64, device=W.device)
         for j in range(c):
             H[j] = symmetric_from_upper(syrk_(H[j], sample.K * root[:, j : j + 1]))
         H /= len(sample.rows)
@@ -226,7 +226,7 @@ def logistic_preconditioner(
     if system.indices is None:
         W_m = W.mean(0, keepdim=True).expand(m, c)
     else:
-        W_m = W[torch.as_tensor(system.indices)]
+        W_m = W[torch.as_tensor(system.indices, device=W.device)]
     return nystrom_preconditioner(system.factor, [2 * float(lam)] * c, W_m.mT)
 
 
@@ -378,10 +378,10 @@ def nystrom_logistic_fit(
     reg = 2 * lam  # the ridge of the Newton systems: the Hessian of lam ||f||^2 is 2 lam K_mm
     if system is None:
         system = nystrom_system(kernel, X, indices, block_size=block_size, lam=reg)
-    classes, Y, s = _targets(system, y, sample_weight, torch.device("cpu"))
+    classes, Y, s = _targets(system, y, sample_weight, system.device)
     (n, m), c = system.op.shape, Y.shape[1]
     L = system.factor.L
-    alpha, f = _warm_start(system, coef0, scores0, (m, c), torch.device("cpu"))
+    alpha, f = _warm_start(system, coef0, scores0, (m, c), system.device)
     J = _objective(f, Y, s, L.mT @ alpha, lam)
     n_cg, steps, converged, spent = 0, 0, False, 0
     sample: HessianSample | None = None
@@ -403,7 +403,9 @@ def nystrom_logistic_fit(
         if preconditioner is None or due:
             preconditioner = logistic_preconditioner(system, f, lam, s, sample=sample)
             spent = 0
-        precond = replace(preconditioner, lam=torch.full((c,), reg, dtype=torch.float64))
+        precond = replace(
+            preconditioner, lam=torch.full((c,), reg, dtype=torch.float64, device=system.device)
+        )
         rhs = system.op.rmatmat(U)
 
         def normal(V: torch.Tensor, W: torch.Tensor = W) -> tuple[torch.Tensor, torch.Tensor]:
@@ -430,7 +432,7 @@ def nystrom_logistic_fit(
         f_delta = torch.zeros_like(f) if res.image is None else res.image
         Lt_a, Lt_d = L.mT @ alpha, L.mT @ delta
         slope = -(U * f_delta).sum(0) / n + reg * (Lt_a * Lt_d).sum(0)  # grad^T delta
-        t = torch.ones(c, dtype=torch.float64)
+        t = torch.ones(c, dtype=torch.float64, device=f.device)
         for _ in range(40):
             J_new = _objective(f + t * f_delta, Y, s, Lt_a + t * Lt_d, lam)
             bad = J_new > J + 1e-4 * t * slope
@@ -442,7 +444,15 @@ def nystrom_logistic_fit(
         J = J_new
         converged = bool((-slope <= newton_tol).all())
     return NystromLogisticResult(
-        alpha, classes, system.op.centres, system.indices, J.numpy(), steps, n_cg, converged, f
+        alpha,
+        classes,
+        system.op.centres,
+        system.indices,
+        J.cpu().numpy(),
+        steps,
+        n_cg,
+        converged,
+        f,
     )
 
 
@@ -493,7 +503,7 @@ def nystrom_logistic_onepass(
     lam = float(lam)
     if not lam > 0 or not np.isfinite(lam):
         raise InputError(f"lam: expected a finite lam > 0 (Newton), got {lam!r}")
-    device = system.K_mm.device
+    device = system.device
     classes, Y, s = _targets(system, y, sample_weight, device)
     (n, m), c = system.op.shape, Y.shape[1]
     L = system.factor.L.to(device)  # beta = L^T alpha: f = Phi beta, penalty lam ||beta||^2

@@ -355,8 +355,8 @@ class _NegativeBound(torch.autograd.Function):
     def forward(ctx: Any, t: torch.Tensor, bound: StreamedBound) -> torch.Tensor:
         with torch.enable_grad():
             value, grad = bound.value_and_grad(t)
-        ctx.save_for_backward(grad)
-        return value
+        ctx.save_for_backward(grad.to(t.device))  # the optimiser's variable: on the CPU
+        return value.to(t.device)
 
     @staticmethod
     def backward(ctx: Any, grad_output: torch.Tensor) -> tuple[torch.Tensor, None]:

@@ -258,7 +258,7 @@ def logistic_lam_path(
             f"got shape {held_out.shape} with {int(held_out.sum())} marked"
         )
     _, Y = signed_targets(y)
-    out_rows = torch.as_tensor(held_out)
+    out_rows = torch.as_tensor(held_out, device=system.device)
     weights = (~out_rows).double() * (n / int((~out_rows).sum()))
     coef = scores = precond = None
     built, spent, budget = np.inf, 0, rebuild_passes(system, Y.shape[1])
@@ -275,7 +275,11 @@ def logistic_lam_path(
         else:
             due, sample = preconditioner_due(system, sample, spent, n_cg, sample_cost, budget)
             if lam * REBUILD <= built * (1 + 1e-12) or due:
-                f = torch.zeros(n, Y.shape[1], dtype=torch.float64) if scores is None else scores
+                f = (
+                    torch.zeros(n, Y.shape[1], dtype=torch.float64, device=system.device)
+                    if scores is None
+                    else scores
+                )
                 # Falkon's: weights at every centre (held-out ones too), the centres sample
                 # the rows; the row sample's: the held-out rows weigh 0
                 precond = logistic_preconditioner(
@@ -301,9 +305,9 @@ def logistic_lam_path(
         if scores is None:
             scores = system.op.matmat(coef)
         n_newton, n_cg, spent = n_newton + res.n_newton, n_cg + res.n_cg, spent + res.n_cg
-        return scores.cpu()[out_rows], (coef, scores)
+        return scores[out_rows], (coef, scores)
 
-    Y_out = Y[out_rows].to(torch.float64)
+    Y_out = Y.to(device=system.device, dtype=torch.float64)[out_rows]
     *scored, (coef_best, scores_best) = follow_lam_path(lams, step, Y_out, patience)
     return LogisticPath(*scored, coef_best, scores_best, n_newton, n_cg)
 

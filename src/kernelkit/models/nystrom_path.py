@@ -76,7 +76,8 @@ class NystromPath:
 
     def gcv(self, lams: Sequence[float] | torch.Tensor) -> torch.Tensor:
         """GCV mean squared error per ``lam`` (mean over outputs; differentiable in a tensor)."""
-        lams = torch.as_tensor(lams, dtype=self.values.dtype).reshape(-1)
+        lams = torch.as_tensor(lams, dtype=self.values.dtype, device=self.values.device)
+        lams = lams.reshape(-1)
         D = self._inverse(lams)
         mu = self.n * lams
         shrink = (self.values[:, None] + 2 * mu) * D * D  # (m, g)
@@ -86,7 +87,7 @@ class NystromPath:
 
     def coef(self, lam: float) -> torch.Tensor:
         """``alpha = L^{-T} beta``: the coefficients of ``k(., c_j)``, shape ``(m, c)``."""
-        d = self._inverse(torch.tensor([float(lam)], dtype=self.values.dtype))
+        d = self._inverse(self.values.new_tensor([float(lam)]))
         beta = self.vectors @ (self.proj * d)
         return solve_triangular(self.basis.mT, beta, upper=True)
 
@@ -102,24 +103,24 @@ class NystromPath:
     ) -> np.ndarray:
         """Leave-one-out mean squared error per ``lam`` in one streamed pass over ``Xb``
         (weighted: ``sum_i w_i r_i^2 / sum_i w_i``, ``w`` of mean 1)."""
-        lam_t = torch.as_tensor(lams, dtype=self.values.dtype).reshape(-1)
+        lam_t = self.values.new_tensor(np.asarray(lams, dtype=np.float64).reshape(-1))
         D = self._inverse(lam_t)  # (m, g)
         W = solve_triangular(self.basis.mT, self.vectors, upper=True)  # Z_b = K_b W
-        Yc = (Y[:, None] if Y.ndim == 1 else Y).to(torch.float64)
+        Yc = (Y[:, None] if Y.ndim == 1 else Y).to(self.values)
         coef = self.proj[:, :, None] * D[:, None, :]  # (m, c, g)
-        w = None if sample_weight is None else sample_weight.to(torch.float64)
-        total = torch.zeros(len(lam_t), dtype=torch.float64)
+        w = None if sample_weight is None else sample_weight.to(self.values)
+        total = torch.zeros_like(lam_t)
         for i, j in row_tiles(self.n, len(self.values)):
             rows = Xb[i:j] if isinstance(Xb, torch.Tensor) else take(Xb, np.arange(i, j))
-            Z = kernel.block(rows, centres).to(torch.float64) @ W  # (b, m)
+            Z = kernel.block(rows, centres).to(self.values) @ W  # (b, m)
             lev = (Z * Z) @ D  # (b, g)
             if w is not None:
-                lev = lev * w[i:j, None].to(lev.device)
+                lev = lev * w[i:j, None]
             fitted = torch.einsum("bm,mcg->bcg", Z, coef)
             resid = (Yc[i:j, :, None] - fitted) / (1 - lev)[:, None, :]
-            sq = resid**2 if w is None else resid**2 * w[i:j, None, None].to(resid.device)
-            total += sq.sum((0, 1)).cpu()
-        return (total / (self.n * Yc.shape[1])).numpy()
+            sq = resid**2 if w is None else resid**2 * w[i:j, None, None]
+            total += sq.sum((0, 1))
+        return (total / (self.n * Yc.shape[1])).cpu().numpy()
 
 
 def nystrom_path(

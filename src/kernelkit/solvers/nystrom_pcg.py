@@ -203,7 +203,7 @@ def nystrom_preconditioner(
     """
     L = centre.L
     m = centre.m
-    lam_t = torch.as_tensor(lam, dtype=torch.float64).reshape(-1)
+    lam_t = torch.as_tensor(lam, dtype=torch.float64, device=L.device).reshape(-1)
     if not bool((lam_t > 0).all()) or not bool(torch.isfinite(lam_t).all()):
         raise InputError(f"lam: expected positive finite values for the preconditioner, got {lam}")
     g = len(lam_t)
@@ -211,20 +211,20 @@ def nystrom_preconditioner(
         if hessian.shape != (g, m, m):
             raise InputError(f"hessian: expected shape ({g}, {m}, {m}), got {tuple(hessian.shape)}")
         # L^{-1} S L^{-T} of a symmetric S: two lower-triangular solves
-        half = solve_triangular(L, hessian.to(torch.float64), upper=False)
+        half = solve_triangular(L, hessian.to(device=L.device, dtype=torch.float64), upper=False)
         M = solve_triangular(L, half.mT, upper=False)
         M = (M + M.mT) / 2
     elif centre_weights is None:
         M = (L.mT @ L / m).expand(g, m, m)
     else:
-        w = centre_weights.to(torch.float64)
+        w = centre_weights.to(device=L.device, dtype=torch.float64)
         w = w.expand(g, m) if w.ndim == 1 else w
         if w.shape != (g, m):
             raise InputError(
                 f"centre_weights: expected shape ({m},) or ({g}, {m}), got {tuple(w.shape)}"
             )
         M = (L.mT[None] * w[:, None, :]) @ L[None] / m
-    eye = torch.eye(m, dtype=torch.float64)
+    eye = torch.eye(m, dtype=torch.float64, device=L.device)
     A = cholesky_factor(M + lam_t[:, None, None] * eye, name="T W_m T^T / m + lam I").factor
     return NystromPreconditioner(centre, A, lam_t)
 
