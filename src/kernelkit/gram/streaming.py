@@ -74,6 +74,12 @@ NYSTROM_TILE_BYTES = 2 << 20
 and the two products (the sweep behind it: ``docs/measurements.md``)."""
 
 
+DEVICE_TILE_BYTES = 64 << 20
+"""Default bytes of one tile on an accelerator: large enough that a pass is a few hundred
+kernel launches rather than thousands (a CUDA launch costs microseconds whatever the tile;
+the device has no cache to stay in)."""
+
+
 def nystrom_tile(
     kernel: Kernel,
     X_block: Batch,
@@ -385,7 +391,8 @@ class NystromOperator(StreamedProducts):
     centres : array-like, tensor or batch
         The ``m`` centres (raw or prepared; same kind as ``X``).
     block_size : int, optional
-        Rows per tile (default: ``NYSTROM_TILE_BYTES`` of block, at least 1 row).
+        Rows per tile (default: ``NYSTROM_TILE_BYTES`` of block on the CPU,
+        ``DEVICE_TILE_BYTES`` on an accelerator, at least 1 row).
     dtype : torch.dtype, optional
         Dtype of vector inputs and of the blocks (default: the input's, else float64).
     memory_budget : int, default 0
@@ -454,11 +461,13 @@ class NystromOperator(StreamedProducts):
         return self.kernel.block(take(self.Xb, index), self.centres).to(torch.float64)
 
     def rows_per_tile(self, itemsize: int = 4) -> int:
-        """Rows ``b`` of one tile: ``block_size``, else ``NYSTROM_TILE_BYTES / (m itemsize)``."""
+        """Rows ``b`` of one tile: ``block_size``, else ``NYSTROM_TILE_BYTES / (m itemsize)``
+        (:data:`DEVICE_TILE_BYTES` on an accelerator)."""
         n, m = self.shape
         if self.block_size is not None:
             return max(1, min(self.block_size, n))
-        return max(1, min(n, NYSTROM_TILE_BYTES // max(1, m * itemsize)))
+        tile = NYSTROM_TILE_BYTES if self.device.type == "cpu" else DEVICE_TILE_BYTES
+        return max(1, min(n, tile // max(1, m * itemsize)))
 
     def _plan(self, *, min_rows: int = 1) -> tuple:
         """The tile loop of every pass: ``(sliceable, vector, device, b, starts, workers,
@@ -615,6 +624,7 @@ class NystromOperator(StreamedProducts):
 
 
 __all__ = [
+    "DEVICE_TILE_BYTES",
     "KEEP_FRACTION",
     "NYSTROM_TILE_BYTES",
     "SHARED_BLAS_CENTRES",

@@ -103,7 +103,7 @@ def spherical_kmeans(
         counts = torch.bincount(assign, minlength=n_clusters)
         empty = torch.nonzero(counts == 0).flatten()
         if len(empty):
-            sums[empty] = X[torch.argsort(best)[: len(empty)]]
+            sums[empty] = X[torch.argsort(best, stable=True)[: len(empty)]]
         C = normalize_blocks(sums, blocks)
     return C
 

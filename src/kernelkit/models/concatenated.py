@@ -425,7 +425,7 @@ def restart_problem(model: ConcatenatedModel, data: ConcatenatedData) -> Restart
         try:
             value, _ = model.objective_batch(data)
         except NotPSDError:
-            nan = torch.full((m,), math.nan, dtype=x.dtype)
+            nan = torch.full((m,), math.nan, dtype=x.dtype, device=x.device)
             return nan, torch.zeros_like(x)
         finite = torch.isfinite(value)
         value.masked_fill(~finite, 0.0).sum().backward()

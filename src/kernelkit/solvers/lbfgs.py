@@ -188,23 +188,31 @@ def lbfgs_batched(
     """
     x = x0.detach().clone()
     b, p = x.shape
-    held = torch.zeros(b, dtype=torch.bool) if hold is None else hold.clone()
+    on_x = {"device": x.device}
+
+    def evaluate(rows_x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``fun`` with its values and gradients on ``x``'s device (``fun`` may compute on
+        another, e.g. a CPU variable driving a GPU objective)."""
+        values, grads = fun(rows_x)
+        return values.to(**on_x), grads.to(**on_x)
+
+    held = torch.zeros(b, dtype=torch.bool, **on_x) if hold is None else hold.to(**on_x)
     f, g = x.new_full((b,), math.nan), torch.zeros_like(x)
     res = BatchedLBFGSResult(f)
     S = x.new_zeros(history_size, b, p)
     Yh = x.new_zeros(history_size, b, p)
     rho = x.new_zeros(history_size, b)
     k = 0
-    active = torch.zeros(b, dtype=torch.bool)
-    iters = torch.zeros(b, dtype=torch.long)
-    labels = torch.full((b,), -1, dtype=torch.long)
-    eliminated = torch.zeros(b, dtype=torch.bool)
+    active = torch.zeros(b, dtype=torch.bool, **on_x)
+    iters = torch.zeros(b, dtype=torch.long, **on_x)
+    labels = torch.full((b,), -1, dtype=torch.long, **on_x)
+    eliminated = torch.zeros(b, dtype=torch.bool, **on_x)
     start = ~held
     loops = 0  # iterations of the batch
     while True:
         if bool(start.any()):
             new = start.nonzero()[:, 0]
-            f[new], g[new] = fun(x[new])
+            f[new], g[new] = evaluate(x[new])
             res.n_eval += 1
             res.n_rows += new.numel()
             active[new] = torch.isfinite(f[new]) & (g[new].abs().amax(1) > tol)
@@ -250,7 +258,7 @@ def lbfgs_batched(
         pending = torch.arange(rows.numel(), device=x.device)
         for _ls in range(max_ls):
             trial = x_r[pending] + t[pending, None] * d[pending]
-            ft, gt = fun(trial)
+            ft, gt = evaluate(trial)
             res.n_eval += 1
             res.n_rows += pending.numel()
             base, slope = f_r[pending], gd[pending]
@@ -402,9 +410,9 @@ def lbfgs_restarts(
     b = x0.shape[0]
     if b <= patience:
         x, res = lbfgs_batched(fun, x0, distinct=distinct, **options)
-        res.eliminated = torch.zeros(b, dtype=torch.bool)
+        res.eliminated = torch.zeros(b, dtype=torch.bool, device=x.device)
         return x, res
-    hold = torch.arange(b) >= patience
+    hold = torch.arange(b, device=x0.device) >= patience
     pilot = ~hold
     admitted_at: list[int] = []  # the batch iteration at which the race starts
     iters_done = [0]

@@ -88,7 +88,7 @@ class DistinctOptima:
             ``(m,)`` integer labels, indices into :attr:`optima` or ``-1``.
         """
         vals = [float(v) for v in values.detach().cpu()]
-        labels = torch.full((len(vals),), -1, dtype=torch.long)
+        labels = torch.full((len(vals),), -1, dtype=torch.long, device=values.device)
         need = [
             i for i, v in enumerate(vals) if math.isfinite(v) and (add or self._close_values(v))
         ]
