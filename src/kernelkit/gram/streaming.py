@@ -60,14 +60,13 @@ KEEP_FRACTION = 0.25
 """Share of the available memory (the free memory of a CUDA device, else the host's available
 memory) a kept ``K_nm`` may take by default (:func:`keep_budget`)."""
 
-SHARED_BLAS_CENTRES = 2000
-"""From this many centres a one-pass tile is dominated by its float64 BLAS (the feature solve
-and the rank-``b`` update, ``2 b m^2`` flops against ``b m`` kernel values) and
-:meth:`NystromOperator.normal_equations` runs the tiles on ONE worker whose BLAS uses every
-thread instead of one single-threaded BLAS per worker: on the benchmark machine's two cores
-two concurrent single-threaded ``dtrsm``/``dsyrk`` ran no faster than one where one
-two-threaded call ran twice as fast; below it the kernel evaluation dominates and the
-per-worker tiles win (the measured crossover: ``docs/scale.md``, "Cost model")."""
+SHARED_BLAS_CENTRES = 4000
+"""From this many centres :meth:`NystromOperator.normal_equations` runs the one-pass tiles on
+ONE worker whose BLAS uses every thread instead of one single-threaded BLAS per worker: the
+tile's triangular solve (SciPy's ``dtrsm``, whose wrapper holds the GIL, so the workers' solves
+run one at a time) then dominates the ``2 b m^2`` flops.  Below it the per-worker tiles win
+(their rank-``b`` updates run at the same time, :func:`~kernelkit.solvers.nystrom_normal.syrk_`;
+the measured crossover: ``docs/scale.md``, "Cost model")."""
 
 NYSTROM_TILE_BYTES = 2 << 20
 """Default bytes of one ``b x m`` tile: the block stays in the L2 cache between the kernel pass

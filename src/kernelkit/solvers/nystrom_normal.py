@@ -53,17 +53,19 @@ from kernelkit.utils.errors import InputError
 def syrk_(C: torch.Tensor, A: torch.Tensor) -> torch.Tensor:
     r"""``C <- C + A^T A`` on (at least) the upper triangle of ``C``, in float64.
 
-    The symmetric rank-``b`` update of BLAS (``dsyrk``, half the flops of the general product)
-    for float64 tensors on the CPU; float32 rows on the CPU: ``A^T A`` by ``ssyrk`` (products
-    rounded in float32; the ``fast`` tiles of
-    :func:`kernelkit.gram.streaming.nystrom_normal_tile`) added to the float64 ``C``;
-    ``C.addmm_(A^T, A)`` elsewhere (GPU, other dtypes: the whole
-    matrix).  Read the result through :func:`symmetric_from_upper`.
+    On the CPU (float64 or float32 rows, float64 ``C``): NumPy's ``A^T A``, which calls the
+    symmetric rank-``b`` update of BLAS (``dsyrk`` / ``ssyrk``, half the flops of the general
+    product; float32 rows: products rounded in float32, the ``fast`` tiles of
+    :func:`kernelkit.gram.streaming.nystrom_normal_tile`) and releases the GIL, so that the
+    worker threads of a pass update their accumulators at the same time (SciPy's BLAS
+    wrappers hold the GIL: two threads' ``dsyrk`` calls ran one after the other,
+    ``docs/scale.md``, "Cost model"), added to ``C``.  ``C.addmm_(A^T, A)`` elsewhere (GPU,
+    other dtypes: the whole matrix).  Read the result through :func:`symmetric_from_upper`.
 
     Parameters
     ----------
     C : torch.Tensor, shape (m, m)
-        Float64 accumulator, C-contiguous (updated in place).
+        Float64 accumulator (updated in place).
     A : torch.Tensor, shape (b, m)
         Rows to add.
 
@@ -78,21 +80,11 @@ def syrk_(C: torch.Tensor, A: torch.Tensor) -> torch.Tensor:
             f"got {tuple(A.shape)}"
         )
     cpu = C.device.type == A.device.type == "cpu" and C.dtype == torch.float64
-    blas_dtype = cpu and A.dtype in (torch.float64, torch.float32)
-    if not blas_dtype or not C.is_contiguous() or not (A.is_contiguous() or A.mT.is_contiguous()):
+    if not (cpu and A.dtype in (torch.float64, torch.float32)):
         A = A.to(C.dtype)
         return C.addmm_(A.mT, A)
-    # A (b, m) C-order is A^T (m, b) in Fortran order (``trans=0``), a Fortran-order A (the
-    # output of a triangular solve from the right) is used as it is (``trans=1``); C's
-    # transpose in Fortran order is C: BLAS's lower triangle of C^T is the upper one of C.
-    a, trans = (A.numpy().T, 0) if A.is_contiguous() else (A.numpy(), 1)
-    if A.dtype == torch.float32:
-        part = blas.ssyrk(1.0, a, trans=trans, lower=1)
-        return C.add_(torch.from_numpy(part.T))
-    out = blas.dsyrk(1.0, a, beta=1.0, c=C.numpy().T, trans=trans, lower=1, overwrite_c=1)
-    if out.ctypes.data != C.data_ptr():  # BLAS returned a copy: write it back
-        C.copy_(torch.from_numpy(out.T))
-    return C
+    a = A.numpy()
+    return C.add_(torch.from_numpy(a.T @ a))
 
 
 def features_(K: torch.Tensor, L: torch.Tensor) -> torch.Tensor:
