@@ -1,7 +1,7 @@
 """The Nyström solvers on an accelerator: issue 27's n = 10^6 problems on a CUDA device.
 
-Run where a GPU is lent (``python benchmarks/bench_device.py --device cuda``); ``make bench``
-does not run it (the machines it runs on have none).  The problems, settings and test sets are
+Run where a GPU is lent (``python benchmarks/bench_device.py --device cuda``); without one it
+says so and runs nothing (``make bench`` calls it like every script; its results stay).  The problems, settings and test sets are
 :mod:`bench_falkon`'s (10-D, float32 inputs, 10^5 test points, ``tuned`` and ``defaults``
 variants), the data handed over as torch tensors on ``--device``:
 
@@ -123,6 +123,9 @@ def main() -> None:
     parser.add_argument("--tasks", nargs="+", default=["regression", "logistic"])
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "bench_device.json")
     args = parser.parse_args()
+    if args.device.startswith("cuda") and not torch.cuda.is_available():
+        print(f"--device {args.device}: no CUDA device here, nothing run ({args.out} kept)")
+        return
     plan = [("unsupervised", what) for what in ("KernelPCA", "KernelKMeans")]
     for task in args.tasks:
         for m in args.m:
