@@ -2,8 +2,9 @@
 
 Run where a GPU is lent (``python benchmarks/bench_device.py --device cuda``); without one it
 says so and runs nothing (``make bench`` calls it like every script; its results stay).  The
-problems, settings and test sets are :mod:`bench_falkon`'s (10-D, float32 inputs, 10^5 test points, ``tuned`` and ``defaults``
-variants), the data handed over as torch tensors on ``--device``:
+problems, settings and test sets are :mod:`bench_falkon`'s (10-D, float32 inputs, 10^5 test
+points, ``tuned`` and ``defaults`` variants), the data handed over as torch tensors on
+``--device``:
 
 * ridge and logistic regression at ``n`` (10^6), every ``m`` of ``--m``: ``solver="auto"``
   and, on ``tuned`` rows, the one-pass and PCG solvers forced (the ablation that checks
