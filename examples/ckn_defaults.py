@@ -128,9 +128,7 @@ def supervised() -> dict:
     sets = datasets()
     for name in ONLY or ("promoter", "AMPvsTMset", "ACP_CancPPD_vs_TM"):
         seqs, y, alphabet = sets[name]
-        rows[f"{name} / defaults + supervised, folds 1-3"] = cv_rows(
-            seqs, y, alphabet, "auto", 3
-        )
+        rows[f"{name} / defaults + supervised, folds 1-3"] = cv_rows(seqs, y, alphabet, "auto", 3)
     return rows
 
 
@@ -148,9 +146,7 @@ def images() -> dict:
     }
     rows: dict = {}
     for name, (X, y, test_size) in sets.items():
-        Xtr, Xte, ytr, yte = train_test_split(
-            X, y, test_size=test_size, stratify=y, random_state=0
-        )
+        Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=test_size, stratify=y, random_state=0)
         start, cpu = time.perf_counter(), time.process_time()
         model = CKNClassifier(random_state=0).fit(Xtr, ytr)
         rows[f"{name} / CKNClassifier()"] = {

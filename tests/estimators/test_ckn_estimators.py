@@ -158,8 +158,17 @@ def test_sequence_features_on_strings_and_unknown_letters():
 def test_sequence_classifier_finds_a_motif():
     seqs, y = _motif_data(120)
     clf = SequenceCKNClassifier(
-        16, 6, sigma=0.5, pooling="sum", max_iter=20, lr=0.05, batch_size=30, random_state=0,
-        training="joint", lam=1e-4, n_bins=1,
+        16,
+        6,
+        sigma=0.5,
+        pooling="sum",
+        max_iter=20,
+        lr=0.05,
+        batch_size=30,
+        random_state=0,
+        training="joint",
+        lam=1e-4,
+        n_bins=1,
     ).fit(seqs[:80], y[:80])
     assert clf.score(seqs[80:], y[80:]) >= 0.9
 

@@ -175,5 +175,3 @@ def test_permutation_null_is_one_product_per_batch(monkeypatch):
         rest = torch.nonzero(replay[:, j] == 0).ravel()
         idx = torch.cat([first, rest])
         assert null[j] == pytest.approx(mmd2_from_gram(K[idx][:, idx], 30), rel=1e-10, abs=1e-14)
-
-
