@@ -115,18 +115,25 @@ def _fit(est: BaseEstimator, X: Any, y: Any) -> BaseEstimator:
         return est.fit(X, y)
 
 
-def _outputs(est: BaseEstimator, X: Any) -> dict[str, np.ndarray]:
+def _returned_outputs(est: BaseEstimator, X: Any) -> dict[str, Any]:
+    """Every output of ``est`` on ``X`` as the estimator returns it (tensors on their device)."""
     out = {}
     for name in OUTPUTS:
         if hasattr(est, name):
             arg = (X, _second_view(X)) if isinstance(est, kernelkit.KernelCCA) else (X,)
             value = getattr(est, name)(*arg)
             for i, part in enumerate(value if isinstance(value, tuple) else (value,)):
-                if isinstance(part, torch.Tensor):
-                    part = part.detach().cpu().numpy()
-                out[f"{name}[{i}]"] = np.array(part, copy=True)
+                out[f"{name}[{i}]"] = part
     assert out, f"{type(est).__name__} has none of {OUTPUTS}"
     return out
+
+
+def _outputs(est: BaseEstimator, X: Any) -> dict[str, np.ndarray]:
+    """:func:`_returned_outputs` as NumPy copies."""
+    return {
+        key: np.array(part.detach().cpu().numpy() if isinstance(part, torch.Tensor) else part)
+        for key, part in _returned_outputs(est, X).items()
+    }
 
 
 def _fitted_arrays(est: BaseEstimator) -> dict[str, Any]:

@@ -28,29 +28,15 @@ from sklearn.metrics import adjusted_rand_score
 
 import kernelkit
 from kernelkit.kernels import Gaussian, Laplacian, Matern, Polynomial, TensorMatern
-from test_contract import CASES, ESTIMATORS, RANDOM, _data, _fit, _fitted_arrays, _second_view
+from test_contract import CASES, ESTIMATORS, RANDOM, _data, _fit, _fitted_arrays, _returned_outputs
 
 DEVICE = os.environ.get("KERNELKIT_TEST_DEVICE", "cuda")
 AVAILABLE = DEVICE == "cpu" or (DEVICE.startswith("cuda") and torch.cuda.is_available())
 pytestmark = pytest.mark.skipif(not AVAILABLE, reason=f"needs CUDA ({DEVICE} not available)")
 
-OUTPUTS = ("predict", "transform", "decision_function", "predict_proba")
-
 FEATURE_MAPS = {"NystromFeatures", "InvariantEmbedding"}
 """Features defined up to an orthogonal map (the eigenvectors of ``K_mm``, whose signs the
 eigensolvers of the two devices choose apart): compared through their Gram ``Z Z^T``."""
-
-
-def _outputs_on(est, X) -> dict[str, torch.Tensor | np.ndarray]:
-    """Every output of ``est`` on ``X``, as returned (tensors stay on their device)."""
-    out = {}
-    for name in OUTPUTS:
-        if hasattr(est, name):
-            arg = (X, _second_view(X)) if isinstance(est, kernelkit.KernelCCA) else (X,)
-            value = getattr(est, name)(*arg)
-            for i, part in enumerate(value if isinstance(value, tuple) else (value,)):
-                out[f"{name}[{i}]"] = part
-    return out
 
 
 def _host(value) -> np.ndarray:
@@ -75,7 +61,7 @@ def test_every_estimator_fits_and_answers_on_the_input_device(cls):
         data = torch.as_tensor(X, device=device)
         labels = torch.as_tensor(y, device=device)
         est = _fit(CASES[cls.__name__]().set_params(**seed), data, labels)
-        outputs = _outputs_on(est, data)
+        outputs = _returned_outputs(est, data)
         for name, value in {**_fitted_arrays(est), **outputs}.items():
             if isinstance(value, torch.Tensor):
                 assert value.device.type == data.device.type, f"{cls.__name__}.{name}"
