@@ -27,7 +27,7 @@ from kernelkit.models.logistic_path import (
     one_standard_error,
 )
 from kernelkit.utils.errors import InputError
-from kernelkit.utils.validation import signed_targets
+from kernelkit.utils.validation import EncodedLabels, signed_targets
 
 KERNEL = Gaussian(1.0)
 
@@ -159,6 +159,20 @@ def test_held_out_scores_equal_sklearn_metrics():
     _, Y2 = signed_targets(labels > 0)
     _, error2, _ = held_out_scores(f[:, :1], Y2.double())
     assert error2 == pytest.approx(zero_one_loss(labels > 0, f[:, 0].numpy() >= 0))
+
+
+def test_encoded_labels_give_the_same_path_and_pass_through_signed_targets(problem):
+    X, y, system = problem
+    labels = np.array(["b", "a", "c"])[(X[:, 0] > 0).astype(int) + (X[:, 1] > 0)]
+    encoded = EncodedLabels.of(labels)
+    classes, Y = signed_targets(encoded)
+    assert classes is encoded.classes and Y is encoded.Y
+    np.testing.assert_array_equal(classes, ["a", "b", "c"])
+    held_out = holdout_rows(len(y), 0)
+    raw = logistic_lam_path(system, labels, held_out, AUTO_GRID[:4])
+    fast = logistic_lam_path(system, encoded, held_out, AUTO_GRID[:4])
+    np.testing.assert_array_equal(raw.loss, fast.loss)
+    torch.testing.assert_close(raw.coef, fast.coef, rtol=0, atol=0)
 
 
 def test_holdout_rows_are_reproducible_and_independent_of_the_centres():

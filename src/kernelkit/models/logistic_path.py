@@ -48,7 +48,7 @@ from kernelkit.models.falkon_logistic import (
 )
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.seeding import check_random_state
-from kernelkit.utils.validation import signed_targets
+from kernelkit.utils.validation import EncodedLabels
 
 AUTO_GRID = np.logspace(-1, -9, 17)
 """``lam`` values of ``lam="auto"`` relative to the kernel's scale (:func:`auto_grid`),
@@ -257,7 +257,8 @@ def logistic_lam_path(
             f"held_out: expected a boolean mask of the {n} rows marking some but not all, "
             f"got shape {held_out.shape} with {int(held_out.sum())} marked"
         )
-    _, Y = signed_targets(y)
+    y = EncodedLabels.of(y)  # once for every step
+    Y = y.Y
     out_rows = torch.as_tensor(held_out, device=system.device)
     weights = (~out_rows).double() * (n / int((~out_rows).sum()))
     coef = scores = precond = None
@@ -331,6 +332,7 @@ def nystrom_logistic_auto(
     result : NystromLogisticResult
         The fit at ``path.lam`` on all the rows.
     """
+    y = EncodedLabels.of(y)
     path = logistic_lam_path(system, y, held_out, lams, solver=solver)
     start = {"coef0": path.coef, "scores0": path.scores}
     if solver == "onepass":
