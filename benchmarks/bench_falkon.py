@@ -463,7 +463,23 @@ def main() -> None:
         rows.append(row)
         print(json.dumps(row), flush=True)
     done = {row["case"] for row in rows}  # --merge: the earlier rows of other cases stay
-    report(name, [row for row in earlier if row["case"] not in done] + rows)
+    merged = [row for row in earlier if row["case"] not in done] + rows
+    report(name, sorted(merged, key=table_order))
+
+
+def table_order(row: dict) -> tuple:
+    """Rows in the order of a whole run (variant, task, n, m; the exact rows last), so that a
+    ``--merge`` run leaves the table as one run would lay it out."""
+    variants, tasks = ("tuned", "defaults", "auto"), ("regression", "logistic")
+    if "task" not in row:
+        return (len(variants), 0, 0, 0, row["case"])
+    return (
+        variants.index(row.get("variant", "tuned")),
+        tasks.index(row["task"]),
+        row["n"],
+        row["m"],
+        row["case"],
+    )
 
 
 if __name__ == "__main__":
