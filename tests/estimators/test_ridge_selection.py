@@ -83,6 +83,31 @@ def test_kernel_params_auto_lowers_the_loo_error_from_the_median_heuristic():
     assert listed.lam_ == 1e-3 and listed.kernel_.sigma != start.kernel_.sigma
 
 
+def test_kernel_params_search_is_at_least_the_coarse_width_grid():
+    """The coordinate search scores each width by its best LOO over the lam grid and keeps a
+    trial only when it lowers that score, so it ends at least as low as the brute-force grid
+    over the median-heuristic width times 2^-2 .. 2^2 and the same lam values."""
+    from scipy.spatial.distance import pdist
+
+    from kernelkit.gram import gram
+
+    X, y = _data(120, seed=5)
+    X = X * 3.0
+    model = KernelRidge(lam=GRID, kernel_params="auto").fit(X, y)
+    tuned = -model.cv_results_["mean_test_score"].max()
+    sigma0 = float(np.median(pdist(X)))
+    Y = torch.as_tensor(y)
+
+    def best_loo(sigma: float) -> float:
+        spec = ridge_spectrum(gram(Gaussian(sigma=sigma), X), Y)
+        return min(float(spec.criterion(lam, "loo")) for lam in GRID)
+
+    brute = [best_loo(sigma0 * 2.0**k) for k in (-2, -1, 0, 1, 2)]
+    assert tuned <= min(brute) + 1e-12
+    assert tuned == pytest.approx(best_loo(model.kernel_.sigma), rel=1e-10)
+    assert model.lam_ in GRID
+
+
 def test_splitters_and_split_lists_equal_grid_search_cv():
     """``cv`` takes a scikit-learn splitter or a list of ``(train, test)`` pairs, as
     ``GridSearchCV``: the same folds give its scores."""
@@ -258,15 +283,16 @@ def test_lam_path_solver_prices_the_eigendecomposition():
     assert KernelRidge(Gaussian(sigma=1.0), lam=1e-3).fit(X[:1500], y[:1500]).solver_ == "exact"
 
 
-def test_default_fit_runs_without_the_torch_optim_lbfgs(monkeypatch):
-    """The ``log lam`` refinement runs on :func:`kernelkit.solvers.lbfgs_batched`, not on
-    ``torch.optim.LBFGS`` (which imports ``torch._dynamo``: seconds, once per process)."""
-    import kernelkit.estimators._ridge_selection as selection
+def test_selection_runs_without_the_torch_optim_lbfgs(monkeypatch):
+    """The ``log lam`` refinement runs on :func:`kernelkit.solvers.lbfgs_batched` and the
+    kernel parameters by a coordinate search, never on ``torch.optim.LBFGS`` (which imports
+    ``torch._dynamo``: seconds, once per process)."""
 
     def refuse(*args, **kwargs):
-        raise AssertionError("torch.optim's L-BFGS called on a lam-only selection")
+        raise AssertionError("torch.optim's L-BFGS called by KernelRidge's selection")
 
-    monkeypatch.setattr(selection, "lbfgs", refuse)
+    monkeypatch.setattr(torch.optim, "LBFGS", refuse)
     X = np.random.default_rng(7).normal(size=(60, 2))
     assert KernelRidge().fit(X, X[:, 0]).lam_ > 0
     assert KernelRidge(solver="onepass", n_centers=10).fit(X, X[:, 0]).lam_ > 0
+    assert KernelRidge(kernel_params="auto").fit(X, X[:, 0]).kernel_.sigma > 0

@@ -173,10 +173,14 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         solvers (whose leave-one-out needs a pass over the data per grid).  Unused for a float
         ``lam`` without ``kernel_params``.
     kernel_params : "auto", list of str or None, default None
-        Kernel parameters tuned with ``lam`` by L-BFGS on the ``cv`` criterion in log space
-        (``"loo"`` or ``"gcv"``), gradients by autograd: ``"auto"`` takes every continuous
-        positive parameter of the kernel (e.g. the Gaussian ``sigma``, started at the median
-        heuristic), a list names them (nested as ``"k1__sigma"``).
+        Kernel parameters tuned with ``lam`` on the ``cv`` criterion (``"loo"`` or ``"gcv"``)
+        by a coordinate search in log space: each parameter in turn is multiplied by
+        ``2^{+-1}`` and ``2^{+-2}`` (one parameter: the grid of its start times 1/4 to 4),
+        every trial scored by the best closed-form criterion over the ``lam`` grid (one
+        eigendecomposition each).
+        ``"auto"`` takes every continuous positive parameter of the kernel (e.g. the Gaussian
+        ``sigma``, started at the median heuristic), a list names them (nested as
+        ``"k1__sigma"``).
     gamma, degree, coef0 : optional
         scikit-learn's kernel parameters, used only with its kernel names: ``gamma`` of
         ``"rbf"``, ``"laplacian"``, ``"poly"`` (``None``: ``1 / n_features``), ``degree``

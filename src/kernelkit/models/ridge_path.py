@@ -49,9 +49,8 @@ held-out error there and favours too little regularisation.
 .. math:: \mathrm{GCV}(\lambda) = \frac{\frac1n \|(I - H) W^{1/2} y\|^2}
           {\big(1 - \mathrm{tr}(H)/n\big)^2} = \frac{n\,\|a\|^2}{\mathrm{tr}(B_\mu)^2}.
 
-Several output columns share ``U`` and ``s``; their criteria are averaged.
-:func:`ridge_criterion` evaluates the same LOO / GCV from one Cholesky factorisation, inside
-the autograd graph, for gradients with respect to ``lam`` and kernel parameters.
+Several output columns share ``U`` and ``s``; their criteria are averaged, and both are
+differentiable in a tensor ``lam`` (the ``log lam`` refinement of ``lam="auto"``).
 """
 
 from __future__ import annotations
@@ -64,11 +63,11 @@ import torch
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from kernelkit.solvers import cholesky_factor, solve, symmetric_eigh
+from kernelkit.solvers import solve, symmetric_eigh
 from kernelkit.utils.errors import InputError
 
 CRITERIA = ("loo", "gcv")
-"""Closed-form selection criteria of :class:`RidgeSpectrum` and :func:`ridge_criterion`."""
+"""Closed-form selection criteria of :class:`RidgeSpectrum`."""
 
 __all__ = [
     "CRITERIA",
@@ -78,7 +77,6 @@ __all__ = [
     "duplicate_groups",
     "group_blocks",
     "kfold_path_errors",
-    "ridge_criterion",
     "ridge_spectrum",
 ]
 
@@ -315,38 +313,6 @@ def check_lam_grid(lams: Sequence[float] | np.ndarray, name: str = "lam") -> np.
             f"path divides by s + n lam), got {lams!r}"
         )
     return grid
-
-
-def ridge_criterion(
-    K: torch.Tensor,
-    y: torch.Tensor,
-    lam: torch.Tensor,
-    cv: str = "loo",
-    *,
-    root_w: torch.Tensor | None = None,
-    groups: Sequence[torch.Tensor] = (),
-) -> torch.Tensor:
-    """LOO or GCV mean squared error of KRR from one Cholesky factorisation (module formulas).
-
-    ``B = (K_w + n lam I)^{-1}`` is formed from the Cholesky factor, ``a = B W^{1/2} y``;
-    differentiable in ``K`` and ``lam`` (autograd through the factorisation), for L-BFGS
-    over ``log lam`` and kernel parameters.  ``groups`` (:func:`group_blocks`) are left out
-    together.  Equals :meth:`RidgeSpectrum.criterion`.
-    """
-    n = K.shape[0]
-    Kw = K if root_w is None else K * root_w[:, None] * root_w[None, :]
-    yw = y if root_w is None else y * (root_w if y.ndim == 1 else root_w[:, None])
-    eye = torch.eye(n, dtype=K.dtype, device=K.device)
-    fac = cholesky_factor(Kw + n * lam * eye, name="K")
-    B = fac.inverse()
-    a = B @ yw
-    b = B.diagonal()
-    p = 1 if a.ndim == 1 else a.shape[1]
-    if cv == "gcv":
-        return n * (a * a).sum() / (p * b.sum() ** 2)
-    q = _leave_groups_out(a, b, groups, lambda idx: B[idx[:, :, None], idx[:, None, :]])
-    total_w = n if root_w is None else (root_w**2).sum()
-    return (q * q).sum() / (p * total_w)
 
 
 def kfold_path_errors(
