@@ -5,8 +5,9 @@ Per data set and random 80/20 split (``--splits`` seeds; held-out root mean squa
 * ``default``: ``KernelRidge(kernel, lam=1e-3)``, the former default ``lam`` (now ``"auto"``);
 * ``auto``: ``KernelRidge(kernel, lam="auto")``: closed-form LOO over the 21-value grid
   ``AUTO_GRID`` (1e-9 .. 10) from one eigendecomposition, then L-BFGS on ``log lam``;
-* ``auto+width`` (vector sets): also ``kernel_params="auto"`` (the Gaussian width by L-BFGS on
-  the LOO error from the median heuristic);
+* ``auto+width`` (vector sets): also ``kernel_params="auto"`` (the Gaussian width by a
+  coordinate search, the median heuristic times 1/4 .. 4, each scored by its best LOO over
+  the grid);
 * ``grid5``: ``GridSearchCV(KernelRidge(kernel), {"lam": AUTO_GRID}, cv=5)``, the same grid,
   on the first ``--grid-splits`` splits (what a user would run instead);
 * jackknife+ and split-conformal 90% intervals of the ``auto`` model: coverage of the held-out
