@@ -77,51 +77,61 @@ def paired_summary(auto: np.ndarray, grid: np.ndarray, margin: float = MARGIN) -
     }
 
 
+def _splits(X: np.ndarray, y: np.ndarray, is_gram: bool, splits: int):
+    """``(seed, X_train, X_test, y_train, y_test)`` of the 80/20 splits of ``model_selection``
+    (seeded permutations)."""
+    n = len(y)
+    for seed in range(splits):
+        perm = np.random.default_rng(seed).permutation(n)
+        tr, te = perm[: int(0.8 * n)], perm[int(0.8 * n) :]
+        Xtr, Xte = _split(X, is_gram, tr, te)
+        yield seed, Xtr, Xte, y[tr], y[te]
+
+
+def _summary(rows: dict[str, list[dict]], auto: str, grid: str) -> dict:
+    """Per model: mean RMSE, per-split RMSEs, the chosen hyper-parameters per split and the
+    summed fit seconds; then the comparison of ``auto`` with ``grid`` (:func:`paired_summary`)."""
+    out: dict = {
+        label: {
+            "rmse": float(np.mean([r["rmse"] for r in rs])),
+            "rmse_per_split": [r["rmse"] for r in rs],
+            **{key: [r[key] for r in rs] for key in rs[0] if key not in ("rmse", "s")},
+            "seconds": float(np.sum([r["s"] for r in rs])),
+        }
+        for label, rs in rows.items()
+    }
+    a, g = (np.array(out[label]["rmse_per_split"]) for label in (auto, grid))
+    out["auto_no_worse"] = bool(a.mean() <= g.mean())
+    out["paired"] = paired_summary(a, g)
+    return out
+
+
 def run(args: argparse.Namespace) -> dict:
-    torch.optim.LBFGS([torch.zeros(1, requires_grad=True)])  # one-time import out of the timings
     results: dict = {}
     for name, (X, y, is_gram) in _datasets(Path(args.data_dir)).items():
         kernel = "precomputed" if is_gram else None
-        n = len(y)
         rows: dict[str, list] = {"auto": [], "grid5": []}
-        for seed in range(args.splits):
-            perm = np.random.default_rng(seed).permutation(n)
-            tr, te = perm[: int(0.8 * n)], perm[int(0.8 * n) :]
-            Xtr, Xte = _split(X, is_gram, tr, te)
-            auto, auto_s = _timed(KernelRidge(kernel, lam="auto"), Xtr, y[tr])
-            grid, grid_s = _timed(KernelRidge(kernel, lam=list(AUTO_GRID), cv=5), Xtr, y[tr])
+        for seed, Xtr, Xte, ytr, yte in _splits(X, y, is_gram, args.splits):
+            auto, auto_s = _timed(KernelRidge(kernel, lam="auto"), Xtr, ytr)
+            grid, grid_s = _timed(KernelRidge(kernel, lam=list(AUTO_GRID), cv=5), Xtr, ytr)
             if seed < args.check_gridsearch:
                 search = GridSearchCV(
                     KernelRidge(kernel),
                     {"lam": list(AUTO_GRID)},
                     cv=5,
                     scoring="neg_mean_squared_error",
-                ).fit(Xtr, y[tr])
+                ).fit(Xtr, ytr)
                 assert search.best_params_["lam"] == grid.lam_, (name, seed)
             for label, model, seconds in (("auto", auto, auto_s), ("grid5", grid, grid_s)):
                 rows[label].append(
-                    {"rmse": _rmse(model, Xte, y[te]), "lam": float(model.lam_), "s": seconds}
+                    {"rmse": _rmse(model, Xte, yte), "lam": float(model.lam_), "s": seconds}
                 )
         groups = getattr(auto, "loo_groups_", None)
         results[name] = {
-            "n": n,
+            "n": len(y),
             "distinct_train_inputs_last_split": None if groups is None else len(set(groups)),
-            **{
-                label: {
-                    "rmse": float(np.mean([r["rmse"] for r in rs])),
-                    "rmse_per_split": [r["rmse"] for r in rs],
-                    "lam": [r["lam"] for r in rs],
-                    "seconds": float(np.sum([r["s"] for r in rs])),
-                }
-                for label, rs in rows.items()
-            },
+            **_summary(rows, "auto", "grid5"),
         }
-        a, g = results[name]["auto"]["rmse"], results[name]["grid5"]["rmse"]
-        results[name]["auto_no_worse"] = bool(a <= g)
-        results[name]["paired"] = paired_summary(
-            np.array(results[name]["auto"]["rmse_per_split"]),
-            np.array(results[name]["grid5"]["rmse_per_split"]),
-        )
         print(name, json.dumps(results[name]["paired"]), flush=True)
     return results
 
@@ -148,23 +158,19 @@ def _width_grid_search(Xtr: np.ndarray, ytr: np.ndarray) -> KernelRidge:
 
 
 def run_width(args: argparse.Namespace) -> dict:
-    """``KernelRidge(lam="auto", kernel_params="auto")`` (L-BFGS on the Gaussian width and
-    ``lam`` from the median heuristic) against the 5-fold search over widths and ``lam``
+    """``KernelRidge(lam="auto", kernel_params="auto")`` (the coordinate search over the
+    Gaussian width from the median heuristic, each width scored by its best LOO over the
+    ``lam`` grid) against the 5-fold search over widths and ``lam``
     (:func:`_width_grid_search`), on the vector sets, same splits."""
-    torch.optim.LBFGS([torch.zeros(1, requires_grad=True)])  # one-time import out of the timings
     results: dict = {}
     for name, (X, y, is_gram) in _datasets(Path(args.data_dir)).items():
         if is_gram:
             continue
-        n = len(y)
         rows: dict[str, list] = {"auto+width": [], "grid5+width": []}
-        for seed in range(args.splits):
-            perm = np.random.default_rng(seed).permutation(n)
-            tr, te = perm[: int(0.8 * n)], perm[int(0.8 * n) :]
-            Xtr, Xte = _split(X, is_gram, tr, te)
-            auto, auto_s = _timed(KernelRidge(lam="auto", kernel_params="auto"), Xtr, y[tr])
+        for _, Xtr, Xte, ytr, yte in _splits(X, y, is_gram, args.splits):
+            auto, auto_s = _timed(KernelRidge(lam="auto", kernel_params="auto"), Xtr, ytr)
             start = time.perf_counter()
-            grid = _width_grid_search(Xtr, y[tr])
+            grid = _width_grid_search(Xtr, ytr)
             grid_s = time.perf_counter() - start
             for label, model, seconds in (
                 ("auto+width", auto, auto_s),
@@ -172,25 +178,13 @@ def run_width(args: argparse.Namespace) -> dict:
             ):
                 rows[label].append(
                     {
-                        "rmse": _rmse(model, Xte, y[te]),
+                        "rmse": _rmse(model, Xte, yte),
                         "lam": float(model.lam_),
                         "sigma": float(model.kernel_.sigma),
                         "s": seconds,
                     }
                 )
-        results[name] = {
-            label: {
-                "rmse": float(np.mean([r["rmse"] for r in rs])),
-                "rmse_per_split": [r["rmse"] for r in rs],
-                "lam": [r["lam"] for r in rs],
-                "sigma": [r["sigma"] for r in rs],
-                "seconds": float(np.sum([r["s"] for r in rs])),
-            }
-            for label, rs in rows.items()
-        }
-        a, g = (results[name][k]["rmse_per_split"] for k in ("auto+width", "grid5+width"))
-        results[name]["auto_no_worse"] = bool(np.mean(a) <= np.mean(g))
-        results[name]["paired"] = paired_summary(np.array(a), np.array(g))
+        results[name] = _summary(rows, "auto+width", "grid5+width")
         print(name, json.dumps(results[name]["paired"]), flush=True)
     return results
 

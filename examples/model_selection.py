@@ -83,7 +83,6 @@ def _timed_fit(model, X, y):
 
 
 def run(args: argparse.Namespace) -> dict:
-    torch.optim.LBFGS([torch.zeros(1, requires_grad=True)])  # one-time import out of the timings
     results: dict = {}
     for name, (X, y, is_gram) in _datasets(Path(args.data_dir)).items():
         kernel = "precomputed" if is_gram else None
