@@ -59,6 +59,7 @@ from kernelkit.models.falkon import NystromSystem
 from kernelkit.models.hyperparams import continuous_params, kernel_with
 from kernelkit.models.nystrom_path import nystrom_path
 from kernelkit.models.ridge_path import (
+    RidgeSpectrum,
     check_lam_grid,
     duplicate_groups,
     kfold_path_errors,
@@ -132,34 +133,45 @@ def _minimise_log_lam(objective: Callable[[torch.Tensor], torch.Tensor], lam0: f
     return float(np.exp(float(x[0, 0]))) if np.isfinite(f1) and f1 <= f0 else lam0
 
 
+def _spectrum(
+    kernel: Kernel, Xb: Batch, Y: torch.Tensor, wt: torch.Tensor | None
+) -> tuple[torch.Tensor, np.ndarray, RidgeSpectrum]:
+    """The Gram of ``kernel`` on ``Xb``, its groups of twins (:func:`duplicate_groups`) and its
+    (weighted) eigendecomposition with the targets."""
+    K = gram(kernel, Xb)
+    groups = duplicate_groups(K)
+    return K, groups, ridge_spectrum(K, Y.to(K.device), sample_weight=wt, groups=groups)
+
+
 def _tune_kernel(
     est: Any, Xb: Batch, Y: torch.Tensor, wt: torch.Tensor | None, grid: np.ndarray, cv: str
-) -> Kernel:
+) -> tuple[Kernel, tuple[torch.Tensor, np.ndarray, RidgeSpectrum]]:
     """The kernel's continuous parameters by a coordinate search in log space (module
-    docstring), each trial scored by the best closed-form criterion over ``grid``."""
+    docstring), each trial scored by the best closed-form criterion over ``grid``; returns the
+    tuned kernel and its :func:`_spectrum`."""
     kernel: Kernel = est.kernel_
     names = continuous_params(kernel, est.kernel_params)
     params = kernel.get_params(deep=True)
     values = {n: float(params[n]) for n in names}
 
-    def score(trial: dict[str, float]) -> float:
+    def score(trial: dict[str, float]) -> tuple[float, Any]:
         try:
-            K = gram(kernel_with(kernel, trial), Xb)
+            parts = _spectrum(kernel_with(kernel, trial), Xb, Y, wt)
         except (InputError, ValueError):  # a value the kernel refuses
-            return float("inf")
-        spec = ridge_spectrum(K, Y.to(K.device), sample_weight=wt, groups=duplicate_groups(K))
-        errors = [float(spec.criterion(v, cv)) for v in grid]
-        return min(e for e in errors if np.isfinite(e)) if np.isfinite(errors).any() else np.inf
+            return float("inf"), None
+        errors = np.array([float(parts[2].criterion(v, cv)) for v in grid])
+        return float(np.min(np.where(np.isfinite(errors), errors, np.inf))), parts
 
-    best = score(values)
+    best, parts = score(values)
     for name in names:
         centre = values[name]
         for step in SEARCH_STEPS:
             trial = {**values, name: centre * 2.0**step}
-            error = score(trial)
+            error, trial_parts = score(trial)
             if error < best:
-                best, values = error, trial
-    return kernel.set_params(**values)
+                best, values, parts = error, trial, trial_parts
+    tuned = kernel.set_params(**values)
+    return tuned, parts if parts is not None else _spectrum(tuned, Xb, Y, wt)
 
 
 def _cv_results(grid: np.ndarray, errors: np.ndarray) -> dict[str, Any]:
@@ -265,13 +277,11 @@ def fit_selected(est: Any, Xb: Batch, Y: torch.Tensor, w: np.ndarray | None, X: 
             f"'gcv', got cv={est.cv!r}"
         )
     wt = None if w is None else torch.as_tensor(w, dtype=Y.dtype)
-    K = gram(est.kernel_, Xb)
-    Y = Y.to(K.device)
     if est.kernel_params is not None:
-        est.kernel_ = _tune_kernel(est, Xb, Y, wt, grid, cv)
-        K = gram(est.kernel_, Xb)
-    groups = duplicate_groups(K)
-    spec = ridge_spectrum(K, Y, sample_weight=wt, groups=groups)
+        est.kernel_, (K, groups, spec) = _tune_kernel(est, Xb, Y, wt, grid, cv)
+    else:
+        K, groups, spec = _spectrum(est.kernel_, Xb, Y, wt)
+    Y = Y.to(K.device)
     if closed:
         errors = np.array([[float(spec.criterion(v, cv)) for v in grid]])
     else:
