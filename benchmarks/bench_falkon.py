@@ -345,11 +345,11 @@ def table_row(task: str, variant: str, n: int, m: int, args, fits: dict) -> dict
     timing = variant == "tuned" and not args.no_pass_timing
     _merge(row, "kernelkit", _spawn({**case, "method": "auto", "pass_timing": timing}))
     chosen = row.get("kernelkit_solver")
-    fits.update(measured_fits([row]))
     ours, theirs = row.get("kernelkit_test_error"), row.get("baseline_test_error")
     if ours is not None and theirs:
         row["test_error_rel_diff"] = round((ours - theirs) / theirs, 4)
     if variant != "tuned" or chosen is None or args.alternatives == "none":
+        fits.update(measured_fits([row]))
         return row
     costs = _modelled_costs(task, variant, n, m, args.tol)
     fastest, fastest_cpu = row["kernelkit_fit_seconds"], row["kernelkit_fit_cpu_seconds"]
@@ -378,6 +378,7 @@ def table_row(task: str, variant: str, n: int, m: int, args, fits: dict) -> dict
     row["auto_over_fastest"] = round(row["kernelkit_fit_seconds"] / fastest, 2)
     row["auto_over_fastest_cpu"] = round(row["kernelkit_fit_cpu_seconds"] / fastest_cpu, 2)
     row["auto_check"] = "/".join(checks)
+    fits.update(measured_fits([row]))  # with the alternatives: the n = 10^6 extrapolation
     return row
 
 

@@ -146,3 +146,52 @@ def test_take_rows_equals_the_rows_of_the_block(keep):
         gram(Spectrum(2), [words[i] for i in (1, 29)], words[:6]), dtype=torch.float64
     )
     torch.testing.assert_close(strings.take_rows([1, 29]), ref, atol=1e-12, rtol=0)
+
+
+@pytest.mark.parametrize("enabled", [False, True])
+def test_parallel_workers_run_in_the_callers_autograd_mode(enabled):
+    # torch.no_grad is thread-local: a pool worker ignored the caller's no_grad, recorded
+    # graphs and refused the out= products of the tiles when an input required grad (the
+    # Nystrom GP's hyper-parameter gradient, n = 5000: "mm(): functions with out=...")
+    from kernelkit.gram.tiling import run_parallel
+
+    A = torch.randn(4, 3, dtype=torch.float64, requires_grad=True)
+    out = torch.empty(2, 4, 4, dtype=torch.float64)
+    modes = {}
+
+    def work(i: int) -> None:
+        modes[i] = torch.is_grad_enabled()
+        if not modes[i]:
+            torch.mm(A, A.T, out=out[i])
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        with torch.set_grad_enabled(enabled):
+            run_parallel(work, [0, 1], parallel=True)
+    finally:
+        torch.set_num_threads(threads)
+    assert modes == {0: enabled, 1: enabled}
+    if not enabled:
+        torch.testing.assert_close(out[1], (A @ A.T).detach())
+
+
+def test_nystrom_operator_in_two_workers_under_no_grad_with_a_grad_input():
+    # the one-pass statistics of a kernel whose width requires grad, computed under no_grad
+    # (as the Nystrom GP's bound computes its value) on two worker threads
+    from kernelkit.models.hyperparams import kernel_with
+
+    X, C = _data(n=400, m=13)
+    sigma = torch.tensor(1.1, dtype=torch.float64, requires_grad=True)
+    op = NystromOperator(kernel_with(Gaussian(1.0), {"sigma": sigma}), X, C, block_size=50)
+    U = torch.randn(400, 1, dtype=torch.float64)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        with torch.no_grad():
+            H, R, _ = op.normal_equations(U)
+    finally:
+        torch.set_num_threads(threads)
+    K = gram(Gaussian(1.1), X, C)
+    torch.testing.assert_close(H[0], K.T @ K, rtol=1e-10, atol=1e-10)
+    torch.testing.assert_close(R, K.T @ U, rtol=1e-10, atol=1e-10)

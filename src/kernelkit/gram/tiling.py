@@ -118,6 +118,9 @@ def run_parallel(fn: Callable[[Any], None], items: Sequence[Any], *, parallel: b
     spread over worker threads that each run torch single-threaded (``torch.set_num_threads(1)``
     for the duration of the call; torch releases the GIL inside its kernels).  ``items`` are
     taken dynamically, so callers that reduce into shared memory pass one item per worker.
+    The workers run in the caller's autograd mode (``torch.no_grad`` is thread-local: a pool
+    thread would otherwise record graphs, and refuse ``out=`` products, under a caller's
+    ``no_grad``).
     """
     threads = torch.get_num_threads()
     workers = min(threads, len(items)) if parallel else 1
@@ -125,9 +128,15 @@ def run_parallel(fn: Callable[[Any], None], items: Sequence[Any], *, parallel: b
         for item in items:
             fn(item)
         return
+    grad_mode = torch.is_grad_enabled()
+
+    def in_callers_mode(item: Any) -> None:
+        with torch.set_grad_enabled(grad_mode):
+            fn(item)
+
     torch.set_num_threads(1)
     try:
-        for _ in _worker_pool(os.getpid(), workers).map(fn, items):
+        for _ in _worker_pool(os.getpid(), workers).map(in_callers_mode, items):
             pass
     finally:
         torch.set_num_threads(threads)
