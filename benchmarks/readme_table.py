@@ -230,6 +230,8 @@ def build_table(results_dir: Path = RESULTS_DIR) -> str:
     if run is not None:
         scripts = ", ".join(run["scripts"])
         scope = f"all {len(run['scripts'])} scripts" if run["complete"] else f"only {scripts}"
+        if run.get("failed"):
+            scope += f"; stopped by {run['failed']}, which failed"
         lines[-1] += (
             f"  Last `benchmarks/run_all.py`: {run['finished']}, {run['total_s'] / 60:.1f} min, "
             f"{scope}."

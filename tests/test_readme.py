@@ -84,6 +84,14 @@ def test_readme_table_generator_on_synthetic_results(tmp_path):
     assert lines == [
         ["KRR float32", "alternative", "2 s", "sk float32: 1 s", "0.50x (kernelkit slower)"]
     ]
+    # run_all.json of a run that a failing script stopped: the machine line says so
+    run = {"finished": "2026-11-27 03:59", "total_s": 60.0, "scripts": {"bench_a": 30.0}}
+    (tmp_path / "run_all.json").write_text(json.dumps({**run, "complete": False}))
+    assert "only bench_a." in table.build_table(tmp_path)
+    (tmp_path / "run_all.json").write_text(
+        json.dumps({**run, "complete": False, "failed": "bench_b"})
+    )
+    assert "only bench_a; stopped by bench_b, which failed." in table.build_table(tmp_path)
 
 
 def test_estimators_page_example_runs():
