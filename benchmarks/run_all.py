@@ -3,10 +3,10 @@
 ``python benchmarks/run_all.py [NAME ...]`` runs the scripts whose name contains one of the
 NAMEs (all without arguments), each in a fresh Python process (a script's settings, torch's
 thread count for one, must not carry over into the next one's timings) with the options of
-:data:`SCRIPT_ARGS` (none for the others).  The wall time of
-each script and of the whole run goes to ``results/run_all.json``, rewritten after every
-script (a script that fails stops the run and is named there as ``failed``); then :mod:`readme_table`
-rewrites the README's performance table from the JSON rows in ``results/``.
+:data:`SCRIPT_ARGS` (none for the others).  The wall time of each script and of the whole
+run goes to ``results/run_all.json``, rewritten after every script (a script that fails
+stops the run and is named there as ``failed``); then :mod:`readme_table` rewrites the
+README's performance table from the JSON rows in ``results/``.
 """
 
 from __future__ import annotations
