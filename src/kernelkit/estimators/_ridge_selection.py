@@ -143,6 +143,11 @@ def _spectrum(
     return K, groups, ridge_spectrum(K, Y.to(K.device), sample_weight=wt, groups=groups)
 
 
+def _path_errors(spec: RidgeSpectrum, grid: np.ndarray, cv: str) -> np.ndarray:
+    """The closed-form criterion ``cv`` of ``spec`` at every ``lam`` of ``grid``."""
+    return np.array([float(spec.criterion(v, cv)) for v in grid])
+
+
 def _tune_kernel(
     est: Any, Xb: Batch, Y: torch.Tensor, wt: torch.Tensor | None, grid: np.ndarray, cv: str
 ) -> tuple[Kernel, tuple[torch.Tensor, np.ndarray, RidgeSpectrum]]:
@@ -159,7 +164,7 @@ def _tune_kernel(
             parts = _spectrum(kernel_with(kernel, trial), Xb, Y, wt)
         except (InputError, ValueError):  # a value the kernel refuses
             return float("inf"), None
-        errors = np.array([float(parts[2].criterion(v, cv)) for v in grid])
+        errors = _path_errors(parts[2], grid, cv)
         return float(np.min(np.where(np.isfinite(errors), errors, np.inf))), parts
 
     best, parts = score(values)
@@ -283,7 +288,7 @@ def fit_selected(est: Any, Xb: Batch, Y: torch.Tensor, w: np.ndarray | None, X: 
         K, groups, spec = _spectrum(est.kernel_, Xb, Y, wt)
     Y = Y.to(K.device)
     if closed:
-        errors = np.array([[float(spec.criterion(v, cv)) for v in grid]])
+        errors = _path_errors(spec, grid, cv)[None]
     else:
         folds = list(check_cv(cv).split(np.zeros((len(Y), 1))))
         errors = kfold_path_errors(K, Y, grid, folds, sample_weight=wt)
