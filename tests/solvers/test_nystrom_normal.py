@@ -16,6 +16,8 @@ from sklearn.kernel_ridge import KernelRidge as SkKernelRidge
 
 from kernelkit.gram.streaming import NystromOperator
 from kernelkit.kernels import Gaussian, Laplacian
+from kernelkit import KernelRidge
+from kernelkit.models import falkon
 from kernelkit.models.falkon import (
     nystrom_ridge,
     nystrom_ridge_onepass,
@@ -32,6 +34,8 @@ from kernelkit.solvers.nystrom_normal import (
     nystrom_normal_solve,
     symmetric_from_upper,
     syrk_,
+    to_features,
+    unmapped_error_bound,
 )
 from kernelkit.solvers.nystrom_pcg import nystrom_preconditioner
 from kernelkit.utils.errors import InputError
@@ -249,3 +253,52 @@ def test_one_pass_newton_equals_newton_pcg_on_the_benchmark_problem(dtype, one_t
         assert one.objective[0] <= pcg.objective[0] * (1 + 1e-9)
         if not fast or dtype == torch.float64:
             np.testing.assert_allclose(one.objective, pcg.objective, rtol=1e-9)
+
+
+def test_unmapped_error_bound_is_eps_times_the_condition_number():
+    # oracle: NumPy's exact 1-norm condition number; dpocon's estimate may only fall short
+    X, _ = _data(200, 4)
+    P = Gaussian(2.0).block(X, X) + 1e-9 * torch.eye(200, dtype=torch.float64)
+    L = torch.linalg.cholesky(P)
+    exact = np.finfo(float).eps * np.linalg.cond(P.numpy(), 1) * float(P.diagonal().mean()) / 1e-3
+    got = unmapped_error_bound(P, L, 1e-3)
+    assert exact / 3 <= got <= exact * (1 + 1e-6)
+    with pytest.raises(InputError, match="lam: expected lam > 0"):
+        unmapped_error_bound(P, L, 0.0)
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+@pytest.mark.parametrize("lam", [1e-3, 1e-6])
+def test_unmapped_statistics_are_the_mapped_ones_within_the_bound(dtype, lam, monkeypatch):
+    # benchmarks/bench_falkon.py's problem: the statistics summed unmapped and mapped once give
+    # the solution of the per-tile map to well inside unmapped_error_bound (measured 100 to
+    # 10^5 times inside on this problem at n = 10^5, m = 200-2000), and nystrom_statistics
+    # takes that form exactly when the bound is within tol
+    _, kernel, X, y, _ = _benchmark_problem(3000, dtype)
+    system = nystrom_system(kernel, X, np.arange(0, 3000, 10), lam=lam)
+    L = system.factor.L
+    P = L @ L.T
+    bound = unmapped_error_bound(P, L, lam)
+    calls = []
+    monkeypatch.setattr(falkon, "to_features", lambda *a: calls.append(1) or to_features(*a))
+    mapped = nystrom_ridge_onepass(system, y, lam, tol=bound / 2)
+    assert not calls
+    unmapped = nystrom_ridge_onepass(system, y, lam, tol=2 * bound)
+    assert calls == [1]
+    rel = (unmapped.solution - mapped.solution).norm() / mapped.solution.norm()
+    assert float(rel) <= bound / 10
+
+
+def test_one_pass_with_its_tolerance_equals_pcg_through_the_estimator(monkeypatch):
+    # KernelRidge(solver="onepass", tol) against PCG run to 1e-10 on the same centres: the
+    # unmapped sums (taken at lam = 1e-4, tol = 1e-3) keep the predictions within tol
+    _, kernel, X, y, Xt = _benchmark_problem(4000, torch.float32)
+    calls = []
+    monkeypatch.setattr(falkon, "to_features", lambda *a: calls.append(1) or to_features(*a))
+    common = {"lam": 1e-4, "n_centers": 300, "random_state": 0}
+    one = KernelRidge(kernel, solver="onepass", tol=1e-3, **common).fit(X.numpy(), y.numpy())
+    assert calls == [1]
+    pcg = KernelRidge(kernel, solver="nystrom", tol=1e-10, max_iter=1000, **common)
+    pcg.fit(X.numpy(), y.numpy())
+    a, b = one.predict(Xt.numpy()), pcg.predict(Xt.numpy())
+    assert np.abs(a - b).max() <= 1e-3 * np.abs(b).max()
