@@ -14,9 +14,9 @@ import scipy.linalg
 import torch
 from sklearn.kernel_ridge import KernelRidge as SkKernelRidge
 
+from kernelkit import KernelRidge
 from kernelkit.gram.streaming import NystromOperator
 from kernelkit.kernels import Gaussian, Laplacian
-from kernelkit import KernelRidge
 from kernelkit.models import falkon
 from kernelkit.models.falkon import (
     nystrom_ridge,
