@@ -12,7 +12,8 @@ Each test compares the device against the CPU fit of the same data and seed (the
   their sums, which a few iterations of an iterative fit carry forward; the feature maps of
   :data:`FEATURE_MAPS` through their Gram).
 * **Gram engine**: every vector kernel, float32 and float64, against the CPU Gram.
-* **Nyström solvers**: ``KernelRidge`` with the one-pass, PCG and ``"auto"`` solvers,
+* **Nyström solvers**: ``KernelRidge`` with the one-pass (per-tile feature map, and the
+  unmapped sums of a loose ``tol``), PCG and ``"auto"`` solvers,
   ``KernelLogisticRegression``, ``KernelPCA`` and ``KernelKMeans`` with ``solver="nystrom"``
   at ``n = 20 000``, float32 and float64, against the CPU fit.
 """
@@ -28,6 +29,8 @@ from sklearn.metrics import adjusted_rand_score
 
 import kernelkit
 from kernelkit.kernels import Gaussian, Laplacian, Matern, Polynomial, TensorMatern
+from kernelkit.models import falkon
+from kernelkit.solvers.nystrom_normal import to_features
 from test_contract import CASES, ESTIMATORS, RANDOM, _data, _fit, _fitted_arrays, _returned_outputs
 
 DEVICE = os.environ.get("KERNELKIT_TEST_DEVICE", "cuda")
@@ -125,6 +128,25 @@ def test_nystrom_ridge_on_the_device_equals_the_cpu_fit(solver, dtype):
         preds[device] = (pred, est.solver_)
     assert preds[DEVICE][1] == preds["cpu"][1], "auto chose by the device"
     _close(preds[DEVICE][0], preds["cpu"][0], TOLERANCE[dtype], f"KernelRidge[{solver}]")
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
+def test_unmapped_one_pass_on_the_device_equals_the_cpu_fit(dtype, monkeypatch):
+    # lam = 1e-3, tol = 1e-4: unmapped_error_bound is 2.6e-6, so both devices sum the tiles'
+    # unmapped products and map them once (models.falkon.to_features, counted)
+    X, y = _regression(20_000, dtype)
+    calls = []
+    monkeypatch.setattr(falkon, "to_features", lambda *a: calls.append(1) or to_features(*a))
+    preds = {}
+    for device in ("cpu", DEVICE):
+        est = kernelkit.KernelRidge(
+            Gaussian(2.0), lam=1e-3, solver="onepass", n_centers=300, random_state=0, tol=1e-4
+        )
+        data = torch.as_tensor(X, device=device)
+        preds[device] = est.fit(data, torch.as_tensor(y, device=device)).predict(data)
+        assert preds[device].device.type == data.device.type
+    assert calls == [1, 1]
+    _close(preds[DEVICE], preds["cpu"], TOLERANCE[dtype], "KernelRidge[onepass, unmapped]")
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)

@@ -241,7 +241,7 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         Relative residual of the preconditioned system at which CG stops; a
         :class:`~kernelkit.utils.errors.ConvergenceWarning` with the residual reached is
         raised when ``max_iter`` comes first.  The one-pass solver sums the tiles' unmapped
-        ``K_b^T W_b K_b`` (about 2.8x less time per pass) when the relative error this adds to
+        ``K_b^T W_b K_b`` (2-3x less time per pass) when the relative error this adds to
         its solution is bounded by ``tol``
         (:func:`~kernelkit.solvers.nystrom_normal.unmapped_error_bound`), and maps each tile
         to the Nyström features otherwise.

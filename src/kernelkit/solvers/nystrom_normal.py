@@ -36,7 +36,7 @@ the coordinates ``beta = L^T alpha`` of the Nyström features ``Phi_b = K_b L^{-
 ``Nystroem + Ridge`` solves, whose conditioning is ``||Phi^T W Phi / n|| / lam`` (bounded by
 ``max k(x, x) / lam``) instead of its square: the same objective as PCG to round-off
 (tests/solvers/test_nystrom_normal.py).  The price is a triangular solve per tile
-(``n m^2`` flops more, at half the GEMM rate: the tile costs about 2.8x the unmapped one,
+(``n m^2`` flops more, at half the GEMM rate: the tile costs 2-3x the unmapped one,
 ``docs/scale.md``).  ``H`` is accumulated in float64 whatever the tile dtype.
 
 Where the square conditioning is harmless the tiles need no map: ``H`` accumulated from the
