@@ -403,11 +403,19 @@ def nystrom_ridge(
     )
 
 
+UNMAPPED_ROWS_PER_CENTRE = 4
+"""Fewest rows per centre for the unmapped one-pass sums: their final map ``L^{-1} H L^{-T}``
+costs ``2 m^3`` flops of triangular solves against the per-tile map's ``n m^2`` (measured at
+n = 10^4, ``lam = 1e-3``: 1.8x faster at m = 2000, 0.82x at m = 5000;
+``benchmarks/screen_unmapped.py``)."""
+
+
 def _unmapped_onepass(system: NystromSystem, lam: float | None, tol: float | None) -> bool:
     """Whether the one-pass ridge statistics at ``lam`` are summed unmapped: ``lam`` and
-    ``tol`` given and :func:`~kernelkit.solvers.nystrom_normal.unmapped_error_bound` of
-    ``P = K_mm + tau s I`` (``system.factor``) at ``lam`` within ``tol``."""
-    if tol is None or lam is None:
+    ``tol`` given, at least :data:`UNMAPPED_ROWS_PER_CENTRE` rows per centre, and
+    :func:`~kernelkit.solvers.nystrom_normal.unmapped_error_bound` of ``P = K_mm + tau s I``
+    (``system.factor``) at ``lam`` within ``tol``."""
+    if tol is None or lam is None or system.n < UNMAPPED_ROWS_PER_CENTRE * len(system.K_mm):
         return False
     factor = system.factor
     L = factor.L
@@ -429,8 +437,9 @@ def nystrom_statistics(
     the sufficient statistics of the Nyström ridge objective for every ``lam`` in the
     coordinates ``beta = L^T alpha`` (:mod:`kernelkit.solvers.nystrom_normal`); float64 on
     the data's device.  Each tile is mapped to the features (a triangular solve) unless
-     ``lam`` and ``tol`` are given and the error bound
-    :func:`~kernelkit.solvers.nystrom_normal.unmapped_error_bound` is within ``tol``: then
+    ``lam`` and ``tol`` are given, ``n >=`` :data:`UNMAPPED_ROWS_PER_CENTRE` ``m`` and the
+    error bound :func:`~kernelkit.solvers.nystrom_normal.unmapped_error_bound` is within
+    ``tol``: then
     the tiles' own ``K_b^T W_b K_b`` are summed and mapped once at the end
     (:func:`~kernelkit.solvers.nystrom_normal.to_features`; 2-3x less time per pass).
     """
@@ -525,6 +534,7 @@ __all__ = [
     "ONEPASS_SHARED_UPDATE_FLOPS",
     "ONEPASS_UPDATE_FLOPS",
     "SOLVERS",
+    "UNMAPPED_ROWS_PER_CENTRE",
     "NystromSystem",
     "centre_gram",
     "cg_passes",
