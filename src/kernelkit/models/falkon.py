@@ -439,8 +439,7 @@ def nystrom_statistics(
     the data's device.  Each tile is mapped to the features (a triangular solve) unless
     ``lam`` and ``tol`` are given, ``n >=`` :data:`UNMAPPED_ROWS_PER_CENTRE` ``m`` and the
     error bound :func:`~kernelkit.solvers.nystrom_normal.unmapped_error_bound` is within
-    ``tol``: then
-    the tiles' own ``K_b^T W_b K_b`` are summed and mapped once at the end
+    ``tol``: then the tiles' own ``K_b^T W_b K_b`` are summed and mapped once at the end
     (:func:`~kernelkit.solvers.nystrom_normal.to_features`; 2-3x less time per pass).
     """
     Yc = _as_columns(Y, system.device)

@@ -45,8 +45,9 @@ kernel rows in float64 and mapped once, ``L^{-1} H L^{-T}`` and ``L^{-1} r``
 ``eps_64 ||H|| / lambda_min(P)`` (``P = K_mm + tau s I``), a relative error of the solution
 of at most :func:`unmapped_error_bound` ``= eps_64 kappa(P) s / lam`` (``||Phi^T W Phi / n||
 <= s``, the kernel's scale).  The one-pass ridge solver takes that form when the bound is
-below its tolerance (:func:`kernelkit.models.falkon.nystrom_statistics`); measured 300 to
-10^4 times below the bound (tests/solvers/test_nystrom_normal.py).
+below its tolerance (:func:`kernelkit.models.falkon.nystrom_statistics`); measured 1.5·10^3
+to 2·10^6 times below the bound (benchmarks/screen_unmapped.py; tested within a tenth of it,
+tests/solvers/test_nystrom_normal.py).
 """
 
 from __future__ import annotations
