@@ -7,8 +7,10 @@ every ``lam`` of ``--lam``: the condition number ``kappa(P)`` of ``P = K_mm + ta
 the relative difference of the two forms' solutions in feature coordinates (the mapped one
 as reference: its own error is of order ``eps_64 kappa(P)^{1/2}``), and the wall seconds of
 :func:`kernelkit.models.falkon.nystrom_statistics` in each form (the pass, and for the
-unmapped form the bound and the final map ``L^{-1} H L^{-T}``), on all threads, ``K_nm``
-streamed.  Rows are kernelkit against kernelkit.
+unmapped form the bound and the final map ``L^{-1} H L^{-T}``) and their CPU seconds, on
+all threads or on ``--threads`` (torch's and the BLAS's; the calibration of
+``models.falkon.ONEPASS_UNMAPPED_*`` used one), ``K_nm`` streamed.  Rows are kernelkit
+against kernelkit.
 
 ``--fits``: instead, the wall seconds (best of 2) of ``KernelRidge`` fit + predict on 10^5
 test points at each ``m`` and the first ``--lam``, with ``--tol``: the one-pass solver (the
@@ -17,8 +19,9 @@ PCG (``K_nm`` kept when it fits) and ``"auto"`` (its pick recorded), on ``--devi
 tensors there, the device synchronised before the clock stops).
 
 Run: ``python benchmarks/screen_unmapped.py [--n 100000] [--m 200 500 1000 2000]
-[--lam 1e-3 1e-4 1e-6] [--fits --tol 1e-3 --device cpu]``; writes
-``results/screen_unmapped_<n>.json`` (``--fits``: ``screen_unmapped_fits_<n>_<device>.json``).
+[--lam 1e-3 1e-4 1e-6] [--threads 1] [--fits --tol 1e-3 --device cpu --out F]``; writes
+``results/screen_unmapped_<n>[_1thread].json`` (``--fits``: ``--out`` or
+``screen_unmapped_fits_<n>_<device>.json``).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).parent))
 
@@ -51,11 +55,12 @@ def row(X: torch.Tensor, Y: torch.Tensor, m: int, lam: float) -> dict:
     P = L @ L.T
     bound = unmapped_error_bound(P, L, lam)
     eig = np.linalg.eigvalsh(P.numpy())
-    seconds, solutions = {}, {}
+    seconds, cpu, solutions = {}, {}, {}
     for form, tol in (("mapped", None), ("unmapped", float("inf"))):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         stats = nystrom_statistics(system, Y, lam=lam, tol=tol)
         seconds[form] = time.perf_counter() - start
+        cpu[form] = time.process_time() - start_cpu
         solutions[form] = nystrom_normal_solve(stats, lam).solution
     ref = solutions["mapped"]
     error = float((solutions["unmapped"] - ref).norm() / ref.norm())
@@ -69,6 +74,8 @@ def row(X: torch.Tensor, Y: torch.Tensor, m: int, lam: float) -> dict:
         "mapped_s": round(seconds["mapped"], 3),
         "unmapped_s": round(seconds["unmapped"], 3),
         "speedup": round(seconds["mapped"] / seconds["unmapped"], 2),
+        "mapped_cpu_s": round(cpu["mapped"], 3),
+        "unmapped_cpu_s": round(cpu["unmapped"], 3),
     }
 
 
@@ -125,13 +132,18 @@ def main() -> None:
     parser.add_argument("--fits", action="store_true", help="estimator fits (module docstring)")
     parser.add_argument("--tol", type=float, default=1e-3, help="tol of the fits")
     parser.add_argument("--device", default="cpu", help="device of the fits")
+    parser.add_argument("--threads", type=int, default=None, help="torch and BLAS threads")
+    parser.add_argument("--out", type=Path, default=None, help="results file of --fits")
     args = parser.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
+        threadpool_limits(args.threads)
     if args.fits:
         rows = [fits(args.n, m, args.lam[0], args.tol, args.device) for m in args.m]
         for r in rows:
             print(json.dumps(r), flush=True)
         device = args.device.split(":")[0]
-        out = RESULTS_DIR / f"screen_unmapped_fits_{args.n}_{device}.json"
+        out = args.out or RESULTS_DIR / f"screen_unmapped_fits_{args.n}_{device}.json"
         name = torch.cuda.get_device_name() if device == "cuda" else None
         result = {"benchmark": "screen_unmapped --fits", "machine": machine_info(), "gpu": name}
         out.write_text(json.dumps({**result, "n": args.n, "rows": rows}, indent=1) + "\n")
@@ -144,7 +156,8 @@ def main() -> None:
         for lam in args.lam:
             rows.append(row(X, Y, m, lam))
             print(json.dumps(rows[-1]), flush=True)
-    out = RESULTS_DIR / f"screen_unmapped_{args.n}.json"
+    suffix = f"_{args.threads}thread" if args.threads else ""
+    out = RESULTS_DIR / f"screen_unmapped_{args.n}{suffix}.json"
     result = {"benchmark": "screen_unmapped", "machine": machine_info(), "n": args.n, "rows": rows}
     out.write_text(json.dumps(result, indent=1) + "\n")
     print(f"wrote {out}")

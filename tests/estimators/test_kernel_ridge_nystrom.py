@@ -13,6 +13,7 @@ from kernelkit import KernelRidge
 from kernelkit.gram import gram
 from kernelkit.gram.nystrom import weighted_centres
 from kernelkit.kernels import Gaussian, Spectrum
+from kernelkit.models import falkon
 from kernelkit.models.falkon import (
     cg_passes,
     choose_solver,
@@ -20,6 +21,7 @@ from kernelkit.models.falkon import (
     nystrom_validation_errors,
     solver_costs,
 )
+from kernelkit.solvers.nystrom_normal import to_features
 from kernelkit.utils.errors import ConvergenceWarning, InputError
 
 
@@ -121,6 +123,64 @@ def test_auto_with_the_kept_block_picks_the_measured_faster_solver(m, faster):
     assert choose_solver(10**5, m, d=10, tol=1e-4, keep=True) == faster
     kept = solver_costs(10**5, m, d=10, tol=1e-4, keep=True)["nystrom"]
     assert kept < solver_costs(10**5, m, d=10, tol=1e-4)["nystrom"] / (2 if m <= 1000 else 1)
+
+
+# CG iterations of KernelRidge(solver="nystrom") on bench_falkon's problem at n = 10^5
+# (benchmarks/screen_cg_iterations.py, results/screen_cg_iterations.json), tol = 1e-4,
+# lam = 1e-7 ... 1e-3
+MEASURED_ITERATIONS = {
+    500: (117, 61, 25, 12, 7),
+    1000: (83, 41, 19, 10, 6),
+    2000: (58, 27, 14, 8, 5),
+}
+
+
+@pytest.mark.parametrize("m", sorted(MEASURED_ITERATIONS))
+def test_cg_passes_follow_the_measured_iterations_over_lam(m):
+    # about 2x per decade of lam: the model within 0.6-1.7x of the iterations over four
+    # decades, where a lam-blind count was 7.5x off at lam = 1e-3
+    for lam, measured in zip((1e-7, 1e-6, 1e-5, 1e-4, 1e-3), MEASURED_ITERATIONS[m], strict=True):
+        assert 0.6 <= cg_passes(m, tol=1e-4, lam=lam) / measured <= 1.7
+    assert cg_passes(m, tol=1e-4, lam=1e-6) == cg_passes(m, tol=1e-4)  # the calibration lam
+
+
+def test_auto_prices_lam_and_the_unmapped_one_pass():
+    # measured (wall, fit + predict, benchmarks/screen_unmapped.py --fits; distributed.md):
+    # n = 10^5, m = 500, lam = 1e-3, tol = 1e-3: PCG on the kept block 0.31 s, one-pass 0.50 s
+    assert choose_solver(10**5, 500, d=10, tol=1e-3, keep=True, lam=1e-3) == "nystrom"
+    assert choose_solver(10**5, 500, d=10, tol=1e-3, keep=True, lam=1e-3, unmapped=True) == (
+        "nystrom"
+    )
+    # the Dask 10^7 case (m = 500, lam = 1e-4, tol = 1e-3, streamed): PCG 66.6 s against the
+    # mapped one-pass's 116.9 s; the unmapped one-pass 55.2 s and 48.3 s against 70.9 and 75.9
+    dask = {"d": 10, "tol": 1e-3, "exact": False, "lam": 1e-4}
+    assert choose_solver(10**7, 500, **dask) == "nystrom"
+    assert choose_solver(10**7, 500, **dask, unmapped=True) == "onepass"
+    # the README table's lam = 1e-6: the choices of the lam-blind model
+    for n in (10**4, 10**5, 10**6):
+        for m in (500, 1000, 2000, 5000):
+            for keep in (False, True):
+                blind = choose_solver(n, m, d=10, tol=1e-4, keep=keep)
+                assert choose_solver(n, m, d=10, tol=1e-4, keep=keep, lam=1e-6) == blind
+
+
+def test_auto_takes_the_unmapped_one_pass_once_the_factor_allows_it(monkeypatch):
+    # n = 2·10^4, m = 300, lam = 1e-4, tol = 1e-3: the mapped one-pass is priced above PCG,
+    # the unmapped one (bound about 5e-5) below it; measured at n = 10^5 (same problem):
+    # one-pass 0.25 s (unmapped), PCG 0.29 s, "auto" 0.25 s
+    # (results/screen_unmapped_fits_100000_cpu_lam1e-4.json)
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((20_000, 10)).astype(np.float32)
+    y = np.sin(X @ np.linspace(-1, 1, 10) / 4) + 0.1 * rng.standard_normal(20_000)
+    assert choose_solver(20_000, 300, d=10, tol=1e-3, keep=True, lam=1e-4) == "nystrom"
+    calls = []
+    monkeypatch.setattr(falkon, "to_features", lambda *a: calls.append(1) or to_features(*a))
+    kw = {"lam": 1e-4, "tol": 1e-3, "n_centers": 300, "random_state": 0}
+    auto = KernelRidge(Gaussian(5.0), **kw).fit(X, y)
+    assert auto.solver_ == "onepass" and calls == [1]
+    pcg = KernelRidge(Gaussian(5.0), solver="nystrom", **{**kw, "tol": 1e-10}).fit(X, y)
+    pred = pcg.predict(X[:2000])
+    assert np.abs(auto.predict(X[:2000]) - pred).max() <= 1e-3 * np.abs(pred).max()
 
 
 @pytest.mark.parametrize("n, m", [(10**4, 500), (10**4, 1000), (10**5, 1000)])

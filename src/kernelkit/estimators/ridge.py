@@ -50,6 +50,7 @@ from kernelkit.models.falkon import (
     nystrom_ridge,
     nystrom_ridge_onepass,
     nystrom_system,
+    unmapped_onepass,
 )
 from kernelkit.models.falkon_distributed import distributed_nystrom_system
 from kernelkit.solvers import CholeskyResult, cholesky_factor, cholesky_solve
@@ -204,14 +205,17 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         :func:`kernelkit.models.falkon.solver_costs`, in float64 GEMM flops with constants
         measured on the benchmark machine (``E = 100`` flops per kernel value of a PCG pass,
         ``E_1 = 500`` of a one-pass tile, ``d`` features, ``c`` outputs,
-        ``t = max(8.25 log10(1 / tol) (m / 1000)^(-2/3), 2 log10(1 / tol))`` CG passes):
+        ``t = max(8.25 log10(1 / tol) (m / 1000)^(-2/3) (lam / 1e-6)^(-0.3), 2 log10(1 / tol))``
+        CG passes):
         ``C_exact = n^2 (E + 2d) + n^3 / 3``,
-        ``C_onepass = n m (E_1 + 2d + 2c) + 1.66 n m^2 + 2 m^3 / 3``,
+        ``C_onepass = n m (E_1 + 2d + 2c) + 1.66 n m^2 + 2 m^3 / 3`` (its pass halved when
+        its statistics are summed unmapped, see ``tol``),
         ``C_nystrom = t n m (E + 2d + 4c) + 2 m^3``, with the block kept
         ``n m (E + 126 + 2d + 4c) + (t - 1) n m (37 + 4c) + 2 m^3``; exact when ``m >= n`` or
         ``C_exact`` is below ``5e10`` flops or below both others, else the cheaper Nyström
-        solver (one-pass up to ``m`` of about 800 at ``tol = 1e-4``, 1000 at ``1e-6`` with
-        the block kept; 1500 and 2000 streamed).  Choosing ``lam`` (``"auto"`` or a grid),
+        solver (at ``lam = 1e-6``: one-pass up to ``m`` of about 800 at ``tol = 1e-4``, 1000 at
+        ``1e-6`` with the block kept; 1500 and 2000 streamed; PCG from smaller ``m`` at larger
+        ``lam``).  Choosing ``lam`` (``"auto"`` or a grid),
         the eigendecompositions replace the factorisations, ``C_exact = n^2 (E + 2d) + 6 n^3``
         against the one-pass path ``n m (E_1 + 2d + 2c) + 1.66 n m^2 + (1/3 + 6) m^3`` (exact
         up to ``n`` of about 2000 with ``m < n``; :func:`~kernelkit.models.falkon.solver_costs`
@@ -469,7 +473,9 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         if self.solver == "auto":
             d = Xb.shape[1] if isinstance(Xb, torch.Tensor) and Xb.ndim == 2 else 0
             c = 1 if Y.ndim == 1 else Y.shape[1]
-            return choose_solver(n, m, d=d, c=c, tol=float(self.tol), keep=keeps_block(Xb, m))
+            return choose_solver(
+                n, m, d=d, c=c, tol=float(self.tol), keep=keeps_block(Xb, m), lam=float(self.lam)
+            )
         return forced_solver(str(self.solver), n, m)
 
     def _fit_nystrom(self, Xb: Batch, Y: torch.Tensor, w: np.ndarray | None, X: Any) -> KernelRidge:
@@ -506,11 +512,34 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
                 f"factorise a system regularised by lam), got {self.lam!r}"
             )
 
+    def _choose_unmapped(self, system: NystromSystem, Y: torch.Tensor, lam: float) -> None:
+        """``"auto"``'s PCG choice again once the centres' factor shows that the one-pass
+        statistics would be summed unmapped (:func:`~kernelkit.models.falkon.unmapped_onepass`),
+        which the cost model prices lower (``unmapped=True``)."""
+        if not (self.solver == "auto" and self.solver_ == "nystrom"):
+            return
+        if not unmapped_onepass(system, lam, float(self.tol)):
+            return
+        centres = system.op.centres
+        d = centres.shape[1] if isinstance(centres, torch.Tensor) and centres.ndim == 2 else 0
+        self.solver_ = choose_solver(
+            system.n,
+            len(system.K_mm),
+            d=d,
+            c=1 if Y.ndim == 1 else Y.shape[1],
+            tol=float(self.tol),
+            exact=False,
+            keep=bool(getattr(system.op, "keeps_block", False)),
+            lam=lam,
+            unmapped=True,
+        )
+
     def _solve_nystrom(
         self, system: NystromSystem, Y: torch.Tensor, w: np.ndarray | None, dtype: Any, X: Any
     ) -> KernelRidge:
         """Run the one-pass solver or Falkon's PCG on a prepared system; store the attributes."""
         lam = float(self.lam)
+        self._choose_unmapped(system, Y, lam)
         weights = None if w is None else torch.as_tensor(w, dtype=torch.float64)
         self.X_fit_ = system.op.centres
         self.center_indices_ = system.indices
@@ -567,7 +596,9 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         elif self.solver == "auto":
             d = int(X.shape[1]) if len(getattr(X, "shape", ())) == 2 else 0
             c = int(y.shape[1]) if len(getattr(y, "shape", ())) == 2 else 1
-            self.solver_ = choose_solver(n, m, d=d, c=c, tol=float(self.tol), exact=False)
+            self.solver_ = choose_solver(
+                n, m, d=d, c=c, tol=float(self.tol), exact=False, lam=float(self.lam)
+            )
         self._check_nystrom_lam()
         w = check_sample_weight(None if sample_weight is None else np.asarray(sample_weight), n)
         w = unit_mean_weights(w)

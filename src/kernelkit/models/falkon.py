@@ -96,6 +96,20 @@ CG_PASSES_PER_DIGIT = 8.25
 """Falkon CG iterations per decimal digit of ``tol`` at ``m = 1000`` centres (measured on the
 benchmark problem at ``lam = 1e-6``: ``docs/scale.md``, "Cost model")."""
 
+CG_LAM_EXPONENT = 0.3
+"""Exponent ``gamma`` of the rise of Falkon's CG iterations as ``lam`` falls,
+``t ~ (lam / CG_REFERENCE_LAM)^{-gamma}`` (about 2x per decade: measured at n = 10^5,
+m = 500 / 1000 / 2000, ``tol`` = 1e-3 / 1e-4 / 1e-6, ``lam`` = 1e-7 ... 1e-2;
+``docs/scale.md``, "Cost model")."""
+
+CG_REFERENCE_LAM = 1e-6
+"""The ``lam`` at which :data:`CG_PASSES_PER_DIGIT` was measured."""
+
+UNMAPPED_PASS_FRACTION = 0.5
+"""Cost of a one-pass ridge pass summed unmapped (:func:`nystrom_statistics`) relative to the
+mapped one: measured 0.47 / 0.48 / 0.52 / 0.54 in CPU seconds on one thread at n = 10^5,
+m = 500 / 1000 / 2000 / 5000 (``benchmarks/screen_unmapped.py --threads 1``)."""
+
 CG_CENTRES_EXPONENT = 2 / 3
 """Exponent ``beta`` of the fall of Falkon's CG iterations with the centres,
 ``t ~ m^{-beta}``: the preconditioner improves with ``m`` (measured: ``docs/scale.md``,
@@ -116,19 +130,25 @@ SOLVERS = ("exact", "onepass", "nystrom")
 normal equations, Falkon's Nyström PCG (``"nystrom"``, its historical name)."""
 
 
-def cg_passes(m: int, *, tol: float = 1e-6, newton_steps: int = 1) -> float:
+def cg_passes(
+    m: int, *, tol: float = 1e-6, newton_steps: int = 1, lam: float | None = None
+) -> float:
     r"""Modelled passes over ``K_nm`` of Falkon's PCG (ridge) or Newton-PCG (logistic):
 
-    .. math:: t = \max\Big(a \log_{10}(1/\text{tol}) \big(\tfrac{m}{1000}\big)^{-\beta},
+    .. math:: t = \max\Big(a \log_{10}(1/\text{tol}) \big(\tfrac{m}{1000}\big)^{-\beta}
+              \big(\tfrac{\lambda}{\lambda_0}\big)^{-\gamma},
               \; 2 \log_{10}(1/\text{tol})\Big) + s - 1,
 
-    ``a =`` :data:`CG_PASSES_PER_DIGIT`, ``beta =`` :data:`CG_CENTRES_EXPONENT`, ``tol``
-    clipped to ``[1e-12, 0.1]``, ``s`` Newton steps (one gradient pass each besides the CG;
-    the inexact-Newton forcing term keeps the early steps' CG short, so the CG of about one
-    full solve is counted).
+    ``a =`` :data:`CG_PASSES_PER_DIGIT`, ``beta =`` :data:`CG_CENTRES_EXPONENT`,
+    ``gamma =`` :data:`CG_LAM_EXPONENT` and ``lambda_0 =`` :data:`CG_REFERENCE_LAM` (the
+    factor is 1 when ``lam`` is None), ``tol`` clipped to ``[1e-12, 0.1]``, ``s`` Newton steps
+    (one gradient pass each besides the CG; the inexact-Newton forcing term keeps the early
+    steps' CG short, so the CG of about one full solve is counted).
     """
     digits = float(np.log10(1 / min(max(tol, 1e-12), 0.1)))
     cg = CG_PASSES_PER_DIGIT * digits * (max(m, 1) / 1000) ** -CG_CENTRES_EXPONENT
+    if lam is not None and float(lam) > 0:
+        cg *= (float(lam) / CG_REFERENCE_LAM) ** -CG_LAM_EXPONENT
     return max(cg, 2 * digits) + max(1, int(newton_steps)) - 1
 
 
@@ -142,6 +162,8 @@ def solver_costs(
     newton_steps: int = 1,
     keep: bool = False,
     select: bool = False,
+    lam: float | None = None,
+    unmapped: bool = False,
 ) -> dict[str, float]:
     r"""Modelled cost of each solver in float64 GEMM flops (the model of ``solver="auto"``).
 
@@ -183,19 +205,25 @@ def solver_costs(
     that of ``H``, ``e =`` :data:`EIGH_FLOPS`,
     ``C_exact = n^2 (E + 2d) + e n^3``, ``C_onepass = n m (E_1 + 2d + 2c) + 2 h n m^2 +
     m^3 / 3 + e m^3``; PCG has no ``lam`` path and keeps its cost.
+
+    ``lam`` (a float ``lam``) enters ``t`` (:func:`cg_passes`); ``unmapped`` (ridge regression
+    whose one-pass statistics are summed without the per-tile map, :func:`nystrom_statistics`)
+    multiplies the one-pass pass cost by :data:`UNMAPPED_PASS_FRACTION`.
     """
     entry = KERNEL_ENTRY_FLOPS + 2 * d
     s = max(1, int(newton_steps))
     ridge = s == 1
-    t = cg_passes(m, tol=tol, newton_steps=s)
+    t = cg_passes(m, tol=tol, newton_steps=s, lam=lam)
     shared = m >= SHARED_BLAS_CENTRES
     h = ONEPASS_SHARED_UPDATE_FLOPS if shared else ONEPASS_UPDATE_FLOPS
     update = h * ((1 if ridge else c) + 1) * n * m**2
     tile = (ONEPASS_SHARED_ENTRY_FLOPS if shared else ONEPASS_ENTRY_FLOPS) + 2 * d + 2 * c
     factor, system = (EIGH_FLOPS, EIGH_FLOPS) if select else (1 / 3, s / 3)
+    pass_fraction = UNMAPPED_PASS_FRACTION if unmapped and ridge else 1.0
     return {
         "exact": s * n * n * entry + s * factor * n**3,
-        "onepass": (s + (0 if ridge else 1)) * (n * m * tile + update) + (1 / 3 + system) * m**3,
+        "onepass": (s + (0 if ridge else 1)) * pass_fraction * (n * m * tile + update)
+        + (1 / 3 + system) * m**3,
         "nystrom": (
             n * m * (entry + KEEP_FILL_FLOPS + 4 * c + (t - 1) * (KEPT_ENTRY_FLOPS + 4 * c))
             if keep
@@ -216,14 +244,25 @@ def choose_solver(
     exact: bool = True,
     keep: bool = False,
     select: bool = False,
+    lam: float | None = None,
+    unmapped: bool = False,
 ) -> str:
     """The solver of ``solver="auto"``: exact when ``m >= n`` or its modelled cost is below
     :data:`EXACT_FLOPS` or below both Nyström solvers', else the cheaper of one-pass and PCG
     (:func:`solver_costs`; ``keep``: PCG on the kept ``K_nm``, :func:`keeps_block`);
     ``exact=False`` (a Dask fit): the cheaper Nyström solver; ``select`` (a ``lam`` path):
-    the costs of the path, exact or one-pass."""
+    the costs of the path, exact or one-pass; ``lam``, ``unmapped``: :func:`solver_costs`."""
     cost = solver_costs(
-        n, m, d=d, c=c, tol=tol, newton_steps=newton_steps, keep=keep, select=select
+        n,
+        m,
+        d=d,
+        c=c,
+        tol=tol,
+        newton_steps=newton_steps,
+        keep=keep,
+        select=select,
+        lam=lam,
+        unmapped=unmapped,
     )
     if select:
         cost["nystrom"] = float("inf")
@@ -410,7 +449,7 @@ n = 10^4, ``lam = 1e-3``: 1.8x faster at m = 2000, 0.82x at m = 5000;
 ``benchmarks/screen_unmapped.py``)."""
 
 
-def _unmapped_onepass(system: NystromSystem, lam: float | None, tol: float | None) -> bool:
+def unmapped_onepass(system: NystromSystem, lam: float | None, tol: float | None) -> bool:
     """Whether the one-pass ridge statistics at ``lam`` are summed unmapped: ``lam`` and
     ``tol`` given, at least :data:`UNMAPPED_ROWS_PER_CENTRE` rows per centre, and
     :func:`~kernelkit.solvers.nystrom_normal.unmapped_error_bound` of ``P = K_mm + tau s I``
@@ -451,7 +490,7 @@ def nystrom_statistics(
     factor = system.factor
     L = factor.L
     U = Yc if w is None else Yc * w[:, None]
-    if _unmapped_onepass(system, lam, tol):
+    if unmapped_onepass(system, lam, tol):
         H, r, _ = system.op.normal_equations(U, w)
         H, r = to_features(H, r, L.to(H.device))
     else:
@@ -522,7 +561,9 @@ def nystrom_predict(
 
 __all__ = [
     "CG_CENTRES_EXPONENT",
+    "CG_LAM_EXPONENT",
     "CG_PASSES_PER_DIGIT",
+    "CG_REFERENCE_LAM",
     "EIGH_FLOPS",
     "EXACT_FLOPS",
     "KEEP_FILL_FLOPS",
@@ -533,6 +574,7 @@ __all__ = [
     "ONEPASS_SHARED_UPDATE_FLOPS",
     "ONEPASS_UPDATE_FLOPS",
     "SOLVERS",
+    "UNMAPPED_PASS_FRACTION",
     "UNMAPPED_ROWS_PER_CENTRE",
     "NystromSystem",
     "centre_gram",
@@ -547,4 +589,5 @@ __all__ = [
     "nystrom_system",
     "nystrom_validation_errors",
     "solver_costs",
+    "unmapped_onepass",
 ]
