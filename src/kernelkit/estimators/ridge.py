@@ -59,6 +59,13 @@ from kernelkit.utils.errors import InputError
 from kernelkit.utils.validation import like_input
 
 
+def _cost_dims(X: Batch, Y: torch.Tensor) -> tuple[int, int]:
+    """``d`` (the columns of vector rows, else 0) and ``c`` (the outputs) of the cost model of
+    :func:`~kernelkit.models.falkon.choose_solver`."""
+    d = int(X.shape[1]) if isinstance(X, torch.Tensor) and X.ndim == 2 else 0
+    return d, 1 if Y.ndim == 1 else int(Y.shape[1])
+
+
 def kernel_ridge_coefficients(
     K: torch.Tensor, Y: torch.Tensor, *, lam: float, overwrite_K: bool = False
 ) -> CholeskyResult | None:
@@ -459,8 +466,7 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         if self.solver == "auto":
             if isinstance(Xb, PrecomputedBatch):
                 return "exact"
-            d = Xb.shape[1] if isinstance(Xb, torch.Tensor) and Xb.ndim == 2 else 0
-            c = 1 if Y.ndim == 1 else Y.shape[1]
+            d, c = _cost_dims(Xb, Y)
             return choose_solver(n, m, d=d, c=c, select=True)
         return "onepass" if forced_solver(str(self.solver), n, m) != "exact" else "exact"
 
@@ -471,8 +477,7 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         if self.solver == "auto" and (isinstance(Xb, PrecomputedBatch) or float(self.lam) <= 0):
             return "exact"
         if self.solver == "auto":
-            d = Xb.shape[1] if isinstance(Xb, torch.Tensor) and Xb.ndim == 2 else 0
-            c = 1 if Y.ndim == 1 else Y.shape[1]
+            d, c = _cost_dims(Xb, Y)
             return choose_solver(
                 n, m, d=d, c=c, tol=float(self.tol), keep=keeps_block(Xb, m), lam=float(self.lam)
             )
@@ -520,13 +525,12 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
             return
         if not unmapped_onepass(system, lam, float(self.tol)):
             return
-        centres = system.op.centres
-        d = centres.shape[1] if isinstance(centres, torch.Tensor) and centres.ndim == 2 else 0
+        d, c = _cost_dims(system.op.centres, Y)
         self.solver_ = choose_solver(
             system.n,
             len(system.K_mm),
             d=d,
-            c=1 if Y.ndim == 1 else Y.shape[1],
+            c=c,
             tol=float(self.tol),
             exact=False,
             keep=bool(getattr(system.op, "keeps_block", False)),
