@@ -173,11 +173,14 @@ def test_auto_takes_the_unmapped_one_pass_once_the_factor_allows_it(monkeypatch)
     X = rng.standard_normal((20_000, 10)).astype(np.float32)
     y = np.sin(X @ np.linspace(-1, 1, 10) / 4) + 0.1 * rng.standard_normal(20_000)
     assert choose_solver(20_000, 300, d=10, tol=1e-3, keep=True, lam=1e-4) == "nystrom"
-    calls = []
+    calls, bounds = [], []
     monkeypatch.setattr(falkon, "to_features", lambda *a: calls.append(1) or to_features(*a))
+    bound = falkon.unmapped_error_bound
+    monkeypatch.setattr(falkon, "unmapped_error_bound", lambda *a: bounds.append(1) or bound(*a))
     kw = {"lam": 1e-4, "tol": 1e-3, "n_centers": 300, "random_state": 0}
     auto = KernelRidge(Gaussian(5.0), **kw).fit(X, y)
-    assert auto.solver_ == "onepass" and calls == [1]
+    # the choice and the pass share one bound (one dpocon per system)
+    assert auto.solver_ == "onepass" and calls == [1] and bounds == [1]
     pcg = KernelRidge(Gaussian(5.0), solver="nystrom", **{**kw, "tol": 1e-10}).fit(X, y)
     pred = pcg.predict(X[:2000])
     assert np.abs(auto.predict(X[:2000]) - pred).max() <= 1e-3 * np.abs(pred).max()

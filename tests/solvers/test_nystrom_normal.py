@@ -279,18 +279,18 @@ def test_unmapped_statistics_are_the_mapped_ones_within_the_bound(dtype, lam, mo
     L = system.factor.L
     P = L @ L.T
     bound = unmapped_error_bound(P, L, lam)
+    assert system.unmapped_bound_times_lam / lam == pytest.approx(bound, rel=1e-12)
     calls = []
     monkeypatch.setattr(falkon, "to_features", lambda *a: calls.append(1) or to_features(*a))
     mapped = nystrom_ridge_onepass(system, y, lam, tol=bound / 2)
-    assert not calls
+    assert not mapped.statistics.unmapped and not calls
     unmapped = nystrom_ridge_onepass(system, y, lam, tol=2 * bound)
-    assert calls == [1]
+    assert unmapped.statistics.unmapped and calls == [1]
     rel = (unmapped.solution - mapped.solution).norm() / mapped.solution.norm()
     assert float(rel) <= bound / 10
     # fewer than UNMAPPED_ROWS_PER_CENTRE rows per centre: the final 2 m^3 map would cost more
     few = nystrom_system(kernel, X[:1000], np.arange(0, 1000, 3), lam=lam)
-    nystrom_ridge_onepass(few, y[:1000], lam, tol=float("inf"))
-    assert calls == [1]
+    assert not nystrom_ridge_onepass(few, y[:1000], lam, tol=float("inf")).statistics.unmapped
 
 
 def test_one_pass_with_its_tolerance_equals_pcg_through_the_estimator(monkeypatch):

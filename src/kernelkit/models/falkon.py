@@ -343,6 +343,15 @@ class NystromSystem:
         ``lam`` and weighting)."""
         return centre_factor(self.K_mm, block_dtype=self.block_dtype, lam=self.lam)
 
+    @cached_property
+    def unmapped_bound_times_lam(self) -> float:
+        """``lam`` times :func:`~kernelkit.solvers.nystrom_normal.unmapped_error_bound` of
+        ``P = K_mm + tau s I`` (``factor``): the bound at any ``lam`` is this over ``lam``,
+        so its ``dpocon`` runs once per system (:func:`unmapped_onepass`)."""
+        L = self.factor.L
+        eye = torch.eye(len(L), dtype=L.dtype, device=L.device)
+        return unmapped_error_bound(self.K_mm.to(L) + self.factor.jitter * eye, L, 1.0)
+
 
 def nystrom_system(
     kernel: Kernel,
@@ -453,13 +462,13 @@ def unmapped_onepass(system: NystromSystem, lam: float | None, tol: float | None
     """Whether the one-pass ridge statistics at ``lam`` are summed unmapped: ``lam`` and
     ``tol`` given, at least :data:`UNMAPPED_ROWS_PER_CENTRE` rows per centre, and
     :func:`~kernelkit.solvers.nystrom_normal.unmapped_error_bound` of ``P = K_mm + tau s I``
-    (``system.factor``) at ``lam`` within ``tol``."""
+    (``system.factor``) at ``lam`` within ``tol``
+    (:attr:`NystromSystem.unmapped_bound_times_lam`, computed once per system)."""
     if tol is None or lam is None or system.n < UNMAPPED_ROWS_PER_CENTRE * len(system.K_mm):
         return False
-    factor = system.factor
-    L = factor.L
-    eye = torch.eye(len(L), dtype=L.dtype, device=L.device)
-    return unmapped_error_bound(system.K_mm.to(L) + factor.jitter * eye, L, lam) <= tol
+    if not float(lam) > 0:
+        raise InputError(f"lam: expected lam > 0, got {lam!r}")
+    return system.unmapped_bound_times_lam / float(lam) <= tol
 
 
 def nystrom_statistics(
@@ -490,13 +499,14 @@ def nystrom_statistics(
     factor = system.factor
     L = factor.L
     U = Yc if w is None else Yc * w[:, None]
-    if unmapped_onepass(system, lam, tol):
+    unmapped = unmapped_onepass(system, lam, tol)
+    if unmapped:
         H, r, _ = system.op.normal_equations(U, w)
         H, r = to_features(H, r, L.to(H.device))
     else:
         H, r, _ = system.op.normal_equations(U, w, basis=L)
     K_mm = system.K_mm.to(H.device)
-    return NystromStatistics(H, r, K_mm, factor.jitter, system.n, L.to(H.device))
+    return NystromStatistics(H, r, K_mm, factor.jitter, system.n, L.to(H.device), unmapped)
 
 
 def nystrom_ridge_onepass(

@@ -220,6 +220,9 @@ class NystromStatistics:
         coordinates ``beta = L^T alpha`` of the Nyström features ``Phi = K_nm L^{-T}``
         (``H = Phi^T W Phi``, ``r = Phi^T W Y``; scikit-learn's ``Nystroem`` features), where
         the penalty is ``lam ||beta||^2`` (module docstring, "Accuracy").
+    unmapped : bool
+        Whether ``H`` and ``r`` were summed in the centres' coordinates and mapped to the
+        features once at the end (:func:`to_features`), rather than tile by tile.
     """
 
     H: torch.Tensor
@@ -228,6 +231,7 @@ class NystromStatistics:
     jitter: float
     n: int
     basis: torch.Tensor | None = None
+    unmapped: bool = False
 
     def __post_init__(self) -> None:
         g, m, m2 = self.H.shape
