@@ -147,6 +147,8 @@ class _CKNBase(BaseEstimator):
 
 
 SUPERVISED_PARAMS_DOC = """
+    lr : float, default 0.01
+        Initial Adam learning rate.
     training : {"alternating", "joint"}
         ``"alternating"``: Chen, Jacob & Mairal (2019) and Mairal (2016, §4), epochs of Adam
         on the anchors alone (projected on unit rows) with the classifier solved exactly
@@ -173,6 +175,10 @@ SUPERVISED_PARAMS_DOC = """
         Epochs without a better held-out accuracy before training stops."""
 
 SUPERVISED_ATTRIBUTES_DOC = """
+    classes_ : ndarray
+        Class labels.
+    history_ : list of float
+        Mean objective of each epoch.
     lam_ : float
         The ridge penalty used (``lam``, or the one chosen by internal cross-validation for
         ``lam="auto"``: :func:`kernelkit.models.ckn_train.cross_validate_lam`).

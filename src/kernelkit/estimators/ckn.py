@@ -261,9 +261,7 @@ class CKNClassifier(ClassifierMixin, CKNClassifierMixin, _ImageCKN):
     max_iter : int or "auto", default 0
         Training epochs; ``"auto"``: ``clip(ceil(20000 / n), 10, 100)``.  The default 0 is
         the unsupervised model (k-means anchors, logistic regression on their features,
-        nothing held out): on MNIST the epochs did not beat it (``docs/ckn.md``).
-    lr : float, default 0.01
-        Initial Adam learning rate."""
+        nothing held out): on MNIST the epochs did not beat it (``docs/ckn.md``)."""
         + SUPERVISED_PARAMS_DOC
         + """
 
@@ -272,11 +270,7 @@ class CKNClassifier(ClassifierMixin, CKNClassifierMixin, _ImageCKN):
     network_ : kernelkit.models.ckn.CKN
         The trained layers.
     head_ : torch.nn.Linear
-        The linear classifier ``(W, b)``.
-    classes_ : ndarray
-        Class labels.
-    history_ : list of float
-        Mean objective of each epoch."""
+        The linear classifier ``(W, b)``."""
         + SUPERVISED_ATTRIBUTES_DOC
         + r"""
     image_shape_, n_features_in_ :

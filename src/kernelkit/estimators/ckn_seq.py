@@ -291,9 +291,7 @@ class SequenceCKNClassifier(ClassifierMixin, CKNClassifierMixin, _SequenceCKN):
         Training epochs; ``"auto"``: ``clip(ceil(20000 / n), 10, 100)``.  The default 0 is
         the unsupervised model (k-means anchors, logistic regression on their features),
         fitted on all of ``X`` (no held-out part): on the four sets of ``docs/ckn.md`` the
-        supervised epochs beat it on one, by one test sequence.
-    lr : float, default 0.01
-        Initial Adam learning rate."""
+        supervised epochs beat it on one, by one test sequence."""
         + SUPERVISED_PARAMS_DOC
         + """
 
@@ -302,11 +300,7 @@ class SequenceCKNClassifier(ClassifierMixin, CKNClassifierMixin, _SequenceCKN):
     network_, alphabet_, input_kind_ :
         As in :class:`SequenceCKNFeatures` (anchors after training).
     head_ : torch.nn.Linear
-        The linear classifier.
-    classes_ : ndarray
-        Class labels.
-    history_ : list of float
-        Mean objective of each epoch."""
+        The linear classifier."""
         + SUPERVISED_ATTRIBUTES_DOC
         + r"""
 

@@ -30,6 +30,7 @@ import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -303,6 +304,45 @@ def _evaluate(
     return accuracy, float(F.cross_entropy(logits, y))
 
 
+def _run_epochs(
+    network: nn.Module,
+    head: nn.Linear,
+    epoch: Callable[[int], Step],
+    log: ClassifierTraining,
+    key: Callable[[float, float], Any],
+    *,
+    n_epochs: int,
+    batch_size: int,
+    validation: tuple[torch.Tensor, torch.Tensor] | None,
+    n_iter_no_change: int | None,
+    progress: Progress | None,
+) -> ClassifierTraining:
+    """Run ``epoch`` for at most ``n_epochs`` epochs in :func:`kernelkit.solvers.train_loop`
+    and record the run in ``log``.
+
+    With ``validation`` the starting point is evaluated first (entry 0 of
+    ``log.validation``, selection key ``key(accuracy, cross_entropy)``), training stops after
+    ``n_iter_no_change`` epochs without a better key and the best epoch's parameters of
+    ``network`` and ``head`` are restored.
+    """
+    start = None
+    if validation is not None:
+        log.validation.append(_evaluate(network, head, *validation, batch_size))
+        start = Step(None, key=key(*log.validation[0]))
+    run = train_loop(
+        [network, head],
+        epoch,
+        max_iter=n_epochs,
+        stop=None if validation is None or n_iter_no_change is None else patience(n_iter_no_change),
+        start=start,
+        keep_best=validation is not None,
+        progress=progress,
+        unit="epoch",
+    )
+    log.objective, log.best_epoch = run.history, run.best_iter
+    return log
+
+
 def train_classifier(
     network: nn.Module,
     head: nn.Linear,
@@ -358,23 +398,18 @@ def train_classifier(
         log.validation.append((acc, ce))
         return Step(total / n, key=(-acc, ce), values={"accuracy": acc, "cross_entropy": ce})
 
-    start = None
-    if validation is not None:
-        log.validation.append(_evaluate(network, head, *validation, batch_size))
-        acc, ce = log.validation[0]
-        start = Step(None, key=(-acc, ce))
-    run = train_loop(
-        [network, head],
+    return _run_epochs(
+        network,
+        head,
         epoch,
-        max_iter=n_epochs,
-        stop=None if validation is None or n_iter_no_change is None else patience(n_iter_no_change),
-        start=start,
-        keep_best=validation is not None,
+        log,
+        lambda acc, ce: (-acc, ce),
+        n_epochs=n_epochs,
+        batch_size=batch_size,
+        validation=validation,
+        n_iter_no_change=n_iter_no_change,
         progress=progress,
-        unit="epoch",
     )
-    log.objective, log.best_epoch = run.history, run.best_iter
-    return log
 
 
 LAM_CV_GRID = tuple(10.0**e for e in range(-7, 0))
@@ -539,22 +574,19 @@ def train_alternating(
         plateau.step(monitored)
         return Step(objective, key=monitored, values=values)
 
-    start = None
-    if validation is not None:
-        log.validation.append(_evaluate(network, head, *validation, batch_size))
-        start = Step(None, key=log.validation[0][1])
-    run = train_loop(
-        [network, head],
+    _run_epochs(
+        network,
+        head,
         epoch,
-        max_iter=n_epochs,
-        stop=None if validation is None or n_iter_no_change is None else patience(n_iter_no_change),
-        start=start,
-        keep_best=validation is not None,
+        log,
+        lambda acc, ce: ce,
+        n_epochs=n_epochs,
+        batch_size=batch_size,
+        validation=validation,
+        n_iter_no_change=n_iter_no_change,
         progress=progress,
-        unit="epoch",
     )
     head.requires_grad_(True)
-    log.objective, log.best_epoch = run.history, run.best_iter
     return log
 
 
