@@ -27,7 +27,7 @@ import torch
 
 from kernelkit.gram.distributed import row_blocks, run_row_blocks
 from kernelkit.gram.engine import prepare_pair
-from kernelkit.gram.streaming import NystromOperator, RowsFn, StreamedProducts
+from kernelkit.gram.streaming import NystromOperator, RowsFn, StreamedProducts, _check_rhs
 from kernelkit.kernels.base import Batch, Kernel
 from kernelkit.utils.errors import InputError
 
@@ -36,6 +36,12 @@ __all__ = ["DistributedNystromOperator"]
 
 def _as_tensor(A: np.ndarray | None) -> torch.Tensor | None:
     return None if A is None else torch.from_numpy(A)
+
+
+def _block_operator(kernel: Kernel, block: Any, centres: Batch) -> NystromOperator:
+    """The in-process operator of a row block (on a worker), in the dtype of the centres."""
+    dtype = centres.dtype if torch.is_tensor(centres) else None
+    return NystromOperator(kernel, block, centres, dtype=dtype)
 
 
 def _block_task(
@@ -55,8 +61,7 @@ def _block_task(
     :class:`~kernelkit.gram.streaming.NystromOperator`, so a worker holds one tile of
     ``K_b`` at a time whatever the block size.
     """
-    dtype = centres.dtype if torch.is_tensor(centres) else None
-    op = NystromOperator(kernel, block, centres, dtype=dtype)
+    op = _block_operator(kernel, block, centres)
     if not transpose:
         return op.matmat(_as_tensor(V)).numpy(), None
     if V is None:
@@ -81,8 +86,7 @@ def _normal_task(
     :meth:`~kernelkit.gram.streaming.StreamedProducts.normal_equations`.
     """
     *data, kernel, centres, basis, V, rows, groups, columns = rest
-    dtype = centres.dtype if torch.is_tensor(centres) else None
-    op = NystromOperator(kernel, block, centres, dtype=dtype)
+    op = _block_operator(kernel, block, centres)
     H, R, KV = op.normal_equations(
         _as_tensor(U),
         _as_tensor(weights),
@@ -174,8 +178,7 @@ class DistributedNystromOperator(StreamedProducts):
         (:meth:`NystromOperator.normal_equations`) on its rows of ``U``, ``weights`` and
         ``row_data`` (``rows`` and ``V`` sent to every task), ``m^2 g + m c`` floats and its
         rows of ``K_nm V`` come back."""
-        if U is None and rows is None:
-            raise InputError("U: expected the right-hand-side rows (n, c), got None")
+        _check_rhs(U, rows)
         data = [self._split(T, "row_data") for T in row_data]
         shared = [None if T is None else T.detach().cpu().numpy() for T in (basis, V)]
         parts = run_row_blocks(

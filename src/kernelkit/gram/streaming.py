@@ -79,6 +79,19 @@ kernel launches rather than thousands (a CUDA launch costs microseconds whatever
 the device has no cache to stay in)."""
 
 
+def _kernel_tile(
+    kernel: Kernel, X_block: Batch, centres: Batch, out: torch.Tensor | None
+) -> torch.Tensor:
+    """The tile's kernel block ``K(X_block, centres)``: written into the scratch ``out`` when
+    given and the rows can be sliced, else a new tensor."""
+    b, m = len(X_block), len(centres)
+    if out is None or not is_sliceable(X_block):
+        return kernel.block(X_block, centres)
+    K = out[: b * m].view(b, m)
+    kernel.block_into(X_block, centres, K)
+    return K
+
+
 def nystrom_tile(
     kernel: Kernel,
     X_block: Batch,
@@ -134,13 +147,7 @@ def nystrom_tile(
         ``transpose``).
     """
     b, m = len(X_block), len(centres)
-    if block is not None:
-        K = block
-    elif out is None or not is_sliceable(X_block):
-        K = kernel.block(X_block, centres)
-    else:
-        K = out[: b * m].view(b, m)
-        kernel.block_into(X_block, centres, K)
+    K = block if block is not None else _kernel_tile(kernel, X_block, centres, out)
     if K.dtype != torch.float64 and not fast:
         K = K.to(torch.float64) if out64 is None else out64[: b * m].view(b, m).copy_(K)
     KV = None if V is None else K @ V.to(K.dtype)
@@ -163,6 +170,13 @@ RowsFn = Callable[..., tuple["torch.Tensor | None", torch.Tensor]]
 computed from its ``K_b V`` and its rows ``data_b`` of the per-row arrays ``row_data`` (a
 Newton step's weights at the trial point).  A module-level function of its arguments only, so
 that a cluster can ship it to the row blocks with their rows of ``row_data``."""
+
+
+def _check_rhs(U: torch.Tensor | None, rows: RowsFn | None) -> None:
+    """Raise :class:`~kernelkit.utils.errors.InputError` when the normal equations get
+    neither the right-hand-side rows ``U`` nor a ``rows`` function computing them."""
+    if U is None and rows is None:
+        raise InputError("U: expected the right-hand-side rows (n, c), got None")
 
 
 def nystrom_normal_tile(
@@ -226,11 +240,7 @@ def nystrom_normal_tile(
         ``K_b V`` of shape ``(b, q)`` (None without ``V``).
     """
     b, m = len(X_block), len(centres)
-    if out is None or not is_sliceable(X_block):
-        K = kernel.block(X_block, centres)
-    else:
-        K = out[: b * m].view(b, m)
-        kernel.block_into(X_block, centres, K)
+    K = _kernel_tile(kernel, X_block, centres, out)
     if fast and K.dtype == torch.float32:
         K64 = K  # the products in float32 (``fast``), the accumulators float64
     elif out64 is None:
@@ -566,9 +576,8 @@ class NystromOperator(StreamedProducts):
         sliceable, vector, device, b, starts, workers, block_dtype = self._plan(min_rows=m)
         shared_blas = m >= SHARED_BLAS_CENTRES
         workers = 1 if shared_blas else workers
+        _check_rhs(U, rows)
         if rows is None:
-            if U is None:
-                raise InputError("U: expected the right-hand-side rows (n, c), got None")
             U, _ = self._columns(U, n, "U")
             cols = U.shape[1]
             if weights is not None:
