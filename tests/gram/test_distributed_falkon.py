@@ -20,6 +20,7 @@ from kernelkit.estimators.logistic import NEWTON_STEPS  # noqa: E402
 from kernelkit.gram import distributed_nystrom  # noqa: E402
 from kernelkit.gram.nystrom import draw_by_keys, uniform_centres  # noqa: E402
 from kernelkit.kernels import Gaussian  # noqa: E402
+from kernelkit.models import falkon_distributed  # noqa: E402
 from kernelkit.models.falkon import choose_solver, nystrom_ridge, nystrom_system  # noqa: E402
 from kernelkit.models.falkon_distributed import distributed_nystrom_system  # noqa: E402
 from kernelkit.models.falkon_logistic import (  # noqa: E402
@@ -306,12 +307,16 @@ def counting_X(data, tmp_path):
     return open_counted
 
 
-def test_one_pass_reads_each_chunk_once_and_pcg_once_per_iteration(client, data, counting_X):
+def test_one_pass_reads_each_chunk_once_and_pcg_once_per_iteration(
+    client, data, counting_X, monkeypatch
+):
     # Bytes of X's chunks returned by the zarr store to any process (workers and client),
     # counted by a store wrapper.  The uniform draw reads only the chunks that hold a centre
     # and keeps them on the workers until the fit ends: the one-pass fit reads every chunk
-    # exactly once in all; PCG reads those chunks once and every other chunk once for
-    # K_nm^T y and once per CG iteration.  Centres given as points read nothing beforehand.
+    # exactly once in all; PCG keeps K_nm on the workers (it fits cluster_keep_budget), so
+    # it reads every chunk once too; streaming (a budget of 0), it reads the chunks holding
+    # a centre once and every other chunk once for K_nm^T y and once per CG iteration.
+    # Centres given as points read nothing beforehand.
     X, y = data
 
     def fit(name, estimator=KernelRidge, target=y, **params):
@@ -335,13 +340,19 @@ def test_one_pass_reads_each_chunk_once_and_pcg_once_per_iteration(client, data,
     _, given_reads, _ = fit("given", solver="onepass", centers=centres)
     assert given_reads == [1] * 6
 
+    kept, kept_reads, _ = fit("kept", solver="nystrom", centers=centres)
+    assert kept.n_iter_ >= 2 and kept_reads == [1] * 6
+    monkeypatch.setattr(falkon_distributed, "cluster_keep_budget", lambda client=None: 0)
     pcg, pcg_reads, _ = fit("pcg", solver="nystrom", centers=centres)
     assert pcg.n_iter_ >= 2 and pcg_reads == [pcg.n_iter_ + 1] * 6
+    scale = np.abs(pcg.dual_coef_).max()  # the same tiles: equal up to the sums' order
+    np.testing.assert_allclose(kept.dual_coef_, pcg.dual_coef_, rtol=0, atol=1e-10 * scale)
     # PCG on 3 drawn centres: the chunks holding them read once, the others once per pass
     few, few_reads, _ = fit("few", solver="nystrom", n_centers=3, random_state=0)
     held = set(few.center_indices_ // 100)
     assert 0 < len(held) < 6
     assert few_reads == [1 if k in held else few.n_iter_ + 1 for k in range(6)]
+    monkeypatch.undo()
     # logistic regression draws the same centres and keeps the same chunks: with a centre in
     # every chunk, its Newton steps (one pass each) read X once in all
     labels = (y > 0).astype(int)

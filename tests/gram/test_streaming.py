@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 import torch
@@ -9,6 +11,7 @@ import torch
 from kernelkit.gram import gram
 from kernelkit.gram.streaming import NystromOperator, nystrom_tile
 from kernelkit.kernels import Gaussian, Spectrum
+from kernelkit.utils.errors import InputError
 
 
 def _data(n=97, m=13, d=3, seed=0, dtype=torch.float64):
@@ -73,6 +76,34 @@ def test_kept_block_products_equal_the_streamed_ones(threads):
         torch.set_num_threads(before)
     assert kept.keeps_block and not streamed.keeps_block
     torch.testing.assert_close(kept._kept, gram(Gaussian(0.9), X, C), rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_keep_writes_the_tiles_of_the_first_pass(threads):
+    # keep() evaluates K_nm in the tiles every pass uses, without products: the products that
+    # read it equal the streamed ones bit for bit, and the kernel is not evaluated again
+    X, C = _data(dtype=torch.float32)
+    kernel = Gaussian(0.9)
+    streamed = NystromOperator(kernel, X, C, block_size=10)
+    kept = NystromOperator(kernel, X, C, block_size=10, memory_budget=97 * 13 * 4)
+    V = torch.randn(13, 2, dtype=torch.float64)
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        assert kept.keep() is kept
+        calls = []
+        kept.kernel = type(kernel)(0.9)
+        kept.kernel.block = lambda *a: calls.append(1) or kernel.block(*a)
+        kept.kernel.block_into = lambda *a: calls.append(1) or kernel.block_into(*a)
+        R, KV = kept.normal_matmat(V, keep_kv=True)
+        R0, KV0 = streamed.normal_matmat(V, keep_kv=True)
+    finally:
+        torch.set_num_threads(before)
+    assert torch.equal(R, R0) and torch.equal(KV, KV0) and not calls
+    # its size counts the kept block (Dask's sizeof reads it to leave the block where it is)
+    assert sys.getsizeof(kept) >= 97 * 13 * 4 + 97 * 3 * 4 > sys.getsizeof(streamed)
+    with pytest.raises(InputError, match=r"memory_budget: expected at least 5044 bytes"):
+        NystromOperator(kernel, X, C, memory_budget=5043).keep()
 
 
 def test_float32_blocks_accumulate_in_float64():

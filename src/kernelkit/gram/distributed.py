@@ -34,12 +34,14 @@ import numpy as np
 
 from kernelkit.gram.engine import gram
 from kernelkit.gram.nystrom import uniform_centres
+from kernelkit.gram.streaming import KEEP_FRACTION, keep_budget
 from kernelkit.kernels.base import Kernel
 from kernelkit.utils.errors import InputError
 
 __all__ = [
     "RowBlocks",
     "as_row_blocks",
+    "cluster_keep_budget",
     "draw_kept_centres",
     "gram_blocks",
     "is_dask_collection",
@@ -328,6 +330,26 @@ def n_rows(X: Any) -> int:
             )
         return n
     return int(X.count().compute())
+
+
+def cluster_keep_budget(client: Any = None) -> int:
+    """Default ``memory_budget`` (bytes) of a ``K_nm`` kept on a Dask cluster
+    (:class:`~kernelkit.gram.distributed_nystrom.DistributedNystromOperator`):
+    :data:`~kernelkit.gram.streaming.KEEP_FRACTION` of the workers' memory limits summed
+    (``client``, default the distributed client in scope); without a distributed client, or
+    when a worker has no limit, the in-process default
+    (:func:`~kernelkit.gram.streaming.keep_budget`, the host's available memory)."""
+    if client is None:
+        try:
+            from distributed import default_client
+
+            client = default_client()
+        except (ImportError, ValueError):  # no distributed client: the local scheduler
+            return keep_budget()
+    limits = [w.get("memory_limit") for w in client.scheduler_info()["workers"].values()]
+    if not limits or not all(limits):
+        return keep_budget()
+    return int(KEEP_FRACTION * sum(limits))
 
 
 def draw_kept_centres(

@@ -30,6 +30,7 @@ from kernelkit.gram.engine import prepare_pair
 from kernelkit.gram.streaming import NystromOperator, RowsFn, StreamedProducts, _check_rhs
 from kernelkit.kernels.base import Batch, Kernel
 from kernelkit.utils.errors import InputError
+from kernelkit.utils.validation import check_int
 
 __all__ = ["DistributedNystromOperator"]
 
@@ -38,10 +39,20 @@ def _as_tensor(A: np.ndarray | None) -> torch.Tensor | None:
     return None if A is None else torch.from_numpy(A)
 
 
-def _block_operator(kernel: Kernel, block: Any, centres: Batch) -> NystromOperator:
+def _block_operator(
+    kernel: Kernel, block: Any, centres: Batch, memory_budget: int = 0
+) -> NystromOperator:
     """The in-process operator of a row block (on a worker), in the dtype of the centres."""
     dtype = centres.dtype if torch.is_tensor(centres) else None
-    return NystromOperator(kernel, block, centres, dtype=dtype)
+    return NystromOperator(kernel, block, centres, dtype=dtype, memory_budget=memory_budget)
+
+
+def _kept_operator(
+    block: Any, kernel: Kernel, centres: Batch, memory_budget: int
+) -> NystromOperator:
+    """A row block's operator with its ``K_b`` evaluated and kept (run on a worker, persisted
+    there: :meth:`~kernelkit.gram.streaming.NystromOperator.keep`)."""
+    return _block_operator(kernel, block, centres, memory_budget).keep()
 
 
 def _block_task(
@@ -59,9 +70,10 @@ def _block_task(
 
     The block is streamed in tiles by the in-process
     :class:`~kernelkit.gram.streaming.NystromOperator`, so a worker holds one tile of
-    ``K_b`` at a time whatever the block size.
+    ``K_b`` at a time whatever the block size; a kept block's operator
+    (:func:`_kept_operator`) reads its tiles from ``K_b`` instead.
     """
-    op = _block_operator(kernel, block, centres)
+    op = block if isinstance(block, NystromOperator) else _block_operator(kernel, block, centres)
     if not transpose:
         return op.matmat(_as_tensor(V)).numpy(), None
     if V is None:
@@ -116,15 +128,56 @@ class DistributedNystromOperator(StreamedProducts):
         The ``m`` centres, in the client's memory.
     client : distributed.Client, optional
         The client to run on (default: the Dask scheduler in scope).
+    memory_budget : int, default 0
+        Bytes the workers may keep ``K_nm`` in, all blocks together (``n m`` entries of the
+        centres' dtype, float64 for items; :func:`~kernelkit.gram.distributed.cluster_keep_budget`
+        is the default of :func:`~kernelkit.models.falkon_distributed.distributed_nystrom_system`).
+        When it fits (``keeps_block``), the first of :meth:`matmat`, :meth:`rmatmat`,
+        :meth:`normal_matmat` evaluates each block's ``K_b`` into an in-process operator
+        persisted on its worker (:meth:`~kernelkit.gram.streaming.NystromOperator.keep`, the
+        tiles every pass computes), and every product runs on those: ``X`` is read once and
+        a CG pass costs two memory-bound products per tile instead of its kernel values, as
+        in memory.  0: every product streams the blocks.  :meth:`normal_equations` always
+        streams (one pass).
     """
 
-    def __init__(self, kernel: Kernel, X: Any, centres: Any, *, client: Any = None) -> None:
+    def __init__(
+        self,
+        kernel: Kernel,
+        X: Any,
+        centres: Any,
+        *,
+        client: Any = None,
+        memory_budget: int = 0,
+    ) -> None:
         self.kernel = kernel
         self.centres, _ = prepare_pair(kernel, centres)
         self.blocks, self.sizes = row_blocks(X)
         self.offsets = np.concatenate([[0], np.cumsum(self.sizes)])
         self.shape: tuple[int, int] = (int(self.offsets[-1]), len(self.centres))
         self.client = client
+        self.memory_budget = check_int(memory_budget, name="memory_budget", minimum=0)
+        self._kept: list[Any] | None = None
+
+    @property
+    def keeps_block(self) -> bool:
+        """Whether ``K_nm`` fits ``memory_budget`` (``n m`` entries of the block dtype)."""
+        itemsize = self.centres.element_size() if torch.is_tensor(self.centres) else 8
+        return self.shape[0] * self.shape[1] * itemsize <= self.memory_budget
+
+    def _product_blocks(self) -> list[Any]:
+        """What the product tasks run on: the row blocks, or with ``keeps_block`` their kept
+        operators (persisted on the workers on the first call, :func:`_kept_operator`)."""
+        if not self.keeps_block:
+            return self.blocks
+        if self._kept is None:
+            import dask
+
+            shared = [dask.delayed(a) for a in (self.kernel, self.centres, self.memory_budget)]
+            tasks = [dask.delayed(_kept_operator, pure=True)(b, *shared) for b in self.blocks]
+            kept = self.client.persist(tasks) if self.client is not None else dask.persist(*tasks)
+            self._kept = list(kept)
+        return self._kept
 
     def _split(self, T: Any, name: str) -> list[np.ndarray | None]:
         """Cut an ``(n, ...)`` array into the blocks' rows (``[None] * blocks`` for None)."""
@@ -148,7 +201,7 @@ class DistributedNystromOperator(StreamedProducts):
         V_np = None if V is None else V.detach().cpu().numpy()
         parts = run_row_blocks(
             _block_task,
-            self.blocks,
+            self._product_blocks(),
             rows=[self._split(U, "U"), self._split(weights, "weights")],
             shared=[V_np, self.kernel, self.centres, transpose, keep_kv, fast],
             client=self.client,

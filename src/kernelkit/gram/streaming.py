@@ -461,6 +461,39 @@ class NystromOperator(StreamedProducts):
                 K.copy_(self.kernel.block(Xi, self.centres))
         return K
 
+    def __sizeof__(self) -> int:
+        """Bytes held, the kept block and the vector rows included (what Dask's ``sizeof``
+        reads, so that its scheduler runs a kept block's products where the block lives
+        rather than moving it)."""
+        held = [T for T in (self._kept, self.Xb, self.centres) if isinstance(T, torch.Tensor)]
+        return object.__sizeof__(self) + sum(T.element_size() * T.nelement() for T in held)
+
+    def keep(self) -> NystromOperator:
+        """Evaluate ``K_nm`` into the kept block now, in the tiles of every pass and without
+        products (what the first streamed pass would write), so that every pass reads it;
+        returns ``self``.  A Dask row block's operator is kept this way on its worker
+        (:class:`~kernelkit.gram.distributed_nystrom.DistributedNystromOperator`)."""
+        if not self.keeps_block:
+            raise InputError(
+                f"memory_budget: expected at least {kept_block_bytes(self.Xb, self.shape[1])} "
+                f"bytes to keep K_nm, got {self.memory_budget}"
+            )
+        if self._kept_full:
+            return self
+        n, m = self.shape
+        sliceable, _, device, b, starts, workers, block_dtype = self._plan()
+        self._kept = torch.empty(n, m, dtype=block_dtype, device=device)
+
+        def work(w: int) -> None:
+            for r0 in starts[w::workers]:
+                r1 = min(r0 + b, n)
+                self._kept_rows(r0, r1, self.Xb[r0:r1] if sliceable else self.Xb, sliceable)
+
+        with torch.no_grad():
+            run_parallel(work, list(range(workers)), parallel=workers > 1)
+        self._kept_full = True
+        return self
+
     def take_rows(self, index: Any) -> torch.Tensor:
         """Rows ``index`` of ``K_nm`` (float64, shape ``(len(index), m)``): read from the kept
         block once a pass has filled it, else evaluated."""

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from kernelkit.gram.distributed import draw_kept_centres
+from kernelkit.gram.distributed import cluster_keep_budget, draw_kept_centres
 from kernelkit.gram.distributed_nystrom import DistributedNystromOperator
 from kernelkit.kernels.base import Kernel
 from kernelkit.models.falkon import NystromSystem, centre_gram
@@ -33,6 +33,7 @@ def distributed_nystrom_system(
     indices: np.ndarray | None = None,
     client: Any = None,
     lam: float | None = None,
+    memory_budget: int | None = None,
 ) -> NystromSystem:
     """``K_nm`` streamed on the workers and ``K_mm`` on the client.
 
@@ -57,10 +58,16 @@ def distributed_nystrom_system(
     lam : float, optional
         The smallest ``lam`` the system will be solved for (the jitter of ``T`` for float32
         blocks, :func:`~kernelkit.solvers.nystrom_pcg.centre_factor`).
+    memory_budget : int, optional
+        Bytes the workers may keep ``K_nm`` in, so that the passes after the first read it
+        instead of ``X`` (:class:`~kernelkit.gram.distributed_nystrom.DistributedNystromOperator`);
+        ``None``: :func:`~kernelkit.gram.distributed.cluster_keep_budget`, a quarter of the
+        workers' memory; 0: every pass streams.
     """
     if centres is None:
         indices, centres, X = draw_kept_centres(X, n_centers, random_state, client=client)
-    op = DistributedNystromOperator(kernel, X, centres, client=client)
+    budget = cluster_keep_budget(client) if memory_budget is None else memory_budget
+    op = DistributedNystromOperator(kernel, X, centres, client=client, memory_budget=budget)
     block_dtype = op.centres.dtype if isinstance(op.centres, torch.Tensor) else torch.float64
     K_mm = centre_gram(kernel, op.centres)
     index = None if indices is None else np.asarray(indices)
