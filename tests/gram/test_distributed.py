@@ -20,10 +20,12 @@ from kernelkit import (  # noqa: E402
 )
 from kernelkit.gram import gram  # noqa: E402
 from kernelkit.gram.distributed import (  # noqa: E402
+    cluster_keep_budget,
     gram_blocks,
     sum_over_row_blocks,
     write_gram,
 )
+from kernelkit.gram.streaming import keep_budget  # noqa: E402
 from kernelkit.kernels import Gaussian, Spectrum  # noqa: E402
 from kernelkit.utils.errors import InputError  # noqa: E402
 
@@ -90,6 +92,20 @@ def test_write_gram_stores_blocks_and_never_overwrites(client, points, tmp_path)
     np.testing.assert_allclose(stored.compute(), gram(Gaussian(1.0), points[:60]), atol=1e-12)
     with pytest.raises(FileExistsError, match=r"path: .*overwrite=True"):
         write_gram(Gaussian(1.0), X, tmp_path / "K.zarr")
+
+
+def test_cluster_keep_budget_is_a_quarter_of_the_workers_memory(client):
+    # the session's LocalCluster gives each of its 2 one-thread workers half of Dask's
+    # MEMORY_LIMIT (2 cores); without a limit the budget is the in-process one
+    from distributed.system import MEMORY_LIMIT
+
+    assert cluster_keep_budget(client) == pytest.approx(0.25 * MEMORY_LIMIT, rel=0.01)
+
+    class Unlimited:
+        def scheduler_info(self):
+            return {"workers": {"w": {"memory_limit": 0}}}
+
+    assert cluster_keep_budget(Unlimited()) == pytest.approx(keep_budget(), rel=0.2)
 
 
 def test_named_errors_on_dask_input(points):
