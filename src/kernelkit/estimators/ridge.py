@@ -523,9 +523,9 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         statistics would be summed unmapped (:func:`~kernelkit.models.falkon.unmapped_onepass`),
         which the cost model prices lower (``unmapped=True``).  PCG is priced on a kept
         ``K_nm`` in memory only: on a Dask cluster each of its passes also pays a scheduler
-        round trip, and priced as streamed there it matched the measured order at
-        n = 2·10^5, ``lam = 1e-4``, ``tol = 1e-3`` (one-pass 2.2 s against PCG on the kept
-        block 3.1 s at m = 500, 8.2 s against 3.5 s at m = 1000; ``docs/distributed.md``)."""
+        round trip, and priced as streamed there it picked the faster solver at
+        n = 2·10^5, ``lam = 1e-4``, ``tol = 1e-3``, m = 500 to 2000 (``docs/distributed.md``,
+        "Keeping ``K_nm`` on the workers")."""
         if not (self.solver == "auto" and self.solver_ == "nystrom"):
             return
         if not unmapped_onepass(system, lam, float(self.tol)):
