@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -471,3 +472,26 @@ def test_auto_on_dask_prices_pcg_as_streamed(client):
     X_dask = da.from_array(X, chunks=(25_000, 10)).persist()
     model = KernelRidge(Gaussian(5.0), lam=1e-4, tol=1e-3, n_centers=500, random_state=0)
     assert model.fit(X_dask, da.from_array(y, chunks=25_000)).solver_ == "onepass"
+
+
+def test_kept_blocks_are_released_when_the_fit_ends(client, data):
+    # PCG keeps each block's K_b on its worker for the fit; the scheduler forgets them once
+    # the fit's system is gone (the release is asynchronous: polled for up to 10 s)
+    X, y = data
+    X_dask = da.from_array(X, chunks=(100, 5)).persist()
+
+    def kept_tasks():
+        return client.run_on_scheduler(
+            lambda dask_scheduler: sum("_kept_operator" in str(k) for k in dask_scheduler.tasks)
+        )
+
+    system = distributed_nystrom_system(Gaussian(2.0), X_dask, 40, random_state=0)
+    nystrom_ridge(system, torch.as_tensor(y), 1e-2, max_iter=3)
+    assert kept_tasks() == 6  # one kept operator per block during the fit
+    del system
+    KernelRidge(Gaussian(2.0), lam=1e-2, solver="nystrom", n_centers=40, random_state=0).fit(
+        X_dask, da.from_array(y, chunks=100)
+    )
+    with _deadline(10):
+        while kept_tasks():
+            time.sleep(0.05)
