@@ -77,11 +77,11 @@ def paired_summary(auto: np.ndarray, grid: np.ndarray, margin: float = MARGIN) -
     }
 
 
-def _splits(X: np.ndarray, y: np.ndarray, is_gram: bool, splits: int):
+def _splits(X: np.ndarray, y: np.ndarray, is_gram: bool, splits: int, first_seed: int = 0):
     """``(seed, X_train, X_test, y_train, y_test)`` of the 80/20 splits of ``model_selection``
-    (seeded permutations)."""
+    (seeded permutations, seeds ``first_seed`` to ``first_seed + splits - 1``)."""
     n = len(y)
-    for seed in range(splits):
+    for seed in range(first_seed, first_seed + splits):
         perm = np.random.default_rng(seed).permutation(n)
         tr, te = perm[: int(0.8 * n)], perm[int(0.8 * n) :]
         Xtr, Xte = _split(X, is_gram, tr, te)
@@ -111,10 +111,10 @@ def run(args: argparse.Namespace) -> dict:
     for name, (X, y, is_gram) in _datasets(Path(args.data_dir)).items():
         kernel = "precomputed" if is_gram else None
         rows: dict[str, list] = {"auto": [], "grid5": []}
-        for seed, Xtr, Xte, ytr, yte in _splits(X, y, is_gram, args.splits):
+        for seed, Xtr, Xte, ytr, yte in _splits(X, y, is_gram, args.splits, args.first_seed):
             auto, auto_s = _timed(KernelRidge(kernel, lam="auto"), Xtr, ytr)
             grid, grid_s = _timed(KernelRidge(kernel, lam=list(AUTO_GRID), cv=5), Xtr, ytr)
-            if seed < args.check_gridsearch:
+            if seed - args.first_seed < args.check_gridsearch:
                 search = GridSearchCV(
                     KernelRidge(kernel),
                     {"lam": list(AUTO_GRID)},
@@ -167,7 +167,7 @@ def run_width(args: argparse.Namespace) -> dict:
         if is_gram:
             continue
         rows: dict[str, list] = {"auto+width": [], "grid5+width": []}
-        for _, Xtr, Xte, ytr, yte in _splits(X, y, is_gram, args.splits):
+        for _, Xtr, Xte, ytr, yte in _splits(X, y, is_gram, args.splits, args.first_seed):
             auto, auto_s = _timed(KernelRidge(lam="auto", kernel_params="auto"), Xtr, ytr)
             start = time.perf_counter()
             grid = _width_grid_search(Xtr, ytr)
@@ -193,6 +193,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", default=str(Path(__file__).parents[2] / "shared" / "data"))
     parser.add_argument("--splits", type=int, default=20)
+    parser.add_argument(
+        "--first-seed", type=int, default=0, help="seed of the first split (splits held apart)"
+    )
     parser.add_argument("--check-gridsearch", type=int, default=0)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument(
