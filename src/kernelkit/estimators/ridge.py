@@ -37,7 +37,6 @@ from kernelkit.estimators._ridge_selection import (
 )
 from kernelkit.gram import gram
 from kernelkit.gram.distributed import is_dask_collection, map_row_blocks
-from kernelkit.gram.distributed_nystrom import DistributedNystromOperator
 from kernelkit.gram.nystrom import CENTRE_METHODS, centre_count, choose_centres
 from kernelkit.kernels import Kernel, PrecomputedBatch
 from kernelkit.kernels.base import Batch
@@ -51,6 +50,7 @@ from kernelkit.models.falkon import (
     nystrom_ridge,
     nystrom_ridge_onepass,
     nystrom_system,
+    priced_as_kept,
     unmapped_onepass,
 )
 from kernelkit.models.falkon_distributed import distributed_nystrom_system
@@ -60,11 +60,12 @@ from kernelkit.utils.errors import InputError
 from kernelkit.utils.validation import like_input
 
 
-def _cost_dims(X: Batch, Y: torch.Tensor) -> tuple[int, int]:
-    """``d`` (the columns of vector rows, else 0) and ``c`` (the outputs) of the cost model of
+def _cost_dims(X: Any, Y: Any) -> tuple[int, int]:
+    """``d`` (the columns of two-dimensional rows: a tensor, an array, a Dask array; else 0)
+    and ``c`` (the outputs) of the cost model of
     :func:`~kernelkit.models.falkon.choose_solver`."""
-    d = int(X.shape[1]) if isinstance(X, torch.Tensor) and X.ndim == 2 else 0
-    return d, 1 if Y.ndim == 1 else int(Y.shape[1])
+    d = int(X.shape[1]) if len(getattr(X, "shape", ())) == 2 else 0
+    return d, int(Y.shape[1]) if len(getattr(Y, "shape", ())) == 2 else 1
 
 
 def kernel_ridge_coefficients(
@@ -521,17 +522,13 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
     def _choose_unmapped(self, system: NystromSystem, Y: torch.Tensor, lam: float) -> None:
         """``"auto"``'s PCG choice again once the centres' factor shows that the one-pass
         statistics would be summed unmapped (:func:`~kernelkit.models.falkon.unmapped_onepass`),
-        which the cost model prices lower (``unmapped=True``).  PCG is priced on a kept
-        ``K_nm`` in memory only: on a Dask cluster each of its passes also pays a scheduler
-        round trip, and priced as streamed there it picked the faster solver at
-        n = 2·10^5, ``lam = 1e-4``, ``tol = 1e-3``, m = 500 to 2000 (``docs/distributed.md``,
-        "Keeping ``K_nm`` on the workers")."""
+        which the cost model prices lower (``unmapped=True``); PCG on a kept ``K_nm`` as
+        :func:`~kernelkit.models.falkon.priced_as_kept` says."""
         if not (self.solver == "auto" and self.solver_ == "nystrom"):
             return
         if not unmapped_onepass(system, lam, float(self.tol)):
             return
         d, c = _cost_dims(system.op.centres, Y)
-        in_memory = not isinstance(system.op, DistributedNystromOperator)
         self.solver_ = choose_solver(
             system.n,
             len(system.K_mm),
@@ -539,7 +536,7 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
             c=c,
             tol=float(self.tol),
             exact=False,
-            keep=in_memory and bool(getattr(system.op, "keeps_block", False)),
+            keep=priced_as_kept(system.op),
             lam=lam,
             unmapped=True,
         )
@@ -604,8 +601,7 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
             check_nystrom_selection(self, distributed=True)
             self.solver_ = "onepass"
         elif self.solver == "auto":
-            d = int(X.shape[1]) if len(getattr(X, "shape", ())) == 2 else 0
-            c = int(y.shape[1]) if len(getattr(y, "shape", ())) == 2 else 1
+            d, c = _cost_dims(X, y)
             self.solver_ = choose_solver(
                 n, m, d=d, c=c, tol=float(self.tol), exact=False, lam=float(self.lam)
             )

@@ -279,6 +279,15 @@ def keeps_block(Xb: Batch, m: int) -> bool:
     return kept_block_bytes(Xb, m) <= keep_budget(device)
 
 
+def priced_as_kept(op: StreamedProducts) -> bool:
+    """Whether the cost model prices PCG on ``op``'s kept ``K_nm`` (``keep`` of
+    :func:`choose_solver`): an in-process :class:`~kernelkit.gram.streaming.NystromOperator`
+    that keeps it.  A Dask operator's passes also pay a scheduler round trip each, and priced
+    as streamed the model picked the faster solver at n = 2·10^5, m = 500 to 2000
+    (``docs/distributed.md``, "Keeping ``K_nm`` on the workers")."""
+    return isinstance(op, NystromOperator) and op.keeps_block
+
+
 def forced_solver(solver: str, n: int, m: int, *, stacklevel: int = 5) -> str:
     """``solver`` as forced by the user; a Nyström solver with more centres than points is the
     exact one, with the warning of :func:`~kernelkit.gram.nystrom.too_many_centres` (one
@@ -598,6 +607,7 @@ __all__ = [
     "nystrom_statistics",
     "nystrom_system",
     "nystrom_validation_errors",
+    "priced_as_kept",
     "solver_costs",
     "unmapped_onepass",
 ]
