@@ -141,3 +141,11 @@ def test_dask_not_imported_unless_used():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_negative_memory_budget_is_named(points):
+    from kernelkit.gram.distributed_nystrom import DistributedNystromOperator
+
+    X = da.from_array(points, chunks=(50, 4))
+    with pytest.raises(InputError, match="memory_budget"):
+        DistributedNystromOperator(Gaussian(1.0), X, points[:5], memory_budget=-1)
