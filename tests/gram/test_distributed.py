@@ -20,6 +20,7 @@ from kernelkit import (  # noqa: E402
 )
 from kernelkit.gram import gram  # noqa: E402
 from kernelkit.gram.distributed import (  # noqa: E402
+    _available_memory,
     cluster_keep_budget,
     gram_blocks,
     sum_over_row_blocks,
@@ -96,16 +97,36 @@ def test_write_gram_stores_blocks_and_never_overwrites(client, points, tmp_path)
 
 def test_cluster_keep_budget_is_a_quarter_of_the_workers_memory(client):
     # the session's LocalCluster gives each of its 2 one-thread workers half of Dask's
-    # MEMORY_LIMIT (2 cores); without a limit the budget is the in-process one
+    # MEMORY_LIMIT (2 cores)
     from distributed.system import MEMORY_LIMIT
 
     assert cluster_keep_budget(client) == pytest.approx(0.25 * MEMORY_LIMIT, rel=0.01)
 
-    class Unlimited:
-        def scheduler_info(self):
-            return {"workers": {"w": {"memory_limit": 0}}}
 
-    assert cluster_keep_budget(Unlimited()) == pytest.approx(keep_budget(), rel=0.2)
+def test_cluster_keep_budget_counts_a_host_without_limits_once(client):
+    # workers without a memory limit share their host's available memory: counted once per
+    # host, read on the host (client.run), added to the limits of the other workers
+    GB = 2**30
+
+    class Mixed:
+        def scheduler_info(self):
+            return {
+                "workers": {
+                    "a1": {"host": "a", "memory_limit": 0},
+                    "a2": {"host": "a", "memory_limit": None},
+                    "b1": {"host": "b", "memory_limit": 0},
+                    "c1": {"host": "c", "memory_limit": 4 * GB},
+                }
+            }
+
+        def run(self, function, workers):
+            assert sorted(workers) == ["a1", "a2", "b1"]
+            return {"a1": 8 * GB, "a2": 8 * GB, "b1": 16 * GB}
+
+    assert cluster_keep_budget(Mixed()) == int(0.25 * (4 + 8 + 16) * GB)
+    # on the session's cluster, what a worker reads is its host's available memory
+    for available in client.run(_available_memory).values():
+        assert available == pytest.approx(keep_budget() / 0.25, rel=0.2)
 
 
 def test_named_errors_on_dask_input(points):

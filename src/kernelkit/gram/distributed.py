@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import psutil
 
 from kernelkit.gram.engine import gram
 from kernelkit.gram.nystrom import uniform_centres
@@ -332,13 +333,20 @@ def n_rows(X: Any) -> int:
     return int(X.count().compute())
 
 
+def _available_memory() -> int:
+    """The available memory of the host this runs on (run on each worker by
+    :func:`cluster_keep_budget`)."""
+    return int(psutil.virtual_memory().available)
+
+
 def cluster_keep_budget(client: Any = None) -> int:
     """Default ``memory_budget`` (bytes) of a ``K_nm`` kept on a Dask cluster
     (:class:`~kernelkit.gram.distributed_nystrom.DistributedNystromOperator`):
-    :data:`~kernelkit.gram.streaming.KEEP_FRACTION` of the workers' memory limits summed
-    (``client``, default the distributed client in scope); without a distributed client, or
-    when a worker has no limit, the in-process default
-    (:func:`~kernelkit.gram.streaming.keep_budget`, the host's available memory)."""
+    :data:`~kernelkit.gram.streaming.KEEP_FRACTION` of the memory the workers may use, summed
+    over the workers: a worker's ``memory_limit``, and for the workers without one the available
+    memory of their host, read on the host and counted once per host (its workers share it).
+    ``client`` defaults to the distributed client in scope; without one, the in-process default
+    (:func:`~kernelkit.gram.streaming.keep_budget`)."""
     if client is None:
         try:
             from distributed import default_client
@@ -346,10 +354,14 @@ def cluster_keep_budget(client: Any = None) -> int:
             client = default_client()
         except (ImportError, ValueError):  # no distributed client: the local scheduler
             return keep_budget()
-    limits = [w.get("memory_limit") for w in client.scheduler_info()["workers"].values()]
-    if not limits or not all(limits):
-        return keep_budget()
-    return int(KEEP_FRACTION * sum(limits))
+    workers = client.scheduler_info()["workers"]
+    total = sum(w["memory_limit"] for w in workers.values() if w.get("memory_limit"))
+    unlimited = [address for address, w in workers.items() if not w.get("memory_limit")]
+    if unlimited:
+        available = client.run(_available_memory, workers=unlimited)
+        hosts = {workers[address].get("host", address): available[address] for address in unlimited}
+        total += sum(hosts.values())
+    return int(KEEP_FRACTION * total)
 
 
 def draw_kept_centres(
