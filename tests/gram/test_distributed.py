@@ -20,7 +20,6 @@ from kernelkit import (  # noqa: E402
 )
 from kernelkit.gram import gram  # noqa: E402
 from kernelkit.gram.distributed import (  # noqa: E402
-    _available_memory,
     cluster_keep_budget,
     gram_blocks,
     sum_over_row_blocks,
@@ -104,8 +103,9 @@ def test_cluster_keep_budget_is_a_quarter_of_the_workers_memory(client):
 
 
 def test_cluster_keep_budget_counts_a_host_without_limits_once(client):
-    # workers without a memory limit share their host's available memory: counted once per
-    # host, read on the host (client.run), added to the limits of the other workers
+    # workers without a memory limit share their host's keep_budget (a quarter of its
+    # available memory): counted once per host, read on the host (client.run), added to a
+    # quarter of the other workers' limits
     GB = 2**30
 
     class Mixed:
@@ -121,12 +121,12 @@ def test_cluster_keep_budget_counts_a_host_without_limits_once(client):
 
         def run(self, function, workers):
             assert sorted(workers) == ["a1", "a2", "b1"]
-            return {"a1": 8 * GB, "a2": 8 * GB, "b1": 16 * GB}
+            return {"a1": 2 * GB, "a2": 2 * GB, "b1": 4 * GB}  # 0.25 x 8 GB, 16 GB
 
     assert cluster_keep_budget(Mixed()) == int(0.25 * (4 + 8 + 16) * GB)
-    # on the session's cluster, what a worker reads is its host's available memory
-    for available in client.run(_available_memory).values():
-        assert available == pytest.approx(keep_budget() / 0.25, rel=0.2)
+    # on the session's cluster, what a worker reads is this host's budget
+    for budget in client.run(keep_budget).values():
+        assert budget == pytest.approx(keep_budget(), rel=0.2)
 
 
 def test_named_errors_on_dask_input(points):

@@ -31,7 +31,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import psutil
 
 from kernelkit.gram.engine import gram
 from kernelkit.gram.nystrom import uniform_centres
@@ -333,18 +332,13 @@ def n_rows(X: Any) -> int:
     return int(X.count().compute())
 
 
-def _available_memory() -> int:
-    """The available memory of the host this runs on (run on each worker by
-    :func:`cluster_keep_budget`)."""
-    return int(psutil.virtual_memory().available)
-
-
 def cluster_keep_budget(client: Any = None) -> int:
     """Default ``memory_budget`` (bytes) of a ``K_nm`` kept on a Dask cluster
     (:class:`~kernelkit.gram.distributed_nystrom.DistributedNystromOperator`):
-    :data:`~kernelkit.gram.streaming.KEEP_FRACTION` of the memory the workers may use, summed
-    over the workers: a worker's ``memory_limit``, and for the workers without one the available
-    memory of their host, read on the host and counted once per host (its workers share it).
+    :data:`~kernelkit.gram.streaming.KEEP_FRACTION` of the memory the workers may use:
+    of the workers' ``memory_limit`` summed, plus, for the workers without one, their host's
+    :func:`~kernelkit.gram.streaming.keep_budget` (the same fraction of its available memory),
+    run on the host and counted once per host (its workers share its memory).
     ``client`` defaults to the distributed client in scope; without one, the in-process default
     (:func:`~kernelkit.gram.streaming.keep_budget`)."""
     if client is None:
@@ -355,13 +349,13 @@ def cluster_keep_budget(client: Any = None) -> int:
         except (ImportError, ValueError):  # no distributed client: the local scheduler
             return keep_budget()
     workers = client.scheduler_info()["workers"]
-    total = sum(w["memory_limit"] for w in workers.values() if w.get("memory_limit"))
+    limits = sum(w["memory_limit"] for w in workers.values() if w.get("memory_limit"))
     unlimited = [address for address, w in workers.items() if not w.get("memory_limit")]
+    host_budgets: dict[str, int] = {}
     if unlimited:
-        available = client.run(_available_memory, workers=unlimited)
-        hosts = {workers[address].get("host", address): available[address] for address in unlimited}
-        total += sum(hosts.values())
-    return int(KEEP_FRACTION * total)
+        budgets = client.run(keep_budget, workers=unlimited)
+        host_budgets = {workers[a].get("host", a): budgets[a] for a in unlimited}
+    return int(KEEP_FRACTION * limits) + sum(host_budgets.values())
 
 
 def draw_kept_centres(
