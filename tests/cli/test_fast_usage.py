@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from kernelkit.cli.kernel_names import KERNEL_DEFAULTS
+from kernelkit.cli.kernel_names import KERNEL_DEFAULTS, SKLEARN_NAMES
+from kernelkit.kernels._resolve import SKLEARN_KERNELS, parameter_kind
 from kernelkit.kernels.specs import KERNEL_SPECS, spec_defaults
 
 SRC = Path(__file__).resolve().parents[2] / "src"
@@ -100,6 +101,9 @@ def test_the_light_kernel_table_is_the_kernels_table():
     assert list(KERNEL_DEFAULTS) == list(KERNEL_SPECS)
     for name, (kind, cls) in KERNEL_SPECS.items():
         assert KERNEL_DEFAULTS[name] == (kind.plural, spec_defaults(cls)), name
+    assert list(SKLEARN_NAMES) == list(SKLEARN_KERNELS)
+    for name, kind in SKLEARN_NAMES.items():
+        assert parameter_kind(name).plural == kind, name
 
 
 @pytest.mark.parametrize(

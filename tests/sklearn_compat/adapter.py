@@ -35,8 +35,8 @@ import sklearn.svm
 from sklearn.utils.validation import _num_samples
 
 import kernelkit
-from kernelkit.estimators._kernels import SKLEARN_KERNELS
 from kernelkit.kernels import Gaussian
+from kernelkit.kernels._resolve import SKLEARN_KERNELS
 
 
 class KernelRidge(kernelkit.KernelRidge):

@@ -1,8 +1,9 @@
 """The names of ``--kernel`` with the kind each takes and its parameters' defaults.
 
-The table of :data:`kernelkit.kernels.specs.KERNEL_SPECS` written out, so that the command
-line checks a ``--kernel`` spec before importing torch (``tests/cli/test_fast_usage.py``
-checks that the two tables agree).  Standard library only.
+The tables of :data:`kernelkit.kernels.specs.KERNEL_SPECS` and of scikit-learn's names
+(:data:`kernelkit.kernels._resolve.SKLEARN_KERNELS`) written out, so that the command line
+checks a ``--kernel`` spec before importing torch (``tests/cli/test_fast_usage.py`` checks
+that the tables agree).  Standard library only.
 """
 
 from __future__ import annotations
@@ -35,3 +36,15 @@ KERNEL_DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
     "precomputed": ("gram", {}),
 }
 """Kernel name -> (plural name of the kind of input it takes, parameter -> default)."""
+
+SKLEARN_NAMES: dict[str, str] = {
+    "rbf": "vectors",
+    "laplacian": "vectors",
+    "poly": "vectors",
+    "polynomial": "vectors",
+    "linear": "vectors",
+    "cosine": "vectors",
+    "chi2": "vectors",
+    "precomputed": "gram",
+}
+"""scikit-learn's kernel names, written alone -> the plural name of the kind they take."""

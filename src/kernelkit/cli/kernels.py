@@ -1,8 +1,11 @@
-"""``--kernel NAME:param=value,...``: the kernel specs of :mod:`kernelkit.kernels.specs`.
+"""``--kernel NAME[:param=value,...]``: a kernel resolved as everywhere else.
 
-The table, the parser and the default kernel of each input kind live in the kernels layer
-(estimators take the same specs); this module turns their errors into usage errors (exit 2)
-naming ``--kernel`` and writes the option's help.
+``--kernel`` takes what an estimator's ``kernel`` parameter takes, resolved by the one
+resolver of the kernels layer (:func:`kernelkit.kernels._resolve.kernel_on`): scikit-learn's
+names alone with scikit-learn's defaults (``rbf``, ``laplacian``, ``poly``/``polynomial``,
+``linear``, ``cosine``, ``chi2``) and the specs of :mod:`kernelkit.kernels.specs`.  This
+module turns their errors into usage errors (exit 2) naming ``--kernel`` and writes the
+option's help.
 """
 
 from __future__ import annotations
@@ -12,14 +15,19 @@ from typing import Any
 
 from kernelkit.cli.errors import UsageError
 from kernelkit.kernels import Kernel, specs
+from kernelkit.kernels._resolve import SKLEARN_KERNELS, kernel_on, parameter_kind
 from kernelkit.kernels.specs import DEFAULT_KERNEL_SPECS, KERNEL_SPECS
+from kernelkit.utils.errors import InputError
 from kernelkit.utils.kinds import InputKind
 
 KERNELS = KERNEL_SPECS
 """Kernel names of ``--kernel``: the kind of input each takes and its class."""
 
 KERNEL_HELP = (
-    "kernel NAME[:param=value,...], e.g. gaussian:sigma=2 or spectrum:k=3; names: "
+    "kernel NAME[:param=value,...], e.g. gaussian:sigma=2 or spectrum:k=3; scikit-learn's "
+    "names alone, with its defaults: "
+    + ", ".join(n for n in SKLEARN_KERNELS if n != "precomputed")
+    + "; names: "
     + ", ".join(f"{n} ({kind.plural})" for n, (kind, _) in KERNELS.items())
     + "; default: "
     + ", ".join(f"{spec} for {kind.plural}" for kind, spec in DEFAULT_KERNEL_SPECS.items())
@@ -50,6 +58,8 @@ def parse_kernel(spec: str) -> tuple[str, dict[str, Any]]:
 
 def kernel_kind(spec: str) -> InputKind:
     """The kind of input the kernel named in ``spec`` takes."""
+    if spec.strip().lower() in SKLEARN_KERNELS:
+        return parameter_kind(spec)
     return KERNELS[parse_kernel(spec)[0]][0]
 
 
@@ -58,13 +68,13 @@ def build_kernel(
 ) -> Kernel:
     """The kernel of ``spec`` (default for ``kind`` when ``None``), checked against ``kind``.
 
-    See :func:`kernelkit.kernels.specs.build_kernel`; errors become usage errors.
+    See :func:`kernelkit.kernels._resolve.kernel_on`: a data-dependent vector kernel (median
+    heuristic, scikit-learn's ``gamma``) is built on the vectors ``sigma_from``; errors become
+    usage errors.
     """
     try:
-        return specs.build_kernel(
-            spec, kind, sigma_from=sigma_from, alphabet=alphabet, argument="--kernel"
-        )
-    except specs.KernelSpecError as exc:
+        return kernel_on(spec, sigma_from, kind=kind, alphabet=alphabet, name="--kernel")
+    except InputError as exc:
         raise UsageError(str(exc)) from None
 
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from kernelkit.cli.cluster import check_cluster_options
 from kernelkit.cli.errors import UsageError
-from kernelkit.cli.kernel_names import KERNEL_DEFAULTS
+from kernelkit.cli.kernel_names import KERNEL_DEFAULTS, SKLEARN_NAMES
 from kernelkit.cli.output import check_output
 from kernelkit.utils.errors import DataFileError, InputError
 from kernelkit.utils.spec_text import parse_spec
@@ -98,6 +98,8 @@ def kernel_grid(spec: str) -> list[str]:
 
 
 def _check_spec(spec: str) -> dict[str, Any]:
+    if spec.strip().lower() in SKLEARN_NAMES:
+        return {"name": spec.strip().lower()}
     try:
         name, values = parse_spec(spec, _TABLE, argument="--kernel")
     except InputError as exc:
@@ -119,7 +121,8 @@ def _check_kernel(args: argparse.Namespace) -> None:
         args.kernels = [None]
         return
     args.kernels = kernel_grid(spec)
-    kind = KERNEL_DEFAULTS[args.kernels[0].partition(":")[0].strip().lower()][0]
+    first = args.kernels[0].strip().lower()
+    kind = SKLEARN_NAMES.get(first) or KERNEL_DEFAULTS[first.partition(":")[0].strip()][0]
     if args.kind is not None and args.kind != kind and not getattr(args, "gram", False):
         name = args.kernels[0].partition(":")[0]
         others = ", ".join(n for n, (k, _) in KERNEL_DEFAULTS.items() if k == args.kind)

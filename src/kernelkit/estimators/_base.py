@@ -5,7 +5,7 @@ Every estimator of :mod:`kernelkit.estimators` reads its data *through its kerne
 * ``kernel`` is a kernelkit kernel, a kernel spec (``"gaussian:sigma=2"``), a scikit-learn
   name (``"rbf"`` with ``gamma``, ``"precomputed"``...) or ``None``, the default kernel of the
   kind of ``X`` (vectors: ``Gaussian`` with the median heuristic); see
-  :mod:`kernelkit.estimators._kernels`.  The fitted kernel is ``kernel_`` (a clone of a
+  :mod:`kernelkit.kernels._resolve`.  The fitted kernel is ``kernel_`` (a clone of a
   given kernel), so later changes to the ``kernel`` parameter never leak into a fitted model.
 * Constructor parameters are validated declaratively, from the class's
   ``_parameter_constraints`` (:mod:`kernelkit.utils.constraints`, scikit-learn's vocabulary), at the
@@ -45,14 +45,14 @@ from sklearn.base import clone
 from sklearn.utils.validation import check_array, validate_data
 
 from kernelkit.data.detect import detect_input_kind, drop_invalid_records
-from kernelkit.estimators._kernels import (
+from kernelkit.gram.distributed import draw_kept_centres, is_dask_collection, n_rows
+from kernelkit.kernels import Kernel, Linear, PrecomputedBatch
+from kernelkit.kernels._resolve import (
     VectorKernelRecipe,
     parameter_accepts_sparse,
     parameter_kind,
     resolve_kernel,
 )
-from kernelkit.gram.distributed import draw_kept_centres, is_dask_collection, n_rows
-from kernelkit.kernels import Kernel, Linear, PrecomputedBatch
 from kernelkit.kernels.base import Batch, batch_dtype
 from kernelkit.kernels.callable import CallableKernel
 from kernelkit.kernels.sparse import SparseRows

@@ -2,7 +2,7 @@
 
 :class:`~kernelkit.estimators.SimpleMKL` (several kernels over the same inputs) and
 :class:`~kernelkit.estimators.KernelCCA` (one kernel per view) resolve each kernel parameter
-with :func:`~kernelkit.estimators._kernels.resolve_kernel` and prepare the data through it,
+with :func:`~kernelkit.kernels._resolve.resolve_kernel` and prepare the data through it,
 as :class:`~kernelkit.estimators._base.KernelEstimatorMixin` does for one kernel.
 """
 
@@ -16,8 +16,8 @@ from sklearn.base import clone
 from sklearn.utils.validation import check_array
 
 from kernelkit.estimators._base import ARRAY_KINDS, _readonly_ok, _reraise
-from kernelkit.estimators._kernels import VectorKernelRecipe
 from kernelkit.kernels import Kernel, Linear, PrecomputedBatch
+from kernelkit.kernels._resolve import VectorKernelRecipe
 from kernelkit.kernels.base import Batch
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.validation import owned

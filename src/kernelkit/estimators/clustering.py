@@ -242,7 +242,7 @@ class KernelKMeans(KernelEstimatorMixin, ClusterMixin, BaseEstimator):
     kernel : Kernel, str or None, optional
         A kernelkit kernel, a kernel spec, a scikit-learn name (``"linear"``, ``"rbf"``,
         ``"precomputed"``...) or ``None`` (the default kernel of the input's kind; see
-        :mod:`kernelkit.estimators._kernels`).
+        :mod:`kernelkit.kernels._resolve`).
     random_state : None, int, RandomState or Generator
         Seed of the initial centres.
     init : {"k-means++", "random"} or array of n_clusters training indices, default "k-means++"

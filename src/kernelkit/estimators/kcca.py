@@ -11,9 +11,9 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.validation import check_is_fitted
 
 from kernelkit.estimators._base import KernelEstimatorMixin, result_dtype
-from kernelkit.estimators._kernels import resolve_kernel
 from kernelkit.estimators._views import fit_view, second_view
 from kernelkit.gram import GramCenterer, gram
+from kernelkit.kernels._resolve import resolve_kernel
 from kernelkit.solvers import symmetric_eigh
 from kernelkit.utils.constraints import Interval
 from kernelkit.utils.errors import InputError

@@ -294,7 +294,7 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
     kernel : Kernel, str or None, optional
         A kernelkit kernel, a kernel spec, a scikit-learn name (``"rbf"``, ``"linear"``,
         ``"precomputed"``...) or ``None``: the default kernel of the input's kind (see
-        :mod:`kernelkit.estimators._kernels`).
+        :mod:`kernelkit.kernels._resolve`).
     lam : float or "auto", default "auto"
         Regularisation ``lam > 0`` of ``lam ||f||^2``; scikit-learn's ``C = 1 / (2 n lam)``.
         ``"auto"`` (the default; formerly ``1e-3``): chosen on held-out data

@@ -23,7 +23,6 @@ from kernelkit.estimators._base import (
     to_numpy,
     warn_max_iter,
 )
-from kernelkit.estimators._kernels import VectorKernelRecipe, resolve_kernel
 from kernelkit.estimators._mkl_losses import (
     InnerSolution,
     hinge_solution,
@@ -33,6 +32,7 @@ from kernelkit.estimators._mkl_losses import (
 from kernelkit.estimators._views import fit_view
 from kernelkit.gram import gram
 from kernelkit.kernels import Gaussian, Kernel
+from kernelkit.kernels._resolve import VectorKernelRecipe, resolve_kernel
 from kernelkit.kernels.specs import default_kernel, median_sigma
 from kernelkit.utils.constraints import Interval, StrOptions
 from kernelkit.utils.errors import InputError

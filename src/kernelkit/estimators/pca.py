@@ -19,8 +19,6 @@ from kernelkit.estimators._base import (
     KernelEstimatorMixin,
     result_dtype,
 )
-from kernelkit.estimators._kernels import SKLEARN_KERNELS
-from kernelkit.estimators._kernels import _gamma as sklearn_gamma
 from kernelkit.estimators._nystrom_unsupervised import (
     nystrom_kpca,
     pre_image_map,
@@ -29,6 +27,8 @@ from kernelkit.estimators._nystrom_unsupervised import (
 from kernelkit.gram import GramCenterer, gram
 from kernelkit.gram.nystrom import CENTRE_METHODS, centre_count, choose_centres, too_many_centres
 from kernelkit.kernels import Kernel, PrecomputedBatch
+from kernelkit.kernels._resolve import SKLEARN_KERNELS
+from kernelkit.kernels._resolve import _gamma as sklearn_gamma
 from kernelkit.kernels.precomputed import Precomputed, check_gram
 from kernelkit.kernels.sparse import SparseRows
 from kernelkit.solvers import cholesky_solve, fix_signs, top_eigenpairs
@@ -186,7 +186,7 @@ class KernelPCA(
     kernel : Kernel, str or None, optional
         A kernelkit kernel, a kernel spec, a scikit-learn name (``"rbf"``, ``"poly"``,
         ``"precomputed"``...) or ``None``: the default kernel of the input's kind (see
-        :mod:`kernelkit.estimators._kernels`).  ``Precomputed()`` takes the training Gram in
+        :mod:`kernelkit.kernels._resolve`).  ``Precomputed()`` takes the training Gram in
         ``fit`` and Gram rows against the training points in ``transform``.
     n_components : int or None, default 2
         Number of components (at most the number of training samples); ``None``: every

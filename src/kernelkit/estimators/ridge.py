@@ -152,7 +152,7 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         (``"rbf"``, ``"laplacian"``, ``"poly"``, ``"linear"``, ``"cosine"``,
         ``"precomputed"``) or ``None``: the default kernel of the input's kind (Gaussian with
         the median heuristic for vectors, Tanimoto for molecules, ``Spectrum(k=3)`` for
-        sequences, Weisfeiler-Lehman for graphs); see :mod:`kernelkit.estimators._kernels`.
+        sequences, Weisfeiler-Lehman for graphs); see :mod:`kernelkit.kernels._resolve`.
         With ``Precomputed()`` (or ``"precomputed"``) ``fit`` takes the training Gram and
         ``predict`` the Gram rows of new points against the training points.
     lam : float, list of float or "auto", default "auto"

@@ -24,10 +24,10 @@ from kernelkit.estimators._base import (
     progress_of,
     to_numpy,
 )
-from kernelkit.estimators._kernels import GAMMA_WHEN_NONE, SKLEARN_KERNELS
 from kernelkit.gram import gram
 from kernelkit.gram.nystrom import take
 from kernelkit.kernels import Kernel, Linear, Precomputed
+from kernelkit.kernels._resolve import GAMMA_WHEN_NONE, SKLEARN_KERNELS
 from kernelkit.kernels.sparse import SparseRows
 from kernelkit.utils.constraints import Interval, StrOptions
 from kernelkit.utils.errors import InputError, NotFittedError, SparseInputError
@@ -97,7 +97,7 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
     kernel : Kernel, str or None, optional
         A kernelkit kernel, a kernel spec, a scikit-learn name (``"rbf"``, ``"poly"``,
         ``"precomputed"``...) or ``None``: the default kernel of the input's kind (see
-        :class:`~kernelkit.estimators.KernelRidge` and :mod:`kernelkit.estimators._kernels`).
+        :class:`~kernelkit.estimators.KernelRidge` and :mod:`kernelkit.kernels._resolve`).
     C : float, default 1.0
         Penalty of the hinge losses, ``0 < C <= inf`` (``inf``: the hard margin, as ``SVC``).
     class_weight : dict, "balanced" or None

@@ -160,7 +160,7 @@ class BiasFreeSVC(MarginClassifierMixin, ClassifierMixin, BaseEstimator):
     ----------
     kernel : Kernel, str or None, optional
         A kernelkit kernel, a kernel spec, a scikit-learn name or ``None`` (the default kernel
-        of the input's kind; see :mod:`kernelkit.estimators._kernels`).
+        of the input's kind; see :mod:`kernelkit.kernels._resolve`).
     lam : float, default 1e-3
         Regularisation ``lam > 0`` of ``lam ||f||^2``; ``C = 1 / (2 n lam)``.
     loss : {"hinge", "squared_hinge"}, default "hinge"

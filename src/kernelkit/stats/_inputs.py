@@ -1,13 +1,14 @@
 """Two samples of any kind and their kernel: validation, kernel resolution, the pooled Gram.
 
-``kernel`` is resolved as in the estimators (:mod:`kernelkit.kernels.specs`): a kernelkit
-:class:`~kernelkit.kernels.Kernel` as given; ``None`` for the default kernel of the input
-kind (Tanimoto for molecules, ``Spectrum(k=3)`` for sequences, Weisfeiler-Lehman for graphs,
-a Gaussian with the median-heuristic width of the *pooled* vectors); a spec
-``NAME:param=value`` (a missing Gaussian/Laplacian ``sigma`` set by the median heuristic on
-the pooled vectors); or ``"precomputed"`` (:class:`~kernelkit.kernels.Precomputed`), with
-``X`` the Gram matrix of the pooled sample ``(x_1..x_n, y_1..y_m)`` and ``Y`` the size ``n``
-of the first sample.
+``kernel`` is resolved as in the estimators and the command line
+(:mod:`kernelkit.kernels._resolve`): a kernelkit :class:`~kernelkit.kernels.Kernel` as given;
+``None`` for the default kernel of the input kind (Tanimoto for molecules, ``Spectrum(k=3)``
+for sequences, Weisfeiler-Lehman for graphs, a Gaussian with the median-heuristic width of
+the *pooled* vectors); a scikit-learn name (``"rbf"``, ``"laplacian"``, ``"poly"``, ...) with
+scikit-learn's defaults; a spec ``NAME:param=value`` (a missing Gaussian/Laplacian ``sigma``
+set by the median heuristic on the pooled vectors); a callable; or ``"precomputed"``
+(:class:`~kernelkit.kernels.Precomputed`), with ``X`` the Gram matrix of the pooled sample
+``(x_1..x_n, y_1..y_m)`` and ``Y`` the size ``n`` of the first sample.
 """
 
 from __future__ import annotations
@@ -21,9 +22,10 @@ import torch
 from kernelkit.data import detect_input_kind
 from kernelkit.gram import gram_tensor
 from kernelkit.kernels import Kernel, Precomputed
+from kernelkit.kernels._resolve import kernel_on
 from kernelkit.kernels.base import DotProductKernel, StationaryKernel
 from kernelkit.kernels.precomputed import check_gram
-from kernelkit.kernels.specs import build_kernel, default_kernel, spec_kind
+from kernelkit.kernels.specs import spec_kind
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.kinds import InputKind
 from kernelkit.utils.validation import to_tensor
@@ -168,25 +170,21 @@ def pooled_vectors(samples: TwoSamples) -> torch.Tensor | None:
 
 
 def resolve_kernel(kernel: Any, samples: TwoSamples, *, name: str = "kernel") -> Kernel:
-    """The kernel of a ``kernel`` argument for two samples (see the module docstring).
+    """The kernel of a ``kernel`` argument for two samples.
 
-    The median heuristic of a default or width-less Gaussian/Laplacian is taken on the
-    pooled vectors (:func:`kernelkit.kernels.specs.median_sigma`), as in Gretton et al.
-    (2012), section 8.
+    The estimators' and the command line's meaning (:func:`kernelkit.kernels._resolve.kernel_on`:
+    scikit-learn names with scikit-learn's defaults, specs, callables, ``None`` for the
+    default kernel of the samples' kind), a data-dependent width read on the pooled vectors:
+    the median heuristic of a default or width-less Gaussian/Laplacian as in Gretton et al.
+    (2012), section 8, and ``gamma = 1 / n_features`` of ``"rbf"`` as scikit-learn.
     """
     if isinstance(kernel, Kernel):
         return kernel
     if samples.kind is InputKind.GRAM:
         return Precomputed()
     pooled = pooled_vectors(samples)
-    if kernel is None:
-        return default_kernel(samples.kind, pooled)
-    if not isinstance(kernel, str):
-        raise InputError(
-            f"{name}: expected a kernelkit Kernel, a kernel spec such as 'gaussian:sigma=2' "
-            f"or None, got {type(kernel).__name__} {kernel!r}"
-        )
-    return build_kernel(kernel, samples.kind, sigma_from=pooled, argument=name)
+    data = pooled if pooled is not None else samples.X
+    return kernel_on(kernel, data, kind=samples.kind, name=name)
 
 
 def check_kernel_kind(kernel: Kernel, samples: TwoSamples, name: str = "kernel") -> None:

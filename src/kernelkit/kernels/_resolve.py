@@ -1,6 +1,10 @@
-r"""The ``kernel`` parameter of the estimators: a Kernel, a spec, a scikit-learn name or None.
+r"""The one meaning of a ``kernel`` argument: a Kernel, a spec, a scikit-learn name or None.
 
-:func:`resolve_kernel` turns the parameter into a kernel in one of four ways:
+Every entry point resolves its ``kernel`` here: the estimators' ``kernel`` parameter,
+:mod:`kernelkit.stats` (MMD, HSIC, two-sample tests) and the command line's ``--kernel``, so
+one string means one kernel with one default width everywhere
+(``tests/kernels/test_resolve.py`` checks the three against each other).
+:func:`resolve_kernel` turns the argument into a kernel in one of four ways:
 
 * a kernelkit :class:`~kernelkit.kernels.Kernel`: used as given (its clone);
 * a Python callable (scikit-learn's convention ``f(x, y, **kernel_params) -> float`` on 1-D
@@ -52,25 +56,19 @@ import numpy as np
 import torch
 
 from kernelkit.data import detect_input_kind
-from kernelkit.kernels import (
-    Chi2,
-    Gaussian,
-    Kernel,
-    Linear,
-    Polynomial,
-    Precomputed,
-    TensorMatern,
-)
+from kernelkit.kernels.base import Kernel
 from kernelkit.kernels.callable import CallableItemKernel, CallableKernel
+from kernelkit.kernels.chi2 import Chi2
+from kernelkit.kernels.precomputed import Precomputed
 from kernelkit.kernels.sparse import SparseRows
 from kernelkit.kernels.specs import (
     KERNEL_SPECS,
     KernelSpecError,
     build_kernel,
-    default_kernel,
     median_sigma,
     spec_kind,
 )
+from kernelkit.kernels.vector import Gaussian, Linear, Polynomial, TensorMatern
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.kinds import InputKind
 
@@ -198,21 +196,42 @@ def _check_unused(
 
 def resolve_kernel(
     kernel: Any,
-    X: Any,
+    X: Any = None,
     *,
+    kind: InputKind | str | None = None,
     gamma: Any = None,
     degree: Any = None,
     coef0: Any = None,
     kernel_params: Any = None,
+    alphabet: str | None = None,
     name: str = "kernel",
     owner: str = "the estimator",
 ) -> Kernel | VectorKernelRecipe:
-    """The kernel named by an estimator's ``kernel`` parameter (see the module docstring).
+    """The kernel named by a ``kernel`` argument (see the module docstring).
 
     Returns a :class:`~kernelkit.kernels.Kernel`, or a :class:`VectorKernelRecipe` when a
     vector kernel's hyperparameters depend on the training vectors (the median heuristic, a
-    default ``gamma``); the caller builds it on the validated training tensor.  ``owner``:
-    the estimator's class name, quoted in errors.
+    default ``gamma``); the caller builds it on the validated training tensor
+    (:func:`kernel_on` does both).
+
+    Parameters
+    ----------
+    kernel : Kernel, str, callable or None
+        The argument.
+    X : array-like, optional
+        The data, read only for its kind (:func:`kernelkit.data.detect_input_kind`) when
+        ``kind`` is not given.
+    kind : InputKind or str, optional
+        The kind of the data, when the caller knows it.
+    gamma, degree, coef0 : optional
+        scikit-learn's parameters of its kernel names.
+    kernel_params : dict, optional
+        Keyword arguments of a callable kernel.
+    alphabet : str, optional
+        Set on a string kernel named by a spec (or the default) that takes one and was not
+        given one.
+    name, owner : str
+        The argument and the class named in errors.
 
     Raises
     ------
@@ -222,9 +241,10 @@ def resolve_kernel(
         are not used.
     """
     extras = {"gamma": gamma, "degree": degree, "coef0": coef0}
+    data_kind = InputKind.parse(kind) if kind is not None else None
     if callable(kernel) and not isinstance(kernel, Kernel):
         _check_unused(kernel, (), extras, owner)
-        if detect_input_kind(X) not in (InputKind.VECTOR, InputKind.GRAM):
+        if (data_kind or detect_input_kind(X)) not in (InputKind.VECTOR, InputKind.GRAM):
             return CallableItemKernel(kernel, kernel_params)  # strings, graphs, objects
         return CallableKernel(kernel, kernel_params)
     if kernel_params is not None:
@@ -236,12 +256,12 @@ def resolve_kernel(
         _check_unused(kernel, (), extras)
         if isinstance(kernel, Kernel):
             return kernel
-        kind = detect_input_kind(X)
-        if kind is InputKind.VECTOR:
+        data_kind = data_kind or detect_input_kind(X)
+        if data_kind is InputKind.VECTOR:
             return VectorKernelRecipe(
                 lambda Xt, w=None: Gaussian(sigma=median_sigma(Xt, sample_weight=w))
             )
-        return default_kernel(kind)
+        return build_kernel(None, data_kind, alphabet=alphabet, argument=name)
     if not isinstance(kernel, str):
         raise InputError(
             f"{name}: expected a kernelkit Kernel (e.g. Gaussian(sigma=1.0)), a kernel spec "
@@ -255,11 +275,57 @@ def resolve_kernel(
         _check_unused(kernel, SKLEARN_KERNELS[key], extras, owner)
         return _sklearn_kernel(key, gamma, degree, coef0)
     _check_unused(kernel, (), extras)
-    kind = spec_kind(kernel, argument=name)
-    if kind is not InputKind.VECTOR:
-        return build_kernel(kernel, kind, argument=name)
+    spec_takes = spec_kind(kernel, argument=name)
+    if spec_takes is not InputKind.VECTOR:
+        return build_kernel(kernel, spec_takes, alphabet=alphabet, argument=name)
     return VectorKernelRecipe(
-        lambda Xt, w=None: build_kernel(kernel, kind, sigma_from=Xt, sample_weight=w, argument=name)
+        lambda Xt, w=None: build_kernel(
+            kernel, spec_takes, sigma_from=Xt, sample_weight=w, argument=name
+        )
+    )
+
+
+def kernel_on(
+    kernel: Any,
+    X: Any,
+    *,
+    kind: InputKind | str | None = None,
+    sample_weight: Any = None,
+    alphabet: str | None = None,
+    name: str = "kernel",
+) -> Kernel:
+    """The kernel of a ``kernel`` argument for the data ``X``, built on them.
+
+    :func:`resolve_kernel`, then a data-dependent vector kernel (median heuristic, default
+    ``gamma``) built on the vectors ``X`` (rows counted ``sample_weight`` times), and a kernel
+    of another kind of input than ``X``'s refused.  :mod:`kernelkit.stats` calls it with the
+    pooled sample, the command line with the records of its input file.
+
+    Raises
+    ------
+    KernelSpecError
+        When the kernel takes another kind of input than ``X`` holds.
+    """
+    data_kind = InputKind.parse(kind) if kind is not None else detect_input_kind(X)
+    resolved = resolve_kernel(kernel, X, kind=data_kind, alphabet=alphabet, name=name)
+    if isinstance(resolved, VectorKernelRecipe):
+        if data_kind is not InputKind.VECTOR:
+            _refuse_kind(kernel, InputKind.VECTOR, data_kind, name)
+        vectors = X if isinstance(X, (torch.Tensor, SparseRows)) else torch.as_tensor(X)
+        w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+        return resolved.build(vectors, w)
+    takes = InputKind.parse(getattr(resolved, "input_kind", InputKind.ANY))
+    if takes not in (InputKind.ANY, data_kind) and data_kind is not InputKind.GRAM:
+        _refuse_kind(kernel, takes, data_kind, name)
+    return resolved
+
+
+def _refuse_kind(kernel: Any, takes: InputKind, holds: InputKind, name: str) -> None:
+    others = ", ".join(n for n, (k, _) in KERNEL_SPECS.items() if k == holds)
+    label = kernel.partition(":")[0] if isinstance(kernel, str) else type(kernel).__name__
+    raise KernelSpecError(
+        f"{name}: {label} takes {takes.plural}, but the input holds {holds.plural}; kernels "
+        f"for {holds.plural}: {others}"
     )
 
 
@@ -310,6 +376,7 @@ def parameter_accepts_sparse(kernel: Any) -> bool:
 __all__ = [
     "SKLEARN_KERNELS",
     "VectorKernelRecipe",
+    "kernel_on",
     "parameter_accepts_sparse",
     "parameter_kind",
     "resolve_kernel",
