@@ -225,3 +225,15 @@ def test_overwriting_the_training_array_changes_no_output(cls, container, one_to
 
 def _seed(cls: type) -> dict[str, int]:
     return {"random_state": 0} if cls in RANDOM else {}
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS, ids=lambda c: c.__name__)
+def test_n_iter_is_an_int_wherever_it_exists(cls, one_torch_thread):
+    """``n_iter_`` is a Python int in every estimator (one-vs-rest and one-vs-one fits report
+    the most iterations of any binary problem), also with three classes."""
+    X, y = _data()
+    three = np.digitize(X[:, 1], [-0.4, 0.4])
+    for labels in (y, three):
+        est = _fit(CASES[cls.__name__](), X, labels)
+        if hasattr(est, "n_iter_"):
+            assert type(est.n_iter_) is int, f"{cls.__name__}.n_iter_: {type(est.n_iter_)}"

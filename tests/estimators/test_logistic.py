@@ -52,7 +52,7 @@ def test_multiclass_is_one_vs_rest(data, one_torch_thread):
     ref = OneVsRestClassifier(_sklearn(lam, len(X))).fit(X, y3)
     np.testing.assert_allclose(ours.predict_proba(X), ref.predict_proba(X), atol=1e-6)
     assert (ours.predict(X) == ref.predict(X)).all()
-    assert ours.dual_coef_.shape == (80, 3) and len(ours.n_iter_) == 3
+    assert ours.dual_coef_.shape == (80, 3) and isinstance(ours.n_iter_, int)
 
 
 def _objective_and_gradient(K, y, lam):
@@ -73,7 +73,7 @@ def test_gaussian_objective_decreases_and_gradient_vanishes(data, one_torch_thre
     lam, tol = 1e-3, 1e-10
     model = KernelLogisticRegression(Gaussian(1.0), lam, tol=tol).fit(X, y)
     path = np.asarray(model.objectives_[0])
-    assert len(path) == model.n_iter_[0] + 1 and (np.diff(path) <= 0).all()
+    assert len(path) == model.n_iter_ + 1 and (np.diff(path) <= 0).all()
     K = Gaussian(1.0)(torch.as_tensor(X)).numpy()
     fun = _objective_and_gradient(K, s, lam)
     J, grad = fun(model.dual_coef_)

@@ -359,9 +359,9 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
         Class labels.
     dual_coef_ : ndarray or torch.Tensor
         ``alpha``, shape (n_samples,) for two classes, (n_samples, n_classes) one-vs-rest.
-    n_iter_ : ndarray
-        Newton steps of each binary problem (``lam="auto"``: of the fit at ``lam_``, the
-        path's one step per ``lam`` not counted).
+    n_iter_ : int
+        Newton steps, the most of any binary problem (``lam="auto"``: of the fit at
+        ``lam_``, the path's one step per ``lam`` not counted).
     objectives_ : list of list of float
         ``J`` along the iterates of each binary problem (non-increasing).
     gradient_norm_ : ndarray
@@ -444,12 +444,12 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
         results = self._fit_exact(Xb, Y, progress)
         coef = torch.stack([res.coef for res in results], dim=1)
         self.dual_coef_ = like_input(squeeze_binary(coef), X)
-        self.n_iter_ = torch.tensor([res.iterations for res in results]).numpy()
+        self.n_iter_ = max(int(res.iterations) for res in results)
         self.objectives_ = [res.objectives for res in results]
         gradients = torch.tensor([res.gradient for res in results], dtype=torch.float64)
         self.gradient_norm_ = like_input(gradients, X)
         converged = all(res.converged for res in results)
-        progress.done(int(self.n_iter_.max()), "converged" if converged else "max_iter")
+        progress.done(self.n_iter_, "converged" if converged else "max_iter")
         if not converged:
             warn_max_iter(self, f"gradient {float(gradients.max()):.3g}")
         return self
@@ -573,7 +573,7 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
         self.X_fit_ = res.centres
         self.center_indices_ = res.indices
         self.dual_coef_ = like_input(squeeze_binary(res.coef), X)
-        self.n_iter_ = np.full(res.coef.shape[1], res.n_newton)
+        self.n_iter_ = int(res.n_newton)
         if self.solver_ == "nystrom":
             self.n_cg_ = res.n_cg
         self.objectives_ = [[float(J)] for J in np.atleast_1d(res.objective)]

@@ -159,8 +159,8 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         ``y_i alpha_i`` of the support vectors (scikit-learn's layout).
     intercept_ : ndarray, shape (n_classes * (n_classes - 1) / 2,)
         The intercepts ``b`` of the one-vs-one problems.
-    n_iter_ : ndarray
-        libsvm iterations of each one-vs-one problem.
+    n_iter_ : int
+        libsvm iterations, the most of any one-vs-one problem (``svc_.n_iter_`` has each).
     probA_, probB_ : ndarray or tensor, shape (n_classes * (n_classes - 1) / 2,)
         Platt's ``A``, ``B`` (``probability=True``; empty otherwise).
     svc_ : sklearn.svm.SVC
@@ -294,12 +294,11 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.n_support_ = self.svc_.n_support_
         self.dual_coef_ = like_input(torch.as_tensor(self.svc_.dual_coef_), X)
         self.intercept_ = like_input(torch.as_tensor(self.svc_.intercept_), X)
-        self.n_iter_ = self.svc_.n_iter_
+        self.n_iter_ = int(np.max(self.svc_.n_iter_))
         self.support_vectors_ = self._support_vectors(X)
-        n_iter = int(np.max(self.n_iter_))
-        progress.update(n_iter, support_vectors=len(self.support_))
-        limit = 0 <= self.max_iter <= n_iter
-        progress.done(n_iter, "max_iter" if limit else "converged")
+        progress.update(self.n_iter_, support_vectors=len(self.support_))
+        limit = 0 <= self.max_iter <= self.n_iter_
+        progress.done(self.n_iter_, "max_iter" if limit else "converged")
         return self
 
     def _support_vectors(self, X: Any) -> Any:

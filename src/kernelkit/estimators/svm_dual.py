@@ -187,8 +187,8 @@ class BiasFreeSVC(MarginClassifierMixin, ClassifierMixin, BaseEstimator):
         Indices of the training points with a nonzero ``alpha`` (in any binary problem).
     duality_gap_ : ndarray
         The certificate of each binary problem.
-    n_iter_ : ndarray
-        Coordinate-ascent sweeps of each binary problem.
+    n_iter_ : int
+        Coordinate-ascent sweeps, the most of any binary problem.
 
     Notes
     -----
@@ -253,9 +253,9 @@ class BiasFreeSVC(MarginClassifierMixin, ClassifierMixin, BaseEstimator):
         self.dual_coef_ = like_input(squeeze_binary(coef), X)
         gaps = torch.tensor([res.gap for res in results], dtype=torch.float64)
         self.duality_gap_ = like_input(gaps, X)
-        self.n_iter_ = np.array([res.iterations for res in results])
+        self.n_iter_ = max(int(res.iterations) for res in results)
         converged = all(res.converged for res in results)
-        progress.done(int(self.n_iter_.max()), "converged" if converged else "max_iter")
+        progress.done(self.n_iter_, "converged" if converged else "max_iter")
         if not converged:
             warn_max_iter(self, f"duality gap {float(gaps.max()):.3g}")
         return self
