@@ -1,4 +1,4 @@
-"""Run every benchmark script of this folder, then regenerate the README's table (``make bench``).
+"""Run every benchmark script here, then regenerate the performance tables (``make bench``).
 
 ``python benchmarks/run_all.py [NAME ...]`` runs the scripts whose name contains one of the
 NAMEs (all without arguments), each in a fresh Python process (a script's settings, torch's
@@ -6,7 +6,8 @@ thread count for one, must not carry over into the next one's timings) with the 
 :data:`SCRIPT_ARGS` (none for the others).  The wall time of each script and of the whole
 run goes to ``results/run_all.json``, rewritten after every script (a script that fails
 stops the run and is named there as ``failed``); then :mod:`readme_table` rewrites the
-README's performance table from the JSON rows in ``results/``.
+full table of ``docs/performance.md`` and the README's summary from the JSON rows in
+``results/``.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from pathlib import Path
 HERE = Path(__file__).parent
 
 SCRIPT_ARGS = {"bench_falkon": ["--big"]}
-"""Options of the scripts whose default run is shorter than their README rows need:
+"""Options of the scripts whose default run is shorter than their table rows need:
 bench_falkon's n = 10^6 tier (issue 27's table, in the same run as the smaller sizes)."""
 
 if __name__ == "__main__":
@@ -63,6 +64,6 @@ if __name__ == "__main__":
     record(not only)
     total = time.perf_counter() - start
     print(
-        f"\ntotal {total / 60:.1f} min; README table "
+        f"\ntotal {total / 60:.1f} min; performance tables "
         + ("rewritten" if update_readme() else "unchanged")
     )

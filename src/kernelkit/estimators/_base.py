@@ -60,6 +60,7 @@ from kernelkit.utils import errors
 from kernelkit.utils.constraints import (
     Interval,
     InvalidParameterError,
+    StrOptions,
     validate_parameter_constraints,
 )
 from kernelkit.utils.errors import InputError
@@ -89,6 +90,9 @@ MEMORY_BUDGET_CONSTRAINT: list[Any] = [Interval(Integral, 1, None, closed="left"
 
 VERBOSE_CONSTRAINT: list[Any] = ["verbose", callable]
 """``verbose``: a non-negative int, a bool, or a callable progress report."""
+
+ON_ERROR_CONSTRAINT: list[Any] = [StrOptions({"raise", "skip"})]
+"""``on_error`` of every supervised estimator (:meth:`KernelEstimatorMixin._drop_invalid`)."""
 
 
 def progress_of(estimator: Any, total: int | None = None, unit: str = "iter") -> Progress:
@@ -264,7 +268,7 @@ class KernelEstimatorMixin:
     def _drop_invalid(self, X: Any, y: Any, sample_weight: Any) -> tuple[Any, Any, Any]:
         """``X``, ``y``, ``sample_weight`` without the records that do not parse, with
         ``on_error="skip"`` (:func:`kernelkit.data.detect.drop_invalid_records`)."""
-        on_error = getattr(self, "on_error", "raise")
+        on_error = self.on_error
         if on_error != "skip" or X is None:
             return X, y, sample_weight
         kind = parameter_kind(self.kernel) if self.kernel is not None else detect_input_kind(X)

@@ -15,6 +15,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from kernelkit.estimators._base import (
     KERNEL_CONSTRAINTS,
+    ON_ERROR_CONSTRAINT,
     RANDOM_STATE_CONSTRAINT,
     KernelEstimatorMixin,
     result_dtype,
@@ -113,6 +114,11 @@ class GaussianProcessRegressor(KernelEstimatorMixin, RegressorMixin, BaseEstimat
     random_state : None, int, RandomState or Generator
         Seed of the restarts, of the centres, of ``sample_y``'s default and of
         ``predict_interval("split")``.
+    on_error : {"raise", "skip"}, default "raise"
+        Training records that do not parse as the input kind (SMILES RDKit rejects): an
+        :class:`~kernelkit.data.molecules.InvalidRecordsError` naming them, or ``"skip"``:
+        left out of the fit with their targets, named in a warning (the shared route of
+        every supervised estimator, :func:`kernelkit.data.detect.drop_invalid_records`).
 
     Attributes
     ----------
@@ -172,6 +178,7 @@ class GaussianProcessRegressor(KernelEstimatorMixin, RegressorMixin, BaseEstimat
         "n_centers": [Interval(Integral, 1, None, closed="left")],
         "centers": [StrOptions(set(CENTRE_METHODS))],
         "random_state": RANDOM_STATE_CONSTRAINT,
+        "on_error": ON_ERROR_CONSTRAINT,
     }
 
     def __init__(
@@ -187,6 +194,7 @@ class GaussianProcessRegressor(KernelEstimatorMixin, RegressorMixin, BaseEstimat
         n_centers: int = 500,
         centers: str = "uniform",
         random_state: Any = None,
+        on_error: str = "raise",
     ):
         self.kernel = kernel
         self.noise = noise
@@ -198,12 +206,14 @@ class GaussianProcessRegressor(KernelEstimatorMixin, RegressorMixin, BaseEstimat
         self.n_centers = n_centers
         self.centers = centers
         self.random_state = random_state
+        self.on_error = on_error
 
     # ------------------------------------------------------------------ fit
     def fit(self, X: Any, y: Any) -> GaussianProcessRegressor:
         """Learn the hyper-parameters (``optimizer``) and factorise the training covariance
         (exact) or form the one-pass statistics of the sparse GP (``solver_ == "nystrom"``)."""
         self._validate_params()
+        X, y, _ = self._drop_invalid(X, y, None)
         Xb = self._fit_X(X)
         Y = self._validate_y_numeric(y, len(Xb), result_dtype(Xb))
         self.y_train_ = like_input(Y, X)

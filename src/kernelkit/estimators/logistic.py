@@ -13,6 +13,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from kernelkit.estimators._base import (
+    ON_ERROR_CONSTRAINT,
     RANDOM_STATE_CONSTRAINT,
     check_distributed_nystrom,
     progress_of,
@@ -352,6 +353,11 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
         terminal, else ``[KernelLogisticRegression] iter k/max_iter objective=J`` lines per
         Newton step of the exact solver and a final ``done after ...`` line); a callable
         receives ``(step, objective)``.
+    on_error : {"raise", "skip"}, default "raise"
+        Training records that do not parse as the input kind (SMILES RDKit rejects): an
+        :class:`~kernelkit.data.molecules.InvalidRecordsError` naming them, or ``"skip"``:
+        left out of the fit with their targets, named in a warning (the shared route of
+        every supervised estimator, :func:`kernelkit.data.detect.drop_invalid_records`).
 
     Attributes
     ----------
@@ -398,6 +404,7 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
         "n_centers": [Interval(Integral, 1, None, closed="left")],
         "centers": [StrOptions(set(CENTRE_METHODS)), "array-like"],
         "random_state": RANDOM_STATE_CONSTRAINT,
+        "on_error": ON_ERROR_CONSTRAINT,
     }
 
     def __init__(
@@ -415,6 +422,7 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
         degree: int | None = None,
         coef0: float | None = None,
         verbose: VerboseLike = 0,
+        on_error: str = "raise",
     ):
         self.kernel = kernel
         self.lam = lam
@@ -428,12 +436,14 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
         self.degree = degree
         self.coef0 = coef0
         self.verbose = verbose
+        self.on_error = on_error
 
     def fit(self, X: Any, y: Any) -> KernelLogisticRegression:
         """Fit one binary KLR (two classes) or one per class (one-vs-rest); a Dask array or
         bag ``X`` is fitted on the workers that hold it (a Nyström solver, uniform centres)."""
         if is_dask_collection(X):
             return self._fit_distributed(X, y)
+        X, y, _ = self._drop_invalid(X, y, None)
         Xb, Y = self._fit_targets(X, y)
         for name in ("center_indices_", "n_cg_", "gradient_norm_", "lam_", "cv_results_"):
             self.__dict__.pop(name, None)

@@ -16,6 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from kernelkit.estimators._base import (
     KERNEL_CONSTRAINTS,
+    ON_ERROR_CONSTRAINT,
     RANDOM_STATE_CONSTRAINT,
     VERBOSE_CONSTRAINT,
     KernelEstimatorMixin,
@@ -353,7 +354,7 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         "random_state": RANDOM_STATE_CONSTRAINT,
         "verbose": VERBOSE_CONSTRAINT,
         "block_size": [Interval(Integral, 1, None, closed="left"), None],
-        "on_error": [StrOptions({"raise", "skip"})],
+        "on_error": ON_ERROR_CONSTRAINT,
     }
 
     def __init__(

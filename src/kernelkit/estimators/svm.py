@@ -19,6 +19,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 from kernelkit.estimators._base import (
     KERNEL_CONSTRAINTS,
     KERNEL_PARAMS_CONSTRAINT,
+    ON_ERROR_CONSTRAINT,
     VERBOSE_CONSTRAINT,
     KernelEstimatorMixin,
     progress_of,
@@ -141,6 +142,11 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         ``[KernelSVC] libsvm ...`` stage line and a final ``done after iter N ...`` line with
         the most libsvm iterations of a one-vs-one problem); a callable receives ``(N, n_SV)``
         once.  libsvm's own console output stays off.
+    on_error : {"raise", "skip"}, default "raise"
+        Training records that do not parse as the input kind (SMILES RDKit rejects): an
+        :class:`~kernelkit.data.molecules.InvalidRecordsError` naming them, or ``"skip"``:
+        left out of the fit with their targets, named in a warning (the shared route of
+        every supervised estimator, :func:`kernelkit.data.detect.drop_invalid_records`).
 
     Attributes
     ----------
@@ -195,6 +201,7 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         probability: bool | str = "deprecated",
         random_state: RandomStateLike = None,
         verbose: VerboseLike = 0,
+        on_error: str = "raise",
     ):
         self.kernel = kernel
         self.C = C
@@ -210,6 +217,7 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.probability = probability
         self.random_state = random_state
         self.verbose = verbose
+        self.on_error = on_error
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **KERNEL_CONSTRAINTS,
@@ -226,6 +234,7 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         "probability": ["boolean", StrOptions({"deprecated"})],
         "random_state": ["random_state", np.random.Generator],
         "verbose": VERBOSE_CONSTRAINT,
+        "on_error": ON_ERROR_CONSTRAINT,
     }
 
     def _kernel_extras(self) -> dict[str, Any]:

@@ -14,7 +14,7 @@ import torch
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
-from kernelkit.estimators._base import progress_of, warn_max_iter
+from kernelkit.estimators._base import ON_ERROR_CONSTRAINT, progress_of, warn_max_iter
 from kernelkit.estimators._classes import (
     MARGIN_CONSTRAINTS,
     MarginClassifierMixin,
@@ -176,6 +176,11 @@ class BiasFreeSVC(MarginClassifierMixin, ClassifierMixin, BaseEstimator):
         ``0``: silent; ``1``: progress on stderr (:mod:`kernelkit.utils.progress`: a bar on a
         terminal, else ``[BiasFreeSVC] iter k/max_iter duality_gap=...`` lines per sweep and a
         final ``done after ...`` line); a callable receives ``(sweep, duality_gap)``.
+    on_error : {"raise", "skip"}, default "raise"
+        Training records that do not parse as the input kind (SMILES RDKit rejects): an
+        :class:`~kernelkit.data.molecules.InvalidRecordsError` naming them, or ``"skip"``:
+        left out of the fit with their targets, named in a warning (the shared route of
+        every supervised estimator, :func:`kernelkit.data.detect.drop_invalid_records`).
 
     Attributes
     ----------
@@ -202,6 +207,7 @@ class BiasFreeSVC(MarginClassifierMixin, ClassifierMixin, BaseEstimator):
         **MARGIN_CONSTRAINTS,
         "loss": [StrOptions(set(LOSSES))],
         "tol": [Interval(Real, 0, None, closed="neither")],
+        "on_error": ON_ERROR_CONSTRAINT,
     }
 
     def __init__(
@@ -216,6 +222,7 @@ class BiasFreeSVC(MarginClassifierMixin, ClassifierMixin, BaseEstimator):
         degree: int | None = None,
         coef0: float | None = None,
         verbose: VerboseLike = 0,
+        on_error: str = "raise",
     ):
         self.kernel = kernel
         self.lam = lam
@@ -226,9 +233,11 @@ class BiasFreeSVC(MarginClassifierMixin, ClassifierMixin, BaseEstimator):
         self.degree = degree
         self.coef0 = coef0
         self.verbose = verbose
+        self.on_error = on_error
 
     def fit(self, X: Any, y: Any) -> BiasFreeSVC:
         """Fit one bias-free SVM (two classes) or one per class (one-vs-rest)."""
+        X, y, _ = self._drop_invalid(X, y, None)
         Xb, Y = self._fit_targets(X, y)
         K = gram(self.kernel_, Xb).to(torch.float64)
         progress = progress_of(self, self.max_iter)
