@@ -13,7 +13,7 @@ from sklearn.metrics import r2_score
 from sklearn.metrics.pairwise import linear_kernel, polynomial_kernel, rbf_kernel
 
 from kernelkit import KernelRidge
-from kernelkit.estimators.ridge import kernel_ridge_coefficients
+from kernelkit.estimators import kernel_ridge_coefficients
 from kernelkit.kernels import Gaussian, Linear, Polynomial, Precomputed
 
 

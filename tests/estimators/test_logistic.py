@@ -12,7 +12,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.multiclass import OneVsRestClassifier
 
 from kernelkit import KernelLogisticRegression
-from kernelkit.estimators.logistic import kernel_logistic_regression
+from kernelkit.estimators import kernel_logistic_regression
 from kernelkit.io import load, save
 from kernelkit.kernels import Gaussian
 from kernelkit.utils.errors import InputError, ParameterError

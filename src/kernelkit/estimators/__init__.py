@@ -8,13 +8,15 @@ from kernelkit.estimators.ckn_seq import SequenceCKNClassifier, SequenceCKNFeatu
 from kernelkit.estimators.clustering import KernelKMeans, kernel_kmeans
 from kernelkit.estimators.features import NystromFeatures, RandomFourierFeatures
 from kernelkit.estimators.kcca import KernelCCA
-from kernelkit.estimators.logistic import KernelLogisticRegression, kernel_logistic_regression
+from kernelkit.estimators.logistic import KernelLogisticRegression
 from kernelkit.estimators.mkl import SimpleMKL
 from kernelkit.estimators.pca import KernelPCA, KernelPCAResult, kernel_pca
-from kernelkit.estimators.ridge import KernelRidge, kernel_ridge_coefficients
+from kernelkit.estimators.ridge import KernelRidge
 from kernelkit.estimators.spectral import SpectralClustering
 from kernelkit.estimators.svm import KernelSVC
 from kernelkit.estimators.svm_dual import BiasFreeSVC, bias_free_svm
+from kernelkit.models.logistic_exact import kernel_logistic_regression
+from kernelkit.models.ridge import kernel_ridge_coefficients
 
 __all__ = [
     "BiasFreeSVC",

@@ -18,7 +18,6 @@ import torch
 from kernelkit.estimators._base import KERNEL_CONSTRAINTS, VERBOSE_CONSTRAINT, KernelEstimatorMixin
 from kernelkit.kernels.base import Batch
 from kernelkit.utils.constraints import Interval
-from kernelkit.utils.errors import InputError
 from kernelkit.utils.validation import like_input, signed_targets
 
 MARGIN_CONSTRAINTS: dict[str, list[Any]] = {
@@ -31,30 +30,6 @@ MARGIN_CONSTRAINTS: dict[str, list[Any]] = {
     "verbose": VERBOSE_CONSTRAINT,
 }
 """Parameters shared by the margin classifiers (``lam > 0`` of the course's objectives)."""
-
-
-def check_signs(y: torch.Tensor, *, name: str = "y") -> torch.Tensor:
-    """``y`` as a float64 vector after checking every entry is -1 or +1 (binary problems).
-
-    Raises
-    ------
-    InputError
-        Naming the values that came in (multi-class or 0/1 labels must be mapped first).
-    """
-    y = torch.as_tensor(y, dtype=torch.float64)
-    if y.ndim != 1:
-        raise InputError(
-            f"{name}: expected a 1-D vector of -1/+1 labels, got shape {tuple(y.shape)}"
-        )
-    values = torch.unique(y)
-    if not bool(((values == 1) | (values == -1)).all()):
-        shown = ", ".join(f"{v:g}" for v in values[:6].tolist())
-        raise InputError(
-            f"{name}: expected binary labels in {{-1, +1}}, got the values {{{shown}"
-            f"{', ...' if len(values) > 6 else ''}}}; map two classes to -1/+1 (more classes: "
-            "one problem per class, as the estimators do)"
-        )
-    return y
 
 
 def decision_labels(classes: np.ndarray, scores: torch.Tensor, X: Any) -> Any:
@@ -109,7 +84,6 @@ class MarginClassifierMixin(KernelEstimatorMixin):
 __all__ = [
     "MARGIN_CONSTRAINTS",
     "MarginClassifierMixin",
-    "check_signs",
     "decision_labels",
     "signed_targets",
     "squeeze_binary",

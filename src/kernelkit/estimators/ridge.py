@@ -55,7 +55,7 @@ from kernelkit.models.falkon import (
     unmapped_onepass,
 )
 from kernelkit.models.falkon_distributed import distributed_nystrom_system
-from kernelkit.solvers import CholeskyResult, cholesky_factor, cholesky_solve
+from kernelkit.models.ridge import weighted_kernel_ridge
 from kernelkit.utils.constraints import Interval, StrOptions
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.validation import like_input
@@ -67,53 +67,6 @@ def _cost_dims(X: Any, Y: Any) -> tuple[int, int]:
     :func:`~kernelkit.models.falkon.choose_solver`."""
     d = int(X.shape[1]) if len(getattr(X, "shape", ())) == 2 else 0
     return d, int(Y.shape[1]) if len(getattr(Y, "shape", ())) == 2 else 1
-
-
-def kernel_ridge_coefficients(
-    K: torch.Tensor, Y: torch.Tensor, *, lam: float, overwrite_K: bool = False
-) -> CholeskyResult | None:
-    r"""Dual coefficients of kernel ridge regression, ``alpha = (K + n lam I)^{-1} Y``.
-
-    Minimiser of the regularised empirical risk (course part 1, slide "Kernel ridge regression
-    (KRR)")
-
-    .. math:: \min_{f \in H} \frac{1}{n} \sum_{i=1}^n (y_i - f(x_i))^2 + \lambda \|f\|_H^2,
-
-    whose representer form ``f = sum_i alpha_i k(x_i, .)`` has the stationarity condition
-    ``(2/n) K [(K + n lam I) alpha - Y] = 0``, hence ``alpha = (K + n lam I)^{-1} Y``
-    (scikit-learn's ``KernelRidge(alpha=n * lam)``).  For several output columns this is the
-    vector-valued RKHS ridge with the identity operator: one solve, one column per output.
-
-    Parameters
-    ----------
-    K : torch.Tensor
-        Training Gram matrix, shape ``(n, n)``.
-    Y : torch.Tensor
-        Targets, shape ``(n,)`` or ``(n, n_outputs)``.
-    lam : float
-        Regularisation ``lam >= 0`` (``lam = 0`` interpolates, with the jitter ladder of
-        :func:`kernelkit.solvers.cholesky_solve` when ``K`` is singular).
-    overwrite_K : bool
-        Fast path for large ``n``: shift the diagonal and factorise ``K`` *in place* (no
-        second ``n x n`` buffer, no validation pass).  ``K`` is destroyed, and the function
-        returns ``None`` when ``K + n lam I`` is not numerically positive definite; the caller
-        then rebuilds ``K`` and calls again without ``overwrite_K`` (jitter ladder).
-
-    Returns
-    -------
-    CholeskyResult or None
-        ``solution`` holds ``alpha`` (same shape as ``Y``); ``jitter`` the jitter used.
-    """
-    n = K.shape[0]
-    if not overwrite_K:
-        return cholesky_solve(K, Y, shift=n * lam)
-    fac = cholesky_factor(K, shift=n * lam, jitter=0.0, overwrite=True, strict=False)
-    if not fac.success:
-        return None
-    X = fac.solve(Y)
-    if not bool(torch.isfinite(X).all()):
-        return None
-    return CholeskyResult(X, fac.factor, 0.0, n * lam)
 
 
 class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
@@ -415,17 +368,8 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         self.solver_ = self._choose_solver(Xb, Y)
         if self.solver_ != "exact":
             return self._fit_nystrom(Xb, Y, w, X)
-        K = gram(self.kernel_, Xb)
-        Y = Y.to(K.device)
-        root_w = None if w is None else torch.as_tensor(np.sqrt(w), dtype=K.dtype, device=K.device)
-        Y = _weigh(Y, root_w)
-        result = kernel_ridge_coefficients(_weigh_gram_(K, root_w), Y, lam=lam, overwrite_K=True)
-        del K
-        if result is None:  # not numerically PD: rebuild K and climb the jitter ladder
-            K = _weigh_gram_(gram(self.kernel_, Xb), root_w)
-            result = kernel_ridge_coefficients(K, Y, lam=lam)
-        self.dual_coef_ = like_input(_weigh(result.solution, root_w), X)
-        self.jitter_ = float(result.jitter)
+        coef, self.jitter_ = weighted_kernel_ridge(lambda: gram(self.kernel_, Xb), Y, w, lam=lam)
+        self.dual_coef_ = like_input(coef, X)
         self.n_iter_ = 1
         return self
 
@@ -647,18 +591,4 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         return tags
 
 
-def _weigh(Y: torch.Tensor, root_w: torch.Tensor | None) -> torch.Tensor:
-    """``W^{1/2} Y`` (rows scaled by the square roots of the weights); ``Y`` when unweighted."""
-    if root_w is None:
-        return Y
-    return Y * (root_w if Y.ndim == 1 else root_w[:, None])
-
-
-def _weigh_gram_(K: torch.Tensor, root_w: torch.Tensor | None) -> torch.Tensor:
-    """``W^{1/2} K W^{1/2}`` in place; ``K`` when unweighted."""
-    if root_w is None:
-        return K
-    return K.mul_(root_w[:, None]).mul_(root_w[None, :])
-
-
-__all__ = ["KernelRidge", "kernel_ridge_coefficients"]
+__all__ = ["KernelRidge"]

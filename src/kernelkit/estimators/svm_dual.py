@@ -18,7 +18,6 @@ from kernelkit.estimators._base import ON_ERROR_CONSTRAINT, progress_of, warn_ma
 from kernelkit.estimators._classes import (
     MARGIN_CONSTRAINTS,
     MarginClassifierMixin,
-    check_signs,
     squeeze_binary,
 )
 from kernelkit.gram import gram
@@ -27,7 +26,7 @@ from kernelkit.kernels import Kernel
 from kernelkit.solvers import box_qp
 from kernelkit.utils.constraints import Interval, StrOptions
 from kernelkit.utils.progress import Progress, VerboseLike
-from kernelkit.utils.validation import like_input
+from kernelkit.utils.validation import check_signs, like_input
 
 LOSSES = ("hinge", "squared_hinge")
 

@@ -33,20 +33,115 @@ and allows ``lam = 0`` (the ridgeless projection) when ``C`` has full column ran
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import torch
 
-from kernelkit.solvers import CholeskyFactor, cholesky_factor, solve_triangular
+from kernelkit.solvers import (
+    CholeskyFactor,
+    CholeskyResult,
+    cholesky_factor,
+    cholesky_solve,
+    solve_triangular,
+)
+
+
+def kernel_ridge_coefficients(
+    K: torch.Tensor, Y: torch.Tensor, *, lam: float, overwrite_K: bool = False
+) -> CholeskyResult | None:
+    r"""Dual coefficients of kernel ridge regression, ``alpha = (K + n lam I)^{-1} Y``.
+
+    Minimiser of the regularised empirical risk (course part 1, slide "Kernel ridge regression
+    (KRR)")
+
+    .. math:: \min_{f \in H} \frac{1}{n} \sum_{i=1}^n (y_i - f(x_i))^2 + \lambda \|f\|_H^2,
+
+    whose representer form ``f = sum_i alpha_i k(x_i, .)`` has the stationarity condition
+    ``(2/n) K [(K + n lam I) alpha - Y] = 0``, hence ``alpha = (K + n lam I)^{-1} Y``
+    (scikit-learn's ``KernelRidge(alpha=n * lam)``).  For several output columns this is the
+    vector-valued RKHS ridge with the identity operator: one solve, one column per output.
+
+    Parameters
+    ----------
+    K : torch.Tensor
+        Training Gram matrix, shape ``(n, n)``.
+    Y : torch.Tensor
+        Targets, shape ``(n,)`` or ``(n, n_outputs)``.
+    lam : float
+        Regularisation ``lam >= 0`` (``lam = 0`` interpolates, with the jitter ladder of
+        :func:`kernelkit.solvers.cholesky_solve` when ``K`` is singular).
+    overwrite_K : bool
+        Fast path for large ``n``: shift the diagonal and factorise ``K`` *in place* (no
+        second ``n x n`` buffer, no validation pass).  ``K`` is destroyed, and the function
+        returns ``None`` when ``K + n lam I`` is not numerically positive definite; the caller
+        then rebuilds ``K`` and calls again without ``overwrite_K`` (jitter ladder).
+
+    Returns
+    -------
+    CholeskyResult or None
+        ``solution`` holds ``alpha`` (same shape as ``Y``); ``jitter`` the jitter used.
+    """
+    n = K.shape[0]
+    if not overwrite_K:
+        return cholesky_solve(K, Y, shift=n * lam)
+    fac = cholesky_factor(K, shift=n * lam, jitter=0.0, overwrite=True, strict=False)
+    if not fac.success:
+        return None
+    X = fac.solve(Y)
+    if not bool(torch.isfinite(X).all()):
+        return None
+    return CholeskyResult(X, fac.factor, 0.0, n * lam)
+
+
+def weighted_kernel_ridge(
+    make_gram: Callable[[], torch.Tensor], Y: torch.Tensor, w: Any = None, *, lam: float
+) -> tuple[torch.Tensor, float]:
+    r"""Kernel ridge with sample weights on the exact Gram: ``(alpha, jitter)``.
+
+    Minimises ``(1 / sum w) sum_i w_i ||y_i - f(x_i)||^2 + lam ||f||^2`` with unit-mean
+    weights ``w`` (``None``: all 1): with ``W = diag(w)``, ``alpha = W^{1/2} (W^{1/2} K W^{1/2}
+    + n lam I)^{-1} W^{1/2} Y`` (:func:`kernel_ridge_coefficients` on the weighted system;
+    integer weights give the fit of the repeated rows).  ``make_gram()`` returns a fresh Gram:
+    it is factorised in place, and rebuilt once for the jitter ladder when it is not
+    numerically positive definite.
+    """
+    K = make_gram()
+    Y = Y.to(K.device)
+    root_w = None if w is None else torch.as_tensor(np.sqrt(w), dtype=K.dtype, device=K.device)
+    Y = _weigh(Y, root_w)
+    result = kernel_ridge_coefficients(_weigh_gram_(K, root_w), Y, lam=lam, overwrite_K=True)
+    del K
+    if result is None:  # not numerically PD: rebuild K and climb the jitter ladder
+        result = kernel_ridge_coefficients(_weigh_gram_(make_gram(), root_w), Y, lam=lam)
+    return _weigh(result.solution, root_w), float(result.jitter)
+
+
+def _weigh(Y: torch.Tensor, root_w: torch.Tensor | None) -> torch.Tensor:
+    """``W^{1/2} Y`` (rows scaled by the square roots of the weights); ``Y`` when unweighted."""
+    if root_w is None:
+        return Y
+    return Y * (root_w if Y.ndim == 1 else root_w[:, None])
+
+
+def _weigh_gram_(K: torch.Tensor, root_w: torch.Tensor | None) -> torch.Tensor:
+    """``W^{1/2} K W^{1/2}`` in place; ``K`` when unweighted."""
+    if root_w is None:
+        return K
+    return K.mul_(root_w[:, None]).mul_(root_w[None, :])
+
 
 __all__ = [
     "RidgeTrace",
+    "kernel_ridge_coefficients",
     "psd_factor",
     "ridge_coefficients",
     "ridge_coefficients_projected",
     "ridge_loss_projected",
     "ridge_trace_loss",
     "sym_outer",
+    "weighted_kernel_ridge",
 ]
 
 

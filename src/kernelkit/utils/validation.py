@@ -230,3 +230,27 @@ def signed_targets(y: Any) -> tuple[np.ndarray, torch.Tensor]:
     else:
         signs = np.where(codes[:, None] == np.arange(len(classes))[None, :], 1.0, -1.0)
     return classes, torch.as_tensor(signs, dtype=torch.float64)
+
+
+def check_signs(y: torch.Tensor, *, name: str = "y") -> torch.Tensor:
+    """``y`` as a float64 vector after checking every entry is -1 or +1 (binary problems).
+
+    Raises
+    ------
+    InputError
+        Naming the values that came in (multi-class or 0/1 labels must be mapped first).
+    """
+    y = torch.as_tensor(y, dtype=torch.float64)
+    if y.ndim != 1:
+        raise InputError(
+            f"{name}: expected a 1-D vector of -1/+1 labels, got shape {tuple(y.shape)}"
+        )
+    values = torch.unique(y)
+    if not bool(((values == 1) | (values == -1)).all()):
+        shown = ", ".join(f"{v:g}" for v in values[:6].tolist())
+        raise InputError(
+            f"{name}: expected binary labels in {{-1, +1}}, got the values {{{shown}"
+            f"{', ...' if len(values) > 6 else ''}}}; map two classes to -1/+1 (more classes: "
+            "one problem per class, as the estimators do)"
+        )
+    return y
