@@ -144,3 +144,34 @@ def test_torch_input_gives_torch_output(one_torch_thread):
     y = X[:, 0].clone()
     est = SimpleMKL(lam=1e-2).fit(X, y)
     assert isinstance(est.predict(X), torch.Tensor) and len(est.weights_) == 3
+
+
+def test_lam_auto_is_the_best_5_fold_score_of_the_grid_on_the_grams():
+    """``lam="auto"``: a hand loop over the 5 folds (seed 0) of SimpleMKL on the sliced
+    precomputed Grams gives the same scores and ``lam_``; the fit equals the fixed-``lam``
+    fit at it, from kernels or from the Grams."""
+    from sklearn.model_selection import KFold
+
+    from kernelkit import SimpleMKL
+    from kernelkit.kernels import Gaussian
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(40, 2))
+    y = np.sin(3 * X[:, 0]) + 0.1 * rng.normal(size=40)
+    kernels = [Gaussian(0.3), Gaussian(1.0)]
+    grams = [k(torch.as_tensor(X)).numpy() for k in kernels]  # diagonal 1: no trace scaling
+    grid = np.logspace(-1, -9, 17)
+    scores = []
+    for lam in grid:
+        fold_scores = []
+        for tr, te in KFold(5, shuffle=True, random_state=0).split(X):
+            est = SimpleMKL("precomputed", lam=lam).fit([G[tr][:, tr] for G in grams], y[tr])
+            fold_scores.append(est.score([G[te][:, tr] for G in grams], y[te]))
+        scores.append(np.mean(fold_scores))
+    model = SimpleMKL(kernels, lam="auto").fit(X, y)
+    np.testing.assert_allclose(model.cv_results_["mean_test_score"], scores, atol=1e-10)
+    assert type(model.lam_) is float and model.lam_ == grid[int(np.argmax(scores))]
+    fixed = SimpleMKL(kernels, lam=model.lam_).fit(X, y)
+    np.testing.assert_allclose(model.predict(X), fixed.predict(X), atol=1e-10)
+    from_grams = SimpleMKL("precomputed", lam="auto").fit(grams, y)
+    assert from_grams.lam_ == model.lam_

@@ -135,3 +135,35 @@ def test_save_load_round_trip(data, tmp_path, one_torch_thread):
     model = BiasFreeSVC(Gaussian(1.0), 0.02, loss="squared_hinge").fit(X, y)
     loaded = load(save(model, tmp_path / "svm"))
     np.testing.assert_array_equal(loaded.decision_function(Xt), model.decision_function(Xt))
+
+
+def test_lam_auto_is_the_best_5_fold_accuracy_of_the_grid():
+    """``lam="auto"``: the grid ``mean k(x, x) * 10^{-1..-9}`` scored by a hand-written loop
+    over the stratified folds (seed 0) on the Gram, the best mean accuracy (ties: the larger
+    ``lam``), then the fit at that ``lam`` on every row."""
+    from sklearn.model_selection import StratifiedKFold
+
+    from kernelkit.estimators import BiasFreeSVC, bias_free_svm
+    from kernelkit.kernels import Gaussian
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(50, 2))
+    y = np.where(X[:, 0] * X[:, 1] > 0, 1, -1)  # separable: every lam converges in a few sweeps
+    K = Gaussian(1.0)(torch.as_tensor(X))
+    grid = np.logspace(-1, -9, 17)  # the Gaussian's scale is 1
+    folds = list(StratifiedKFold(5, shuffle=True, random_state=0).split(X, y))
+    mean_accuracy = []
+    for lam in grid:
+        hits = []
+        for tr, te in folds:
+            ytr = torch.as_tensor(y[tr], dtype=torch.float64)
+            coef = bias_free_svm(K[tr][:, tr], ytr, lam=lam).coef
+            hits.append(np.mean(np.sign((K[te][:, tr] @ coef).numpy()) == y[te]))
+        mean_accuracy.append(np.mean(hits))
+    best = grid[int(np.argmax(mean_accuracy))]
+    model = BiasFreeSVC(Gaussian(1.0), lam="auto").fit(X, y)
+    assert type(model.lam_) is float and model.lam_ == pytest.approx(best, rel=1e-12)
+    np.testing.assert_allclose(model.cv_results_["mean_test_score"], mean_accuracy, atol=1e-12)
+    fixed = BiasFreeSVC(Gaussian(1.0), lam=best).fit(X, y)
+    np.testing.assert_allclose(model.dual_coef_, fixed.dual_coef_, atol=1e-12)
+    assert BiasFreeSVC(Gaussian(1.0), lam=0.01).fit(X, y).lam_ == 0.01

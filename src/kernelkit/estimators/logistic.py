@@ -178,7 +178,7 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
     solver_ : str
         The solver that fitted: ``"exact"``, ``"onepass"`` or ``"nystrom"``.
     lam_ : float
-        ``lam="auto"`` only: the chosen ``lam``.
+        The ``lam`` of the fit (``lam``, or the one ``"auto"`` chose).
     cv_results_ : dict
         ``lam="auto"`` only: the path in scikit-learn's layout (``params``, ``param_lam``,
         ``mean_test_score`` = minus the held-out log loss, ``rank_test_score``,
@@ -245,6 +245,8 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
         Xb, Y = self._fit_targets(X, y)
         for name in ("center_indices_", "n_cg_", "gradient_norm_", "lam_", "cv_results_"):
             self.__dict__.pop(name, None)
+        if not self._auto:
+            self.lam_ = float(self.lam)
         self.solver_ = self._choose_solver(Xb, Y)
         progress = progress_of(self, self.max_iter)
         if self.solver_ != "exact":
@@ -327,6 +329,8 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
         n = check_distributed_nystrom(self, X, points=True)
         for name in ("center_indices_", "n_cg_", "gradient_norm_", "lam_", "cv_results_"):
             self.__dict__.pop(name, None)
+        if not self._auto:
+            self.lam_ = float(self.lam)
         index, centres, blocks = self._distributed_centres(X, int(self.n_centers))
         m = len(centres)
         if y is None:
@@ -400,7 +404,7 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
             path = exact_lam_path(K, Y, holdout_rows(len(K), self.random_state))
             self._record_path(path)
             start = path.coef
-        lam = self.lam_ if self._auto else float(self.lam)
+        lam = self.lam_
         results = []
         for j in range(Y.shape[1]):
             if Y.shape[1] > 1:

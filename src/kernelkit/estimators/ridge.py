@@ -240,7 +240,8 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         Jitter added to the diagonal by the Cholesky solver (0 unless ``K + n lam I`` was
         numerically singular; ``"nystrom"``: the jitter of ``chol(K_mm)``).
     lam_ : float
-        The chosen ``lam`` (grid, ``"auto"`` or ``kernel_params`` fits only).
+        The ``lam`` of the fit: ``lam`` when it is one number, else the chosen one (grid,
+        ``"auto"`` or ``kernel_params`` fits).
     cv_results_ : dict
         Grid fits only: scikit-learn's layout (``params``, ``param_lam``,
         ``mean_test_score`` = minus the criterion, ``rank_test_score``; per-fold
@@ -364,7 +365,7 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
             if self.solver_ == "exact":
                 return fit_selected(self, Xb, Y, w, X)
             return fit_selected_nystrom(self, Xb, Y, w, X)
-        lam = float(self.lam)
+        lam = self.lam_ = float(self.lam)
         self.solver_ = self._choose_solver(Xb, Y)
         if self.solver_ != "exact":
             return self._fit_nystrom(Xb, Y, w, X)
@@ -551,6 +552,8 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
                 n, m, d=d, c=c, tol=float(self.tol), exact=False, lam=float(self.lam)
             )
         self._check_nystrom_lam()
+        if not selecting:
+            self.lam_ = float(self.lam)
         w = check_sample_weight(None if sample_weight is None else np.asarray(sample_weight), n)
         w = unit_mean_weights(w)
         index, centres, blocks = self._distributed_centres(X, m, w)
