@@ -50,7 +50,6 @@ from kernelkit.models.falkon_logistic import (
 )
 from kernelkit.models.logistic_path import (
     AUTO_GRID,
-    PATIENCE,
     LogisticPath,
     auto_grid,
     follow_lam_path,
@@ -225,7 +224,7 @@ def exact_lam_path(
     held_out: np.ndarray,
     lams: Any = None,
     *,
-    patience: int = PATIENCE,
+    patience: int | None = None,
 ) -> LogisticPath:
     """The held-out ``lam`` path of :mod:`kernelkit.models.logistic_path` for the exact
     solver (``lams`` default: :func:`~kernelkit.models.logistic_path.auto_grid` of the
@@ -235,7 +234,8 @@ def exact_lam_path(
 
     ``Y``: ``+-1`` targets, shape ``(n, c)`` (one column per one-vs-rest problem).  The
     path's ``coef`` is the chosen iterate (one-standard-error rule) padded with zeros at the
-    held-out rows (a warm start of the fit on every row) and ``scores`` its ``K coef``.
+    held-out rows (a warm start of the fit on every row) and ``scores`` its ``K coef``;
+    ``patience`` default: the option ``logistic_patience`` (:func:`kernelkit.get_config`).
     """
     lams = auto_grid(K.diagonal()) if lams is None else np.asarray(lams, dtype=np.float64)
     tr, out = torch.as_tensor(~held_out), torch.as_tensor(held_out)
