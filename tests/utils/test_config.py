@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -130,3 +132,9 @@ def test_kernel_entry_flops_moves_the_exact_onepass_boundary():
         assert _auto_ridge(400, 200) == "exact"
         with config_context(kernel_entry_flops=400.0):
             assert _auto_ridge(400, 200) == "onepass"
+
+
+def test_the_docs_page_lists_every_option():
+    page = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
+    listed = set(re.findall(r"^\| `(\w+)` \|", page.read_text(encoding="utf-8"), re.M))
+    assert listed == set(DEFAULTS)
