@@ -116,6 +116,10 @@ class Options:
     measured at n = 10^4: 1.8x faster at m = 2000, 0.82x at m = 5000,
     ``benchmarks/screen_unmapped.py``)."""
 
+    logistic_newton_steps: int = _option(8, _AT_LEAST_ONE)
+    """Newton steps the cost model assumes for kernel logistic regression (an assumption:
+    the benchmark fits of ``docs/scale.md`` took 6 to 10)."""
+
     # --- Nyström logistic regression (kernelkit.models.falkon_logistic) -------------------
     hessian_rows_per_centre: int = _option(8, _AT_LEAST_ONE)
     """Rows per centre of the uniform sample whose Hessian terms the row-sampled
@@ -157,7 +161,28 @@ class Options:
     """Default bytes of one tile on an accelerator: a pass is a few hundred kernel launches
     rather than thousands (a launch costs microseconds whatever the tile)."""
 
-    # --- spectra (kernelkit.solvers.spectra) -------------------------------------------------
+    gram_tile_bytes: int = _option(4 << 20, _AT_LEAST_ONE)
+    """Default bytes of one tile of the Gram engine (1024 x 1024 in float32,
+    :func:`kernelkit.gram.tiling.tile_size`): the fastest size of a sweep of the fused Gaussian
+    Gram (``docs/measurements.md``)."""
+
+    gp_tile_entries: int = _option(1 << 21, _AT_LEAST_ONE)
+    """Kernel values per tile of the streamed passes of the Nyström Gaussian process
+    (:mod:`kernelkit.models.gp_nystrom`; rows = this // m)."""
+
+    # --- eigensolvers (kernelkit.solvers.eigen, kernelkit.solvers.spectra) ------------------
+    eigen_full_max_n: int = _option(300, _NON_NEGATIVE)
+    """Up to this size ``method="auto"`` of :func:`kernelkit.solvers.top_eigenpairs` takes a
+    full ``eigh``: as fast as anything there (``docs/measurements.md``, "Top-k
+    eigensolvers")."""
+
+    eigen_block_max_fraction: float = _option(0.02, _FRACTION)
+    """``method="auto"`` takes the block Krylov method for the largest ``k`` pairs while
+    ``k <=`` this times ``n`` (``docs/measurements.md``, "Top-k eigensolvers")."""
+
+    eigen_block_basis_bytes: int = _option(1 << 29, _AT_LEAST_ONE)
+    """Memory cap (bytes) of the block Krylov basis ``Q`` and its image ``K Q`` together."""
+
     spectrum_dense_max_n: int = _option(200, _NON_NEGATIVE)
     """Up to this order a sparse matrix is densified and its spectrum computed by LAPACK
     (above: ARPACK's Lanczos)."""
