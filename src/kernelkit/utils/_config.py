@@ -5,10 +5,10 @@ them for the rest of the process, :func:`config_context` for the duration of a `
 block (restored on the way out, exceptions included).  The code that uses an option reads it
 when it runs (:func:`options`), so a change applies to the next fit.
 
-Most options are the cost model of ``solver="auto"`` (:func:`kernelkit.models.falkon.
-solver_costs`): float64 GEMM flops per kernel value or per update, fitted on the 2-core
-x86-64 benchmark machine (``docs/scale.md``, "Cost model"); another machine may want other
-values.  ``docs/configuration.md`` lists every option.
+Most options are the cost model of ``solver="auto"``
+(:func:`kernelkit.models.falkon.solver_costs`): float64 GEMM flops per kernel value or per
+update, fitted on the 2-core x86-64 benchmark machine (``docs/scale.md``, "Cost model");
+another machine may want other values.  ``docs/configuration.md`` lists every option.
 
 The options are one process-wide state (not thread-local as scikit-learn's): the tile loops'
 worker threads then read what the caller set.  Two threads setting different values at the
@@ -37,7 +37,8 @@ _NON_NEGATIVE = "non_negative"
 
 
 def _option(default: float, rule: str = _POSITIVE) -> Any:
-    """A dataclass field with its validation ``rule``; the type comes from the annotation."""
+    """A dataclass field with its validation ``rule``; its type (int or float) is the
+    default's."""
     return field(default=default, metadata={"rule": rule})
 
 
