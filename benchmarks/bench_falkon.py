@@ -314,12 +314,12 @@ def _merge(row: dict, prefix: str, result: dict) -> None:
 
 
 def _modelled_costs(task: str, variant: str, n: int, m: int, tol: float) -> dict[str, float]:
-    from kernelkit.estimators.logistic import NEWTON_STEPS
+    from kernelkit import get_config
     from kernelkit.models.falkon import solver_costs
 
     if task == "regression":
         return solver_costs(n, m, d=D, tol=tol if variant == "tuned" else 1e-6)
-    return solver_costs(n, m, d=D, newton_steps=NEWTON_STEPS)
+    return solver_costs(n, m, d=D, newton_steps=get_config()["logistic_newton_steps"])
 
 
 def table_row(task: str, variant: str, n: int, m: int, args, fits: dict) -> dict:

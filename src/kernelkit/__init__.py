@@ -1,7 +1,10 @@
 """kernelkit: kernel methods and kernel-based representation learning for any data.
 
 The estimators are importable from the top level (``from kernelkit import KernelRidge``);
-they are loaded lazily on first access, so ``import kernelkit`` stays cheap.
+they are loaded lazily on first access, so ``import kernelkit`` stays cheap.  The options
+(the cost model of ``solver="auto"``, tile sizes and other tuning constants) are read and set
+with :func:`get_config`, :func:`set_config` and :func:`config_context`
+(``docs/configuration.md``).
 """
 
 from __future__ import annotations
@@ -31,6 +34,9 @@ _LAZY = {
     "CKNClassifier": "kernelkit.estimators.ckn",
     "SequenceCKNFeatures": "kernelkit.estimators.ckn_seq",
     "SequenceCKNClassifier": "kernelkit.estimators.ckn_seq",
+    "config_context": "kernelkit.utils._config",
+    "get_config": "kernelkit.utils._config",
+    "set_config": "kernelkit.utils._config",
 }
 
 __all__ = ["__version__", *_LAZY]

@@ -16,8 +16,12 @@ import torch
 da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 
-from kernelkit import KernelLogisticRegression, KernelRidge, NystromFeatures  # noqa: E402
-from kernelkit.estimators.logistic import NEWTON_STEPS  # noqa: E402
+from kernelkit import (  # noqa: E402
+    KernelLogisticRegression,
+    KernelRidge,
+    NystromFeatures,
+    get_config,
+)
 from kernelkit.gram import distributed_nystrom  # noqa: E402
 from kernelkit.gram.nystrom import draw_by_keys, uniform_centres  # noqa: E402
 from kernelkit.kernels import Gaussian  # noqa: E402
@@ -250,7 +254,8 @@ def test_auto_on_dask_logistic_records_the_cheaper_nystrom_solver(data):
         # a fixed lam: the default lam="auto" holds out rows drawn by random_state
         auto = KernelLogisticRegression(Gaussian(1.0), 1e-3, n_centers=20, random_state=0)
         auto.fit(X_dask, y)
-    expected = choose_solver(600, 20, d=5, newton_steps=NEWTON_STEPS, exact=False)
+    steps = get_config()["logistic_newton_steps"]
+    expected = choose_solver(600, 20, d=5, newton_steps=steps, exact=False)
     assert auto.solver_ == expected and expected != "exact"
     centres = data[0][auto.center_indices_]
     local = KernelLogisticRegression(Gaussian(1.0), 1e-3, solver=expected, centers=centres)

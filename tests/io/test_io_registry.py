@@ -19,7 +19,7 @@ from kernelkit.utils.errors import InputError
 
 pytest.importorskip("safetensors", reason="kernelkit.io needs the io extra")
 
-TOP_LEVEL_ESTIMATORS = [n for n in kernelkit.__all__ if n != "__version__"]
+TOP_LEVEL_ESTIMATORS = [n for n in kernelkit.__all__ if n[0].isupper()]
 FAST = {"max_iter": 3, "n_restarts": 2}
 VECTOR_INPUT = {
     name: {"patch_sizes": (1, 1), "subsamplings": (1, 1), "n_filters": (4, 6)}

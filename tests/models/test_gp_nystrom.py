@@ -8,9 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from kernelkit import GaussianProcessRegressor
+from kernelkit import GaussianProcessRegressor, config_context
 from kernelkit.kernels import Gaussian, Tanimoto
-from kernelkit.models import gp_nystrom
 from kernelkit.models.gp import gp_fit, gp_predict
 from kernelkit.models.gp_nystrom import (
     StreamedBound,
@@ -71,8 +70,13 @@ def test_every_point_a_centre_is_the_exact_gp(c):
     torch.testing.assert_close(c1, c0, rtol=0, atol=1e-8)
 
 
-def test_streamed_gradient_equals_autograd_of_the_dense_bound(monkeypatch):
-    monkeypatch.setattr(gp_nystrom, "TILE_ENTRIES", 300)  # many tiles
+@pytest.fixture
+def many_tiles():
+    with config_context(gp_tile_entries=300):
+        yield
+
+
+def test_streamed_gradient_equals_autograd_of_the_dense_bound(many_tiles):
     X, y = _data()
     C = X[:25]
     base = Gaussian(1.0)

@@ -288,7 +288,7 @@ def test_unmapped_statistics_are_the_mapped_ones_within_the_bound(dtype, lam, mo
     assert unmapped.statistics.unmapped and calls == [1]
     rel = (unmapped.solution - mapped.solution).norm() / mapped.solution.norm()
     assert float(rel) <= bound / 10
-    # fewer than UNMAPPED_ROWS_PER_CENTRE rows per centre: the final 2 m^3 map would cost more
+    # fewer than unmapped_rows_per_centre rows per centre: the final 2 m^3 map would cost more
     few = nystrom_system(kernel, X[:1000], np.arange(0, 1000, 3), lam=lam)
     assert not nystrom_ridge_onepass(few, y[:1000], lam, tol=float("inf")).statistics.unmapped
 

@@ -143,4 +143,4 @@ def drop_invalid_records(
     return [items[i] for i in keep], take(y), take(sample_weight)
 
 
-__all__ = ["SEQUENCE_CHARACTERS", "detect_input_kind", "drop_invalid_records"]
+__all__ = ["detect_input_kind", "drop_invalid_records"]

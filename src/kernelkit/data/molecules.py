@@ -28,7 +28,6 @@ from kernelkit.utils.errors import InputError
 from kernelkit.utils.optional import require
 
 __all__ = [
-    "FINGERPRINTS",
     "InvalidRecordsError",
     "MoleculeBatch",
     "as_molecule_batch",

@@ -264,4 +264,4 @@ def as_string_batch(
     return StringBatch.from_sequences(X, alphabet, allow_empty=allow_empty, name=name)
 
 
-__all__ = ["ALPHABETS", "StringBatch", "as_string_batch", "resolve_alphabet"]
+__all__ = ["StringBatch", "as_string_batch", "resolve_alphabet"]

@@ -414,7 +414,6 @@ class KernelKMeans(KernelEstimatorMixin, ClusterMixin, BaseEstimator):
 
 
 __all__ = [
-    "CLUSTER_CONSTRAINTS",
     "KernelKMeans",
     "KernelKMeansResult",
     "check_n_clusters",

@@ -53,12 +53,14 @@ from kernelkit.models.logistic_path import (
     holdout_rows,
     nystrom_logistic_auto,
 )
+from kernelkit.utils._config import deprecated_options, options
 from kernelkit.utils.constraints import Interval, StrOptions
 from kernelkit.utils.progress import Progress, VerboseLike
 from kernelkit.utils.validation import like_input
 
-NEWTON_STEPS = 8
-"""Newton steps the cost model of ``solver="auto"`` assumes for logistic regression."""
+__getattr__ = deprecated_options(__name__, {"NEWTON_STEPS": "logistic_newton_steps"})
+"""``NEWTON_STEPS`` of the previous release, now the option ``logistic_newton_steps``
+(``kernelkit.get_config``): importable with a ``FutureWarning`` for one release."""
 
 
 class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstimator):
@@ -273,7 +275,8 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
                 return "exact"
             d = Xb.shape[1] if isinstance(Xb, torch.Tensor) and Xb.ndim == 2 else 0
             keep = keeps_block(Xb, m)
-            return choose_solver(n, m, d=d, c=Y.shape[1], newton_steps=NEWTON_STEPS, keep=keep)
+            steps = options().logistic_newton_steps
+            return choose_solver(n, m, d=d, c=Y.shape[1], newton_steps=steps, keep=keep)
         return forced_solver(str(self.solver), n, m)
 
     def _fit_nystrom(
@@ -341,9 +344,8 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
         self.solver_ = str(self.solver)
         if self.solver == "auto":
             d = centres.shape[1] if isinstance(centres, torch.Tensor) and centres.ndim == 2 else 0
-            self.solver_ = choose_solver(
-                n, m, d=d, c=Y.shape[1], newton_steps=NEWTON_STEPS, exact=False
-            )
+            steps = options().logistic_newton_steps
+            self.solver_ = choose_solver(n, m, d=d, c=Y.shape[1], newton_steps=steps, exact=False)
         system = distributed_nystrom_system(
             self.kernel_, blocks, m, centres=centres, indices=index, lam=self._system_lam()
         )

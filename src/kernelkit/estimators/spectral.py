@@ -356,4 +356,4 @@ def _warn_if_disconnected(graph: sp.spmatrix) -> None:
         )
 
 
-__all__ = ["NORMALIZATIONS", "SpectralClustering"]
+__all__ = ["SpectralClustering"]

@@ -28,14 +28,16 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
 
 from kernelkit.gram.engine import gram
 from kernelkit.gram.nystrom import uniform_centres
-from kernelkit.gram.streaming import KEEP_FRACTION, keep_budget
+from kernelkit.gram.streaming import keep_budget
 from kernelkit.kernels.base import Kernel
+from kernelkit.utils._config import options
 from kernelkit.utils.errors import InputError
 
 __all__ = [
@@ -335,7 +337,8 @@ def n_rows(X: Any) -> int:
 def cluster_keep_budget(client: Any = None) -> int:
     """Default ``memory_budget`` (bytes) of a ``K_nm`` kept on a Dask cluster
     (:class:`~kernelkit.gram.distributed_nystrom.DistributedNystromOperator`):
-    :data:`~kernelkit.gram.streaming.KEEP_FRACTION` of the memory the workers may use:
+    the option ``keep_fraction`` (:func:`kernelkit.get_config`, read on the client) of the
+    memory the workers may use:
     of the workers' ``memory_limit`` summed, plus, for the workers without one, their host's
     :func:`~kernelkit.gram.streaming.keep_budget` (the same fraction of its available memory),
     run on the host and counted once per host (its workers share its memory).
@@ -348,14 +351,15 @@ def cluster_keep_budget(client: Any = None) -> int:
             client = default_client()
         except (ImportError, ValueError):  # no distributed client: the local scheduler
             return keep_budget()
+    fraction = options().keep_fraction
     workers = client.scheduler_info()["workers"]
     limits = sum(w["memory_limit"] for w in workers.values() if w.get("memory_limit"))
     unlimited = [address for address, w in workers.items() if not w.get("memory_limit")]
     host_budgets: dict[str, int] = {}
     if unlimited:
-        budgets = client.run(keep_budget, workers=unlimited)
+        budgets = client.run(partial(keep_budget, fraction=fraction), workers=unlimited)
         host_budgets = {workers[a].get("host", a): budgets[a] for a in unlimited}
-    return int(KEEP_FRACTION * limits) + sum(host_budgets.values())
+    return int(fraction * limits) + sum(host_budgets.values())
 
 
 def draw_kept_centres(

@@ -672,8 +672,6 @@ def nystrom_map_on_centres(
 
 
 __all__ = [
-    "CENTRE_METHODS",
-    "METHODS",
     "CentreChoice",
     "CholeskyBasis",
     "NystromBasis",

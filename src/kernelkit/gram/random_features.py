@@ -141,7 +141,6 @@ def random_fourier_map(
 
 
 __all__ = [
-    "SUPPORTED",
     "RandomFourierMap",
     "check_spectral_kernel",
     "random_fourier_map",

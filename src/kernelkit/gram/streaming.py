@@ -53,30 +53,24 @@ from kernelkit.gram.nystrom import take
 from kernelkit.gram.tiling import is_sliceable, n_workers, run_parallel
 from kernelkit.kernels.base import Batch, Kernel
 from kernelkit.solvers.nystrom_normal import features_, symmetric_from_upper, syrk_
+from kernelkit.utils._config import deprecated_options, options
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.validation import check_int
 
-KEEP_FRACTION = 0.25
-"""Share of the available memory (the free memory of a CUDA device, else the host's available
-memory) a kept ``K_nm`` may take by default (:func:`keep_budget`)."""
-
-SHARED_BLAS_CENTRES = 4000
-"""From this many centres :meth:`NystromOperator.normal_equations` runs the one-pass tiles on
-ONE worker whose BLAS uses every thread instead of one single-threaded BLAS per worker: the
-tile's triangular solve (SciPy's ``dtrsm``, whose wrapper holds the GIL, so the workers' solves
-run one at a time) then dominates the ``2 b m^2`` flops.  Below it the per-worker tiles win
-(their rank-``b`` updates run at the same time, :func:`~kernelkit.solvers.nystrom_normal.syrk_`;
-the measured crossover: ``docs/scale.md``, "Cost model")."""
-
-NYSTROM_TILE_BYTES = 2 << 20
-"""Default bytes of one ``b x m`` tile: the block stays in the L2 cache between the kernel pass
-and the two products (the sweep behind it: ``docs/measurements.md``)."""
-
-
-DEVICE_TILE_BYTES = 64 << 20
-"""Default bytes of one tile on an accelerator: large enough that a pass is a few hundred
-kernel launches rather than thousands (a CUDA launch costs microseconds whatever the tile;
-the device has no cache to stay in)."""
+__getattr__ = deprecated_options(
+    __name__,
+    {
+        name: name.lower()
+        for name in (
+            "DEVICE_TILE_BYTES",
+            "KEEP_FRACTION",
+            "NYSTROM_TILE_BYTES",
+            "SHARED_BLAS_CENTRES",
+        )
+    },
+)
+"""The tiling constants of the previous release, now options (``kernelkit.get_config``):
+importable with a ``FutureWarning`` for one release."""
 
 
 def _kernel_tile(
@@ -278,14 +272,16 @@ def kept_block_bytes(Xb: Batch, m: int) -> int:
     return len(Xb) * m * itemsize
 
 
-def keep_budget(device: Any = None) -> int:
-    """Default ``memory_budget`` (bytes) of a kept ``K_nm``: :data:`KEEP_FRACTION` of the
-    memory available now, the free memory of a CUDA ``device`` (``torch.cuda.mem_get_info``),
-    else the host's available memory (``psutil.virtual_memory().available``)."""
+def keep_budget(device: Any = None, *, fraction: float | None = None) -> int:
+    """Default ``memory_budget`` (bytes) of a kept ``K_nm``: ``fraction`` (default: the option
+    ``keep_fraction``, :func:`kernelkit.get_config`) of the memory available now, the free
+    memory of a CUDA ``device`` (``torch.cuda.mem_get_info``), else the host's available
+    memory (``psutil.virtual_memory().available``)."""
     device = torch.device("cpu" if device is None else device)
+    share = options().keep_fraction if fraction is None else fraction
     if device.type == "cuda":
-        return int(KEEP_FRACTION * torch.cuda.mem_get_info(device)[0])
-    return int(KEEP_FRACTION * psutil.virtual_memory().available)
+        return int(share * torch.cuda.mem_get_info(device)[0])
+    return int(share * psutil.virtual_memory().available)
 
 
 class StreamedProducts(ABC):
@@ -400,8 +396,8 @@ class NystromOperator(StreamedProducts):
     centres : array-like, tensor or batch
         The ``m`` centres (raw or prepared; same kind as ``X``).
     block_size : int, optional
-        Rows per tile (default: ``NYSTROM_TILE_BYTES`` of block on the CPU,
-        ``DEVICE_TILE_BYTES`` on an accelerator, at least 1 row).
+        Rows per tile (default: the options ``nystrom_tile_bytes`` of block on the CPU,
+        ``device_tile_bytes`` on an accelerator, at least 1 row).
     dtype : torch.dtype, optional
         Dtype of vector inputs and of the blocks (default: the input's, else float64).
     memory_budget : int, default 0
@@ -503,12 +499,13 @@ class NystromOperator(StreamedProducts):
         return self.kernel.block(take(self.Xb, index), self.centres).to(torch.float64)
 
     def rows_per_tile(self, itemsize: int = 4) -> int:
-        """Rows ``b`` of one tile: ``block_size``, else ``NYSTROM_TILE_BYTES / (m itemsize)``
-        (:data:`DEVICE_TILE_BYTES` on an accelerator)."""
+        """Rows ``b`` of one tile: ``block_size``, else the option ``nystrom_tile_bytes``
+        over ``m itemsize`` (``device_tile_bytes`` on an accelerator)."""
         n, m = self.shape
         if self.block_size is not None:
             return max(1, min(self.block_size, n))
-        tile = NYSTROM_TILE_BYTES if self.device.type == "cpu" else DEVICE_TILE_BYTES
+        opt = options()
+        tile = opt.nystrom_tile_bytes if self.device.type == "cpu" else opt.device_tile_bytes
         return max(1, min(n, tile // max(1, m * itemsize)))
 
     def _plan(self, *, min_rows: int = 1) -> tuple:
@@ -603,11 +600,11 @@ class NystromOperator(StreamedProducts):
         """One pass of :func:`nystrom_normal_tile` over tiles of ``max(b, m)`` rows (see
         :meth:`StreamedProducts.normal_equations`; ``fast``: float32 tile products,
         :func:`nystrom_normal_tile`): one worker thread per core with a single-threaded BLAS
-        each, or, from :data:`SHARED_BLAS_CENTRES` centres, one worker whose BLAS uses every
-        thread."""
+        each, or, from the option ``shared_blas_centres`` centres, one worker whose BLAS uses
+        every thread."""
         n, m = self.shape
         sliceable, vector, device, b, starts, workers, block_dtype = self._plan(min_rows=m)
-        shared_blas = m >= SHARED_BLAS_CENTRES
+        shared_blas = m >= options().shared_blas_centres
         workers = 1 if shared_blas else workers
         _check_rhs(U, rows)
         if rows is None:
@@ -650,7 +647,7 @@ class NystromOperator(StreamedProducts):
                     KV[r0:r1] = kv
 
         # one BLAS thread per worker thread (spinning BLAS threads stall a loaded machine),
-        # or one worker with every BLAS thread from SHARED_BLAS_CENTRES centres
+        # or one worker with every BLAS thread from shared_blas_centres centres
         blas_threads = torch.get_num_threads() if shared_blas else 1
         with torch.no_grad(), threadpool_limits(blas_threads, user_api="blas"):
             run_parallel(work, list(range(workers)), parallel=workers > 1)
@@ -665,10 +662,6 @@ class NystromOperator(StreamedProducts):
 
 
 __all__ = [
-    "DEVICE_TILE_BYTES",
-    "KEEP_FRACTION",
-    "NYSTROM_TILE_BYTES",
-    "SHARED_BLAS_CENTRES",
     "NystromOperator",
     "RowsFn",
     "keep_budget",

@@ -17,11 +17,12 @@ from typing import Any
 import torch
 
 from kernelkit.kernels.base import Batch, Kernel, batch_dtype
+from kernelkit.utils._config import deprecated_options, options
 from kernelkit.utils.errors import InputError
 
-DEFAULT_TILE_BYTES = 4 << 20
-"""Default bytes of one tile (1024 x 1024 in float32): the fastest size of a sweep of the fused
-Gaussian Gram (``docs/measurements.md``)."""
+__getattr__ = deprecated_options(__name__, {"DEFAULT_TILE_BYTES": "gram_tile_bytes"})
+"""``DEFAULT_TILE_BYTES`` of the previous release, now the option ``gram_tile_bytes``
+(``kernelkit.get_config``): importable with a ``FutureWarning`` for one release."""
 
 SCRATCH_FACTOR = 4
 """Tile-sized temporaries a non-fused ``block`` may allocate (``block`` + profile + copies)."""
@@ -68,7 +69,7 @@ def tile_size(
     n = max(n, 1)
     if block_size is not None:
         return min(block_size, n)
-    b = math.isqrt(DEFAULT_TILE_BYTES // itemsize)
+    b = math.isqrt(options().gram_tile_bytes // itemsize)
     if memory_budget is not None:
         per_elem = SCRATCH_FACTOR * itemsize
         if memory_budget < per_elem + extra_bytes_per_row:

@@ -44,7 +44,7 @@ and :func:`joint_scores` turns a linear model's weights into per-label scores.
 
 from kernelkit.invariance.base import Invariance, Representers
 from kernelkit.invariance.dual import fit_dual_rrm
-from kernelkit.invariance.embedding import (
+from kernelkit.invariance.embedding import (  # noqa: F401 (vocabularies, importable, not in __all__)
     AGGREGATES,
     FEATURE_MAPS,
     READINGS,
@@ -62,9 +62,6 @@ from kernelkit.invariance.transforms import (
 )
 
 __all__ = [
-    "AGGREGATES",
-    "FEATURE_MAPS",
-    "READINGS",
     "ImageTransformInvariance",
     "Invariance",
     "InvariantFeatures",

@@ -46,4 +46,4 @@ def is_model_path(path: str | Path) -> bool:
         return False
 
 
-__all__ = ["ARRAYS", "FORMAT", "MANIFEST", "MAX_MANIFEST_BYTES", "is_model_path"]
+__all__ = ["is_model_path"]

@@ -223,7 +223,6 @@ def kappa_taylor_coefficients(name: str, n_terms: int, **params: Any) -> list[fl
 
 
 __all__ = [
-    "KAPPAS",
     "SphereExponential",
     "SphereInversePolynomial",
     "SpherePolynomial",

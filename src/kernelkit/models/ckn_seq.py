@@ -323,7 +323,6 @@ def fit_kmer_anchors(
 
 
 __all__ = [
-    "POOLINGS",
     "GappedKmerLayer",
     "KmerLengthSum",
     "fit_kmer_anchors",

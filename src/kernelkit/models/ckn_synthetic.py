@@ -101,4 +101,4 @@ def planted_position_dna(
     return out, y
 
 
-__all__ = ["SPLICE_MOTIFS", "planted_position_dna"]
+__all__ = ["planted_position_dna"]

@@ -591,7 +591,6 @@ def train_alternating(
 
 
 __all__ = [
-    "LAM_CV_GRID",
     "ClassifierTraining",
     "cross_validate_lam",
     "fit_image_anchors",

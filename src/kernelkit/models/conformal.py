@@ -42,7 +42,6 @@ METHODS = ("jackknife+", "split")
 """Interval methods of ``predict_interval``."""
 
 __all__ = [
-    "METHODS",
     "check_alpha",
     "conformal_interval",
     "jackknife_plus",

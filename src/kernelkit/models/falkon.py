@@ -31,7 +31,6 @@ import torch
 from kernelkit.gram.engine import gram_tensor, prepare_pair
 from kernelkit.gram.nystrom import take, too_many_centres
 from kernelkit.gram.streaming import (
-    SHARED_BLAS_CENTRES,
     NystromOperator,
     StreamedProducts,
     keep_budget,
@@ -53,81 +52,38 @@ from kernelkit.solvers.nystrom_pcg import (
     nystrom_pcg,
     nystrom_preconditioner,
 )
+from kernelkit.utils._config import deprecated_options, options
 from kernelkit.utils.errors import InputError
-
-KERNEL_ENTRY_FLOPS = 100.0
-"""Cost of one kernel value in a PCG pass (the ``exp``, the float64 copy and the two products
-of its tile) in float64 GEMM flops, the unit of the cost model: 0.059 ns, one flop on one
-core of the benchmark machine at 17 GFLOP/s (measured: ``docs/scale.md``, "Cost model")."""
-
-ONEPASS_ENTRY_FLOPS = 500.0
-"""Cost of one kernel value in a one-pass tile (the value, its float64 copy, its share of the
-tile's feature map and accumulation overheads) in the same flops: fitted with
-:data:`ONEPASS_UPDATE_FLOPS` to the measured one-pass fits (``docs/scale.md``, "Cost
-model")."""
-
-ONEPASS_UPDATE_FLOPS = 0.83
-"""Cost of each of the ``(g + 1) n m^2`` multiply-adds of the one-pass solver (the triangular
-solve of the feature map, one rank-``b`` update of ``H`` per weighting) in the same flops
-(fitted with :data:`ONEPASS_ENTRY_FLOPS`)."""
-
-ONEPASS_SHARED_ENTRY_FLOPS = 720.0
-"""``E_1`` from :data:`~kernelkit.gram.streaming.SHARED_BLAS_CENTRES` centres, where the tiles
-run on one worker whose BLAS uses every thread (the kernel values then on torch's threads):
-fitted with :data:`ONEPASS_SHARED_UPDATE_FLOPS` to the one-pass fits at n = 10^5, m = 2000
-and 5000 (``docs/scale.md``, "Cost model")."""
-
-ONEPASS_SHARED_UPDATE_FLOPS = 0.38
-"""``h`` from :data:`~kernelkit.gram.streaming.SHARED_BLAS_CENTRES` centres (fitted with
-:data:`ONEPASS_SHARED_ENTRY_FLOPS`)."""
-
-KEPT_ENTRY_FLOPS = 37.0
-"""Cost of one kernel value in a PCG pass over the kept ``K_nm`` (no kernel evaluation: the
-float64 copy of the tile and its two products, memory-bound) in the same flops:
-:data:`KERNEL_ENTRY_FLOPS` times the measured ratio of a kept to a streamed pass
-(``docs/scale.md``, "Cost model")."""
-
-KEEP_FILL_FLOPS = 126.0
-"""Extra cost of one kernel value in the first PCG pass when ``K_nm`` is kept (writing the
-``n x m`` block to fresh memory) in the same flops (measured with
-:data:`KEPT_ENTRY_FLOPS`)."""
-
-CG_PASSES_PER_DIGIT = 8.25
-"""Falkon CG iterations per decimal digit of ``tol`` at ``m = 1000`` centres (measured on the
-benchmark problem at ``lam = 1e-6``: ``docs/scale.md``, "Cost model")."""
-
-CG_LAM_EXPONENT = 0.3
-"""Exponent ``gamma`` of the rise of Falkon's CG iterations as ``lam`` falls,
-``t ~ (lam / CG_REFERENCE_LAM)^{-gamma}`` (about 2x per decade: measured at n = 10^5,
-m = 500 / 1000 / 2000, ``tol`` = 1e-3 / 1e-4 / 1e-6, ``lam`` = 1e-7 ... 1e-2;
-``docs/scale.md``, "Cost model")."""
-
-CG_REFERENCE_LAM = 1e-6
-"""The ``lam`` at which :data:`CG_PASSES_PER_DIGIT` was measured."""
-
-UNMAPPED_PASS_FRACTION = 0.5
-"""Cost of a one-pass ridge pass summed unmapped (:func:`nystrom_statistics`) relative to the
-mapped one: measured 0.47 / 0.48 / 0.52 / 0.54 in CPU seconds on one thread at n = 10^5,
-m = 500 / 1000 / 2000 / 5000 (``benchmarks/screen_unmapped.py --threads 1``)."""
-
-CG_CENTRES_EXPONENT = 2 / 3
-"""Exponent ``beta`` of the fall of Falkon's CG iterations with the centres,
-``t ~ m^{-beta}``: the preconditioner improves with ``m`` (measured: ``docs/scale.md``,
-"Cost model")."""
-
-EIGH_FLOPS = 6.0
-"""Cost of a symmetric ``k x k`` eigendecomposition with vectors (LAPACK ``syevd``, one thread)
-per ``k^3``, in the same flops: the ``lam`` path's factorisation (``lam="auto"`` or a grid) in
-place of a Cholesky's ``k^3 / 3``.  Measured 4.7, 5.5 and 6.7 at ``k`` = 1000, 2000 and 3000
-(its tridiagonal reduction is memory-bound; ``docs/model_selection.md``, "Measured")."""
-
-EXACT_FLOPS = 5e10
-"""Modelled cost (float64 GEMM flops) under which ``solver="auto"`` takes the
-exact solver whatever the Nyström cost: the exact answer when it is cheap in absolute terms."""
 
 SOLVERS = ("exact", "onepass", "nystrom")
 """Solvers of ridge and logistic regression: the exact ``n x n`` Cholesky, the one-pass Nyström
 normal equations, Falkon's Nyström PCG (``"nystrom"``, its historical name)."""
+
+__getattr__ = deprecated_options(
+    __name__,
+    {
+        name: name.lower()
+        for name in (
+            "CG_CENTRES_EXPONENT",
+            "CG_LAM_EXPONENT",
+            "CG_PASSES_PER_DIGIT",
+            "CG_REFERENCE_LAM",
+            "EIGH_FLOPS",
+            "EXACT_FLOPS",
+            "KEEP_FILL_FLOPS",
+            "KEPT_ENTRY_FLOPS",
+            "KERNEL_ENTRY_FLOPS",
+            "ONEPASS_ENTRY_FLOPS",
+            "ONEPASS_SHARED_ENTRY_FLOPS",
+            "ONEPASS_SHARED_UPDATE_FLOPS",
+            "ONEPASS_UPDATE_FLOPS",
+            "UNMAPPED_PASS_FRACTION",
+            "UNMAPPED_ROWS_PER_CENTRE",
+        )
+    },
+)
+"""The cost-model constants of the previous release, now options (``kernelkit.get_config``):
+importable with a ``FutureWarning`` for one release."""
 
 
 def cg_passes(
@@ -139,16 +95,18 @@ def cg_passes(
               \big(\tfrac{\lambda}{\lambda_0}\big)^{-\gamma},
               \; 2 \log_{10}(1/\text{tol})\Big) + s - 1,
 
-    ``a =`` :data:`CG_PASSES_PER_DIGIT`, ``beta =`` :data:`CG_CENTRES_EXPONENT`,
-    ``gamma =`` :data:`CG_LAM_EXPONENT` and ``lambda_0 =`` :data:`CG_REFERENCE_LAM` (the
+    ``a``, ``beta``, ``gamma`` and ``lambda_0`` the options ``cg_passes_per_digit``,
+    ``cg_centres_exponent``, ``cg_lam_exponent`` and ``cg_reference_lam``
+    (:func:`kernelkit.get_config`, read at each call; the
     factor is 1 when ``lam`` is None), ``tol`` clipped to ``[1e-12, 0.1]``, ``s`` Newton steps
     (one gradient pass each besides the CG; the inexact-Newton forcing term keeps the early
     steps' CG short, so the CG of about one full solve is counted).
     """
     digits = float(np.log10(1 / min(max(tol, 1e-12), 0.1)))
-    cg = CG_PASSES_PER_DIGIT * digits * (max(m, 1) / 1000) ** -CG_CENTRES_EXPONENT
+    opt = options()
+    cg = opt.cg_passes_per_digit * digits * (max(m, 1) / 1000) ** -opt.cg_centres_exponent
     if lam is not None and float(lam) > 0:
-        cg *= (float(lam) / CG_REFERENCE_LAM) ** -CG_LAM_EXPONENT
+        cg *= (float(lam) / opt.cg_reference_lam) ** -opt.cg_lam_exponent
     return max(cg, 2 * digits) + max(1, int(newton_steps)) - 1
 
 
@@ -167,7 +125,7 @@ def solver_costs(
 ) -> dict[str, float]:
     r"""Modelled cost of each solver in float64 GEMM flops (the model of ``solver="auto"``).
 
-    With ``E = KERNEL_ENTRY_FLOPS`` per kernel value plus ``2 d`` for the distance, ``c``
+    With ``E =`` ``kernel_entry_flops`` per kernel value plus ``2 d`` for the distance, ``c``
     outputs (or one-vs-rest classes), ``s = newton_steps`` (1 for ridge regression) and
     ``t`` the PCG passes of :func:`cg_passes`:
 
@@ -175,18 +133,17 @@ def solver_costs(
               C_\text{nystrom} = t\,n m (E + 2d + 4c) + 2 m^3,
 
     and with ``keep`` (``K_nm`` kept in memory, :func:`nystrom_system`: one kernel pass, then
-    ``t - 1`` passes over the stored block, ``E_k =`` :data:`KEPT_ENTRY_FLOPS`, ``F =``
-    :data:`KEEP_FILL_FLOPS`)
+    ``t - 1`` passes over the stored block, ``E_k =`` ``kept_entry_flops``, ``F =``
+    ``keep_fill_flops``)
 
     .. math:: C_\text{nystrom} = n m (E + F + 2d + 4c) + (t - 1)\, n m (E_k + 4c) + 2 m^3,
 
     .. math:: C_\text{onepass} = p\,(n m (E_1 + 2d + 2c) + h\,(g + 1)\, n m^2)
               + (s + 1)\, m^3 / 3,
 
-    ``E_1 =`` :data:`ONEPASS_ENTRY_FLOPS` and ``h =`` :data:`ONEPASS_UPDATE_FLOPS` (from
-    :data:`~kernelkit.gram.streaming.SHARED_BLAS_CENTRES` centres, where the tiles share
-    every BLAS thread, :data:`ONEPASS_SHARED_ENTRY_FLOPS` and
-    :data:`ONEPASS_SHARED_UPDATE_FLOPS`), the
+    ``E_1 =`` ``onepass_entry_flops`` and ``h =`` ``onepass_update_flops`` (from
+    ``shared_blas_centres`` centres, where the tiles share every BLAS thread,
+    ``onepass_shared_entry_flops`` and ``onepass_shared_update_flops``), the
     one-pass solver's ``(g + 1) n m^2`` being the triangular solve of the feature map
     ``K_b L^{-T}`` and the symmetric rank-``b`` updates of ``H`` (one per weight column:
     ``g = c`` for one-vs-rest logistic regression, 1 for ridge), its ``p`` passes 1 for
@@ -202,30 +159,34 @@ def solver_costs(
     ``select`` (ridge regression choosing ``lam``: a grid or ``"auto"``,
     :mod:`kernelkit.models.ridge_path` and :mod:`kernelkit.models.nystrom_path`): the exact
     solver's Cholesky becomes one eigendecomposition of the Gram and the one-pass solver's
-    that of ``H``, ``e =`` :data:`EIGH_FLOPS`,
+    that of ``H``, ``e =`` ``eigh_flops``,
     ``C_exact = n^2 (E + 2d) + e n^3``, ``C_onepass = n m (E_1 + 2d + 2c) + 2 h n m^2 +
     m^3 / 3 + e m^3``; PCG has no ``lam`` path and keeps its cost.
 
     ``lam`` (a float ``lam``) enters ``t`` (:func:`cg_passes`); ``unmapped`` (ridge regression
     whose one-pass statistics are summed without the per-tile map, :func:`nystrom_statistics`)
-    multiplies the one-pass pass cost by :data:`UNMAPPED_PASS_FRACTION`.
+    multiplies the one-pass pass cost by ``unmapped_pass_fraction``.
+
+    The constants named here are options (:func:`kernelkit.get_config`,
+    ``docs/configuration.md``), read at each call.
     """
-    entry = KERNEL_ENTRY_FLOPS + 2 * d
+    opt = options()
+    entry = opt.kernel_entry_flops + 2 * d
     s = max(1, int(newton_steps))
     ridge = s == 1
     t = cg_passes(m, tol=tol, newton_steps=s, lam=lam)
-    shared = m >= SHARED_BLAS_CENTRES
-    h = ONEPASS_SHARED_UPDATE_FLOPS if shared else ONEPASS_UPDATE_FLOPS
+    shared = m >= opt.shared_blas_centres
+    h = opt.onepass_shared_update_flops if shared else opt.onepass_update_flops
     update = h * ((1 if ridge else c) + 1) * n * m**2
-    tile = (ONEPASS_SHARED_ENTRY_FLOPS if shared else ONEPASS_ENTRY_FLOPS) + 2 * d + 2 * c
-    factor, system = (EIGH_FLOPS, EIGH_FLOPS) if select else (1 / 3, s / 3)
-    pass_fraction = UNMAPPED_PASS_FRACTION if unmapped and ridge else 1.0
+    tile = (opt.onepass_shared_entry_flops if shared else opt.onepass_entry_flops) + 2 * d + 2 * c
+    factor, system = (opt.eigh_flops, opt.eigh_flops) if select else (1 / 3, s / 3)
+    pass_fraction = opt.unmapped_pass_fraction if unmapped and ridge else 1.0
     return {
         "exact": s * n * n * entry + s * factor * n**3,
         "onepass": (s + (0 if ridge else 1)) * pass_fraction * (n * m * tile + update)
         + (1 / 3 + system) * m**3,
         "nystrom": (
-            n * m * (entry + KEEP_FILL_FLOPS + 4 * c + (t - 1) * (KEPT_ENTRY_FLOPS + 4 * c))
+            n * m * (entry + opt.keep_fill_flops + 4 * c + (t - 1) * (opt.kept_entry_flops + 4 * c))
             if keep
             else t * n * m * (entry + 4 * c)
         )
@@ -248,7 +209,7 @@ def choose_solver(
     unmapped: bool = False,
 ) -> str:
     """The solver of ``solver="auto"``: exact when ``m >= n`` or its modelled cost is below
-    :data:`EXACT_FLOPS` or below both Nyström solvers', else the cheaper of one-pass and PCG
+    the option ``exact_flops`` or below both Nyström solvers', else the cheaper of one-pass and PCG
     (:func:`solver_costs`; ``keep``: PCG on the kept ``K_nm``, :func:`keeps_block`);
     ``exact=False`` (a Dask fit): the cheaper Nyström solver; ``select`` (a ``lam`` path):
     the costs of the path, exact or one-pass; ``lam``, ``unmapped``: :func:`solver_costs`."""
@@ -267,7 +228,7 @@ def choose_solver(
     if select:
         cost["nystrom"] = float("inf")
     nystrom = min(cost["onepass"], cost["nystrom"])
-    if exact and (m >= n or cost["exact"] <= max(EXACT_FLOPS, nystrom)):
+    if exact and (m >= n or cost["exact"] <= max(options().exact_flops, nystrom)):
         return "exact"
     return "onepass" if cost["onepass"] <= cost["nystrom"] else "nystrom"
 
@@ -460,20 +421,14 @@ def nystrom_ridge(
     )
 
 
-UNMAPPED_ROWS_PER_CENTRE = 4
-"""Fewest rows per centre for the unmapped one-pass sums: their final map ``L^{-1} H L^{-T}``
-costs ``2 m^3`` flops of triangular solves against the per-tile map's ``n m^2`` (measured at
-n = 10^4, ``lam = 1e-3``: 1.8x faster at m = 2000, 0.82x at m = 5000;
-``benchmarks/screen_unmapped.py``)."""
-
-
 def unmapped_onepass(system: NystromSystem, lam: float | None, tol: float | None) -> bool:
     """Whether the one-pass ridge statistics at ``lam`` are summed unmapped: ``lam`` and
-    ``tol`` given, at least :data:`UNMAPPED_ROWS_PER_CENTRE` rows per centre, and
+    ``tol`` given, at least ``unmapped_rows_per_centre`` (an option) rows per centre, and
     :func:`~kernelkit.solvers.nystrom_normal.unmapped_error_bound` of ``P = K_mm + tau s I``
     (``system.factor``) at ``lam`` within ``tol``
     (:attr:`NystromSystem.unmapped_bound_times_lam`, computed once per system)."""
-    if tol is None or lam is None or system.n < UNMAPPED_ROWS_PER_CENTRE * len(system.K_mm):
+    per_centre = options().unmapped_rows_per_centre
+    if tol is None or lam is None or system.n < per_centre * len(system.K_mm):
         return False
     if not float(lam) > 0:
         raise InputError(f"lam: expected lam > 0, got {lam!r}")
@@ -494,7 +449,7 @@ def nystrom_statistics(
     the sufficient statistics of the Nyström ridge objective for every ``lam`` in the
     coordinates ``beta = L^T alpha`` (:mod:`kernelkit.solvers.nystrom_normal`); float64 on
     the data's device.  Each tile is mapped to the features (a triangular solve) unless
-    ``lam`` and ``tol`` are given, ``n >=`` :data:`UNMAPPED_ROWS_PER_CENTRE` ``m`` and the
+    ``lam`` and ``tol`` are given, ``n >=`` ``unmapped_rows_per_centre m`` and the
     error bound :func:`~kernelkit.solvers.nystrom_normal.unmapped_error_bound` is within
     ``tol``: then the tiles' own ``K_b^T W_b K_b`` are summed and mapped once at the end
     (:func:`~kernelkit.solvers.nystrom_normal.to_features`; 2-3x less time per pass).
@@ -579,22 +534,6 @@ def nystrom_predict(
 
 
 __all__ = [
-    "CG_CENTRES_EXPONENT",
-    "CG_LAM_EXPONENT",
-    "CG_PASSES_PER_DIGIT",
-    "CG_REFERENCE_LAM",
-    "EIGH_FLOPS",
-    "EXACT_FLOPS",
-    "KEEP_FILL_FLOPS",
-    "KEPT_ENTRY_FLOPS",
-    "KERNEL_ENTRY_FLOPS",
-    "ONEPASS_ENTRY_FLOPS",
-    "ONEPASS_SHARED_ENTRY_FLOPS",
-    "ONEPASS_SHARED_UPDATE_FLOPS",
-    "ONEPASS_UPDATE_FLOPS",
-    "SOLVERS",
-    "UNMAPPED_PASS_FRACTION",
-    "UNMAPPED_ROWS_PER_CENTRE",
     "NystromSystem",
     "centre_gram",
     "cg_passes",

@@ -48,8 +48,6 @@ import torch
 
 from kernelkit.kernels.base import Batch, Kernel
 from kernelkit.models.falkon import (
-    KEPT_ENTRY_FLOPS,
-    KERNEL_ENTRY_FLOPS,
     NystromSystem,
     nystrom_predict,
     nystrom_system,
@@ -66,6 +64,7 @@ from kernelkit.solvers.nystrom_pcg import (
     nystrom_pcg,
     nystrom_preconditioner,
 )
+from kernelkit.utils._config import deprecated_options, options
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.validation import signed_targets
 
@@ -151,18 +150,24 @@ def _warm_start(
     return alpha, torch.as_tensor(scores0, dtype=torch.float64).reshape(n, shape[1]).to(device)
 
 
-HESSIAN_ROWS_PER_CENTRE = 8
-"""Rows per centre (at most all ``n``) of the uniform sample whose Hessian terms the
-row-sampled preconditioner averages (:func:`hessian_sample`)."""
-
-HESSIAN_SAMPLE_BYTES = 256 << 20
-"""Most bytes of the sample's float64 kernel rows, though never fewer rows than centres."""
+__getattr__ = deprecated_options(
+    __name__,
+    {
+        "HESSIAN_ROWS_PER_CENTRE": "hessian_rows_per_centre",
+        "HESSIAN_SAMPLE_BYTES": "hessian_sample_bytes",
+    },
+)
+"""The sample's constants of the previous release, now options (``kernelkit.get_config``):
+importable with a ``FutureWarning`` for one release."""
 
 
 def hessian_sample_size(n: int, m: int) -> int:
-    """Rows of :func:`hessian_sample`: ``HESSIAN_ROWS_PER_CENTRE m``, at most
-    ``HESSIAN_SAMPLE_BYTES`` of float64 kernel rows but at least ``m``, at most ``n``."""
-    return min(n, max(m, min(HESSIAN_ROWS_PER_CENTRE * m, HESSIAN_SAMPLE_BYTES // (8 * m))))
+    """Rows of :func:`hessian_sample`: ``hessian_rows_per_centre m``, at most
+    ``hessian_sample_bytes`` of float64 kernel rows but at least ``m``, at most ``n`` (both
+    options, :func:`kernelkit.get_config`)."""
+    opt = options()
+    rows = min(opt.hessian_rows_per_centre * m, opt.hessian_sample_bytes // (8 * m))
+    return min(n, max(m, rows))
 
 
 @dataclass(frozen=True)
@@ -208,10 +213,11 @@ def logistic_preconditioner(
     ``sample``: the data term ``K_nm^T W K_nm / n`` estimated on the sampled rows instead of
     the centres, :math:`\frac{1}{|S|} \sum_{i \in S} W_i k_C(x_i) k_C(x_i)^T`
     (:func:`~kernelkit.solvers.nystrom_pcg.nystrom_preconditioner`'s ``hessian``): Falkon's
-    estimate is the same average over the ``m`` centres' rows; ``HESSIAN_ROWS_PER_CENTRE``
-    times more rows approximate the Hessian better where ``lam`` is small against ``1 / m``,
-    at ``|S| m^2`` flops per build (a row-subsampled Newton Hessian: Roosta-Khorasani and
-    Mahoney, "Sub-sampled Newton methods", Math. Programming 2019)."""
+    estimate is the same average over the ``m`` centres' rows; the option
+    ``hessian_rows_per_centre`` times more rows approximate the Hessian better where ``lam``
+    is small against ``1 / m``, at ``|S| m^2`` flops per build (a row-subsampled Newton
+    Hessian: Roosta-Khorasani and Mahoney, "Sub-sampled Newton methods", Math. Programming
+    2019)."""
     W = torch.sigmoid(f) * torch.sigmoid(-f)
     if s is not None:
         W = s[:, None] * W
@@ -230,14 +236,20 @@ def logistic_preconditioner(
     return nystrom_preconditioner(system.factor, [2 * float(lam)] * c, W_m.mT)
 
 
+def _entry_flops(system: NystromSystem) -> float:
+    """The cost model's flops per kernel value of one pass over ``system``'s ``K_nm``."""
+    opt = options()
+    kept = getattr(system.op, "keeps_block", False)
+    return opt.kept_entry_flops if kept else opt.kernel_entry_flops
+
+
 def rebuild_passes(system: NystromSystem, columns: int = 1) -> float:
     """Passes over ``K_nm`` that cost as much as one build of :func:`logistic_preconditioner`,
     by the cost model of :func:`~kernelkit.models.falkon.solver_costs`: ``2 m^3`` for the
     build (per column) against ``n m (E + 4)`` per column for a pass, ``E`` =
-    :data:`~kernelkit.models.falkon.KEPT_ENTRY_FLOPS` on the kept block, else
-    :data:`~kernelkit.models.falkon.KERNEL_ENTRY_FLOPS`."""
+    the option ``kept_entry_flops`` on the kept block, else ``kernel_entry_flops``."""
     n, m = system.op.shape
-    entry = KEPT_ENTRY_FLOPS if getattr(system.op, "keeps_block", False) else KERNEL_ENTRY_FLOPS
+    entry = _entry_flops(system)
     return 2 * m**3 * columns / (n * m * (entry + 4 * columns))
 
 
@@ -252,7 +264,7 @@ def sample_passes(system: NystromSystem, columns: int = 1) -> float:
         return float("inf")
     n, m = system.op.shape
     size = hessian_sample_size(n, m)
-    entry = KEPT_ENTRY_FLOPS if getattr(system.op, "keeps_block", False) else KERNEL_ENTRY_FLOPS
+    entry = _entry_flops(system)
     build = columns * (2 * size * m**2 + 2 * m**3) + m**3 / 3
     return build / (n * m * (entry + 4 * columns))
 
@@ -566,8 +578,6 @@ def nystrom_logistic_decision(
 
 
 __all__ = [
-    "HESSIAN_ROWS_PER_CENTRE",
-    "HESSIAN_SAMPLE_BYTES",
     "HessianSample",
     "NystromLogisticResult",
     "hessian_sample",

@@ -48,6 +48,7 @@ from kernelkit.kernels.base import Batch
 from kernelkit.models.falkon import nystrom_statistics, nystrom_system
 from kernelkit.solvers import cholesky_factor, solve_triangular
 from kernelkit.solvers.nystrom_pcg import centre_jitter
+from kernelkit.utils._config import deprecated_options, options
 from kernelkit.utils.errors import InputError
 
 __all__ = [
@@ -61,8 +62,9 @@ __all__ = [
     "sparse_gp_statistics",
 ]
 
-TILE_ENTRIES = 1 << 21
-"""Kernel values per tile of the streamed passes (rows = TILE_ENTRIES // m)."""
+__getattr__ = deprecated_options(__name__, {"TILE_ENTRIES": "gp_tile_entries"})
+"""``TILE_ENTRIES`` of the previous release, now the option ``gp_tile_entries``
+(``kernelkit.get_config``): importable with a ``FutureWarning`` for one release."""
 
 
 @dataclass(frozen=True)
@@ -100,7 +102,7 @@ class SparseGPStatistics:
 
 def row_tiles(n: int, m: int) -> list[tuple[int, int]]:
     """``(start, stop)`` of the row tiles of ``n`` rows against ``m`` centres."""
-    rows = max(1, TILE_ENTRIES // max(m, 1))
+    rows = max(1, options().gp_tile_entries // max(m, 1))
     return [(i, min(i + rows, n)) for i in range(0, n, rows)]
 
 

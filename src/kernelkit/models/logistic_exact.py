@@ -11,7 +11,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from kernelkit.models.logistic_path import PATIENCE, LogisticPath, auto_grid, follow_lam_path
+from kernelkit.models.logistic_path import LogisticPath, auto_grid, follow_lam_path
 from kernelkit.solvers import CholeskyFactor, cholesky_factor
 from kernelkit.utils.progress import Progress
 from kernelkit.utils.validation import check_signs
@@ -176,7 +176,7 @@ def exact_lam_path(
     held_out: np.ndarray,
     lams: Any = None,
     *,
-    patience: int = PATIENCE,
+    patience: int | None = None,
 ) -> LogisticPath:
     """The held-out ``lam`` path of :mod:`kernelkit.models.logistic_path` for the exact
     solver (``lams`` default: :func:`~kernelkit.models.logistic_path.auto_grid` of the
@@ -186,7 +186,8 @@ def exact_lam_path(
 
     ``Y``: ``+-1`` targets, shape ``(n, c)`` (one column per one-vs-rest problem).  The
     path's ``coef`` is the chosen iterate (one-standard-error rule) padded with zeros at the
-    held-out rows (a warm start of the fit on every row) and ``scores`` its ``K coef``.
+    held-out rows (a warm start of the fit on every row) and ``scores`` its ``K coef``;
+    ``patience`` default: the option ``logistic_patience`` (:func:`kernelkit.get_config`).
     """
     lams = auto_grid(K.diagonal()) if lams is None else np.asarray(lams, dtype=np.float64)
     tr, out = torch.as_tensor(~held_out), torch.as_tensor(held_out)

@@ -1,8 +1,8 @@
 r"""The regularisation of Nyström kernel logistic regression chosen on held-out data.
 
 ``lam="auto"`` of :class:`~kernelkit.estimators.KernelLogisticRegression`: a random fraction
-:data:`HOLDOUT` of the training rows is held out, the objective of
-:mod:`kernelkit.models.falkon_logistic` restricted to the other rows,
+``logistic_holdout`` (an option, :func:`kernelkit.get_config`) of the training rows is held
+out, the objective of :mod:`kernelkit.models.falkon_logistic` restricted to the other rows,
 
 .. math:: J_\lambda(\alpha) = \frac{1}{n_\text{tr}} \sum_{i \in \text{tr}}
           \log\big(1 + e^{-y_i f(x_i)}\big) + \lambda \alpha^T K_{mm} \alpha,
@@ -19,10 +19,10 @@ regularisation: Hastie, Tibshirani and Friedman, *The Elements of Statistical Le
 error of the lowest (the one-standard-error rule, ibid. section 7.10).  The held-out rows
 stay in the passes over ``K_nm`` with sample weight 0 (the training rows weigh
 ``n / n_tr``), so their decision values come with every pass at no extra kernel
-evaluation.  The path stops :data:`PATIENCE` values after the last one that lowered the
-held-out loss by more than a standard error (past it no value can change the rule's choice
-by much, and each smaller ``lam`` costs more CG iterations).  The chosen ``lam`` is then
-fitted on all the rows, warm-started at the path's iterate.
+evaluation.  The path stops ``logistic_patience`` (an option) values after the last one that
+lowered the held-out loss by more than a standard error (past it no value can change the
+rule's choice by much, and each smaller ``lam`` costs more CG iterations).  The chosen
+``lam`` is then fitted on all the rows, warm-started at the path's iterate.
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ from kernelkit.models.falkon_logistic import (
     rebuild_passes,
     sample_passes,
 )
+from kernelkit.utils._config import deprecated_options, options
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.seeding import check_random_state
 from kernelkit.utils.validation import EncodedLabels
@@ -54,21 +55,17 @@ AUTO_GRID = np.logspace(-1, -9, 17)
 """``lam`` values of ``lam="auto"`` relative to the kernel's scale (:func:`auto_grid`),
 decreasing by half decades (the homotopy's order)."""
 
-HOLDOUT = 0.2
-"""Fraction of the training rows held out to score the ``lam`` path."""
-
-PATIENCE = 1
-"""Grid values the path goes on past the last significant fall of the held-out loss."""
-
-PATH_CG_TOL = 0.1
-"""PCG only: relative CG residual of each path step (an inexact Newton step within 1% of the
-exact one; the forcing term of a single step, 0.5, lets the iterate lag the path)."""
-
-REBUILD = 100.0
-"""PCG only: Falkon's preconditioner is rebuilt when ``lam`` has fallen by this factor since
-it was built, or when the CG iterations run with it cost as much as a build
-(:func:`~kernelkit.models.falkon_logistic.rebuild_passes`; each build costs ``O(m^3)``, a
-stale one up to about ``sqrt(REBUILD)`` times the CG iterations, each ``O(n m)``)."""
+__getattr__ = deprecated_options(
+    __name__,
+    {
+        "HOLDOUT": "logistic_holdout",
+        "PATIENCE": "logistic_patience",
+        "PATH_CG_TOL": "logistic_path_cg_tol",
+        "REBUILD": "logistic_rebuild",
+    },
+)
+"""The path's constants of the previous release, now options (``kernelkit.get_config``):
+importable with a ``FutureWarning`` for one release."""
 
 
 @dataclass(frozen=True)
@@ -141,15 +138,17 @@ def auto_grid(diagonal: torch.Tensor) -> np.ndarray:
     return AUTO_GRID * scale
 
 
-def holdout_rows(n: int, random_state: Any = None, fraction: float = HOLDOUT) -> np.ndarray:
+def holdout_rows(n: int, random_state: Any = None, fraction: float | None = None) -> np.ndarray:
     """Boolean mask of ``max(1, round(fraction n))`` held-out rows drawn uniformly without
-    replacement (at least one row is kept for training).
+    replacement (at least one row is kept for training); ``fraction`` default: the option
+    ``logistic_holdout``.
 
     An int ``random_state`` seeds the stream ``SeedSequence((seed, 1))``, independent of the
     centres the same seed draws; a generator is consumed (:mod:`kernelkit.utils.seeding`).
     """
     if n < 2:
         raise InputError(f"X: lam='auto' holds out part of the rows; expected n >= 2, got {n}")
+    fraction = options().logistic_holdout if fraction is None else fraction
     count = min(n - 1, max(1, round(fraction * n)))
     if isinstance(random_state, (int, np.integer)):
         rng = np.random.default_rng(np.random.SeedSequence((int(random_state), 1)))
@@ -187,13 +186,14 @@ def follow_lam_path(
     lams: np.ndarray,
     step: Callable[[float], tuple[torch.Tensor, Any]],
     Y_out: torch.Tensor,
-    patience: int = PATIENCE,
+    patience: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, Any]:
     """Follow the decreasing ``lams``: ``step(lam)`` takes the warm-started step(s) at ``lam``
     and returns the held-out rows' scores ``f_out`` and the iterate; each iterate is scored
-    against ``Y_out`` (:func:`held_out_scores`), the path stops ``patience`` values after the
-    last fall of the loss by more than its standard error, and the chosen index is the
-    one-standard-error rule's (:func:`one_standard_error`).
+    against ``Y_out`` (:func:`held_out_scores`), the path stops ``patience`` values (default:
+    the option ``logistic_patience``) after the last fall of the loss by more than its
+    standard error, and the chosen index is the one-standard-error rule's
+    (:func:`one_standard_error`).
 
     Returns ``(lams visited, loss, error, se, best, iterate at best)``.
 
@@ -205,6 +205,7 @@ def follow_lam_path(
     lams = np.asarray(lams, dtype=np.float64)
     if lams.ndim != 1 or not len(lams) or not (lams > 0).all() or (np.diff(lams) >= 0).any():
         raise InputError(f"lams: expected decreasing positive values, got {lams!r}")
+    patience = options().logistic_patience if patience is None else patience
     loss: list[float] = []
     error: list[float] = []
     se: list[float] = []
@@ -232,15 +233,15 @@ def logistic_lam_path(
     lams: Any = None,
     *,
     solver: str = "nystrom",
-    patience: int = PATIENCE,
+    patience: int | None = None,
 ) -> LogisticPath:
     """Follow the decreasing ``lams`` with one warm-started Newton step each on the rows not
     ``held_out`` and score every iterate on the held-out rows (module docstring).
 
     ``solver``: ``"nystrom"`` (Newton-PCG,
     :func:`~kernelkit.models.falkon_logistic.nystrom_logistic_fit`, each step's CG to the
-    relative residual :data:`PATH_CG_TOL`, the preconditioner rebuilt by the rule of
-    :data:`REBUILD`) or ``"onepass"``
+    relative residual of the option ``logistic_path_cg_tol``, the preconditioner rebuilt by
+    the rule of ``logistic_rebuild``) or ``"onepass"``
     (:func:`~kernelkit.models.falkon_logistic.nystrom_logistic_onepass`).
 
     Raises
@@ -266,6 +267,7 @@ def logistic_lam_path(
     sample: HessianSample | None = None
     sample_cost = sample_passes(system, Y.shape[1])
     n_newton = n_cg = 0
+    opt = options()
 
     def step(lam: float) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
         nonlocal coef, scores, precond, built, spent, sample, n_newton, n_cg
@@ -275,7 +277,7 @@ def logistic_lam_path(
             )
         else:
             due, sample = preconditioner_due(system, sample, spent, n_cg, sample_cost, budget)
-            if lam * REBUILD <= built * (1 + 1e-12) or due:
+            if lam * opt.logistic_rebuild <= built * (1 + 1e-12) or due:
                 f = (
                     torch.zeros(n, Y.shape[1], dtype=torch.float64, device=system.device)
                     if scores is None
@@ -296,7 +298,7 @@ def logistic_lam_path(
                 sample_weight=weights,
                 max_newton=1,
                 system=system,
-                tol=PATH_CG_TOL,
+                tol=opt.logistic_path_cg_tol,
                 forcing=0.0,
                 coef0=coef,
                 scores0=scores,
@@ -358,11 +360,6 @@ def nystrom_logistic_auto(
 
 
 __all__ = [
-    "AUTO_GRID",
-    "HOLDOUT",
-    "PATH_CG_TOL",
-    "PATIENCE",
-    "REBUILD",
     "LogisticPath",
     "auto_grid",
     "follow_lam_path",

@@ -70,7 +70,6 @@ CRITERIA = ("loo", "gcv")
 """Closed-form selection criteria of :class:`RidgeSpectrum`."""
 
 __all__ = [
-    "CRITERIA",
     "RidgeFit",
     "RidgeSpectrum",
     "check_lam_grid",

@@ -18,22 +18,25 @@ from scipy.sparse.linalg import eigsh, lobpcg
 from threadpoolctl import threadpool_limits
 
 from kernelkit.solvers.randomized import randomized_eigh
+from kernelkit.utils._config import deprecated_options, options
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.validation import check_int, to_tensor
 
 METHODS = ("auto", "full", "subset", "arpack", "block", "randomized", "lobpcg")
 
-FULL_MAX_N = 300
-"""Below this size a full ``eigh`` is as fast as anything (``docs/measurements.md``)."""
-
 ARPACK_MAX_FRACTION = 0.02
 """ARPACK is used when ``k <= ARPACK_MAX_FRACTION * n``; a subset ``eigh`` otherwise."""
 
-BLOCK_MAX_FRACTION = 0.02
-"""``auto`` uses the block Krylov method for the largest ``k <= BLOCK_MAX_FRACTION * n`` pairs."""
-
-BLOCK_BASIS_BYTES = 1 << 29
-"""Memory cap (bytes) of the block Krylov basis ``Q`` and its image ``K Q`` together."""
+__getattr__ = deprecated_options(
+    __name__,
+    {
+        "FULL_MAX_N": "eigen_full_max_n",
+        "BLOCK_MAX_FRACTION": "eigen_block_max_fraction",
+        "BLOCK_BASIS_BYTES": "eigen_block_basis_bytes",
+    },
+)
+"""The ``auto`` rule's constants of the previous release, now options
+(``kernelkit.get_config``): importable with a ``FutureWarning`` for one release."""
 
 
 @dataclass(frozen=True)
@@ -196,7 +199,7 @@ def _block_krylov(
         residuals are ``<= tol``.
     """
     b = min(block_size or int(np.clip(k // 3, 4, 32)), n)
-    by_memory = BLOCK_BASIS_BYTES // (2 * n * dtype.itemsize)
+    by_memory = options().eigen_block_basis_bytes // (2 * n * dtype.itemsize)
     m_max = min(n, max_basis or max(min(max(8 * k, 4 * k + 8 * b), by_memory), k + 2 * b))
     rng = np.random.default_rng(seed)
     Q = np.empty((n, m_max), dtype=dtype, order="F")
@@ -245,9 +248,10 @@ def choose_method(n: int, k: int, *, is_operator: bool, largest: bool = True) ->
     """The method ``auto`` picks for ``k`` pairs of an ``n x n`` problem (see notes above)."""
     if is_operator:
         return "arpack" if k < n else "full"
-    if n <= FULL_MAX_N or k >= n:
+    opt = options()
+    if n <= opt.eigen_full_max_n or k >= n:
         return "full"
-    if largest and k <= BLOCK_MAX_FRACTION * n:
+    if largest and k <= opt.eigen_block_max_fraction * n:
         return "block"
     return "subset"
 
@@ -304,8 +308,9 @@ def top_eigenpairs(
     -----
     ``auto`` rule (the timings behind it: ``docs/measurements.md``, "Top-k eigensolvers").
 
-    Hence: ``full`` for ``n <= FULL_MAX_N`` or ``k = n``;
-    ``block`` for the largest pairs of a dense ``K`` when ``k <= BLOCK_MAX_FRACTION * n`` (2%),
+    Hence: ``full`` for ``n <=`` ``eigen_full_max_n`` (an option, :func:`kernelkit.get_config`)
+    or ``k = n``; ``block`` for the largest pairs of a dense ``K`` when ``k <=``
+    ``eigen_block_max_fraction`` ``n`` (2%),
     ``arpack`` for an operator; ``subset``
     otherwise (and always for the smallest pairs, where ARPACK without shift-invert stalls on
     the cluster of near-zero eigenvalues of a Gram).

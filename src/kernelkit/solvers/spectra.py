@@ -15,8 +15,11 @@ import scipy.sparse as sp
 import torch
 from scipy.sparse.linalg import eigsh
 
-DENSE_MAX_N = 200
-"""Up to this order a sparse matrix is densified and its spectrum computed by LAPACK."""
+from kernelkit.utils._config import deprecated_options, options
+
+__getattr__ = deprecated_options(__name__, {"DENSE_MAX_N": "spectrum_dense_max_n"})
+"""``DENSE_MAX_N`` of the previous release, now the option ``spectrum_dense_max_n``
+(``kernelkit.get_config``): importable with a ``FutureWarning`` for one release."""
 
 
 def symmetric_eigvalsh(A: torch.Tensor) -> torch.Tensor:
@@ -32,17 +35,18 @@ def symmetric_spectral_radius(A: Any) -> float:
     r"""Spectral radius :math:`\max_i |\lambda_i(A)|` of a symmetric matrix with entries
     :math:`\ge 0` (a SciPy sparse matrix or a dense array).
 
-    Up to :data:`DENSE_MAX_N` rows: all eigenvalues by LAPACK.  Above: the largest algebraic
+    Up to ``spectrum_dense_max_n`` rows (an option, :func:`kernelkit.get_config`): all
+    eigenvalues by LAPACK.  Above: the largest algebraic
     eigenvalue by ARPACK's Lanczos (``eigsh(k=1, which="LA")``), which is the spectral radius
     of a symmetric non-negative matrix (Perron-Frobenius).
     """
     n = A.shape[0]
     if n == 0 or (sp.issparse(A) and A.nnz == 0):
         return 0.0
-    if n <= DENSE_MAX_N:
+    if n <= options().spectrum_dense_max_n:
         dense = A.toarray() if sp.issparse(A) else np.asarray(A)
         return float(np.abs(np.linalg.eigvalsh(dense)).max())
     return float(eigsh(A, k=1, which="LA", return_eigenvectors=False)[0])
 
 
-__all__ = ["DENSE_MAX_N", "symmetric_eigvalsh", "symmetric_spectral_radius"]
+__all__ = ["symmetric_eigvalsh", "symmetric_spectral_radius"]

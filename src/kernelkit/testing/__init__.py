@@ -9,7 +9,7 @@ See :mod:`kernelkit.testing.kernels` for the enrolment hook ``_check_example`` t
 kernels join the common tests (``tests/test_common.py``) without editing any list.
 """
 
-from kernelkit.testing.kernels import (
+from kernelkit.testing.kernels import (  # noqa: F401 (EXAMPLE_INPUTS: importable, not in __all__)
     EXAMPLE_INPUTS,
     all_kernel_classes,
     check_kernel,
@@ -19,7 +19,6 @@ from kernelkit.testing.kernels import (
 )
 
 __all__ = [
-    "EXAMPLE_INPUTS",
     "all_kernel_classes",
     "check_kernel",
     "is_abstract",

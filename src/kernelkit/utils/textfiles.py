@@ -93,4 +93,4 @@ def delimiter(first_line: str, suffix: str = "") -> str:
     return ","
 
 
-__all__ = ["HEAD_BYTES", "decode_text", "delimiter", "read_head", "text_encoding"]
+__all__ = ["decode_text", "delimiter", "read_head", "text_encoding"]

@@ -35,7 +35,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from kernelkit.data.molecules import standardize_smiles
-from kernelkit.data.readers.common import (
+from kernelkit.data.readers.common import (  # noqa: F401 (tables: importable, not in __all__)
     MAX_INTEGER_CLASSES,
     TASKS,
     DataFile,
@@ -55,11 +55,6 @@ from kernelkit.utils.errors import DataFileError, InputError
 from kernelkit.utils.kinds import InputKind
 
 __all__ = [
-    "EXTENSIONS",
-    "KINDS",
-    "MAX_INTEGER_CLASSES",
-    "ON_ERROR",
-    "TASKS",
     "DataFile",
     "Targets",
     "detect_kind",
