@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from kernelkit import KernelRidge
-from kernelkit.gram.nystrom import draw_by_keys
+from kernelkit.gram._centres import draw_by_keys
 from kernelkit.io import load
 from kernelkit.kernels import Gaussian
 

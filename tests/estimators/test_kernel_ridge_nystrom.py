@@ -11,7 +11,7 @@ from sklearn.model_selection import GridSearchCV, KFold
 
 from kernelkit import KernelRidge
 from kernelkit.gram import gram
-from kernelkit.gram.nystrom import weighted_centres
+from kernelkit.gram._centres import weighted_centres
 from kernelkit.kernels import Gaussian, Spectrum
 from kernelkit.models import falkon
 from kernelkit.models.falkon import (

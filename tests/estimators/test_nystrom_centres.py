@@ -22,7 +22,8 @@ from kernelkit import (
     KernelRidge,
     NystromFeatures,
 )
-from kernelkit.gram.nystrom import CENTRE_METHODS, centre_indices, weighted_centres
+from kernelkit.gram._centres import weighted_centres
+from kernelkit.gram.nystrom import CENTRE_METHODS, centre_indices
 from kernelkit.kernels import Gaussian, Linear
 
 KERNEL = Gaussian(1.5)

@@ -23,7 +23,7 @@ from kernelkit import (  # noqa: E402
     get_config,
 )
 from kernelkit.gram import distributed_nystrom  # noqa: E402
-from kernelkit.gram.nystrom import draw_by_keys, uniform_centres  # noqa: E402
+from kernelkit.gram._centres import draw_by_keys, uniform_centres  # noqa: E402
 from kernelkit.kernels import Gaussian  # noqa: E402
 from kernelkit.models import falkon_distributed  # noqa: E402
 from kernelkit.models.falkon import choose_solver, nystrom_ridge, nystrom_system  # noqa: E402

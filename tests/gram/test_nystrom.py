@@ -17,7 +17,8 @@ from sklearn.kernel_approximation import Nystroem
 
 from kernelkit import NystromFeatures
 from kernelkit.gram import gram, nystrom_map, pivoted_cholesky
-from kernelkit.gram.nystrom import METHODS, cholesky_basis, kmeanspp_centres, nystrom_basis
+from kernelkit.gram._centres import kmeanspp_centres
+from kernelkit.gram.nystrom import METHODS, cholesky_basis, nystrom_basis
 from kernelkit.kernels import Gaussian, Linear, Polynomial, Precomputed, Spectrum
 from kernelkit.utils.errors import InputError, NotPSDError
 
@@ -266,7 +267,7 @@ def test_uniform_centres_have_the_successive_sampling_law(weights):
     # w_i / W * w_j / (W - w_i) + w_j / W * w_i / (W - w_j), against 20000 seeded draws
     from itertools import combinations
 
-    from kernelkit.gram.nystrom import uniform_centres
+    from kernelkit.gram._centres import uniform_centres
 
     n, trials = 5, 20000
     w = np.ones(n) if weights is None else weights
@@ -285,7 +286,8 @@ def test_draw_by_keys_on_increasing_keys_equals_the_grouped_draw():
     # increasing keys (row numbers: the Dask draw) skip the grouping sort; oracle: the same
     # candidates under decreasing keys, which take the grouping path (uniform k goes to the
     # k-th smallest key, so row r of the reversed draw is row n - 1 - r of the direct one)
-    from kernelkit.gram.nystrom import _largest, draw_by_keys
+    from kernelkit.gram._centres import draw_by_keys
+    from kernelkit.gram._centres import _largest
 
     rng = np.random.default_rng(0)
     n = 500

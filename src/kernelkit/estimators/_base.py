@@ -335,7 +335,7 @@ class KernelEstimatorMixin:
         ``centers`` (default: the ``centers`` parameter) a method name: ``n_centers`` rows
         drawn by position with probabilities proportional to ``sample_weight``
         (:func:`~kernelkit.gram.distributed.draw_kept_centres`, the in-memory
-        :func:`~kernelkit.gram.nystrom.uniform_centres`), ``blocks`` the row blocks of ``X``
+        :func:`~kernelkit.gram._centres.uniform_centres`), ``blocks`` the row blocks of ``X``
         with those holding a centre kept on the workers; centres given as points (indices
         ``None``) read nothing and ``blocks`` is ``X``.
 

@@ -26,7 +26,7 @@ solve and the update), ``O(m^3)``; memory ``O(n d + m^2)`` besides the ``n x p``
 
 *Kernel k-means* (Dhillon, Guan and Kulis, KDD 2004, on the approximated Gram): Lloyd's
 algorithm in the Nyström feature space, seeded by the library's k-means++
-(:func:`kernelkit.gram.nystrom.kmeanspp_seeds`).  The features are never held whole
+(:func:`kernelkit.gram._centres.kmeanspp_seeds`).  The features are never held whole
 (``n x m`` float64 is 16 GB at ``n = 10^6``, ``m = 2000``, and re-streaming them costs a kernel
 pass per Lloyd iteration): the pass of the kernel PCA above gives ``S = V Delta V^T`` and
 Lloyd runs on the codes ``Z_r = (Phi - 1 mu^T) V_r`` of the top ``r`` principal directions.
@@ -57,7 +57,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from kernelkit.gram.nystrom import CentreChoice, kmeanspp_seeds, uniform_centres
+from kernelkit.gram._centres import kmeanspp_seeds, uniform_centres
+from kernelkit.gram.nystrom import CentreChoice
 from kernelkit.gram.streaming import NystromOperator
 from kernelkit.kernels import Kernel
 from kernelkit.kernels.base import Batch

@@ -40,7 +40,8 @@ from kernelkit.estimators.autoencoder_setup import (
     supports_and_first_kernel,
 )
 from kernelkit.gram import gram
-from kernelkit.gram.nystrom import CENTRE_METHODS, take
+from kernelkit.gram._centres import take
+from kernelkit.gram.nystrom import CENTRE_METHODS
 from kernelkit.kernels import Kernel, Linear
 from kernelkit.kernels.base import Batch
 from kernelkit.models import reconstruction_errors

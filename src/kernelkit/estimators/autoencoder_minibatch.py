@@ -16,7 +16,8 @@ import torch
 
 from kernelkit.estimators._base import progress_of, result_dtype
 from kernelkit.estimators.autoencoder_setup import FitSetup
-from kernelkit.gram.nystrom import cholesky_basis, take
+from kernelkit.gram._centres import take
+from kernelkit.gram.nystrom import cholesky_basis
 from kernelkit.models import AutoencoderData, build_autoencoder
 from kernelkit.models.autoencoder_minibatch import (
     MinibatchResult,

@@ -14,7 +14,8 @@ import torch
 
 from kernelkit.estimators._base import progress_of, renamed_parameter, result_dtype
 from kernelkit.gram import feature_space_median
-from kernelkit.gram.nystrom import cholesky_basis, choose_centres, take
+from kernelkit.gram._centres import take
+from kernelkit.gram.nystrom import cholesky_basis, choose_centres
 from kernelkit.kernels import FeatureSpaceGaussian, Gaussian, Kernel, Linear
 from kernelkit.kernels.base import Batch
 from kernelkit.models import (

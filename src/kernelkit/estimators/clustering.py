@@ -21,13 +21,8 @@ from kernelkit.estimators._base import (
 )
 from kernelkit.estimators._nystrom_unsupervised import fill_empty_clusters, nystrom_kmeans
 from kernelkit.gram import gram
-from kernelkit.gram.nystrom import (
-    CENTRE_METHODS,
-    centre_count,
-    choose_centres,
-    kmeanspp_seeds,
-    too_many_centres,
-)
+from kernelkit.gram._centres import kmeanspp_seeds
+from kernelkit.gram.nystrom import CENTRE_METHODS, centre_count, choose_centres, too_many_centres
 from kernelkit.kernels import Kernel, PrecomputedBatch
 from kernelkit.utils.constraints import Interval, StrOptions
 from kernelkit.utils.errors import InputError
@@ -94,7 +89,7 @@ def kmeans_plusplus(K: torch.Tensor, k: int, rng: np.random.Generator) -> np.nda
 
     Arthur and Vassilvitskii (2007) with scikit-learn's greedy variant (the best of
     ``2 + floor(log k)`` D^2 draws per step): the library's one seeding,
-    :func:`kernelkit.gram.nystrom.kmeanspp_seeds`, on the columns of the Gram ``K``.
+    :func:`kernelkit.gram._centres.kmeanspp_seeds`, on the columns of the Gram ``K``.
     """
     cols = torch.as_tensor(K)
     return kmeanspp_seeds(

@@ -22,7 +22,8 @@ from kernelkit.estimators._base import (
     to_numpy,
 )
 from kernelkit.gram import gram
-from kernelkit.gram.nystrom import CENTRE_METHODS, choose_centres, take
+from kernelkit.gram._centres import take
+from kernelkit.gram.nystrom import CENTRE_METHODS, choose_centres
 from kernelkit.kernels import Kernel
 from kernelkit.kernels.base import Batch, ScaledKernel
 from kernelkit.models.conformal import conformal_interval

@@ -27,7 +27,8 @@ from kernelkit.estimators._base import (
     to_numpy,
 )
 from kernelkit.gram import GramOperator, gram
-from kernelkit.gram.nystrom import CENTRE_METHODS, choose_centres, nystrom_basis, uniform_centres
+from kernelkit.gram._centres import uniform_centres
+from kernelkit.gram.nystrom import CENTRE_METHODS, choose_centres, nystrom_basis
 from kernelkit.gram.tiling import tile_size
 from kernelkit.invariance import (
     AGGREGATES,

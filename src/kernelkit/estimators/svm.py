@@ -26,7 +26,7 @@ from kernelkit.estimators._base import (
     to_numpy,
 )
 from kernelkit.gram import gram
-from kernelkit.gram.nystrom import take
+from kernelkit.gram._centres import take
 from kernelkit.kernels import Kernel, Linear, Precomputed
 from kernelkit.kernels._resolve import GAMMA_WHEN_NONE, SKLEARN_KERNELS
 from kernelkit.kernels.sparse import SparseRows

@@ -22,7 +22,7 @@ from kernelkit.estimators._classes import (
 )
 from kernelkit.estimators._lam_auto import kfold_lam
 from kernelkit.gram import gram
-from kernelkit.gram.nystrom import take
+from kernelkit.gram._centres import take
 from kernelkit.kernels import Kernel, Precomputed
 from kernelkit.solvers import box_qp
 from kernelkit.utils.constraints import Interval, StrOptions

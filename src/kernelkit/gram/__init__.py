@@ -57,10 +57,11 @@ torch.Size([4, 4])
 'ndarray'
 """
 
+from kernelkit.gram._centres import pivoted_cholesky
 from kernelkit.gram.centering import GramCenterer, center_gram
 from kernelkit.gram.distances import feature_space_median
 from kernelkit.gram.engine import gram, gram_tensor
-from kernelkit.gram.nystrom import NystromMap, nystrom_map, pivoted_cholesky
+from kernelkit.gram.nystrom import NystromMap, nystrom_map
 from kernelkit.gram.operator import GramOperator
 from kernelkit.gram.random_features import RandomFourierMap, random_fourier_map
 from kernelkit.gram.streaming import NystromOperator, nystrom_tile

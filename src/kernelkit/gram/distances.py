@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from kernelkit.gram._centres import take
 from kernelkit.gram.engine import gram
-from kernelkit.gram.nystrom import take
 from kernelkit.kernels import Kernel
 
 __all__ = ["feature_space_median"]

@@ -33,8 +33,8 @@ from typing import Any
 
 import numpy as np
 
+from kernelkit.gram._centres import uniform_centres
 from kernelkit.gram.engine import gram
-from kernelkit.gram.nystrom import uniform_centres
 from kernelkit.gram.streaming import keep_budget
 from kernelkit.kernels.base import Kernel
 from kernelkit.utils._config import options
@@ -373,7 +373,7 @@ def draw_kept_centres(
     r"""Centres drawn among the rows of distributed points, reading only the row blocks that
     hold them and keeping those blocks for the passes: ``(indices, rows, blocks)``.
 
-    The draw is over row positions: :func:`~kernelkit.gram.nystrom.uniform_centres`, i.e.
+    The draw is over row positions: :func:`~kernelkit.gram._centres.uniform_centres`, i.e.
     ``min(m, n)`` rows without replacement with probabilities proportional to
     ``sample_weight`` (uniform when ``None``; rows of weight 0 never drawn), Efraimidis and
     Spirakis' algorithm A with the uniforms drawn in row order: the rows the in-memory

@@ -48,8 +48,8 @@ import psutil
 import torch
 from threadpoolctl import threadpool_limits
 
+from kernelkit.gram._centres import take
 from kernelkit.gram.engine import prepare_pair
-from kernelkit.gram.nystrom import take
 from kernelkit.gram.tiling import is_sliceable, n_workers, run_parallel
 from kernelkit.kernels.base import Batch, Kernel
 from kernelkit.solvers.nystrom_normal import features_, symmetric_from_upper, syrk_

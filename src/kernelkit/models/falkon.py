@@ -28,8 +28,9 @@ from typing import Any
 import numpy as np
 import torch
 
+from kernelkit.gram._centres import take
 from kernelkit.gram.engine import gram_tensor, prepare_pair
-from kernelkit.gram.nystrom import take, too_many_centres
+from kernelkit.gram.nystrom import too_many_centres
 from kernelkit.gram.streaming import (
     NystromOperator,
     StreamedProducts,

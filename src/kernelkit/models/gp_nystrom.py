@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from kernelkit.gram.nystrom import take
+from kernelkit.gram._centres import take
 from kernelkit.kernels import Kernel
 from kernelkit.kernels.base import Batch
 from kernelkit.models.falkon import nystrom_statistics, nystrom_system

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from kernelkit.gram.nystrom import take
+from kernelkit.gram._centres import take
 from kernelkit.kernels import Kernel
 from kernelkit.kernels.base import Batch
 from kernelkit.models.falkon import NystromSystem, nystrom_statistics
