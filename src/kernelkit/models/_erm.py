@@ -56,6 +56,7 @@ from kernelkit.gram.distributed import map_row_blocks
 from kernelkit.gram.engine import gram_tensor
 from kernelkit.gram.nystrom import (
     NystromBasis,
+    NystromMap,
     choose_centres,
     nystrom_basis,
     nystrom_map_on_centres,
@@ -420,6 +421,27 @@ def _fit_system(
     )
 
 
+def _fit_on_map(
+    loss: Any,
+    fmap: NystromMap,
+    Phi: torch.Tensor,
+    y: torch.Tensor,
+    lam: float | str,
+    **options: Any,
+) -> KernelErmModel:
+    """:func:`_fit_system` on the features ``Phi`` of the Nyström map ``fmap``."""
+    return _fit_system(
+        loss, Phi.to(torch.float64), y, lam, gram=False,
+        to_centres=lambda w: basis_coefficients(fmap.basis, w), centres=fmap.centres,
+        indices=fmap.indices, **options,
+    )  # fmt: skip
+
+
+def _centre_rows(indices: np.ndarray | None, m: int) -> np.ndarray:
+    """The centres' rows among the training points, -1 for centres given as points."""
+    return np.full(m, -1) if indices is None else np.asarray(indices)
+
+
 def erm_solver(solver: str, Xb: Batch, m: int) -> str:
     """``"exact"`` or ``"nystrom"``: ``solver``, or for ``"auto"`` the exact system while
     :func:`~kernelkit.models.falkon.choose_solver` (KernelRidge's cost model and memory budget)
@@ -466,27 +488,13 @@ def fit_kernel_erm(
             stacklevel=5,
         )
         if not choice.exact:
-            indices = choice.indices
             fmap = nystrom_map_on_centres(
-                kernel,
-                choice.centres,
-                np.full(len(choice.centres), -1) if indices is None else indices,
+                kernel, choice.centres, _centre_rows(choice.indices, len(choice.centres))
             )
-            return _fit_system(
-                loss,
-                fmap.features(Xb).to(torch.float64),
-                y,
-                lam,
-                gram=False,
-                to_centres=lambda w: basis_coefficients(fmap.basis, w),
-                centres=fmap.centres,
-                indices=indices,
-                weights=weights,
-                random_state=random_state,
-                tol=tol,
-                max_iter=max_iter,
-                progress=progress,
-            )
+            return _fit_on_map(
+                loss, fmap, fmap.features(Xb), y, lam, weights=weights,
+                random_state=random_state, tol=tol, max_iter=max_iter, progress=progress,
+            )  # fmt: skip
     K = gram_tensor(kernel, Xb).to(torch.float64)
     return _fit_system(
         loss,
@@ -523,9 +531,7 @@ def fit_kernel_erm_distributed(
     """Fit ``loss`` on the Nyström features of a Dask array or bag's row ``blocks``
     (:func:`~kernelkit.gram.distributed.row_blocks`), computed on the workers and gathered
     (``n x d`` on the client), for centres drawn or given on the client."""
-    fmap = nystrom_map_on_centres(
-        kernel, centres, np.full(len(centres), -1) if indices is None else indices
-    )
+    fmap = nystrom_map_on_centres(kernel, centres, _centre_rows(indices, len(centres)))
 
     def block_features(block: Any) -> np.ndarray:
         rows = (
@@ -538,21 +544,10 @@ def fit_kernel_erm_distributed(
     Phi = torch.as_tensor(
         np.asarray(map_row_blocks(block_features, blocks, fmap.dim, np.float64).compute())
     )
-    return _fit_system(
-        loss,
-        Phi,
-        y,
-        lam,
-        gram=False,
-        to_centres=lambda w: basis_coefficients(fmap.basis, w),
-        centres=fmap.centres,
-        indices=indices,
-        weights=weights,
-        random_state=random_state,
-        tol=tol,
-        max_iter=max_iter,
-        progress=progress,
-    )
+    return _fit_on_map(
+        loss, fmap, Phi, y, lam, weights=weights, random_state=random_state, tol=tol,
+        max_iter=max_iter, progress=progress,
+    )  # fmt: skip
 
 
 __all__ = [
