@@ -68,7 +68,9 @@ def test_integer_weights_are_repeated_rows(data):
     rep = np.repeat(np.arange(len(X)), w)
     a = KernelHuberRegressor(Gaussian(1.0), lam=1e-3, tol=1e-12).fit(X, y, sample_weight=w)
     b = KernelHuberRegressor(Gaussian(1.0), lam=1e-3, tol=1e-12).fit(X[rep], y[rep])
-    assert np.abs(a.predict(Xt) - b.predict(Xt)).max() < 1e-8
+    # the two Grams' eigenvalue floors differ: equal to 1e-6 off the training points
+    assert np.abs(a.predict(X) - b.predict(X)).max() < 1e-8
+    assert np.abs(a.predict(Xt) - b.predict(Xt)).max() < 1e-6
 
 
 def test_nystrom_and_dask_agree_on_the_same_centres(data):

@@ -24,11 +24,13 @@ points or the centres (``alpha = U Lambda^{-1/2} w`` for Nyström).
 
 Solvers, by the loss:
 
-* **smooth** (Huber): damped Newton steps on ``(w, b)`` over features (for the exact system,
-  those of :func:`~kernelkit.gram.nystrom.nystrom_basis` of ``K`` itself, ``Phi Phi^T = K`` up
-  to the one eigenvalue floor), gradient
+* **smooth** (Huber): damped, regularised Newton steps on ``(w, b)`` over features (for the
+  exact system, those of :func:`~kernelkit.gram.nystrom.nystrom_basis` of ``K`` itself,
+  ``Phi Phi^T = K`` up to the one eigenvalue floor), gradient
   ``-(1/n) [Phi, 1]^T (hat w l'(r)) + 2 lam (w, 0)``, Hessian
-  ``(1/n) [Phi, 1]^T diag(hat w l''(r)) [Phi, 1] + 2 lam diag(1, 0)``, Armijo backtracking;
+  ``(1/n) [Phi, 1]^T diag(hat w l''(r)) [Phi, 1] + 2 lam diag(1, 0)`` plus
+  ``||grad||_inf I`` (a step where no residual is in the curved part), Armijo backtracking,
+  from ``f = 0`` and ``b`` the weighted median of ``y``;
   stops when the largest gradient entry is at most ``tol``;
 * **non-smooth** (epsilon-insensitive): the loss's dual (``C_i = hat w_i C``) by SMO
   (:func:`~kernelkit.solvers.smo.smo`) on ``Q = K`` (exact; ``alpha = beta``) or on the
@@ -167,7 +169,13 @@ def _newton(
     A = torch.cat([Phi, torch.ones(n, 1, dtype=Phi.dtype)], dim=1)
     ridge = torch.full((d + 1,), 2.0 * lam, dtype=Phi.dtype)
     ridge[-1] = 0.0
-    theta = torch.zeros(d + 1, dtype=Phi.dtype) if start is None else torch.as_tensor(start)
+    if start is None:  # f = 0 and b the weighted median of y
+        theta = torch.zeros(d + 1, dtype=Phi.dtype)
+        order = torch.argsort(y)
+        half = torch.searchsorted(torch.cumsum(hw[order], 0), hw.sum() / 2)
+        theta[-1] = y[order[min(int(half), n - 1)]]
+    else:
+        theta = torch.as_tensor(start)
 
     def objective(t: torch.Tensor) -> tuple[float, torch.Tensor]:
         r = y - A @ t
@@ -182,7 +190,11 @@ def _newton(
             break
         if steps >= max_iter:
             break
-        H = (A.T * (hw * loss.curvature(r))) @ A / n + torch.diag(ridge)
+        # regularised Newton (Li, Fukushima, Qi and Yamashita, Comput. Optim. Appl. 28, 2004):
+        # + ||grad|| I keeps a step where no residual is in the loss's curved part (the
+        # intercept's curvature 0), and vanishes at the optimum
+        shift = ridge + float(grad.abs().max())
+        H = (A.T * (hw * loss.curvature(r))) @ A / n + torch.diag(shift)
         delta = -solve(H, grad, name="Hessian")
         slope, step = float(grad @ delta), 1.0
         while True:
@@ -190,7 +202,7 @@ def _newton(
             if J_new <= J + ARMIJO * step * slope or step < 1e-10:
                 break
             step /= 2
-        if J_new > J:  # no decrease even at a tiny step: optimal to round-off
+        if J_new >= J:  # no decrease even at a tiny step: optimal to round-off
             converged = True
             break
         theta, J, r, steps = theta + step * delta, J_new, r_new, steps + 1
@@ -293,8 +305,9 @@ def solve_erm(
 
 
 def basis_coefficients(basis: NystromBasis, w: torch.Tensor) -> torch.Tensor:
-    """``alpha = U Lambda^{-1/2} w``: the kernel coefficients of ``f = phi(.)^T w``."""
-    return basis.eigenvectors @ (basis.inv_sqrt_eigenvalues * w)
+    """``alpha = U Lambda^{-1/2} w``: the kernel coefficients of ``f = phi(.)^T w`` (float64)."""
+    scaled = basis.inv_sqrt_eigenvalues.to(torch.float64) * w.to(torch.float64)
+    return basis.eigenvectors.to(torch.float64) @ scaled
 
 
 def select_lam(
