@@ -10,7 +10,7 @@ from sklearn.svm import SVR
 
 from kernelkit.gram.nystrom import nystrom_map_on_centres
 from kernelkit.kernels import Gaussian
-from kernelkit.models._erm import fit_kernel_erm, select_lam, solve_erm
+from kernelkit.models._erm import ErmOptions, fit_kernel_erm, select_lam, solve_erm
 from kernelkit.models.losses import EpsilonInsensitiveLoss, HuberLoss
 
 
@@ -100,10 +100,9 @@ def test_nystrom_system_is_the_solve_on_the_features(loss):
         torch.as_tensor(X),
         torch.as_tensor(y),
         1e-3,
+        ErmOptions(tol=1e-10, max_iter=-1 if not loss.smooth else 100),
         solver="nystrom",
         centers=C,
-        tol=1e-10,
-        max_iter=-1 if not loss.smooth else 100,
     )
     fmap = nystrom_map_on_centres(kernel, C, np.full(len(C), -1))
     Phi = fmap.features(torch.as_tensor(X)).double()

@@ -31,6 +31,7 @@ from kernelkit.estimators._base import (
 from kernelkit.gram.distributed import is_dask_collection, map_row_blocks
 from kernelkit.gram.nystrom import CENTRE_METHODS, centre_count
 from kernelkit.models._erm import (
+    ErmOptions,
     KernelErmModel,
     erm_solver,
     fit_kernel_erm,
@@ -39,7 +40,6 @@ from kernelkit.models._erm import (
 from kernelkit.models.falkon import nystrom_predict
 from kernelkit.utils.constraints import Interval, StrOptions
 from kernelkit.utils.errors import InputError
-from kernelkit.utils.progress import Progress
 from kernelkit.utils.validation import like_input
 
 ERM_CONSTRAINTS: dict[str, list[Any]] = {
@@ -88,24 +88,14 @@ class KernelERMRegressor(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         if is_dask_collection(X):
             return self._fit_distributed(X, y, sample_weight)
         X, Xb, y, w = self._fit_samples(X, y, sample_weight)
-        solver = erm_solver(str(self.solver), Xb, centre_count(self.n_centers, self.centers))
-        progress = self._progress()
+        m = centre_count(self.n_centers, self.centers)
+        options = self._options(w)
         model = fit_kernel_erm(
-            self._loss(),
-            self.kernel_,
-            Xb,
-            self._targets(y, len(Xb)),
-            self.lam,
-            solver=solver,
-            n_centers=self.n_centers,
+            self._loss(), self.kernel_, Xb, self._targets(y, len(Xb)), self.lam, options,
+            solver=erm_solver(str(self.solver), Xb, m), n_centers=self.n_centers,
             centers=self.centers,
-            weights=w,
-            random_state=self.random_state,
-            tol=float(self.tol),
-            max_iter=int(self.max_iter),
-            progress=progress,
-        )
-        return self._store(model, X, progress)
+        )  # fmt: skip
+        return self._store(model, X, options)
 
     def _targets(self, y: Any, n: int) -> torch.Tensor:
         """Real targets as a float64 vector of length ``n``."""
@@ -117,33 +107,25 @@ class KernelERMRegressor(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
                 f"y: expected one target per sample, got shape {tuple(t.shape)}"
             ) from exc
 
+    def _options(self, w: np.ndarray | None) -> ErmOptions:
+        """The fit's settings for the back-end, with a progress report for ``verbose``."""
+        progress = progress_of(self, self.max_iter if self.max_iter > 0 else None)
+        return ErmOptions(w, self.random_state, float(self.tol), int(self.max_iter), progress)
+
     def _fit_distributed(self, X: Any, y: Any, sample_weight: Any) -> Any:
         """The Nyström fit of a Dask array or bag: centres drawn by row position (or given
         as points) on the client, features on the workers, the solver on the client."""
         n = check_distributed_nystrom(self, X, points=True)
         w = check_sample_weight(sample_weight, n)
         index, centres, blocks = self._distributed_centres(X, int(self.n_centers), w)
-        progress = self._progress()
+        options = self._options(w)
+        y = self._targets(np.asarray(y), n)
         model = fit_kernel_erm_distributed(
-            self._loss(),
-            self.kernel_,
-            blocks,
-            centres,
-            index,
-            self._targets(to_numpy(np.asarray(y)), n),
-            self.lam,
-            weights=w,
-            random_state=self.random_state,
-            tol=float(self.tol),
-            max_iter=int(self.max_iter),
-            progress=progress,
+            self._loss(), self.kernel_, blocks, centres, index, y, self.lam, options
         )
-        return self._store(model, None, progress)
+        return self._store(model, None, options)
 
-    def _progress(self) -> Progress:
-        return progress_of(self, self.max_iter if self.max_iter > 0 else None)
-
-    def _store(self, model: KernelErmModel, X: Any, progress: Progress) -> Any:
+    def _store(self, model: KernelErmModel, X: Any, options: ErmOptions) -> Any:
         """The fitted attributes of ``model``; ``ConvergenceWarning`` when it stopped at
         ``max_iter``."""
         self.X_fit_ = model.centres
@@ -156,7 +138,7 @@ class KernelERMRegressor(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
             self.center_indices_ = model.indices
         if model.cv_results is not None:
             self.cv_results_ = model.cv_results
-        progress.done(self.n_iter_, "converged" if model.converged else "max_iter")
+        options.progress.done(self.n_iter_, "converged" if model.converged else "max_iter")
         if not model.converged:
             warn_max_iter(self)
         return self

@@ -145,6 +145,29 @@ class KernelErmModel:
     cv_results: dict[str, Any] | None
 
 
+@dataclass(frozen=True)
+class ErmOptions:
+    """How a fit runs (the estimator's settings, passed through the back-end unchanged).
+
+    Attributes
+    ----------
+    weights : ndarray or None
+        Non-negative sample weights (None: unweighted).
+    random_state : None, int, RandomState or Generator
+        Seed of the centre draw and of the folds of ``lam="auto"``.
+    tol, max_iter :
+        The solver's stopping rule (:func:`solve_erm`).
+    progress : Progress or None
+        Receives the solver's progress.
+    """
+
+    weights: np.ndarray | None = None
+    random_state: Any = None
+    tol: float = 1e-6
+    max_iter: int = 100
+    progress: Progress | None = None
+
+
 def _unit_weights(weights: np.ndarray | None, n: int) -> np.ndarray:
     """``hat w = n w / sum w`` (ones when unweighted)."""
     if weights is None:
@@ -382,56 +405,33 @@ def _fit_system(
     Z: torch.Tensor,
     y: torch.Tensor,
     lam: float | str,
+    options: ErmOptions,
     *,
     gram: bool,
     to_centres: Callable[[torch.Tensor], torch.Tensor],
     centres: Batch,
     indices: np.ndarray | None,
-    weights: np.ndarray | None,
-    random_state: Any,
-    tol: float,
-    max_iter: int,
-    progress: Progress | None,
 ) -> KernelErmModel:
     """``lam`` (chosen by :func:`select_lam` when ``"auto"``), then the fit on every row."""
     cv = None
+    weights, tol, max_iter = options.weights, options.tol, options.max_iter
     if isinstance(lam, str):
-        if progress is not None:
-            progress.stage(f"lam: {N_FOLDS}-fold cross-validation")
+        if options.progress is not None:
+            options.progress.stage(f"lam: {N_FOLDS}-fold cross-validation")
+        grid = auto_grid(_system_diagonal(Z, gram))
         lam, cv = select_lam(
-            loss,
-            Z,
-            y,
-            auto_grid(_system_diagonal(Z, gram)),
-            gram=gram,
-            weights=weights,
-            random_state=random_state,
-            tol=tol,
-            max_iter=max_iter,
-        )
+            loss, Z, y, grid, gram=gram, weights=weights, random_state=options.random_state,
+            tol=tol, max_iter=max_iter,
+        )  # fmt: skip
     res = solve_erm(
-        loss,
-        Z,
-        y,
-        float(lam),
-        gram=gram,
-        weights=weights,
-        tol=tol,
-        max_iter=max_iter,
-        progress=progress,
-    )
+        loss, Z, y, float(lam), gram=gram, weights=weights, tol=tol, max_iter=max_iter,
+        progress=options.progress,
+    )  # fmt: skip
     solver = "exact" if gram else "nystrom"
     return KernelErmModel(
-        centres,
-        indices,
-        to_centres(res.coef),
-        res.intercept,
-        res.n_iter,
-        res.converged,
-        float(lam),
-        solver,
-        cv,
-    )
+        centres, indices, to_centres(res.coef), res.intercept, res.n_iter, res.converged,
+        float(lam), solver, cv,
+    )  # fmt: skip
 
 
 def _fit_on_map(
@@ -440,13 +440,13 @@ def _fit_on_map(
     Phi: torch.Tensor,
     y: torch.Tensor,
     lam: float | str,
-    **options: Any,
+    options: ErmOptions,
 ) -> KernelErmModel:
     """:func:`_fit_system` on the features ``Phi`` of the Nyström map ``fmap``."""
     return _fit_system(
-        loss, Phi.to(torch.float64), y, lam, gram=False,
+        loss, Phi.to(torch.float64), y, lam, options, gram=False,
         to_centres=lambda w: basis_coefficients(fmap.basis, w), centres=fmap.centres,
-        indices=fmap.indices, **options,
+        indices=fmap.indices,
     )  # fmt: skip
 
 
@@ -475,54 +475,27 @@ def fit_kernel_erm(
     Xb: Batch,
     y: torch.Tensor,
     lam: float | str,
+    options: ErmOptions,
     *,
     solver: str,
     n_centers: int = 1000,
     centers: Any = "uniform",
-    weights: np.ndarray | None = None,
-    random_state: Any = None,
-    tol: float = 1e-6,
-    max_iter: int = 100,
-    progress: Progress | None = None,
 ) -> KernelErmModel:
     """Fit ``loss`` in memory on the prepared points ``Xb``: the exact system or the Nyström
     features of ``n_centers`` / ``centers`` (:func:`~kernelkit.gram.nystrom.choose_centres`,
     drawn by weight among distinct points), ``solver`` one of ``"exact"``, ``"nystrom"``."""
     if solver == "nystrom":
         choice = choose_centres(
-            kernel,
-            Xb,
-            n_centers,
-            centers,
-            random_state=random_state,
-            distinct=True,
-            sample_weight=weights,
-            exact="the exact solver",
-            stacklevel=5,
-        )
+            kernel, Xb, n_centers, centers, random_state=options.random_state, distinct=True,
+            sample_weight=options.weights, exact="the exact solver", stacklevel=5,
+        )  # fmt: skip
         if not choice.exact:
-            fmap = nystrom_map_on_centres(
-                kernel, choice.centres, _centre_rows(choice.indices, len(choice.centres))
-            )
-            return _fit_on_map(
-                loss, fmap, fmap.features(Xb), y, lam, weights=weights,
-                random_state=random_state, tol=tol, max_iter=max_iter, progress=progress,
-            )  # fmt: skip
+            rows = _centre_rows(choice.indices, len(choice.centres))
+            fmap = nystrom_map_on_centres(kernel, choice.centres, rows)
+            return _fit_on_map(loss, fmap, fmap.features(Xb), y, lam, options)
     K = gram_tensor(kernel, Xb).to(torch.float64)
     return _fit_system(
-        loss,
-        K,
-        y,
-        lam,
-        gram=True,
-        to_centres=lambda a: a,
-        centres=Xb,
-        indices=None,
-        weights=weights,
-        random_state=random_state,
-        tol=tol,
-        max_iter=max_iter,
-        progress=progress,
+        loss, K, y, lam, options, gram=True, to_centres=lambda a: a, centres=Xb, indices=None
     )
 
 
@@ -534,12 +507,7 @@ def fit_kernel_erm_distributed(
     indices: np.ndarray | None,
     y: torch.Tensor,
     lam: float | str,
-    *,
-    weights: np.ndarray | None = None,
-    random_state: Any = None,
-    tol: float = 1e-6,
-    max_iter: int = 100,
-    progress: Progress | None = None,
+    options: ErmOptions,
 ) -> KernelErmModel:
     """Fit ``loss`` on the Nyström features of a Dask array or bag's row ``blocks``
     (:func:`~kernelkit.gram.distributed.row_blocks`), computed on the workers and gathered
@@ -547,24 +515,17 @@ def fit_kernel_erm_distributed(
     fmap = nystrom_map_on_centres(kernel, centres, _centre_rows(indices, len(centres)))
 
     def block_features(block: Any) -> np.ndarray:
-        rows = (
-            np.stack(block)
-            if isinstance(block, list) and isinstance(block[0], np.ndarray)
-            else block
-        )
-        return fmap.features(rows).to(torch.float64).cpu().numpy()
+        # a block of array rows comes as a list of rows from persisted (kept) blocks
+        listed = isinstance(block, list) and isinstance(block[0], np.ndarray)
+        return fmap.features(np.stack(block) if listed else block).double().cpu().numpy()
 
-    Phi = torch.as_tensor(
-        np.asarray(map_row_blocks(block_features, blocks, fmap.dim, np.float64).compute())
-    )
-    return _fit_on_map(
-        loss, fmap, Phi, y, lam, weights=weights, random_state=random_state, tol=tol,
-        max_iter=max_iter, progress=progress,
-    )  # fmt: skip
+    Phi = map_row_blocks(block_features, blocks, fmap.dim, np.float64).compute()
+    return _fit_on_map(loss, fmap, torch.as_tensor(np.asarray(Phi)), y, lam, options)
 
 
 __all__ = [
     "N_FOLDS",
+    "ErmOptions",
     "ErmResult",
     "KernelErmModel",
     "basis_coefficients",
