@@ -19,7 +19,7 @@ class KernelHuberRegressor(KernelERMRegressor):
     parameter", Ann. Math. Statist. 35, 1964; in the form of scikit-learn's
     ``HuberRegressor``, ``H_epsilon``),
 
-    .. math:: \min_{f \in H, b} \frac{1}{\sum_i w_i} \sum_{i=1}^n w_i\,
+    .. math:: \min_{f \in H, b} \frac{1}{\sum_j w_j} \sum_{i=1}^n w_i\,
               H_\varepsilon(y_i - f(x_i) - b) + \lambda \|f\|_H^2, \qquad
               H_\varepsilon(r) = \begin{cases} r^2 & |r| \le \varepsilon \\
               2 \varepsilon |r| - \varepsilon^2 & |r| > \varepsilon, \end{cases}
@@ -100,7 +100,7 @@ class KernelHuberRegressor(KernelERMRegressor):
     -----
     Objective: with sample weights ``w`` (all 1 by default),
 
-    .. math:: \min_{f \in H, b} \frac{1}{\sum_i w_i} \sum_{i=1}^n w_i\,
+    .. math:: \min_{f \in H, b} \frac{1}{\sum_j w_j} \sum_{i=1}^n w_i\,
               H_\varepsilon(y_i - f(x_i) - b) + \lambda \|f\|_H^2.
     """
 

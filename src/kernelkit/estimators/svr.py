@@ -19,7 +19,7 @@ class KernelSVR(KernelERMRegressor):
     vector regression", Statistics and Computing 14, 2004; course part 1, "Large-margin
     classifiers" / "Support vector machines" for the ERM form and ``C = 1 / (2 n lam)``)
 
-    .. math:: \min_{f \in H, b} \frac{1}{\sum_i w_i} \sum_{i=1}^n w_i
+    .. math:: \min_{f \in H, b} \frac{1}{\sum_j w_j} \sum_{i=1}^n w_i
               \max\big(0, |y_i - f(x_i) - b| - \varepsilon\big) + \lambda \|f\|_H^2,
               \qquad f(x) = \sum_i \alpha_i k(x_i, x),
 
@@ -103,7 +103,7 @@ class KernelSVR(KernelERMRegressor):
     -----
     Objective: with sample weights ``w`` (all 1 by default),
 
-    .. math:: \min_{f \in H, b} \frac{1}{\sum_i w_i} \sum_{i=1}^n w_i
+    .. math:: \min_{f \in H, b} \frac{1}{\sum_j w_j} \sum_{i=1}^n w_i
               \max\big(0, |y_i - f(x_i) - b| - \varepsilon\big) + \lambda \|f\|_H^2.
     """
 
