@@ -48,7 +48,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 import torch
@@ -78,14 +78,6 @@ N_FOLDS = 5
 
 ARMIJO = 1e-4
 """Sufficient-decrease constant of the Newton line search."""
-
-
-class Loss(Protocol):
-    """What the back-end reads of a loss (:mod:`kernelkit.models.losses`)."""
-
-    smooth: bool
-
-    def value(self, r: torch.Tensor) -> torch.Tensor: ...
 
 
 @dataclass(frozen=True)
@@ -189,16 +181,17 @@ def _newton(
 ) -> tuple[torch.Tensor, bool, int]:
     """Damped Newton on ``theta = (w, b)`` (module docstring); ``(theta, converged, steps)``."""
     n, d = Phi.shape
-    A = torch.cat([Phi, torch.ones(n, 1, dtype=Phi.dtype)], dim=1)
-    ridge = torch.full((d + 1,), 2.0 * lam, dtype=Phi.dtype)
+    like = {"dtype": Phi.dtype, "device": Phi.device}
+    A = torch.cat([Phi, torch.ones(n, 1, **like)], dim=1)
+    ridge = torch.full((d + 1,), 2.0 * lam, **like)
     ridge[-1] = 0.0
     if start is None:  # f = 0 and b the weighted median of y
-        theta = torch.zeros(d + 1, dtype=Phi.dtype)
+        theta = torch.zeros(d + 1, **like)
         order = torch.argsort(y)
         half = torch.searchsorted(torch.cumsum(hw[order], 0), hw.sum() / 2)
         theta[-1] = y[order[min(int(half), n - 1)]]
     else:
-        theta = torch.as_tensor(start)
+        theta = torch.as_tensor(start).to(**like)
 
     def objective(t: torch.Tensor) -> tuple[float, torch.Tensor]:
         r = y - A @ t
@@ -309,22 +302,31 @@ def solve_erm(
     if not loss.smooth:
         keep = np.flatnonzero(hw > 0)
         Zk = Z[keep][:, keep] if gram else Z[keep]
-        dual = loss.dual(y.numpy()[keep], hw[keep] / (2.0 * n * lam))
+        dual = loss.dual(y.cpu().numpy()[keep], hw[keep] / (2.0 * n * lam))
         beta_k, b, converged, steps, state = _dual(
-            dual, Zk.numpy(), gram, tol, max_iter, start, progress
+            dual, Zk.cpu().numpy(), gram, tol, max_iter, start, progress
         )
         beta = np.zeros(n)
         beta[keep] = beta_k
-        coef = torch.as_tensor(beta) if gram else Z.T @ torch.as_tensor(beta)
+        beta_t = torch.as_tensor(beta, device=Z.device)
+        coef = beta_t if gram else Z.T @ beta_t
         return ErmResult(coef, b, converged, steps, state)
     basis = nystrom_basis(Z) if gram else None
     Phi = basis.features(Z) if basis is not None else Z
     theta, converged, steps = _newton(
-        loss, Phi, y, torch.as_tensor(hw), lam, tol, max(max_iter, 0), start, progress
+        loss,
+        Phi,
+        y,
+        torch.as_tensor(hw, device=Z.device),
+        lam,
+        tol,
+        max(max_iter, 0),
+        start,
+        progress,
     )
     w = theta[:-1]
     coef = w if basis is None else basis_coefficients(basis, w)
-    return ErmResult(coef, float(theta[-1]), converged, steps, theta.numpy())
+    return ErmResult(coef, float(theta[-1]), converged, steps, theta.cpu().numpy())
 
 
 def basis_coefficients(basis: NystromBasis, w: torch.Tensor) -> torch.Tensor:
@@ -375,7 +377,7 @@ def select_lam(
             )
             states[f] = res.state
             r = y[out] - ((Z[out][:, tr] if gram else Z[out]) @ res.coef + res.intercept)
-            w_out = torch.as_tensor(hw[out])
+            w_out = torch.as_tensor(hw[out], device=Z.device)
             held_out[f] = float((w_out * loss.value(r)).sum() / w_out.sum().clamp_min(1e-300))
         rows.append(held_out)
         mean = np.array([r.mean() for r in rows])
