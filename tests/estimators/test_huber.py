@@ -122,3 +122,13 @@ def test_torch_input_and_roundtrip(data, tmp_path):
     save(est, tmp_path / "huber")
     again = load(tmp_path / "huber")
     torch.testing.assert_close(again.predict(torch.as_tensor(Xt)), est.predict(torch.as_tensor(Xt)))
+
+
+def test_on_a_distributed_cluster(data, dask_client):
+    """The features computed on the cluster's worker processes: the in-process model."""
+    da = pytest.importorskip("dask.array")
+    X, y, Xt = data
+    est = KernelHuberRegressor(Gaussian(1.0), solver="nystrom", centers=X[:12], tol=1e-12)
+    local = est.fit(X, y).predict(Xt)
+    remote = est.fit(da.from_array(X, chunks=(13, 2)).persist(), y)
+    assert np.abs(remote.predict(Xt) - local).max() < 1e-6
