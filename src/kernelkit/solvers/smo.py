@@ -63,25 +63,26 @@ class SMOResult:
 
 def _select(
     a: np.ndarray, G: np.ndarray, s: np.ndarray, u: np.ndarray, diag: np.ndarray, column: Callable
-) -> tuple[int, int, float]:
-    """The working pair ``(i, j)`` of WSS 2 and the violation ``m(a) - M(a)`` (``j = -1``
-    when no pair violates)."""
+) -> tuple[int, int, float, np.ndarray | None]:
+    """The working pair ``(i, j)`` of WSS 2, the violation ``m(a) - M(a)`` and column ``i``
+    of ``Q`` (``j = -1`` when no pair violates)."""
     up = ((s > 0) & (a < u)) | ((s < 0) & (a > 0))
     low = ((s > 0) & (a > 0)) | ((s < 0) & (a < u))
     score = -s * G
     if not up.any() or not low.any():
-        return -1, -1, 0.0
+        return -1, -1, 0.0, None
     i = int(np.flatnonzero(up)[np.argmax(score[up])])
     g_max = score[i]
     violation = g_max - float(np.min(score[low]))
     b = g_max - score
     candidates = low & (b > 0)
     if not candidates.any():
-        return i, -1, violation
-    curvature = diag[i] + diag - 2.0 * s[i] * s * column(i)
+        return i, -1, violation, None
+    Qi = column(i)
+    curvature = diag[i] + diag - 2.0 * s[i] * s * Qi
     curvature = np.where(curvature > 0, curvature, TAU)
     gain = np.where(candidates, -(b * b) / curvature, np.inf)
-    return i, int(np.argmin(gain)), violation
+    return i, int(np.argmin(gain)), violation, Qi
 
 
 def _pair_step(
@@ -194,10 +195,10 @@ def smo(
         G += a[t] * column(int(t))
     steps, violation = 0, np.inf
     while max_iter < 0 or steps < max_iter:
-        i, j, violation = _select(a, G, s, u, diag, column)
-        if j < 0 or violation <= tol:
+        i, j, violation, Qi = _select(a, G, s, u, diag, column)
+        if Qi is None or violation <= tol:
             break
-        Qi, Qj = column(i), column(j)
+        Qj = column(j)
         di, dj = _pair_step(a, G, s, u, i, j, (diag[i], diag[j], Qi[j]))
         G += Qi * di + Qj * dj
         steps += 1
