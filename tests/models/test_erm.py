@@ -10,7 +10,7 @@ from sklearn.svm import SVR
 
 from kernelkit.gram.nystrom import nystrom_map_on_centres
 from kernelkit.kernels import Gaussian
-from kernelkit.models._erm import ErmOptions, fit_kernel_erm, select_lam, solve_erm
+from kernelkit.models._erm import ErmOptions, erm_solver, fit_kernel_erm, select_lam, solve_erm
 from kernelkit.models.losses import EpsilonInsensitiveLoss, HuberLoss
 
 
@@ -160,3 +160,12 @@ def test_select_lam_returns_a_grid_value_and_cv_results():
     visited = len(cv["params"])
     assert cv["mean_test_score"].shape == (visited,) and "split4_test_score" in cv
     assert cv["params"][int(np.argmin(cv["rank_test_score"]))]["lam"] == lam
+
+
+def test_auto_keeps_the_exact_system_while_the_cost_model_does():
+    """KernelRidge's rule (falkon.choose_solver): exact for small n, Nyström for large n."""
+    assert erm_solver("auto", torch.zeros((500, 3)), 1000) == "exact"
+    assert erm_solver("auto", torch.zeros((200_000, 3)), 1000) == "nystrom"
+    assert erm_solver("nystrom", torch.zeros((500, 3)), 100) == "nystrom"
+    with pytest.warns(UserWarning, match="more than the 50 training points"):
+        assert erm_solver("nystrom", torch.zeros((50, 3)), 100) == "exact"
