@@ -90,6 +90,10 @@ CASES: dict[str, Callable[[], BaseEstimator]] = {
         Gaussian(1.0), lam=1e-3, solver="nystrom", n_centers=10
     ),
     "KernelSVC": lambda: kernelkit.KernelSVC(Gaussian(1.0), probability=True),
+    "KernelSVR": lambda: kernelkit.KernelSVR(Gaussian(1.0), solver="nystrom", n_centers=10),
+    "KernelHuberRegressor": lambda: kernelkit.KernelHuberRegressor(
+        Gaussian(1.0), solver="nystrom", n_centers=10
+    ),
     "NystromFeatures": lambda: kernelkit.NystromFeatures(Gaussian(1.0), n_centers=10),
     "RandomFourierFeatures": lambda: kernelkit.RandomFourierFeatures(
         Gaussian(1.0), n_components=10

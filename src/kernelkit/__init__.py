@@ -19,6 +19,8 @@ _LAZY = {
     "GaussianProcessRegressor": "kernelkit.estimators.gp",
     "KernelPCA": "kernelkit.estimators",
     "KernelSVC": "kernelkit.estimators",
+    "KernelSVR": "kernelkit.estimators",
+    "KernelHuberRegressor": "kernelkit.estimators",
     "KernelAutoencoder": "kernelkit.estimators.autoencoder",
     "ConcatenatedKernelRegressor": "kernelkit.estimators.concatenated",
     "InvariantEmbedding": "kernelkit.estimators.invariant",

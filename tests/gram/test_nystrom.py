@@ -286,8 +286,7 @@ def test_draw_by_keys_on_increasing_keys_equals_the_grouped_draw():
     # increasing keys (row numbers: the Dask draw) skip the grouping sort; oracle: the same
     # candidates under decreasing keys, which take the grouping path (uniform k goes to the
     # k-th smallest key, so row r of the reversed draw is row n - 1 - r of the direct one)
-    from kernelkit.gram._centres import draw_by_keys
-    from kernelkit.gram._centres import _largest
+    from kernelkit.gram._centres import _largest, draw_by_keys
 
     rng = np.random.default_rng(0)
     n = 500

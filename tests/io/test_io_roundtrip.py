@@ -24,9 +24,11 @@ from kernelkit import (
     ConcatenatedKernelRegressor,
     InvariantEmbedding,
     KernelAutoencoder,
+    KernelHuberRegressor,
     KernelPCA,
     KernelRidge,
     KernelSVC,
+    KernelSVR,
     NystromFeatures,
     RandomFourierFeatures,
 )
@@ -212,6 +214,8 @@ ESTIMATORS = {
     "ridge": lambda k: KernelRidge(k, lam=1e-2),
     "pca": lambda k: KernelPCA(k, n_components=3),
     "svc": lambda k: KernelSVC(k, C=2.0),
+    "svr": lambda k: KernelSVR(k, lam=1e-2),
+    "huber": lambda k: KernelHuberRegressor(k, lam=1e-2, epsilon=0.5),
     "k2ae": lambda k: KernelAutoencoder((3, 2), input_kernel=k, max_iter=4, random_state=0),
     "k2ae_landmarks": lambda k: KernelAutoencoder(
         (2,), input_kernel=k, n_centers=8, max_iter=4, random_state=0

@@ -7,6 +7,7 @@ from kernelkit.estimators.ckn import CKNClassifier, CKNFeatures
 from kernelkit.estimators.ckn_seq import SequenceCKNClassifier, SequenceCKNFeatures
 from kernelkit.estimators.clustering import KernelKMeans, kernel_kmeans
 from kernelkit.estimators.features import NystromFeatures, RandomFourierFeatures
+from kernelkit.estimators.huber import KernelHuberRegressor
 from kernelkit.estimators.kcca import KernelCCA
 from kernelkit.estimators.logistic import KernelLogisticRegression
 from kernelkit.estimators.mkl import SimpleMKL
@@ -15,6 +16,7 @@ from kernelkit.estimators.ridge import KernelRidge
 from kernelkit.estimators.spectral import SpectralClustering
 from kernelkit.estimators.svm import KernelSVC
 from kernelkit.estimators.svm_dual import BiasFreeSVC, bias_free_svm
+from kernelkit.estimators.svr import KernelSVR
 from kernelkit.models.logistic_exact import kernel_logistic_regression
 from kernelkit.models.ridge import kernel_ridge_coefficients
 
@@ -23,12 +25,14 @@ __all__ = [
     "CKNClassifier",
     "CKNFeatures",
     "KernelCCA",
+    "KernelHuberRegressor",
     "KernelKMeans",
     "KernelLogisticRegression",
     "KernelPCA",
     "KernelPCAResult",
     "KernelRidge",
     "KernelSVC",
+    "KernelSVR",
     "NystromFeatures",
     "RandomFourierFeatures",
     "SequenceCKNClassifier",
