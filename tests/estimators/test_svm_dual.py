@@ -139,10 +139,12 @@ def test_save_load_round_trip(data, tmp_path, one_torch_thread):
 
 def test_lam_auto_is_the_best_5_fold_accuracy_of_the_grid():
     """``lam="auto"``: the grid ``mean k(x, x) * 10^{-1..-9}`` scored by a hand-written loop
-    over the stratified folds (seed 0) on the Gram, the best mean accuracy (ties: the larger
+    over the stratified folds (seed 0) on the Gram, from the largest ``lam`` down until
+    the option ``logistic_patience`` values past the best, the best mean accuracy (ties: the larger
     ``lam``), then the fit at that ``lam`` on every row."""
     from sklearn.model_selection import StratifiedKFold
 
+    from kernelkit import get_config
     from kernelkit.estimators import BiasFreeSVC, bias_free_svm
     from kernelkit.kernels import Gaussian
 
@@ -160,10 +162,15 @@ def test_lam_auto_is_the_best_5_fold_accuracy_of_the_grid():
             coef = bias_free_svm(K[tr][:, tr], ytr, lam=lam).coef
             hits.append(np.mean(np.sign((K[te][:, tr] @ coef).numpy()) == y[te]))
         mean_accuracy.append(np.mean(hits))
-    best = grid[int(np.argmax(mean_accuracy))]
     model = BiasFreeSVC(Gaussian(1.0), lam="auto").fit(X, y)
+    visited = len(model.cv_results_["params"])  # the path stops logistic_patience past the best
+    best = grid[int(np.argmax(mean_accuracy[:visited]))]
+    patience = get_config()["logistic_patience"]
+    assert visited == len(grid) or visited - 1 - np.argmax(mean_accuracy[:visited]) == patience + 1
     assert type(model.lam_) is float and model.lam_ == pytest.approx(best, rel=1e-12)
-    np.testing.assert_allclose(model.cv_results_["mean_test_score"], mean_accuracy, atol=1e-12)
+    np.testing.assert_allclose(
+        model.cv_results_["mean_test_score"], mean_accuracy[:visited], atol=1e-12
+    )
     fixed = BiasFreeSVC(Gaussian(1.0), lam=best).fit(X, y)
     np.testing.assert_allclose(model.dual_coef_, fixed.dual_coef_, atol=1e-12)
     assert BiasFreeSVC(Gaussian(1.0), lam=0.01).fit(X, y).lam_ == 0.01

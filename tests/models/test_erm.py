@@ -11,6 +11,7 @@ from sklearn.svm import SVR
 from kernelkit.gram.nystrom import nystrom_map_on_centres
 from kernelkit.kernels import Gaussian
 from kernelkit.models._erm import ErmOptions, erm_solver, fit_kernel_erm, select_lam, solve_erm
+from kernelkit.models.logistic_path import auto_grid
 from kernelkit.models.losses import EpsilonInsensitiveLoss, HuberLoss
 
 
@@ -152,9 +153,9 @@ def test_weights_are_repetition():
 
 def test_select_lam_returns_a_grid_value_and_cv_results():
     _, y, K = _data()
-    grid = np.logspace(-1, -5, 9)
+    grid = auto_grid(torch.as_tensor(K).diagonal())
     lam, cv = select_lam(
-        HuberLoss(0.5), torch.as_tensor(K), torch.as_tensor(y), grid, gram=True, random_state=0
+        HuberLoss(0.5), torch.as_tensor(K), torch.as_tensor(y), gram=True, random_state=0
     )
     assert isinstance(lam, float) and np.isclose(grid, lam).any()
     visited = len(cv["params"])

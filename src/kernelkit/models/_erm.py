@@ -37,9 +37,9 @@ Solvers, by the loss:
   low-rank ``Q = Phi Phi^T``, its columns formed on demand (Nyström; ``w = Phi^T beta``): the
   exact minimiser of the ERM restricted to ``span(Phi)``; ``b = -rho``.
 
-``lam="auto"``: :data:`N_FOLDS`-fold cross-validation over the logistic path's grid
-(:func:`~kernelkit.models.logistic_path.auto_grid`: ``1e-1, 10^-1.5, ..., 1e-9`` times the
-kernel's scale ``mean k(x, x)``), followed from the largest ``lam`` down with warm starts in
+``lam="auto"``: the library's k-fold path (:mod:`kernelkit.models._kfold_path`: the held-out
+path's grid ``1e-1, 10^-1.5, ..., 1e-9`` times the kernel's scale ``mean k(x, x)``, from the
+largest ``lam`` down, stopped ``logistic_patience`` values past the best) with warm starts in
 each fold; the score is minus the weighted mean held-out loss, and the best ``lam`` (the
 largest on ties) is refitted on every row.
 """
@@ -52,7 +52,6 @@ from typing import Any
 
 import numpy as np
 import torch
-from scipy.stats import rankdata
 
 from kernelkit.gram.distributed import map_row_blocks
 from kernelkit.gram.engine import gram_tensor
@@ -65,17 +64,13 @@ from kernelkit.gram.nystrom import (
 )
 from kernelkit.kernels import PrecomputedBatch
 from kernelkit.kernels.base import Batch, Kernel
+from kernelkit.models._kfold_path import N_FOLDS, kfold_path
 from kernelkit.models.falkon import choose_solver, forced_solver, keeps_block
-from kernelkit.models.logistic_path import auto_grid
 from kernelkit.models.losses import DualProblem
 from kernelkit.solvers import solve
 from kernelkit.solvers.smo import smo
-from kernelkit.utils._config import options
 from kernelkit.utils.progress import Progress
 from kernelkit.utils.seeding import check_random_state
-
-N_FOLDS = 5
-"""Folds of the cross-validation of ``lam="auto"``."""
 
 ARMIJO = 1e-4
 """Sufficient-decrease constant of the Newton line search."""
@@ -340,7 +335,6 @@ def select_lam(
     loss: Any,
     Z: torch.Tensor,
     y: torch.Tensor,
-    grid: np.ndarray,
     *,
     gram: bool,
     weights: np.ndarray | None = None,
@@ -348,12 +342,11 @@ def select_lam(
     tol: float = 1e-6,
     max_iter: int = 100,
 ) -> tuple[float, dict[str, Any]]:
-    """``lam="auto"``: :data:`N_FOLDS`-fold cross-validation down ``grid`` (module
-    docstring); returns the chosen ``lam`` and ``cv_results`` (the values visited).
-
-    The path stops ``logistic_patience`` (an option) values after the last one
-    that lowered the mean held-out loss (smaller ``lam`` cost more solver steps, the dual's
-    most: its box grows as ``1 / lam``)."""
+    """``lam="auto"``: the k-fold path (:func:`~kernelkit.models._kfold_path.kfold_path`)
+    on the system ``Z``, each fold warm-started from its solution at the previous ``lam``,
+    scored by minus its weighted mean held-out loss; returns the chosen ``lam`` and
+    ``cv_results`` (the values visited).  Folds: a random permutation (``random_state``)
+    dealt into :data:`~kernelkit.models._kfold_path.N_FOLDS` parts."""
     n = len(y)
     k = min(N_FOLDS, n)
     fold = np.empty(n, dtype=np.int64)
@@ -361,41 +354,19 @@ def select_lam(
     hw = _unit_weights(weights, n)
     splits = [(np.flatnonzero(fold != f), np.flatnonzero(fold == f)) for f in range(k)]
     states: list[np.ndarray | None] = [None] * k
-    rows: list[np.ndarray] = []
-    for lam in np.sort(np.asarray(grid, dtype=np.float64))[::-1]:
-        held_out = np.empty(k)
-        for f, (tr, out) in enumerate(splits):
-            res = solve_erm(
-                loss,
-                Z[tr][:, tr] if gram else Z[tr],
-                y[tr],
-                float(lam),
-                gram=gram,
-                weights=hw[tr],
-                tol=tol,
-                max_iter=max_iter,
-                start=states[f],
-            )
-            states[f] = res.state
-            r = y[out] - ((Z[out][:, tr] if gram else Z[out]) @ res.coef + res.intercept)
-            w_out = torch.as_tensor(hw[out], device=Z.device)
-            held_out[f] = float((w_out * loss.value(r)).sum() / w_out.sum().clamp_min(1e-300))
-        rows.append(held_out)
-        mean = np.array([r.mean() for r in rows])
-        if len(rows) - 1 - int(np.argmin(mean)) > options().logistic_patience:
-            break
-    loss_at = np.array(rows)
-    lams = np.sort(np.asarray(grid, dtype=np.float64))[::-1][: len(rows)]
-    score = -loss_at.mean(axis=1)
-    results: dict[str, Any] = {
-        "params": [{"lam": float(v)} for v in lams],
-        "param_lam": np.ma.MaskedArray(lams.copy(), mask=False),
-        **{f"split{f}_test_score": -loss_at[:, f] for f in range(k)},
-        "mean_test_score": score,
-        "std_test_score": loss_at.std(axis=1),
-        "rank_test_score": rankdata(-score, method="min").astype(np.int32),
-    }
-    return float(lams[int(np.argmax(score))]), results
+
+    def score(f: int, lam: float) -> float:
+        tr, out = splits[f]
+        res = solve_erm(
+            loss, Z[tr][:, tr] if gram else Z[tr], y[tr], lam, gram=gram, weights=hw[tr],
+            tol=tol, max_iter=max_iter, start=states[f],
+        )  # fmt: skip
+        states[f] = res.state
+        r = y[out] - ((Z[out][:, tr] if gram else Z[out]) @ res.coef + res.intercept)
+        w_out = torch.as_tensor(hw[out], device=Z.device)
+        return -float((w_out * loss.value(r)).sum() / w_out.sum().clamp_min(1e-300))
+
+    return kfold_path(_system_diagonal(Z, gram), k, score)
 
 
 def _system_diagonal(Z: torch.Tensor, gram: bool) -> torch.Tensor:
@@ -421,9 +392,8 @@ def _fit_system(
     if isinstance(lam, str):
         if options.progress is not None:
             options.progress.stage(f"lam: {N_FOLDS}-fold cross-validation")
-        grid = auto_grid(_system_diagonal(Z, gram))
         lam, cv = select_lam(
-            loss, Z, y, grid, gram=gram, weights=weights, random_state=options.random_state,
+            loss, Z, y, gram=gram, weights=weights, random_state=options.random_state,
             tol=tol, max_iter=max_iter,
         )  # fmt: skip
     res = solve_erm(
@@ -527,7 +497,6 @@ def fit_kernel_erm_distributed(
 
 
 __all__ = [
-    "N_FOLDS",
     "ErmOptions",
     "ErmResult",
     "KernelErmModel",
