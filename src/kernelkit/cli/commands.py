@@ -58,6 +58,8 @@ def read_input(
         raise
     except InputError as exc:  # an option that does not fit the file (--kind, --column)
         raise UsageError(str(exc)) from None
+    if data.note:
+        stage(args, f"{args.input}: {data.note}")
     if data.skipped:
         shown = ", ".join(str(line) for line in data.skipped[:10])
         warn(

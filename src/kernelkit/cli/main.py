@@ -71,7 +71,12 @@ def _add_reader_options(p: argparse.ArgumentParser, kernel_help: str | None) -> 
     p.add_argument("--gram", action="store_true", help="the input is a precomputed Gram (.npy)")
     p.add_argument("--column", help="CSV column holding SMILES or sequences (with --kind)")
     p.add_argument("--columns", help="comma-separated CSV feature columns of vectors")
-    p.add_argument("--alphabet", choices=("dna", "protein"), help="alphabet of sequences")
+    p.add_argument(
+        "--alphabet",
+        choices=("dna", "rna", "protein"),
+        help="alphabet of sequences (default: detected); lower case is read as upper case "
+        "(soft-masking), N (dna, rna) or X (protein) is an unknown residue matching nothing",
+    )
     p.add_argument(
         "--node-label", default="label", help="node attribute of graph labels ('none': ignore)"
     )

@@ -66,10 +66,11 @@ def is_string_input(X: Any) -> bool:
 
 
 def one_hot(batch: StringBatch, dtype: torch.dtype) -> torch.Tensor:
-    """One-hot ``(n, |alphabet|, max_len)`` tensor of a string batch; padding columns are 0."""
+    """One-hot ``(n, |alphabet|, max_len)`` tensor of a string batch; padding columns and the
+    unknown-residue letter (:func:`kernelkit.data.strings.unknown_letter`) are 0."""
     codes, _ = batch.padded(pad_value=-1)
     out = torch.zeros(len(batch), len(batch.alphabet), codes.shape[1], dtype=dtype)
-    valid = codes >= 0
+    valid = (codes >= 0) & (codes < len(batch.alphabet))
     rows, cols = torch.nonzero(valid, as_tuple=True)
     out[rows, codes[valid], cols] = 1.0
     return out

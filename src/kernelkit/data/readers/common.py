@@ -35,13 +35,16 @@ class DataFile:
     columns : dict of str to list of str
         The other fields of each record (CSV columns, FASTA ``key=value``, graph attributes).
     alphabet : str or None
-        The alphabet of sequences (``"dna"`` or ``"protein"``).
+        The alphabet of sequences (``"dna"``, ``"rna"`` or ``"protein"``).
     feature_names : list of str
         Names of the vector columns.
     skipped : list of int
         Lines of the records left out because they did not parse (``on_error="skip"``).
     standardized : bool
         Whether the molecules were standardised (``standardize=True`` of ``read_data``).
+    note : str
+        How the reader treated the letters of sequences (lower case read as upper case,
+        unknown residues; :func:`kernelkit.data.readers.fasta.case_note`), empty otherwise.
     """
 
     kind: InputKind
@@ -54,6 +57,7 @@ class DataFile:
     feature_names: list[str] = field(default_factory=list)
     skipped: list[int] = field(default_factory=list)
     standardized: bool = False
+    note: str = ""
 
     def __len__(self) -> int:
         return len(self.ids)
