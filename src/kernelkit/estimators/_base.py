@@ -65,7 +65,7 @@ from kernelkit.utils.constraints import (
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.kinds import InputKind
 from kernelkit.utils.progress import Progress
-from kernelkit.utils.validation import owned, to_tensor
+from kernelkit.utils.validation import check_frame_columns, owned, to_tensor
 
 ARRAY_KINDS = (InputKind.VECTOR, InputKind.GRAM)
 """Input kinds given as numeric arrays (validated like scikit-learn input)."""
@@ -393,6 +393,8 @@ class KernelEstimatorMixin:
         if isinstance(X, torch.Tensor):
             self._check_tensor_features(X, reset=reset)
         else:
+            if hasattr(X, "dtypes") and hasattr(X, "columns"):
+                check_frame_columns(X, "X")  # names a non-numeric (e.g. categorical) column
             try:
                 X = validate_data(
                     self,
