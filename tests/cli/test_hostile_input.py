@@ -144,7 +144,8 @@ DATA_CASES = {
     ),
     "fasta": (
         lambda t, d: _autoencode(_promoter_with_unknown_letter(t, d), "--alphabet", "dna"),
-        "promoter.fasta:6: unknown letter 'J' in record '3' (alphabet dna: ACGT)",
+        "promoter.fasta:6: unknown letter 'J' in record '3' "
+        "(alphabet dna: ACGT, unknown residue N)",
     ),
     "graph-labels": (
         lambda t, d: _autoencode(_unlabelled_graphs(t), "--kernel", "wl"),

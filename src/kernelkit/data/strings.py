@@ -25,8 +25,9 @@ and the command line):
   ``len(alphabet)``, and they *match nothing*: a k-mer or position holding one contributes
   no feature (spectrum, mismatch, weighted degree), no letter equals them (subsequence,
   local alignment) and their one-hot column is zero (sequence CKNs); the HMM kernels, whose
-  emissions need a known letter, refuse them by name.  With ``alphabet=None`` or an
-  alphabet given as characters, ``N`` and ``X`` are ordinary letters.
+  emissions need a known letter, refuse them by name.  An alphabet given as characters is
+  the named one when its characters are the same (``"ACGT"`` is ``"dna"``); with
+  ``alphabet=None`` or any other characters, ``N`` and ``X`` are ordinary letters.
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ folded and how many unknown residues there are is kept in :attr:`DataFile.note`.
 
 from __future__ import annotations
 
+import string
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -38,9 +39,9 @@ def _choose_alphabet(letters: set[str], alphabet: str | None) -> str:
 
 
 def case_note(raw: Sequence[str], seqs: Sequence[str], name: str) -> str:
-    """One line saying how many letters were lower case (read as upper case) and how many
-    are the unknown residue of alphabet ``name`` (empty when neither)."""
-    lower = sum(sum(c.islower() for c in s) for s in raw)
+    """One line saying how many ASCII letters were lower case (read as upper case) and how
+    many are the unknown residue of alphabet ``name`` (empty when neither)."""
+    lower = sum(s.count(c) for s in raw for c in string.ascii_lowercase)
     unknown = UNKNOWN_LETTERS[name]
     n_unknown = sum(s.count(unknown) for s in seqs)
     parts = []
