@@ -47,3 +47,11 @@ def test_a_non_numeric_frame_column_is_named():
     df["text"] = ["1", "2.5"]  # text that parses as numbers is converted
     df["kind"] = pd.Categorical([3, 4])
     assert to_tensor(df).tolist() == [[1.0, 3.0, 1.0], [2.0, 4.0, 2.5]]
+
+
+def test_an_explicit_half_dtype_keeps_its_own_range_and_duplicate_columns_are_read():
+    t = to_tensor(np.full((2, 2), 300.0), dtype=torch.float16)
+    assert t.dtype == torch.float16
+    df = pd.DataFrame([[1.0, "a"], [2.0, "b"]], columns=["x", "x"])
+    with pytest.raises(InputError, match="X: column 'x' has dtype object"):
+        to_tensor(df)

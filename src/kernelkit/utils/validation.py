@@ -129,8 +129,8 @@ def to_tensor(
 def check_frame_columns(X: Any, name: str) -> None:
     """Raise :class:`InputError` naming the first column of a pandas DataFrame whose values
     are not numbers (a categorical or text column), its dtype and an example value."""
-    for column in X.columns:
-        series = X[column]
+    for j, column in enumerate(X.columns):
+        series = X.iloc[:, j]
         kind = getattr(series.dtype, "kind", "O")
         if kind in "biuf":
             continue
@@ -154,8 +154,10 @@ def _is_number(value: Any) -> bool:
 
 
 def check_finite(t: torch.Tensor, *, name: str) -> None:
-    """Raise :class:`InputError` if ``t`` holds NaN or infinite values, or entries above
-    :func:`largest_entry` in magnitude (their squares overflow), naming the first one."""
+    """Raise :class:`InputError` if ``t`` holds NaN or infinite values, or (float32 and
+    float64) entries above :func:`largest_entry` in magnitude (their squares overflow),
+    naming the first one.  A half-precision tensor, asked for explicitly, has its own
+    range and is only checked to be finite."""
     if not (t.is_floating_point() and t.numel()):
         return
     if not bool(torch.isfinite(t).all()):
@@ -165,9 +167,12 @@ def check_finite(t: torch.Tensor, *, name: str) -> None:
             f"{name}: expected finite values, found {value} at index {tuple(bad)}; "
             "remove or impute NaN/inf before fitting"
         )
+    if t.dtype not in _TORCH_FLOATS:
+        return
     limit = largest_entry(t.dtype)
-    if bool((t.abs() > limit).any()):
-        bad = torch.nonzero(t.abs() > limit)[0].tolist()
+    big = t.abs() > limit
+    if bool(big.any()):
+        bad = torch.nonzero(big)[0].tolist()
         value = t[tuple(bad)].item()
         raise InputError(
             f"{name}: entry {value:.3g} at index {tuple(bad)} is too large: kernels square "
