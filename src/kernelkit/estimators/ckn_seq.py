@@ -181,9 +181,11 @@ _SEQ_PARAMS_DOC = """
     normalize : bool, default {normalize}
         Scale each level's features to unit norm (the normalised kernel of each length and
         level).
-    alphabet : None, "dna", "protein" or str
+    alphabet : None, "dna", "rna", "protein" or str
         Letters of the one-hot encoding of string input (``None``: the letters of the
-        training strings); ignored for numeric arrays.
+        training strings); ignored for numeric arrays.  Lower case is the upper-case letter
+        and ``N`` / ``X`` of a named alphabet have a zero one-hot column (the case rule of
+        :mod:`kernelkit.data.strings`).
     kappa : {"exp", "inverse_polynomial", "polynomial", "vovk"}, default "exp"
         Per-position dot-product kernel.
     sigma : float, default 0.6

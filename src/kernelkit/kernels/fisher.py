@@ -224,7 +224,7 @@ class HMMFisher(_HMMStringKernel):
         Transition matrix (rows sum to 1).
     emissionprob : array-like, shape (S, A)
         Emission probabilities over the alphabet's ``A`` characters (rows sum to 1).
-    alphabet : "dna", "protein" or str
+    alphabet : "dna", "rna", "protein" or str
         The characters, in the order of ``emissionprob``'s columns.
     """
 

@@ -323,7 +323,7 @@ class Mismatch(_FeatureStringKernel):
         k-mer length (``>= 1``).
     m : int
         Number of mismatches allowed, ``0 <= m < k``.
-    alphabet : "dna", "protein" or str
+    alphabet : "dna", "rna", "protein" or str
         Required: the kernel's value depends on ``|A|`` (words ``u`` may use letters absent
         from ``x`` and ``y``), so it cannot be inferred batch by batch.
     """
