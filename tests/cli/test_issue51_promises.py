@@ -70,6 +70,13 @@ def test_an_overflowing_cell_is_named_with_its_column_and_line(cli, tmp_path, ke
     _one_line(res, 1, "big.csv:4: column 'x2': '1e308' overflows", "1.3e+150")
 
 
+@pytest.mark.parametrize("model", ["ridge", "gp"])
+def test_an_overflowing_target_cell_is_named_with_its_line(cli, tmp_path, model):
+    src = _write(tmp_path / "t.csv", "x1,x2,y\n1,2,3\n2,3,-1e200\n3,1,5\n4,4,1\n5,3,2\n")
+    res = cli("fit", src, "--model", model, "--target", "y", "--out", tmp_path / "m.zip")
+    _one_line(res, 1, "t.csv:3: y: '-1e200' overflows", "rescale the target")
+
+
 def test_an_unexpected_error_is_one_line_without_a_traceback(cli, tmp_path, monkeypatch):
     import kernelkit.cli.commands as commands
 

@@ -187,6 +187,15 @@ def test_entries_whose_squares_overflow_blame_X_not_sigma(cls, data, kernel):
     assert "sigma" not in str(err.value) and "1.3e+150" in str(err.value)
 
 
+@pytest.mark.parametrize("container", [np.asarray, torch.as_tensor])
+def test_targets_whose_squares_overflow_are_named(data, container):
+    X, _ = data
+    y = X[:, 0].copy()
+    y[3] = 1e308
+    with pytest.raises(InputError, match=r"y: entry 1e\+308 at index \(3,\) is too large"):
+        KernelRidge(lam=1e-3).fit(X, container(y))
+
+
 @pytest.mark.parametrize("half", [torch.float16, torch.bfloat16])
 def test_half_precision_torch_input_is_computed_in_float32(data, half):
     X, y = data

@@ -12,18 +12,13 @@ import math
 from pathlib import Path
 
 import numpy as np
-import torch
 
-from kernelkit.data.readers.common import DataFile, cell, is_number
+from kernelkit.data.readers.common import LARGEST_VALUE, DataFile, cell, is_number
 from kernelkit.data.readers.fasta import case_note, check_sequences
 from kernelkit.data.readers.smiles import check_smiles, skip_records
 from kernelkit.utils.errors import DataFileError
 from kernelkit.utils.kinds import InputKind
 from kernelkit.utils.textfiles import delimiter
-from kernelkit.utils.validation import largest_entry
-
-_LARGEST = largest_entry(torch.float64)
-"""Largest magnitude of a vector cell (1.3e150): squares of larger values overflow."""
 
 _ID_COLUMNS = ("id", "name", "compound id", "compound", "identifier", "title", "mol_id")
 
@@ -139,12 +134,12 @@ def _vectors(
                     f"column {name!r}: expected a finite number, got {cell(value)}",
                     line=lines[i],
                 )
-            if abs(number) > _LARGEST:
+            if abs(number) > LARGEST_VALUE:
                 raise DataFileError(
                     path,
                     f"column {name!r}: {cell(value)} overflows: kernels square differences "
                     f"and products of values, which exceed float64 above |value| = "
-                    f"{_LARGEST:.2g}; rescale the column",
+                    f"{LARGEST_VALUE:.2g}; rescale the column",
                     line=lines[i],
                 )
             X[i, j] = number
