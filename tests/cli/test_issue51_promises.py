@@ -48,6 +48,13 @@ def test_a_soft_masked_fasta_is_dna_and_the_command_says_how_letters_were_read(c
     K, U = np.load(tmp_path / "K.npy"), np.load(tmp_path / "U.npy")
     np.testing.assert_array_equal(K, U)
     assert K[0, 0] == 2**2 + 2**2 + 4  # ACG, CGT twice; GTT TTT TTG TGA once (no N k-mer)
+    # the second file of gram --against and two-sample: the same rule and the same line
+    res = cli("gram", upper, "--against", soft, "--out", tmp_path / "C.npy")
+    assert res.code == 0 and f"{soft}: alphabet dna: 16 lower-case letters" in res.err
+    np.testing.assert_array_equal(np.load(tmp_path / "C.npy"), U)
+    res = cli("two-sample", upper, soft, "--permutations", "20", "--out", tmp_path / "ts")
+    assert res.code == 0, res.err
+    assert f"{soft}: alphabet dna: 16 lower-case letters" in res.err
 
 
 # ---------------------------------------------------------------------- item 2: errors

@@ -58,8 +58,7 @@ def read_input(
         raise
     except InputError as exc:  # an option that does not fit the file (--kind, --column)
         raise UsageError(str(exc)) from None
-    if data.note:
-        stage(args, f"{args.input}: {data.note}")
+    report_letters(args, data)
     if data.skipped:
         shown = ", ".join(str(line) for line in data.skipped[:10])
         warn(
@@ -68,6 +67,13 @@ def read_input(
             f"{shown}{', ...' if len(data.skipped) > 10 else ''}); {len(data)} records kept",
         )
     return data
+
+
+def report_letters(args: argparse.Namespace, data: DataFile) -> None:
+    """A stage line saying how the reader treated the letters of sequences (lower case read
+    as upper case, unknown residues; :attr:`DataFile.note`), when it did anything."""
+    if data.note:
+        stage(args, f"{data.path}: {data.note}")
 
 
 def input_kernel(spec: str | None, data: DataFile) -> Kernel:
@@ -229,6 +235,7 @@ def run_gram_command(args: argparse.Namespace) -> int:
     Y = X
     if args.against is not None:
         other = read_data(args.against, kind=data.kind, column=args.column, alphabet=data.alphabet)
+        report_letters(args, other)
         Y = kernel.prepare(other.items, reference=True)
     n, m = len(X), len(Y)
     block = max(1, args.block_size)
