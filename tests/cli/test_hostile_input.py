@@ -144,7 +144,8 @@ DATA_CASES = {
     ),
     "fasta": (
         lambda t, d: _autoencode(_promoter_with_unknown_letter(t, d), "--alphabet", "dna"),
-        "promoter.fasta:6: unknown letter 'J' in record '3' (alphabet dna: ACGT)",
+        "promoter.fasta:6: unknown letter 'J' in record '3' "
+        "(alphabet dna: ACGT, unknown residue N)",
     ),
     "graph-labels": (
         lambda t, d: _autoencode(_unlabelled_graphs(t), "--kernel", "wl"),
@@ -330,7 +331,12 @@ def test_existing_output_is_a_usage_error_and_kept(cli, tmp_path):
     res = cli("gram", src, "--out", out, "--quiet", "--overwrite")  # not an array kernelkit wrote
     assert res.code == 2 and "kernelkit did not write" in res.err
     assert out.read_bytes() == b"precious"
-    np.save(out, np.zeros((2, 2)))
+    np.save(out, np.zeros((2, 2)))  # an array, but not one kernelkit wrote (issue 51)
+    res = cli("gram", src, "--out", out, "--quiet", "--overwrite")
+    assert res.code == 2 and "kernelkit did not write" in res.err
+    assert np.load(out).shape == (2, 2)
+    out.unlink()
+    assert cli("gram", src, "--out", out, "--quiet").code == 0
     res = cli("gram", src, "--out", out, "--quiet", "--overwrite")
     assert res.code == 0, res.err
     assert np.load(out).shape == (30, 30)

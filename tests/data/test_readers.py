@@ -41,6 +41,36 @@ def test_multiline_fasta_records_and_header_fields(tmp_path):
     assert read_data(path, alphabet="protein").alphabet == "protein"
 
 
+def test_soft_masked_dna_is_dna_and_the_note_says_how_letters_were_read(tmp_path):
+    path = tmp_path / "soft.fa"
+    path.write_text(">a\nacgtNNacgt\nTTGA\n>b\nACGTnnAC\n")
+    data = read_data(path)
+    assert data.alphabet == "dna" and data.items == ["ACGTNNACGTTTGA", "ACGTNNAC"]
+    assert data.note == (
+        "alphabet dna: 10 lower-case letters (soft-masking) read as upper case; "
+        "4 unknown residues 'N' match nothing"
+    )
+    rna = tmp_path / "r.fa"
+    rna.write_text(">a\nacguN\n")
+    assert read_data(rna).alphabet == "rna"
+    protein = tmp_path / "p.fa"
+    protein.write_text(">a\nmkvlX\n")
+    data = read_data(protein)
+    assert data.alphabet == "protein" and data.items == ["MKVLX"]
+    assert "4 lower-case letters" in data.note and "1 unknown residues 'X'" in data.note
+
+
+def test_a_csv_sequence_column_follows_the_case_rule(tmp_path):
+    path = tmp_path / "s.csv"
+    path.write_text("seq,y\nacgtn,1\nACGTA,2\n")
+    data = read_data(path, kind="sequences", column="seq")
+    assert data.alphabet == "dna" and data.items == ["ACGTN", "ACGTA"]
+    assert "5 lower-case letters" in data.note and "1 unknown residues 'N'" in data.note
+    plain = tmp_path / "u.csv"
+    plain.write_text("seq\nACGT\n")
+    assert read_data(plain, kind="sequences", column="seq").note == ""
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [

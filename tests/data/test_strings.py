@@ -57,7 +57,8 @@ def test_named_alphabets():
 
 def test_unicode_inferred_alphabet():
     batch = StringBatch.from_sequences(["héllo", "中文", "abc"])
-    assert batch.alphabet == "".join(sorted(set("héllo中文abc")))
+    # ASCII a-z fold to upper case (the case rule); other characters are kept
+    assert batch.alphabet == "".join(sorted(set("HéLLO中文ABC")))
     assert decode(batch, 1) == "中文"
 
 
@@ -123,12 +124,12 @@ def test_reencoding_a_batch():
 
 def test_unknown_character_error_names_index_position_and_character():
     with pytest.raises(InputError) as err:
-        StringBatch.from_sequences(["ACGT", "ACGT", "ACNGX"], "dna")
+        StringBatch.from_sequences(["ACGT", "ACGT", "ACUGX"], "dna")
     msg = str(err.value)
-    assert "sequence 2" in msg and "position 2" in msg and "'N'" in msg and "'ACGT'" in msg
-    assert "2 unknown character(s)" in msg
-    with pytest.raises(InputError, match="sequence 0 has character 'a' at position 0"):
-        StringBatch.from_sequences(["acgt"], "dna")  # case-sensitive
+    assert "sequence 2" in msg and "position 2" in msg and "'U'" in msg and "'ACGT'" in msg
+    assert "2 unknown character(s)" in msg and "write unknown residues as 'N'" in msg
+    with pytest.raises(InputError, match="sequence 0 has character 'c' at position 1"):
+        StringBatch.from_sequences(["acgt"], "ACGTa")  # an alphabet with both cases keeps case
 
 
 def test_bad_inputs():

@@ -146,13 +146,18 @@ def test_sequence_features_on_strings_and_unknown_letters():
     Z = est.transform(seqs[:5])
     assert Z.shape == (5, 8) and np.isfinite(Z).all()
     with pytest.raises(InputError, match="unknown character"):
-        est.transform(["ACGTN"])
+        est.transform(["ACGTU"])
+    # the case rule: lower case is the same letter; N (unknown residue) has a zero one-hot
+    np.testing.assert_allclose(est.transform([s.lower() for s in seqs[:5]]), Z, rtol=1e-12)
+    onehot_n = np.eye(4)[[0, 1, 2, 3, 0]][None]
+    onehot_n[0, 4] = 0.0
     with pytest.raises(InputError, match="fitted on strings, got a numeric array"):
         est.transform(np.zeros((2, 5)))
     onehot = np.eye(4)[[0, 1, 2, 3, 0]][None]  # "ACGTA" as a (1, T, A) array
     numeric = SequenceCKNFeatures(8, 3, gap_penalty=0.3, random_state=0).fit(onehot)
     numeric.network_.load_state_dict(est.network_.state_dict())
     np.testing.assert_allclose(numeric.transform(onehot), est.transform(["ACGTA"]), rtol=1e-12)
+    np.testing.assert_allclose(numeric.transform(onehot_n), est.transform(["ACGTn"]), rtol=1e-12)
 
 
 def test_sequence_classifier_finds_a_motif():

@@ -176,3 +176,47 @@ def test_precomputed_tags():
     assert KernelRidge(Precomputed()).__sklearn_tags__().input_tags.pairwise
     assert not KernelRidge().__sklearn_tags__().input_tags.pairwise
     assert KernelSVC(Precomputed()).__sklearn_tags__().input_tags.pairwise
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS)
+@pytest.mark.parametrize("kernel", [None, "gaussian:sigma=1", "linear"])
+def test_entries_whose_squares_overflow_blame_X_not_sigma(cls, data, kernel):
+    X, y = data
+    with pytest.raises(InputError, match=r"X: entry .* at index \(0, 0\) is too large") as err:
+        _fit(cls, X * 1e200, y, kernel=kernel)
+    assert "sigma" not in str(err.value) and "1.3e+150" in str(err.value)
+
+
+@pytest.mark.parametrize("container", [np.asarray, torch.as_tensor])
+def test_targets_whose_squares_overflow_are_named(data, container):
+    X, _ = data
+    y = X[:, 0].copy()
+    y[3] = 1e308
+    with pytest.raises(InputError, match=r"y: entry 1e\+308 at index \(3,\) is too large"):
+        KernelRidge(lam=1e-3).fit(X, container(y))
+
+
+@pytest.mark.parametrize("half", [torch.float16, torch.bfloat16])
+def test_half_precision_torch_input_is_computed_in_float32(data, half):
+    X, y = data
+    Xh, yh = torch.as_tensor(X, dtype=half), torch.as_tensor(y, dtype=half)
+    est = KernelRidge(kernel=Gaussian(1.5), lam=1e-2).fit(Xh, yh)
+    pred = est.predict(Xh)
+    assert pred.dtype == torch.float32
+    ref = (
+        KernelRidge(kernel=Gaussian(1.5), lam=1e-2).fit(Xh.float(), yh.float()).predict(Xh.float())
+    )
+    torch.testing.assert_close(pred, ref)
+    assert KernelPCA(n_components=2).fit(Xh).transform(Xh).dtype == torch.float32
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS)
+def test_a_non_numeric_pandas_column_is_named(cls, data):
+    X, y = data
+    df = pd.DataFrame(X, columns=["a", "b", "c"])
+    df["colour"] = pd.Categorical(["red", "green"] * 10)
+    with pytest.raises(InputError, match="X: column 'colour' has dtype category") as err:
+        _fit(cls, df, y)
+    assert "'red'" in str(err.value) or "'green'" in str(err.value)
+    df["colour"] = pd.Categorical([1.5, 2.0] * 10)  # numeric categories are numbers
+    _fit(cls, df, y)

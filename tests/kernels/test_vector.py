@@ -217,3 +217,16 @@ def test_gaussian_width_that_underflows_is_a_named_spec_error():
     k = Gaussian(sigma=1e-150)  # still representable: distinct points at kernel 0
     K = k(torch.tensor([[0.0], [1.0]], dtype=torch.float64))
     assert torch.equal(K, torch.eye(2, dtype=torch.float64))
+
+
+def test_gaussian_width_that_overflows_is_a_named_error_not_an_overflow():
+    from kernelkit.kernels import FeatureSpaceGaussian, Linear
+    from kernelkit.kernels.specs import KernelSpecError, build_kernel
+
+    for make in (Gaussian, lambda s: FeatureSpaceGaussian(Linear(), sigma=s)):
+        with pytest.raises(InputError, match=r"sigma: expected a width whose sigma\^2 is a finite"):
+            make(1e300)
+    with pytest.raises(KernelSpecError, match=r"sigma <= 1e\+154\), got 1e\+300"):
+        build_kernel("gaussian:sigma=1e300", "vector")
+    K = Gaussian(sigma=1e154)(torch.tensor([[0.0], [1.0]], dtype=torch.float64))
+    assert torch.equal(K, torch.ones(2, 2, dtype=torch.float64))

@@ -87,7 +87,7 @@ def test_named_errors():
     with pytest.raises(InputError, match="shift"):
         WeightedDegree(2, shift=-1)
     with pytest.raises(InputError, match="not in the alphabet"):
-        WeightedDegree(2, alphabet="dna")(["ACGN"])
+        WeightedDegree(2, alphabet="dna")(["ACGU"])
 
 
 def test_differs_from_spectrum_where_position_matters():

@@ -58,6 +58,7 @@ def read_input(
         raise
     except InputError as exc:  # an option that does not fit the file (--kind, --column)
         raise UsageError(str(exc)) from None
+    report_letters(args, data)
     if data.skipped:
         shown = ", ".join(str(line) for line in data.skipped[:10])
         warn(
@@ -66,6 +67,13 @@ def read_input(
             f"{shown}{', ...' if len(data.skipped) > 10 else ''}); {len(data)} records kept",
         )
     return data
+
+
+def report_letters(args: argparse.Namespace, data: DataFile) -> None:
+    """A stage line saying how the reader treated the letters of sequences (lower case read
+    as upper case, unknown residues; :attr:`DataFile.note`), when it did anything."""
+    if data.note:
+        stage(args, f"{data.path}: {data.note}")
 
 
 def input_kernel(spec: str | None, data: DataFile) -> Kernel:
@@ -87,7 +95,7 @@ def input_kernel(spec: str | None, data: DataFile) -> Kernel:
             )
     if hasattr(kernel, "check_training"):
         kernel.check_training(kernel.prepare(data.items, reference=True))
-    if data.kind in (InputKind.VECTOR, InputKind.STRING, InputKind.MOLECULE):
+    if data.kind in (InputKind.VECTOR, InputKind.STRING, InputKind.MOLECULE, InputKind.GRAPH):
         check_not_constant(kernel, data)
     if data.kind is InputKind.GRAM:
         K = data.items
@@ -109,28 +117,47 @@ _SAMPLE = 200
 def check_not_constant(kernel: Kernel, data: DataFile) -> None:
     """Refuse a kernel whose Gram on (an evenly spaced sample of) the records is all zero or
     constant while the records differ: it cannot tell them apart (a ``k`` longer than the
-    sequences, a width far larger than the distances)."""
+    sequences, a width far larger than the distances).
+
+    The rule of every command: vectors, sequences and molecules that are all equal are let
+    through here (``fit`` warns that the model predicts one value, ``autoencode`` refuses
+    them); graphs have no equality test, so a constant Gram of graphs is always refused
+    (graphs the kernel cannot tell apart: identical, or differing only in what it ignores).
+    A precomputed Gram is not checked here: a constant one has equal rows, which ``fit``
+    reports as equal records."""
     from kernelkit.gram import gram
 
     rows = np.unique(np.linspace(0, len(data) - 1, min(len(data), _SAMPLE)).astype(int))
-    sample = data.take(rows)
-    distinct = (
-        len(np.unique(sample.items, axis=0))
-        if isinstance(sample.items, np.ndarray)
-        else len(set(sample.items))
-    )
+    if data.kind is InputKind.GRAPH:
+        X = kernel.prepare(data.items, reference=True)[rows]
+        distinct = len(rows)
+    else:
+        sample = data.take(rows)
+        distinct = (
+            len(np.unique(sample.items, axis=0))
+            if isinstance(sample.items, np.ndarray)
+            else len(set(sample.items))
+        )
+        X = kernel.prepare(sample.items, reference=True)
     if distinct < 2:
         return
-    K = gram(kernel, kernel.prepare(sample.items, reference=True))
+    K = gram(kernel, X)
     K = K.detach().cpu().numpy() if isinstance(K, torch.Tensor) else np.asarray(K)
     spread = float(K.max() - K.min())
     if spread <= 1e-12 * max(float(np.abs(K).max()), 1e-300):
         value = "0" if not K.any() else f"{float(K.flat[0]):.6g}"
+        graphs = data.kind is InputKind.GRAPH
+        what = (
+            "graphs (identical, or differing only in what it ignores)"
+            if graphs
+            else ("distinct records")
+        )
+        fix = "node labels, more iterations" if graphs else "a shorter k, a smaller sigma"
         raise DataFileError(
             data.path,
             f"the kernel {describe_kernel(kernel)} is {value} for every pair of {len(rows)} "
-            "distinct records (a constant Gram matrix: no model can tell them apart); change "
-            "its parameters (a shorter k, a smaller sigma)",
+            f"{what} (a constant Gram matrix: no model can tell them apart); change its "
+            f"parameters ({fix})",
         )
 
 
@@ -208,6 +235,7 @@ def run_gram_command(args: argparse.Namespace) -> int:
     Y = X
     if args.against is not None:
         other = read_data(args.against, kind=data.kind, column=args.column, alphabet=data.alphabet)
+        report_letters(args, other)
         Y = kernel.prepare(other.items, reference=True)
     n, m = len(X), len(Y)
     block = max(1, args.block_size)

@@ -1,11 +1,13 @@
 """The ``kernelkit`` command.
 
 Exit codes: 0 success; 1 a data error (one line on stderr, ``FILE:LINE: problem`` when the
-problem is in an input file), an output path that cannot be written, a refused model file or
-a missing optional package; 2 a usage error (unknown option or kernel, bad value, an output
-that exists without ``--overwrite`` or that ``--overwrite`` may not replace); 130 Ctrl-C;
-143 SIGTERM.  ``--debug`` (anywhere on the line) shows the full traceback instead.  Nothing
-is written to ``--out`` when the input is rejected or the command is interrupted.
+problem is in an input file), an output path that cannot be written, a refused model file, a
+missing optional package or any other error (one line naming its type: the command line
+never prints a traceback without ``--debug``); 2 a usage error (unknown option or kernel, bad
+value, an output that exists without ``--overwrite`` or that ``--overwrite`` may not
+replace); 130 Ctrl-C; 143 SIGTERM.  ``--debug`` (anywhere on the line) shows the full
+traceback instead.  Nothing is written to ``--out`` when the input is rejected or the
+command is interrupted.
 
 This module imports only the standard library and kernelkit's light modules: torch,
 scikit-learn, RDKit and matplotlib are imported by the command that needs them, after
@@ -71,7 +73,12 @@ def _add_reader_options(p: argparse.ArgumentParser, kernel_help: str | None) -> 
     p.add_argument("--gram", action="store_true", help="the input is a precomputed Gram (.npy)")
     p.add_argument("--column", help="CSV column holding SMILES or sequences (with --kind)")
     p.add_argument("--columns", help="comma-separated CSV feature columns of vectors")
-    p.add_argument("--alphabet", choices=("dna", "protein"), help="alphabet of sequences")
+    p.add_argument(
+        "--alphabet",
+        choices=("dna", "rna", "protein"),
+        help="alphabet of sequences (default: detected); lower case is read as upper case "
+        "(soft-masking), N (dna, rna) or X (protein) is an unknown residue matching nothing",
+    )
     p.add_argument(
         "--node-label", default="label", help="node attribute of graph labels ('none': ignore)"
     )
@@ -472,6 +479,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("kernelkit: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # never a traceback: one line naming the error (exit 1)
+        if args.debug:
+            raise
+        print(
+            f"kernelkit {args.command}: error: {type(exc).__name__}: {_one_line(exc)} "
+            "(unexpected; --debug shows the traceback)",
+            file=sys.stderr,
+        )
+        return 1
 
 
 if __name__ == "__main__":

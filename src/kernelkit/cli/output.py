@@ -4,7 +4,9 @@ The output path is checked before any work: its folder exists and is writable; i
 input, a folder holding an input, nor the current folder or one above it; it does not exist
 unless ``--overwrite``, and then it is replaced only if it is what the command writes (an
 output folder carrying the :data:`MARKER` file kernelkit puts in each of its output folders,
-a ``.npy`` array or a CSV of predictions or codes for a file output
+a ``.npy`` array with kernelkit's record of it (:func:`record_path`, a hidden sibling holding
+the array's size and the hashes of its first and last 64 KiB, so any other ``.npy``, or one
+changed since, is foreign) or a CSV of predictions or codes for a file output
 (:func:`written_by_kernelkit`), a saved model (:func:`kernelkit.io.files.is_model_path`) for
 a model).  Results
 are written to a temporary sibling and renamed into place at the end, so a rejected input, a
@@ -14,6 +16,8 @@ a temporary sibling.  Files and folders get the permissions of the user's umask.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import shutil
 import signal
@@ -129,20 +133,65 @@ def _check_replaceable(path: Path, kind: str, option: str) -> None:
     if kind == "file" and not written_by_kernelkit(path):
         raise UsageError(
             f"{option}: {str(path)!r} is a file kernelkit did not write (neither a .npy array "
-            "nor a CSV of predictions or codes); --overwrite replaces only kernelkit's outputs"
+            f"recorded in {record_path(path).name} when kernelkit wrote it, nor a CSV of "
+            "predictions or codes); --overwrite replaces only kernelkit's outputs (delete the "
+            "file yourself to replace it)"
         )
 
 
+_CHUNK = 65536
+"""Bytes hashed at each end of a ``.npy`` output for its record (:func:`fingerprint`)."""
+
+
+def record_path(path: Path) -> Path:
+    """The hidden sibling ``.NAME.kernelkit`` recording a ``.npy`` output kernelkit wrote."""
+    return path.with_name(f".{path.name}.kernelkit")
+
+
+def fingerprint(path: Path) -> dict[str, Any]:
+    """Size and SHA-256 of the first and last 64 KiB of a file (cheap for any size)."""
+    size = path.stat().st_size
+    with open(path, "rb") as fh:
+        head = fh.read(_CHUNK)
+        fh.seek(max(0, size - _CHUNK))
+        tail = fh.read(_CHUNK)
+    return {
+        "size": size,
+        "head": hashlib.sha256(head).hexdigest(),
+        "tail": hashlib.sha256(tail).hexdigest(),
+    }
+
+
+def record_output(path: Path) -> None:
+    """Write the record of a ``.npy`` output, so ``--overwrite`` may replace it later."""
+    record = record_path(path)
+    try:
+        record.write_text(
+            json.dumps({"written_by": "kernelkit", **fingerprint(path)}) + "\n", encoding="utf-8"
+        )
+    except OSError as exc:
+        raise OutputError(f"--out: cannot write {str(record)!r} ({exc.strerror})") from exc
+
+
+def _recorded(path: Path) -> bool:
+    try:
+        record = json.loads(record_path(path).read_text(encoding="utf-8"))
+        return bool(record == {"written_by": "kernelkit", **fingerprint(path)})
+    except (OSError, ValueError):
+        return False
+
+
 def written_by_kernelkit(path: Path) -> bool:
-    """Whether a file is one a kernelkit command writes: a ``.npy`` array (``gram``) or a CSV
-    whose header is ``id`` then ``prediction...`` or ``code_...`` columns (``predict``)."""
+    """Whether a file is one a kernelkit command wrote: a ``.npy`` array (``gram``) whose
+    record (:func:`record_path`) matches its size and hashed ends, or a CSV whose header is
+    ``id`` then ``prediction...`` or ``code_...`` columns (``predict``)."""
     try:
         with open(path, "rb") as fh:
             head = fh.read(4096)
     except OSError:
         return False
     if path.suffix.lower() == ".npy":
-        return head.startswith(b"\x93NUMPY")
+        return head.startswith(b"\x93NUMPY") and _recorded(path)
     first = head.split(b"\n", 1)[0].strip().split(b",")
     return (
         len(first) >= 2
@@ -199,11 +248,14 @@ def _temporary(path: Path, *, folder: bool) -> Path:
 @contextmanager
 def staged(path: Path, *, folder: bool) -> Iterator[Path]:
     """A temporary folder (with :data:`MARKER`) or file (same suffix) next to ``path``,
-    renamed to ``path`` when the block succeeds and removed when it fails or is interrupted."""
+    renamed to ``path`` when the block succeeds and removed when it fails or is interrupted;
+    a ``.npy`` file gets its record (:func:`record_output`)."""
     tmp = _temporary(path, folder=folder)
     try:
         yield tmp
         _replace(tmp, path)
+        if not folder and path.suffix.lower() == ".npy":
+            record_output(path)
     finally:
         if tmp.is_dir():
             shutil.rmtree(tmp, ignore_errors=True)

@@ -13,6 +13,7 @@ Standard library and kernelkit's light modules only.
 from __future__ import annotations
 
 import argparse
+import csv
 import itertools
 import math
 from pathlib import Path
@@ -24,9 +25,10 @@ from kernelkit.cli.kernel_names import KERNEL_DEFAULTS, SKLEARN_NAMES
 from kernelkit.cli.output import check_output
 from kernelkit.utils.errors import DataFileError, InputError
 from kernelkit.utils.spec_text import parse_spec
-from kernelkit.utils.textfiles import read_head
+from kernelkit.utils.textfiles import HEAD_BYTES, delimiter, read_head
 
-_TEXT_SUFFIXES = (".csv", ".tsv", ".txt", ".smi", ".smiles", ".fa", ".fasta", ".fna", ".faa")
+_TABLE_SUFFIXES = (".csv", ".tsv")
+_TEXT_SUFFIXES = (*_TABLE_SUFFIXES, ".txt", ".smi", ".smiles", ".fa", ".fasta", ".fna", ".faa")
 _TABLE = {name: params for name, (_, params) in KERNEL_DEFAULTS.items()}
 _OUTPUT_KINDS = {
     "demo": "folder",
@@ -107,6 +109,11 @@ def _check_spec(spec: str) -> dict[str, Any]:
     sigma = values.get("sigma")
     if isinstance(sigma, (int, float)) and not (math.isfinite(sigma) and sigma > 0):
         raise UsageError(f"--kernel {spec}: sigma: expected a finite number > 0, got {sigma}")
+    if isinstance(sigma, (int, float)) and sigma > 1e154:
+        raise UsageError(
+            f"--kernel {spec}: sigma={sigma:g} is too large (sigma^2 overflows float64); "
+            "expected sigma <= 1e154, e.g. the median distance between records"
+        )
     if isinstance(sigma, (int, float)) and sigma * sigma < 1e-300:
         raise UsageError(
             f"--kernel {spec}: sigma={sigma:g} is too small (sigma^2 underflows in float64); "
@@ -137,7 +144,8 @@ def _check_kernel(args: argparse.Namespace) -> None:
 
 
 def _check_input(path: str | None) -> None:
-    """The input exists; a text input is not empty and is text (its head is read)."""
+    """The input exists; a text input is not empty and is text (its head is read); a table
+    read whole in its head holds a record besides its header (:func:`_check_table_head`)."""
     if path is None:
         return
     p = Path(path)
@@ -145,7 +153,35 @@ def _check_input(path: str | None) -> None:
         raise DataFileError(p, "no such file or folder")
     suffixes = [s.lower() for s in p.suffixes if s.lower() != ".gz"]
     if p.is_file() and suffixes and suffixes[-1] in _TEXT_SUFFIXES and p.suffix != ".gz":
-        read_head(p)
+        head = read_head(p)
+        if suffixes[-1] in _TABLE_SUFFIXES and p.stat().st_size <= HEAD_BYTES:
+            _check_table_head(p, head)
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _check_table_head(path: Path, text: str) -> None:
+    """Refuse, as the table reader would after the heavy imports, a CSV / TSV whose only
+    non-blank row is a header (a row not all numbers): ``FILE:LINE: a header row but no
+    records``."""
+    reader = csv.reader(text.splitlines(), delimiter=delimiter(text.split("\n", 1)[0], path.suffix))
+    rows = []
+    try:
+        for fields in reader:
+            if any(f.strip() for f in fields):
+                rows.append((reader.line_num, fields))
+            if len(rows) > 1:
+                return
+    except csv.Error:
+        return  # the reader names the problem
+    if len(rows) == 1 and not all(_is_number(f.strip()) for f in rows[0][1]):
+        raise DataFileError(path, "a header row but no records", line=rows[0][0])
 
 
 def _positive(args: argparse.Namespace, *names: str, minimum: float = 1) -> None:

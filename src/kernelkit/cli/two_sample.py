@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from kernelkit.cli.commands import input_kernel, read_input
+from kernelkit.cli.commands import input_kernel, read_input, report_letters
 from kernelkit.cli.errors import UsageError
 from kernelkit.cli.kernels import build_kernel, describe_kernel
 from kernelkit.cli.output import staged
@@ -56,6 +56,7 @@ def _read_pair(args: argparse.Namespace) -> tuple[DataFile, DataFile]:
         raise
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    report_letters(args, b)
     if len(b) < 2:
         raise DataFileError(b.path, f"expected at least 2 records, got {len(b)}")
     return a, b

@@ -15,11 +15,12 @@ import torch
 
 from kernelkit.data.graphs import GraphBatch
 from kernelkit.data.molecules import InvalidRecordsError, MoleculeBatch, _is_mol, invalid_smiles
-from kernelkit.data.strings import ALPHABETS, StringBatch
+from kernelkit.data.strings import ALPHABETS, UNKNOWN_LETTERS, StringBatch, fold_case
 from kernelkit.utils.kinds import InputKind
 
-SEQUENCE_CHARACTERS = frozenset("".join(ALPHABETS.values()))
-"""Letters of the DNA and protein alphabets (:data:`kernelkit.data.strings.ALPHABETS`)."""
+SEQUENCE_CHARACTERS = frozenset("".join(ALPHABETS.values()) + "".join(UNKNOWN_LETTERS.values()))
+"""Letters of the DNA, RNA and protein alphabets and their unknown residues ``N``, ``X``
+(:data:`kernelkit.data.strings.ALPHABETS`), upper case."""
 
 
 def _items(X: Any) -> list[Any] | None:
@@ -55,7 +56,9 @@ def detect_input_kind(X: Any) -> InputKind:
       - networkx graphs: ``graph``;
       - RDKit ``Mol`` objects: ``molecule``;
       - strings: ``molecule`` when some string has a character outside the sequence
-        alphabets (:data:`SEQUENCE_CHARACTERS`: the DNA and protein letters) *and* RDKit
+        alphabets (:data:`SEQUENCE_CHARACTERS`: the DNA, RNA and protein letters, ``N`` and
+        ``X``, lower case read as upper case by the case rule of
+        :mod:`kernelkit.data.strings`) *and* RDKit
         parses most of the strings (more than half, every string tried) as SMILES;
         ``string`` (sequences) otherwise, so a list of DNA or protein sequences is never read
         as molecules, and SMILES are read as sequences when RDKit is not installed.  The
@@ -84,7 +87,7 @@ def detect_input_kind(X: Any) -> InputKind:
         return InputKind.MOLECULE
     if all(isinstance(x, str) for x in items):
         texts = [str(x) for x in items]
-        if all(SEQUENCE_CHARACTERS.issuperset(t) for t in texts):
+        if all(SEQUENCE_CHARACTERS.issuperset(fold_case(t)) for t in texts):
             return InputKind.STRING
         bad = _invalid_smiles(texts)
         if bad is None or 2 * len(bad) >= len(texts):

@@ -7,9 +7,27 @@ A :class:`StringBatch` holds ``n`` strings over an alphabet as one flat integer 
 batch), which is all the Gram engine needs to tile it, and gives a padded tensor view for the
 batched dynamic programmes of :mod:`kernelkit.kernels.strings_base`.
 
-Named alphabets: ``"dna"`` = ``ACGT``; ``"protein"`` = the 20 standard amino acids in one-letter
-code, ``ACDEFGHIKLMNPQRSTVWY``.  Validation is case-sensitive (upper-case the input yourself,
-e.g. the promoter data are lower case).
+Named alphabets: ``"dna"`` = ``ACGT``; ``"rna"`` = ``ACGU``; ``"protein"`` = the 20 standard
+amino acids in one-letter code, ``ACDEFGHIKLMNPQRSTVWY``.
+
+The case rule (:func:`case_folds`, the one rule of every string kernel, the sequence readers
+and the command line):
+
+* **Case.**  Lower-case ASCII letters are read as their upper-case letter (``"acgt"`` is
+  ``"ACGT"``: lower case in DNA and protein files is soft-masking, e.g. repeats in a genome
+  assembly, not another residue), unless the alphabet itself holds a letter in both cases
+  (``alphabet="aAcC"``: then case is kept).  This also holds for ``alphabet=None`` (the
+  alphabet inferred from the data), so ``k(s, s.lower()) == k(s, s)`` for every string
+  kernel; give an alphabet with both cases to compare case-sensitively.  Only ASCII letters
+  fold, so a string keeps its length.
+* **Unknown residues.**  With a named alphabet, ``N`` (DNA, RNA) and ``X`` (protein) are the
+  unknown-residue codes (:data:`UNKNOWN_LETTERS`): accepted, encoded as code
+  ``len(alphabet)``, and they *match nothing*: a k-mer or position holding one contributes
+  no feature (spectrum, mismatch, weighted degree), no letter equals them (subsequence,
+  local alignment) and their one-hot column is zero (sequence CKNs); the HMM kernels, whose
+  emissions need a known letter, refuse them by name.  An alphabet given as characters is
+  the named one when its characters are the same (``"ACGT"`` is ``"dna"``); with
+  ``alphabet=None`` or any other characters, ``N`` and ``X`` are ordinary letters.
 """
 
 from __future__ import annotations
@@ -25,9 +43,41 @@ from kernelkit.utils.errors import InputError
 
 ALPHABETS: dict[str, str] = {
     "dna": "ACGT",
+    "rna": "ACGU",
     "protein": "ACDEFGHIKLMNPQRSTVWY",
 }
 """Named alphabets accepted wherever an ``alphabet`` argument is."""
+
+UNKNOWN_LETTERS: dict[str, str] = {"dna": "N", "rna": "N", "protein": "X"}
+"""The unknown-residue letter of each named alphabet (it matches nothing; module docstring)."""
+
+_UNKNOWN_BY_CHARS = {ALPHABETS[name]: letter for name, letter in UNKNOWN_LETTERS.items()}
+
+
+def case_folds(chars: str | None) -> bool:
+    """Whether lower-case ASCII letters are read as upper case with the alphabet ``chars``.
+
+    The case rule of the module docstring: ``True`` unless ``chars`` holds some ASCII letter
+    in both cases (``None``, an inferred alphabet, folds).
+    """
+    if chars is None:
+        return True
+    return not any(c.islower() and c.isascii() and c.upper() in chars for c in chars)
+
+
+def unknown_letter(chars: str | None) -> str | None:
+    """The unknown-residue letter of the alphabet ``chars`` (``N`` for DNA and RNA, ``X`` for
+    protein), or ``None`` for ``None`` and alphabets given as characters."""
+    return None if chars is None else _UNKNOWN_BY_CHARS.get(chars)
+
+
+def fold_case(text: str, chars: str | None = None) -> str:
+    """``text`` under the case rule of ``chars``: ASCII ``a-z`` upper-cased when
+    :func:`case_folds` (same length; other characters unchanged)."""
+    return text.translate(_ASCII_UPPER) if case_folds(chars) else text
+
+
+_ASCII_UPPER = str.maketrans("abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
 
 
 def resolve_alphabet(alphabet: str | None, *, name: str = "alphabet") -> str | None:
@@ -40,7 +90,7 @@ def resolve_alphabet(alphabet: str | None, *, name: str = "alphabet") -> str | N
         return None
     if not isinstance(alphabet, str):
         raise InputError(
-            f"{name}: expected None, 'dna', 'protein' or a string of characters, "
+            f"{name}: expected None, 'dna', 'rna', 'protein' or a string of characters, "
             f"got {type(alphabet).__name__}"
         )
     chars = ALPHABETS.get(alphabet, alphabet)
@@ -55,6 +105,12 @@ def resolve_alphabet(alphabet: str | None, *, name: str = "alphabet") -> str | N
 def _code_points(text: str) -> np.ndarray:
     """Unicode code points of ``text`` as int64 (UTF-32 decoding, vectorised)."""
     return np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32).astype(np.int64)
+
+
+def _folded(points: np.ndarray) -> np.ndarray:
+    """Code points with ASCII ``a-z`` moved to ``A-Z`` (the case rule)."""
+    lower = (points >= 97) & (points <= 122)
+    return np.where(lower, points - 32, points) if lower.any() else points
 
 
 def _as_string_list(seqs: Any, name: str) -> list[str]:
@@ -101,7 +157,9 @@ class StringBatch:
     Parameters
     ----------
     codes : np.ndarray
-        int64 array of all characters, concatenated; ``codes[p]`` is an index into ``alphabet``.
+        int64 array of all characters, concatenated; ``codes[p]`` is an index into
+        ``alphabet``, or ``len(alphabet)`` for the unknown-residue letter of a named alphabet
+        (:func:`unknown_letter`, which matches nothing).
     offsets : np.ndarray
         int64 row pointers, shape ``(n + 1,)``; string ``i`` is ``codes[offsets[i]:offsets[i+1]]``.
     alphabet : str
@@ -133,9 +191,11 @@ class StringBatch:
         ----------
         seqs : list, tuple, np.ndarray, pandas.Series of str, or StringBatch
             The strings.  A ``StringBatch`` is re-encoded when its alphabet differs.
-        alphabet : None, "dna", "protein" or str
+        alphabet : None, "dna", "rna", "protein" or str
             ``None`` infers the alphabet as the sorted set of characters present; otherwise
-            every character must belong to it (case-sensitive).
+            every character must belong to it or be its unknown-residue letter.  Case
+            follows the module's case rule (:func:`case_folds`): lower-case letters are
+            read as upper case unless the alphabet holds both cases.
         allow_empty : bool
             Whether empty strings are accepted (an empty *batch* is always refused).
         name : str
@@ -170,15 +230,18 @@ class StringBatch:
         offsets = np.zeros(len(items) + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
         points = _code_points("".join(items))
+        if case_folds(chars):
+            points = _folded(points)
         if chars is None:
             uniq = np.unique(points)
             chars = "".join(chr(int(c)) for c in uniq)
             codes = np.searchsorted(uniq, points).astype(np.int64)
         else:
-            alpha_points = _code_points(chars)
+            unknown = unknown_letter(chars)
+            alpha_points = _code_points(chars + (unknown or ""))
             order = np.argsort(alpha_points)
             sorted_points = alpha_points[order]
-            pos = np.searchsorted(sorted_points, points).clip(max=len(chars) - 1)
+            pos = np.searchsorted(sorted_points, points).clip(max=len(alpha_points) - 1)
             bad = sorted_points[pos] != points
             if bad.any():
                 p = int(np.argmax(bad))
@@ -189,7 +252,8 @@ class StringBatch:
                 raise InputError(
                     f"{name}: sequence {i} has character {chr(int(points[p]))!r} at position "
                     f"{j}, which is not in the alphabet {chars!r}{label}; "
-                    f"{int(bad.sum())} unknown character(s) in total (matching is case-sensitive)"
+                    f"{int(bad.sum())} unknown character(s) in total"
+                    + (f" (write unknown residues as {unknown!r})" if unknown else "")
                 )
             codes = order[pos].astype(np.int64)
         return cls(codes, offsets, chars, tuple(items))
@@ -232,9 +296,16 @@ class StringBatch:
     def __iter__(self) -> Iterator[str]:
         return iter(self.sequences)
 
+    @property
+    def known(self) -> np.ndarray:
+        """Flat boolean mask of the characters that are letters of the alphabet (``False``
+        for the unknown-residue letter, which matches nothing)."""
+        return self.codes < len(self.alphabet)
+
     def code_points(self) -> np.ndarray:
-        """Flat int64 Unicode code points of all characters (alphabet-independent encoding)."""
-        return _code_points(self.alphabet)[self.codes]
+        """Flat int64 Unicode code points of all characters (alphabet-independent encoding);
+        ``-1`` for the unknown-residue letter (equal to no letter)."""
+        return np.append(_code_points(self.alphabet), -1)[self.codes]
 
     def padded(
         self, *, pad_value: int = -1, code_points: bool = False
@@ -264,4 +335,11 @@ def as_string_batch(
     return StringBatch.from_sequences(X, alphabet, allow_empty=allow_empty, name=name)
 
 
-__all__ = ["StringBatch", "as_string_batch", "resolve_alphabet"]
+__all__ = [
+    "StringBatch",
+    "as_string_batch",
+    "case_folds",
+    "fold_case",
+    "resolve_alphabet",
+    "unknown_letter",
+]

@@ -66,7 +66,7 @@ from kernelkit.utils.constraints import (
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.kinds import InputKind
 from kernelkit.utils.progress import Progress
-from kernelkit.utils.validation import owned, to_tensor
+from kernelkit.utils.validation import check_finite, check_frame_columns, owned, to_tensor
 
 ARRAY_KINDS = (InputKind.VECTOR, InputKind.GRAM)
 """Input kinds given as numeric arrays (validated like scikit-learn input)."""
@@ -397,6 +397,8 @@ class KernelEstimatorMixin:
         if isinstance(X, torch.Tensor):
             self._check_tensor_features(X, reset=reset)
         else:
+            if hasattr(X, "dtypes") and hasattr(X, "columns"):
+                check_frame_columns(X, "X")  # names a non-numeric (e.g. categorical) column
             try:
                 X = validate_data(
                     self,
@@ -459,7 +461,9 @@ class KernelEstimatorMixin:
             )
 
     def _validate_y_numeric(self, y: Any, n: int, dtype: torch.dtype) -> torch.Tensor:
-        """Numeric targets as a 1-D or 2-D tensor of ``dtype`` with ``n`` rows."""
+        """Numeric targets as a 1-D or 2-D tensor of ``dtype`` with ``n`` rows; finite and
+        below :func:`~kernelkit.utils.validation.largest_entry` in magnitude (squared
+        residuals of larger targets overflow), the first bad one named."""
         if y is None:
             self._check_y_length(y, n)
         if isinstance(y, torch.Tensor):
@@ -477,6 +481,7 @@ class KernelEstimatorMixin:
                 raise _reraise(exc, "y") from exc
             with _readonly_ok():
                 t = torch.as_tensor(arr, dtype=dtype)
+            check_finite(t, name="y")
         if t.ndim not in (1, 2):
             raise InputError(
                 f"y: expected a 1-D or 2-D array of targets, got shape {tuple(y.shape)}"

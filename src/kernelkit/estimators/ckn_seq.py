@@ -66,10 +66,11 @@ def is_string_input(X: Any) -> bool:
 
 
 def one_hot(batch: StringBatch, dtype: torch.dtype) -> torch.Tensor:
-    """One-hot ``(n, |alphabet|, max_len)`` tensor of a string batch; padding columns are 0."""
+    """One-hot ``(n, |alphabet|, max_len)`` tensor of a string batch; padding columns and the
+    unknown-residue letter (:func:`kernelkit.data.strings.unknown_letter`) are 0."""
     codes, _ = batch.padded(pad_value=-1)
     out = torch.zeros(len(batch), len(batch.alphabet), codes.shape[1], dtype=dtype)
-    valid = codes >= 0
+    valid = (codes >= 0) & (codes < len(batch.alphabet))
     rows, cols = torch.nonzero(valid, as_tuple=True)
     out[rows, codes[valid], cols] = 1.0
     return out
@@ -180,9 +181,11 @@ _SEQ_PARAMS_DOC = """
     normalize : bool, default {normalize}
         Scale each level's features to unit norm (the normalised kernel of each length and
         level).
-    alphabet : None, "dna", "protein" or str
+    alphabet : None, "dna", "rna", "protein" or str
         Letters of the one-hot encoding of string input (``None``: the letters of the
-        training strings); ignored for numeric arrays.
+        training strings); ignored for numeric arrays.  Lower case is the upper-case letter
+        and ``N`` / ``X`` of a named alphabet have a zero one-hot column (the case rule of
+        :mod:`kernelkit.data.strings`).
     kappa : {"exp", "inverse_polynomial", "polynomial", "vovk"}, default "exp"
         Per-position dot-product kernel.
     sigma : float, default 0.6

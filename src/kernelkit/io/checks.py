@@ -89,11 +89,15 @@ def check_graph_batch(batch: Any) -> str | None:
 
 
 def check_string_batch(batch: Any) -> str | None:
-    """``StringBatch``: offsets cover the codes, codes index the alphabet, one string each."""
+    """``StringBatch``: offsets cover the codes, codes index the alphabet (or are its
+    unknown-residue code ``len(alphabet)``), one string each."""
+    from kernelkit.data.strings import unknown_letter
+
+    unknown = unknown_letter(batch.alphabet) is not None
     ok = (
         _array(batch.codes, 1)
         and _pointers(batch.offsets, len(batch.codes))
-        and _indices(batch.codes, len(batch.alphabet))
+        and _indices(batch.codes, len(batch.alphabet) + unknown)
         and len(batch.sequences) == len(batch.offsets) - 1
     )
     return None if ok else "StringBatch: inconsistent codes / offsets / alphabet"

@@ -152,7 +152,8 @@ def local_alignment_log_pairs(
     Padded cells never feed a valid one and are masked out of the sum.
 
     ``scores`` is the substitution table indexed by codes, with one extra last row/column for
-    pads; when ``None``, ``S = match`` on equal code points and ``mismatch`` otherwise.
+    pads and the unknown residue (``-inf``: it aligns with nothing); when ``None``,
+    ``S = match`` on equal code points and ``mismatch`` otherwise.
     """
     P, Lx = xs.shape
     Ly = ys.shape[1]
@@ -301,7 +302,8 @@ class LocalAlignment(_StringKernel):
     ) -> torch.Tensor:
         if self._chars is not None:
             S = torch.as_tensor(self._scores, dtype=torch.float64)
-            S = torch.nn.functional.pad(S, (0, 1, 0, 1))
+            # last row/column: pads and the unknown residue X, which aligns with nothing
+            S = torch.nn.functional.pad(S, (0, 1, 0, 1), value=-math.inf)
             return local_alignment_log_pairs(
                 xs, lx, ys, ly, beta=self.beta, gap_open=self.gap_open,
                 gap_extend=self.gap_extend, scores=S,

@@ -203,6 +203,39 @@ def batch_dtype(batch: Batch) -> torch.dtype | None:
     return dtype if isinstance(dtype, torch.dtype) else None
 
 
+MIN_SQUARE = 2.2250738585072014e-308
+"""Smallest ``sigma^2`` of a Gaussian (the smallest normal float64): below it ``1 / sigma^2``
+is not a finite double."""
+
+MAX_SIGMA = 1e154
+"""Largest Gaussian width: above it ``sigma^2`` overflows float64 (``sqrt(max) = 1.34e154``)."""
+
+
+def check_gaussian_width(sigma: Any, *, name: str = "sigma") -> float:
+    """``sigma`` as a float, checked to be a Gaussian width whose ``sigma^2`` and
+    ``1 / sigma^2`` are finite float64 numbers (``1.5e-154 <= sigma <= 1e154``).
+
+    Raises
+    ------
+    InputError
+        Naming ``name``, the range and the value (never an ``OverflowError``).
+    """
+    value = check_positive(sigma, name=name)
+    if value > MAX_SIGMA:
+        raise InputError(
+            f"{name}: expected a width whose sigma^2 is a finite float (sigma <= "
+            f"{MAX_SIGMA:.0e}), got {sigma!r}: sigma^2 overflows float64 (and every pair of "
+            "points would be at kernel 1)"
+        )
+    if value * value < MIN_SQUARE:
+        raise InputError(
+            f"{name}: expected a width whose 1 / (2 sigma^2) is a finite float "
+            f"(sigma >= {math.sqrt(MIN_SQUARE):.1e}), got {sigma!r}: the Gram would "
+            "underflow to the identity (every pair of distinct points at kernel 0)"
+        )
+    return value
+
+
 def check_same_width(X: Batch, Y: Batch) -> None:
     """Vector batches must have the same number of features."""
     if isinstance(X, torch.Tensor) and isinstance(Y, torch.Tensor) and X.shape[1] != Y.shape[1]:
@@ -365,7 +398,7 @@ class FeatureSpaceGaussian(_Composite):
     def __init__(self, kernel: Kernel, sigma: float = 1.0):
         super().__init__()
         self.kernel = _check_kernel(kernel, "kernel")
-        self.sigma = check_positive(sigma, name="sigma")
+        self.sigma = check_gaussian_width(sigma)
 
     def block(self, X: Batch, Y: Batch) -> torch.Tensor:
         dx = self.kernel.block_diag(X)

@@ -165,8 +165,21 @@ class _HMMStringKernel(_StringKernel):
         """``sum_t P(y_t = s | x) (1[x_t = a] - c b_{s,a})``, shape ``(n, S A)`` (state-major).
 
         ``c = 1`` for the Fisher score (``_centred``), ``c = 0`` for the expected counts.
+
+        Raises
+        ------
+        InputError
+            For the unknown-residue letter (``N``, ``X``): an emission needs a known letter.
         """
         X = self._encoded(X)
+        if not X.known.all():
+            p = int(np.argmin(X.known))
+            i = int(np.searchsorted(X.offsets, p, side="right") - 1)
+            raise InputError(
+                f"X: sequence {i} has the unknown-residue letter at position "
+                f"{p - int(X.offsets[i])}; {type(self).__name__} needs letters its HMM emits "
+                f"({self._alphabet_chars()!r}); drop or replace the unknown residues"
+            )
         lengths = X.lengths
         S, A = self._emit.shape
         out = np.zeros((len(X), S, A))
@@ -211,7 +224,7 @@ class HMMFisher(_HMMStringKernel):
         Transition matrix (rows sum to 1).
     emissionprob : array-like, shape (S, A)
         Emission probabilities over the alphabet's ``A`` characters (rows sum to 1).
-    alphabet : "dna", "protein" or str
+    alphabet : "dna", "rna", "protein" or str
         The characters, in the order of ``emissionprob``'s columns.
     """
 

@@ -60,11 +60,15 @@ def _splitmix64(z: np.ndarray) -> np.ndarray:
 
 
 def _window_starts(batch: StringBatch, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Flat start positions of every k-mer window that stays inside its string, and its row."""
+    """Flat start positions of every k-mer window that stays inside its string and holds no
+    unknown-residue letter (which matches nothing, :mod:`kernelkit.data.strings`), and its
+    row."""
     lens = batch.lengths
     rows = np.repeat(np.arange(len(batch)), lens)
     pos = np.arange(len(batch.codes))
     ok = pos + k <= batch.offsets[rows + 1]
+    unknown = np.concatenate(([0], np.cumsum(~batch.known)))
+    ok[ok] &= unknown[pos[ok] + k] == unknown[pos[ok]]
     return pos[ok], rows[ok]
 
 
@@ -237,9 +241,11 @@ class Spectrum(_FeatureStringKernel):
     ----------
     k : int
         Length of the k-mers (``>= 1``).  Strings shorter than ``k`` have no features.
-    alphabet : None, "dna", "protein" or str
+    alphabet : None, "dna", "rna", "protein" or str
         Characters allowed in the input (unknown ones raise :class:`InputError`);
         ``None`` accepts any character and keys k-mers by code points.
+        Lower case is read as upper case and ``N`` / ``X`` of a named alphabet match
+        nothing (the case rule of :mod:`kernelkit.data.strings`).
     """
 
     def __init__(self, k: int = 3, alphabet: str | None = None):
@@ -317,7 +323,7 @@ class Mismatch(_FeatureStringKernel):
         k-mer length (``>= 1``).
     m : int
         Number of mismatches allowed, ``0 <= m < k``.
-    alphabet : "dna", "protein" or str
+    alphabet : "dna", "rna", "protein" or str
         Required: the kernel's value depends on ``|A|`` (words ``u`` may use letters absent
         from ``x`` and ``y``), so it cannot be inferred batch by batch.
     """
@@ -490,8 +496,10 @@ class Subsequence(_StringKernel):
     lam : float
         Gap decay, ``0 < lam <= 1`` (here ``lam`` is the decay factor of Lodhi et al., not a
         regularisation strength).
-    alphabet : None, "dna", "protein" or str
+    alphabet : None, "dna", "rna", "protein" or str
         Characters allowed in the input; ``None`` accepts any (letters compare by code point).
+        Lower case is read as upper case and ``N`` / ``X`` of a named alphabet match
+        nothing (the case rule of :mod:`kernelkit.data.strings`).
     """
 
     def __init__(self, k: int = 2, lam: float = 0.5, alphabet: str | None = None):

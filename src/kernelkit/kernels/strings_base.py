@@ -35,7 +35,9 @@ class _StringKernel(Kernel):
     """Base of the string kernels: ``input_kind = "string"``, inputs become a StringBatch.
 
     Lists, tuples, NumPy arrays and pandas Series of ``str`` are validated by
-    :meth:`StringBatch.from_sequences` (empty strings refused, unknown characters named);
+    :meth:`StringBatch.from_sequences` (empty strings refused, unknown characters named,
+    lower case read as upper case and ``N`` / ``X`` of a named alphabet matching nothing:
+    the one case rule of :mod:`kernelkit.data.strings`, which every string kernel follows);
     a :class:`~kernelkit.data.StringBatch` built by the caller is passed through (re-encoded
     if its alphabet differs from the kernel's), so empty strings are allowed that way.
     """

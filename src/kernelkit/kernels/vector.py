@@ -24,13 +24,16 @@ import torch
 from scipy import special
 from sklearn.metrics.pairwise import manhattan_distances
 
-from kernelkit.kernels.base import DotProductKernel, Kernel, StationaryKernel, half_integer_order
+from kernelkit.kernels.base import (
+    DotProductKernel,
+    Kernel,
+    StationaryKernel,
+    check_gaussian_width,
+    half_integer_order,
+)
 from kernelkit.kernels.sparse import SparseRows
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.validation import check_int, check_positive
-
-MIN_SQUARE = float(np.finfo(np.float64).tiny)
-"""Smallest ``sigma^2`` of a Gaussian: below it ``1 / sigma^2`` is not a finite double."""
 
 
 class Linear(DotProductKernel):
@@ -73,13 +76,7 @@ class Gaussian(StationaryKernel):
 
     def __init__(self, sigma: float = 1.0):
         super().__init__()
-        self.sigma = check_positive(sigma, name="sigma")
-        if self.sigma**2 < MIN_SQUARE:
-            raise InputError(
-                f"sigma: expected a width whose 1 / (2 sigma^2) is a finite float "
-                f"(sigma >= {math.sqrt(MIN_SQUARE):.1e}), got {sigma!r}: the Gram would "
-                "underflow to the identity (every pair of distinct points at kernel 0)"
-            )
+        self.sigma = check_gaussian_width(sigma)
 
     def profile(self, d2: torch.Tensor) -> torch.Tensor:
         return torch.exp(d2 * (-0.5 / self.sigma**2))

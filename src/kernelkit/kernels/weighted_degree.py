@@ -114,8 +114,10 @@ class WeightedDegree(_FeatureStringKernel):
         Largest k-mer length ``d >= 1``.
     shift : int, default 0
         Largest displacement ``S >= 0`` of matching k-mers (0: the plain WD kernel).
-    alphabet : None, "dna", "protein" or str
+    alphabet : None, "dna", "rna", "protein" or str
         Characters allowed in the input; ``None`` accepts any character.
+        Lower case is read as upper case and ``N`` / ``X`` of a named alphabet match
+        nothing (the case rule of :mod:`kernelkit.data.strings`).
 
     Raises
     ------
@@ -139,8 +141,9 @@ class WeightedDegree(_FeatureStringKernel):
             (cls(2, shift=3, alphabet="dna").normalized(), _EQUAL_DNA_X, _EQUAL_DNA_Y),
         ]
 
-    def _code_matrix(self, X: StringBatch) -> tuple[np.ndarray, int | None]:
-        """The ``(n, L)`` code matrix and the key base (``None``: hashed code points)."""
+    def _code_matrix(self, X: StringBatch) -> tuple[np.ndarray, int | None, np.ndarray]:
+        """The ``(n, L)`` code matrix, the key base (``None``: hashed code points) and the
+        ``(n, L)`` mask of known letters (``False`` at the unknown-residue letter)."""
         lengths = X.lengths
         if len(lengths) and (lengths != lengths[0]).any():
             bad = int(np.flatnonzero(lengths != lengths[0])[0])
@@ -152,9 +155,11 @@ class WeightedDegree(_FeatureStringKernel):
         chars = self._alphabet_chars()
         L = int(lengths[0]) if len(lengths) else 0
         if chars is None:
-            return X.code_points().reshape(len(X), L), None
+            return X.code_points().reshape(len(X), L), None, X.known.reshape(len(X), L)
+        X = self._encoded(X)
         bits = self.degree * np.log2(max(len(chars), 2)) + np.log2(self.degree * L + 1)
-        return self._encoded(X).codes.reshape(len(X), L), (len(chars) if bits < 62 else None)
+        base = len(chars) if bits < 62 else None
+        return X.codes.reshape(len(X), L), base, X.known.reshape(len(X), L)
 
     def block(self, X: StringBatch, Y: StringBatch) -> torch.Tensor:
         if len(X) and len(Y) and X.lengths[0] != Y.lengths[0]:
@@ -165,8 +170,9 @@ class WeightedDegree(_FeatureStringKernel):
         return super().block(X, Y)
 
     def features(self, X: StringBatch) -> SparseFeatures:
-        """Sparse features ``sqrt(beta_k) (C^T v_{k,u}(x))_j`` keyed by ``(k, j, u)``."""
-        codes, base = self._code_matrix(X)
+        """Sparse features ``sqrt(beta_k) (C^T v_{k,u}(x))_j`` keyed by ``(k, j, u)``; a k-mer
+        holding the unknown-residue letter adds nothing (it matches no k-mer)."""
+        codes, base, known = self._code_matrix(X)
         n, L = codes.shape
         beta = degree_weights(self.degree)
         all_rows, all_keys, all_vals = [], [], []
@@ -174,13 +180,15 @@ class WeightedDegree(_FeatureStringKernel):
             P = L - k + 1
             chol = self._coupling_factor(P)
             kmers = _windows(codes, k, base)
+            whole = np.logical_and.reduce([known[:, t : t + P] for t in range(k)])
             for lag in range(min(self.shift, P - 1) + 1):
                 a = np.arange(lag, P)  # occurrence position; feature position j = a - lag
+                keep = whole[:, a]
                 weight = np.sqrt(beta[k - 1]) * chol[a, a - lag]
                 pos = np.broadcast_to(a - lag + (k - 1) * L, (n, len(a)))
-                all_keys.append(self._keys(kmers[:, a], pos, base).ravel())
-                all_vals.append(np.broadcast_to(weight, (n, len(a))).ravel())
-                all_rows.append(np.repeat(np.arange(n), len(a)))
+                all_keys.append(self._keys(kmers[:, a], pos, base)[keep])
+                all_vals.append(np.broadcast_to(weight, (n, len(a)))[keep])
+                all_rows.append(np.broadcast_to(np.arange(n)[:, None], (n, len(a)))[keep])
         if not all_keys:
             return SparseFeatures(np.zeros(n + 1, np.int64), np.zeros(0, np.int64), np.zeros(0))
         return summed_features(

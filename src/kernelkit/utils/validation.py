@@ -8,6 +8,7 @@ container of the input (NumPy in, NumPy out; torch in, torch out on the same dev
 from __future__ import annotations
 
 import dataclasses
+import math
 from numbers import Real
 from typing import Any
 
@@ -19,7 +20,20 @@ from sklearn.utils.validation import column_or_1d
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.numerics import DEFAULT_DTYPE
 
-_TORCH_FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+_TORCH_FLOATS = (torch.float32, torch.float64)
+"""Floating dtypes computed as they come; half precision (``float16``, ``bfloat16``) is
+computed in float32 (:func:`to_tensor`): CPU linear algebra (``eigh``, Cholesky) has no
+half-precision routines."""
+
+_HALF_FLOATS = (torch.float16, torch.bfloat16)
+
+
+def largest_entry(dtype: torch.dtype) -> float:
+    """The largest magnitude :func:`to_tensor` accepts in a floating ``dtype``:
+    ``sqrt(largest float) / 1e4`` (1.3e150 in float64, 1.8e15 in float32), so that squared
+    differences and inner products of entries, summed over up to ``2e7`` features, stay
+    finite (every kernel forms them)."""
+    return math.sqrt(torch.finfo(dtype).max) / 1e4
 
 
 def resolve_dtype(dtype: Any) -> torch.dtype | None:
@@ -51,7 +65,10 @@ def to_tensor(
     name : str
         Argument name quoted in error messages.
     dtype : torch.dtype, optional
-        Target dtype.  Default: keep a floating tensor's dtype; float64 for everything else.
+        Target dtype.  Default: keep a float32 or float64 tensor's dtype; float32 for a
+        half-precision tensor (``float16``, ``bfloat16``: CPU linear algebra has no
+        half-precision routines, so it is computed in float32 and results are float32);
+        float32 for a float32 array; float64 for everything else.
     device : torch.device or str, optional
         Target device.  Default: keep a tensor's device; CPU for everything else.
     ndim : int or None
@@ -62,17 +79,22 @@ def to_tensor(
     Raises
     ------
     InputError
-        On non-numeric content, a wrong number of dimensions, zero samples or zero features,
-        NaN or infinite values.
+        On non-numeric content (a pandas column is named), a wrong number of dimensions,
+        zero samples or zero features, NaN or infinite values, or entries whose magnitude
+        exceeds :func:`largest_entry` (their squares would overflow), each naming the index.
     """
     if X is None:
         raise InputError(f"{name}: expected an array, got None")
     if isinstance(X, torch.Tensor):
         t = X
-        if dtype is None:
+        if dtype is None and t.dtype in _HALF_FLOATS:
+            dtype = torch.float32
+        elif dtype is None:
             dtype = t.dtype if t.dtype in _TORCH_FLOATS else DEFAULT_DTYPE
         t = t.to(dtype=dtype, device=device if device is not None else t.device)
     else:
+        if hasattr(X, "dtypes") and hasattr(X, "columns"):
+            check_frame_columns(X, name)
         if hasattr(X, "to_numpy"):
             X = X.to_numpy()
         try:
@@ -104,14 +126,58 @@ def to_tensor(
     return t
 
 
+def check_frame_columns(X: Any, name: str) -> None:
+    """Raise :class:`InputError` naming the first column of a pandas DataFrame whose values
+    are not numbers (a categorical or text column), its dtype and an example value."""
+    for j, column in enumerate(X.columns):
+        series = X.iloc[:, j]
+        kind = getattr(series.dtype, "kind", "O")
+        if kind in "biuf":
+            continue
+        try:
+            np.asarray(series.to_numpy(), dtype=np.float64)
+        except (ValueError, TypeError):
+            example = next((v for v in series if not _is_number(v)), series.iloc[0])
+            raise InputError(
+                f"{name}: column {column!r} has dtype {series.dtype} with non-numeric values "
+                f"(e.g. {example!r}); expected numbers: encode it (e.g. scikit-learn's "
+                "OneHotEncoder) or drop it"
+            ) from None
+
+
+def _is_number(value: Any) -> bool:
+    try:
+        float(value)
+    except (ValueError, TypeError):
+        return False
+    return True
+
+
 def check_finite(t: torch.Tensor, *, name: str) -> None:
-    """Raise :class:`InputError` if ``t`` holds NaN or infinite values, naming the first one."""
-    if t.is_floating_point() and t.numel() and not bool(torch.isfinite(t).all()):
+    """Raise :class:`InputError` if ``t`` holds NaN or infinite values, or (float32 and
+    float64) entries above :func:`largest_entry` in magnitude (their squares overflow),
+    naming the first one.  A half-precision tensor, asked for explicitly, has its own
+    range and is only checked to be finite."""
+    if not (t.is_floating_point() and t.numel()):
+        return
+    if not bool(torch.isfinite(t).all()):
         bad = torch.nonzero(~torch.isfinite(t))[0].tolist()
         value = t[tuple(bad)].item()
         raise InputError(
             f"{name}: expected finite values, found {value} at index {tuple(bad)}; "
             "remove or impute NaN/inf before fitting"
+        )
+    if t.dtype not in _TORCH_FLOATS:
+        return
+    limit = largest_entry(t.dtype)
+    big = t.abs() > limit
+    if bool(big.any()):
+        bad = torch.nonzero(big)[0].tolist()
+        value = t[tuple(bad)].item()
+        raise InputError(
+            f"{name}: entry {value:.3g} at index {tuple(bad)} is too large: kernels square "
+            f"differences and products of entries, which overflow {t.dtype} above "
+            f"|value| = {limit:.2g}; rescale {name} (e.g. scikit-learn's StandardScaler)"
         )
 
 

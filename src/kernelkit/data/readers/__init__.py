@@ -149,8 +149,10 @@ def read_data(
         CSV feature columns of vectors (default: all but ``target``).
     target : str, optional
         Column kept apart from the features (vectors); checked to exist.
-    alphabet : {"dna", "protein"} or None
-        Alphabet of sequences (``None``: infer).
+    alphabet : {"dna", "rna", "protein"} or None
+        Alphabet of sequences (``None``: detected on the upper-cased letters, ``N``
+        aside; lower case is read as upper case, see
+        :mod:`kernelkit.data.readers.fasta`).
     node_label : str or None
         Node attribute holding graph labels.
     edge_label, node_attribute : str or None

@@ -9,10 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import torch
 
 from kernelkit.utils.errors import DataFileError, InputError
 from kernelkit.utils.kinds import InputKind
 from kernelkit.utils.textfiles import decode_text
+from kernelkit.utils.validation import largest_entry
 
 
 @dataclass
@@ -35,13 +37,16 @@ class DataFile:
     columns : dict of str to list of str
         The other fields of each record (CSV columns, FASTA ``key=value``, graph attributes).
     alphabet : str or None
-        The alphabet of sequences (``"dna"`` or ``"protein"``).
+        The alphabet of sequences (``"dna"``, ``"rna"`` or ``"protein"``).
     feature_names : list of str
         Names of the vector columns.
     skipped : list of int
         Lines of the records left out because they did not parse (``on_error="skip"``).
     standardized : bool
         Whether the molecules were standardised (``standardize=True`` of ``read_data``).
+    note : str
+        How the reader treated the letters of sequences (lower case read as upper case,
+        unknown residues; :func:`kernelkit.data.readers.fasta.case_note`), empty otherwise.
     """
 
     kind: InputKind
@@ -54,6 +59,7 @@ class DataFile:
     feature_names: list[str] = field(default_factory=list)
     skipped: list[int] = field(default_factory=list)
     standardized: bool = False
+    note: str = ""
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -125,6 +131,11 @@ def is_number(value: str) -> bool:
     return True
 
 
+LARGEST_VALUE = largest_entry(torch.float64)
+"""Largest magnitude of a number read from a file (1.3e150,
+:func:`kernelkit.utils.validation.largest_entry` of float64): squares of larger values
+overflow."""
+
 TASKS = ("regression", "classification")
 """Values of ``task``: numbers to predict, or class names."""
 
@@ -193,6 +204,13 @@ def as_targets(
             )
         if not math.isfinite(float(v)):
             raise DataFileError(path, f"{name}: expected a finite number, got {cell(v)}", line=line)
+        if abs(float(v)) > LARGEST_VALUE:
+            raise DataFileError(
+                path,
+                f"{name}: {cell(v)} overflows: squared errors of targets exceed float64 above "
+                f"|value| = {LARGEST_VALUE:.2g}; rescale the target",
+                line=line,
+            )
     numbers = np.asarray([float(v) for v in values])
     distinct = np.unique(numbers)
     integers = bool(np.all(distinct == np.round(distinct)))

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
-from kernelkit.data.readers.common import DataFile, cell, is_number
-from kernelkit.data.readers.fasta import check_sequences
+from kernelkit.data.readers.common import LARGEST_VALUE, DataFile, cell, is_number
+from kernelkit.data.readers.fasta import case_note, check_sequences
 from kernelkit.data.readers.smiles import check_smiles, skip_records
 from kernelkit.utils.errors import DataFileError
 from kernelkit.utils.kinds import InputKind
@@ -95,8 +95,9 @@ def read_table(
     if kind is InputKind.MOLECULE:
         keep = check_smiles(path, values, lines, on_error)
         return skip_records(DataFile(kind, values, ids, path, lines, table), keep)
-    seqs, alpha = check_sequences(path, [v.upper() for v in values], lines, alphabet)
-    return DataFile(kind, seqs, ids, path, lines, table, alphabet=alpha)
+    seqs, alpha = check_sequences(path, values, lines, alphabet)
+    note = case_note(values, seqs, alpha)
+    return DataFile(kind, seqs, ids, path, lines, table, alphabet=alpha, note=note)
 
 
 def _vectors(
@@ -131,6 +132,14 @@ def _vectors(
                 raise DataFileError(
                     path,
                     f"column {name!r}: expected a finite number, got {cell(value)}",
+                    line=lines[i],
+                )
+            if abs(number) > LARGEST_VALUE:
+                raise DataFileError(
+                    path,
+                    f"column {name!r}: {cell(value)} overflows: kernels square differences "
+                    f"and products of values, which exceed float64 above |value| = "
+                    f"{LARGEST_VALUE:.2g}; rescale the column",
                     line=lines[i],
                 )
             X[i, j] = number
