@@ -30,7 +30,7 @@ SUITES = {
     "tests/test_kernel_ridge.py": 10,
     "decomposition/tests/test_kernel_pca.py": 38,
     "cluster/tests/test_spectral.py": 36,
-    "svm/tests/test_svm.py": 39,
+    "svm/tests/test_svm.py": 36,
     "tests/test_kernel_approximation.py": 12,
 }
 """Module of the installed scikit-learn -> passes of its in-scope tests measured with the
