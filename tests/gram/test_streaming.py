@@ -9,7 +9,8 @@ import pytest
 import torch
 
 from kernelkit.gram import gram
-from kernelkit.gram.streaming import NystromOperator, nystrom_tile
+from kernelkit.gram._tiles import nystrom_tile
+from kernelkit.gram.streaming import NystromOperator
 from kernelkit.kernels import Gaussian, Spectrum
 from kernelkit.utils.errors import InputError
 

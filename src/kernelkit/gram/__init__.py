@@ -58,13 +58,14 @@ torch.Size([4, 4])
 """
 
 from kernelkit.gram._centres import pivoted_cholesky
+from kernelkit.gram._tiles import nystrom_tile
 from kernelkit.gram.centering import GramCenterer, center_gram
 from kernelkit.gram.distances import feature_space_median
 from kernelkit.gram.engine import gram, gram_tensor
 from kernelkit.gram.nystrom import NystromMap, nystrom_map
 from kernelkit.gram.operator import GramOperator
 from kernelkit.gram.random_features import RandomFourierMap, random_fourier_map
-from kernelkit.gram.streaming import NystromOperator, nystrom_tile
+from kernelkit.gram.streaming import NystromOperator
 
 __all__ = [
     "GramCenterer",

@@ -7,7 +7,7 @@ r"""The streamed Nyström block ``K_nm`` of points that live on a Dask cluster.
 unchanged.  Each product is one task per row block of ``X``, run on the worker that holds the
 block: the task streams that block through the in-process
 :class:`~kernelkit.gram.streaming.NystromOperator` (each tile's kernel block computed once and
-used for ``K_b V`` and ``K_b^T(w_b K_b V + U_b)``, :func:`~kernelkit.gram.streaming.nystrom_tile`),
+used for ``K_b V`` and ``K_b^T(w_b K_b V + U_b)``, :func:`~kernelkit.gram._tiles.nystrom_tile`),
 and the client adds the ``m x c`` contributions in block order (DESIGN.md, "Falkon-class
 solvers": the products are sums over row blocks, so the map-reduce is exact).
 
@@ -25,9 +25,10 @@ from typing import Any
 import numpy as np
 import torch
 
+from kernelkit.gram._tiles import RowsFn, _check_rhs
 from kernelkit.gram.distributed import row_blocks, run_row_blocks
 from kernelkit.gram.engine import prepare_pair
-from kernelkit.gram.streaming import NystromOperator, RowsFn, StreamedProducts, _check_rhs
+from kernelkit.gram.streaming import NystromOperator, StreamedProducts
 from kernelkit.kernels.base import Batch, Kernel
 from kernelkit.utils.errors import InputError
 from kernelkit.utils.validation import check_int

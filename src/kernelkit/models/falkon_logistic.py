@@ -343,7 +343,7 @@ def nystrom_logistic_fit(
         runs to ``tol``.
     fast_products : bool
         Compute the Hessian products of the CG (and the ``K_nm delta`` carried along) in the
-        block dtype (:func:`~kernelkit.gram.streaming.nystrom_tile`'s ``fast``); the
+        block dtype (:func:`~kernelkit.gram._tiles.nystrom_tile`'s ``fast``); the
         gradient pass stays in float64.  An inexact Newton method tolerates perturbed
         Hessian products as long as the gradient is exact (Nocedal and Wright, section 7.1;
         measured: ``docs/measurements.md``).  No effect for float64 data.
@@ -472,7 +472,7 @@ def newton_rows(
     kv: torch.Tensor | None, f: torch.Tensor, Y: torch.Tensor, s: torch.Tensor
 ) -> tuple[torch.Tensor, torch.Tensor]:
     r"""A tile's Newton weights and right-hand side at the trial point ``f + K_b delta``:
-    ``W = s sigma(f) sigma(-f)``, ``U = s Y sigma(-Y f)`` (:data:`~kernelkit.gram.streaming.RowsFn`;
+    ``W = s sigma(f) sigma(-f)``, ``U = s Y sigma(-Y f)`` (:data:`~kernelkit.gram._tiles.RowsFn`;
     ``kv`` None: at ``f``)."""
     fb = f if kv is None else f + kv
     sb = s[:, None]

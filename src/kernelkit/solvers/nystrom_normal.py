@@ -68,7 +68,7 @@ def syrk_(C: torch.Tensor, A: torch.Tensor) -> torch.Tensor:
     On the CPU (float64 or float32 rows, float64 ``C``): NumPy's ``A^T A``, which calls the
     symmetric rank-``b`` update of BLAS (``dsyrk`` / ``ssyrk``, half the flops of the general
     product; float32 rows: products rounded in float32, the ``fast`` tiles of
-    :func:`kernelkit.gram.streaming.nystrom_normal_tile`) and releases the GIL, so that the
+    :func:`kernelkit.gram._tiles.nystrom_normal_tile`) and releases the GIL, so that the
     worker threads of a pass update their accumulators at the same time (SciPy's BLAS
     wrappers hold the GIL: two threads' ``dsyrk`` calls ran one after the other,
     ``docs/scale.md``, "Cost model"), added to ``C``.  ``C.addmm_(A^T, A)`` elsewhere (GPU,
