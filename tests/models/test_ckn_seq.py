@@ -10,6 +10,7 @@ import scipy.linalg
 import torch
 
 from kernelkit.kernels.dot_product import kappa_exp
+from kernelkit.models._spherical_kmeans import spherical_kmeans
 from kernelkit.models.ckn_seq import (
     GappedKmerLayer,
     KmerLengthSum,
@@ -19,7 +20,6 @@ from kernelkit.models.ckn_seq import (
     kmer_layers,
     pyramid_prefixes,
 )
-from kernelkit.models.ckn_train import spherical_kmeans
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

@@ -63,8 +63,8 @@ import torch.nn.functional as F
 from torch import nn
 
 from kernelkit.kernels.dot_product import kappa_function, unit_rows
+from kernelkit.models._spherical_kmeans import spherical_kmeans
 from kernelkit.models.ckn import layer_kappa
-from kernelkit.models.ckn_train import spherical_kmeans
 from kernelkit.solvers import inverse_sqrt
 from kernelkit.utils.errors import InputError
 
@@ -301,7 +301,7 @@ def fit_kmer_anchors(
 
     The k-mers ``(x_t, ..., x_{t+k-1})`` without padding positions are drawn uniformly (at
     most ``n_kmers``), and clustered on the product of the ``k`` unit spheres
-    (:func:`~kernelkit.models.ckn_train.spherical_kmeans` with ``blocks=k``), the anchor set
+    (:func:`~kernelkit.models._spherical_kmeans.spherical_kmeans` with ``blocks=k``), the anchor set
     of the layer; a :class:`KmerLengthSum` has each of its layers fitted in turn.
     """
     if isinstance(layer, KmerLengthSum):
