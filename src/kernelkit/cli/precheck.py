@@ -24,7 +24,7 @@ from kernelkit.cli.errors import UsageError
 from kernelkit.cli.kernel_names import KERNEL_DEFAULTS, SKLEARN_NAMES
 from kernelkit.cli.output import check_output
 from kernelkit.utils.errors import DataFileError, InputError
-from kernelkit.utils.spec_text import parse_spec
+from kernelkit.utils.spec_text import is_number, parse_spec
 from kernelkit.utils.textfiles import HEAD_BYTES, delimiter, read_head
 
 _TABLE_SUFFIXES = (".csv", ".tsv")
@@ -158,14 +158,6 @@ def _check_input(path: str | None) -> None:
             _check_table_head(p, head)
 
 
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
-
-
 def _check_table_head(path: Path, text: str) -> None:
     """Refuse, as the table reader would after the heavy imports, a CSV / TSV whose only
     non-blank row is a header (a row not all numbers): ``FILE:LINE: a header row but no
@@ -180,7 +172,7 @@ def _check_table_head(path: Path, text: str) -> None:
                 return
     except csv.Error:
         return  # the reader names the problem
-    if len(rows) == 1 and not all(_is_number(f.strip()) for f in rows[0][1]):
+    if len(rows) == 1 and not all(is_number(f.strip()) for f in rows[0][1]):
         raise DataFileError(path, "a header row but no records", line=rows[0][0])
 
 

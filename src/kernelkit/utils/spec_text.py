@@ -15,7 +15,8 @@ from typing import Any
 from kernelkit.utils.errors import InputError
 
 
-def _is_number(text: str) -> bool:
+def is_number(text: str) -> bool:
+    """Whether ``text`` reads as a float (``float(text)`` succeeds)."""
     try:
         float(text)
     except ValueError:
@@ -41,7 +42,7 @@ def convert_value(
             return text.lower() in ("true", "1")
         if isinstance(default, int):
             return int(text)
-        if isinstance(default, float) or (default is None and _is_number(text)):
+        if isinstance(default, float) or (default is None and is_number(text)):
             return float(text) if not text.lstrip("-").isdigit() else int(text)
     except ValueError:
         kind = type(default).__name__
