@@ -243,11 +243,6 @@ def test_n_iter_is_an_int_wherever_it_exists(cls, one_torch_thread):
             assert type(est.n_iter_) is int, f"{cls.__name__}.n_iter_: {type(est.n_iter_)}"
 
 
-LAM_AUTO_MISSING = {"ConcatenatedKernelRegressor"}
-"""Estimators with a ``lam`` that do not take ``"auto"`` yet (its 64-restart fits make a
-k-fold path costly; issue 46 says what is left)."""
-
-
 @pytest.mark.parametrize(
     "cls",
     [c for c in ESTIMATORS if "lam" in inspect.signature(c).parameters],
@@ -257,10 +252,6 @@ def test_every_lam_takes_auto_and_records_a_float_lam_(cls, one_torch_thread):
     """``lam="auto"`` is accepted wherever there is a ``lam``, and ``lam_`` is a float (the
     chosen value, or ``lam`` itself when it was given)."""
     X, y = _data()
-    if cls.__name__ in LAM_AUTO_MISSING:
-        with pytest.raises(ValueError, match="lam"):
-            _fit(CASES[cls.__name__]().set_params(lam="auto"), X, y)
-        return
     auto = _fit(CASES[cls.__name__]().set_params(lam="auto"), X, y)
     assert type(auto.lam_) is float and auto.lam_ > 0, cls.__name__
     fixed = _fit(CASES[cls.__name__]().set_params(lam=0.01), X, y)

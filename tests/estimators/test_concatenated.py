@@ -255,3 +255,35 @@ def test_gamma_is_a_deprecated_alias_of_separation():
     np.testing.assert_array_equal(new.predict(X), old.predict(X))
     zero = ConcatenatedKernelRegressor(**kw).fit(X, y)
     assert not np.array_equal(new.predict(X), zero.predict(X))
+
+
+def test_lam_auto_is_the_k_fold_path_of_refitted_clones():
+    """``lam="auto"``: a hand loop of fixed-``lam`` fits on ``KFold(5, shuffle, seed 0)``
+    gives the scores of every ``lam`` visited, from ``1e-1`` down, and ``lam_`` is the best;
+    with ``interpolate=True`` it is refused by name."""
+    from sklearn.model_selection import KFold
+
+    from kernelkit import get_config
+
+    rng = np.random.default_rng(2)
+    X = rng.uniform(-1, 1, size=(40, 2))
+    y = np.sin(3 * X[:, 0]) * X[:, 1] + 0.05 * rng.normal(size=40)
+    kw = dict(n_restarts=2, max_iter=20, random_state=0)
+    model = ConcatenatedKernelRegressor(lam="auto", **kw).fit(X, y)
+    visited = len(model.cv_results_["params"])
+    grid = np.logspace(-1, -9, 17)[:visited]
+    hand = [
+        np.mean(
+            [
+                ConcatenatedKernelRegressor(lam=lam, **kw).fit(X[tr], y[tr]).score(X[te], y[te])
+                for tr, te in KFold(5, shuffle=True, random_state=0).split(X)
+            ]
+        )
+        for lam in grid
+    ]
+    np.testing.assert_allclose(model.cv_results_["mean_test_score"], hand, atol=1e-10)
+    assert type(model.lam_) is float and model.lam_ == grid[int(np.argmax(hand))]
+    patience = get_config()["logistic_patience"]
+    assert visited == 17 or visited - 1 - int(np.argmax(hand)) == patience + 1
+    with pytest.raises(ValueError, match="interpolate=True has none"):
+        ConcatenatedKernelRegressor(lam="auto", interpolate=True, **kw).fit(X, y)

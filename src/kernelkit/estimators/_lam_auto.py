@@ -1,11 +1,13 @@
-r"""``lam="auto"`` of the margin and kernel-learning estimators on precomputed Grams.
+r"""``lam="auto"`` of the estimators that refit clones: the library's k-fold path.
 
-:class:`~kernelkit.BiasFreeSVC` and :class:`~kernelkit.SimpleMKL` choose ``lam`` by the
-library's k-fold path (:func:`~kernelkit.models._kfold_path.kfold_path`: one grid, one stopping
-rule, one results layout for every loss without a closed-form leave-one-out), scoring each
-fold with the estimator's own ``score`` (accuracy for classifiers, R² for regressors) of a
-clone fitted on the training Grams computed once.  The folds are stratified for classifiers
-and drawn with seed 0, so a fit is reproducible.
+:class:`~kernelkit.BiasFreeSVC`, :class:`~kernelkit.SimpleMKL` and
+:class:`~kernelkit.ConcatenatedKernelRegressor` choose ``lam`` by the library's k-fold path
+(:func:`~kernelkit.models._kfold_path.kfold_path`: one grid, one stopping rule, one results
+layout for every loss without a closed-form leave-one-out), scoring each fold with the
+estimator's own ``score`` (accuracy for classifiers, R² for regressors) of a clone fitted on
+the other folds: on the training Grams computed once (:func:`kfold_lam`), or on the rows
+(:func:`kfold_lam_on_rows`, for an estimator whose kernel is learned).  The folds are
+stratified for classifiers and drawn with seed 0, so a fit is reproducible.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import torch
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import KFold, StratifiedKFold
+from sklearn.utils import _safe_indexing
 
 from kernelkit.models._kfold_path import N_FOLDS, kfold_path
 
@@ -51,4 +54,24 @@ def kfold_lam(
         return kfold_path(diagonal, len(splits), score)
 
 
-__all__ = ["kfold_lam"]
+def kfold_lam_on_rows(
+    estimator: Any, X: Any, y: Any, *, diagonal: torch.Tensor
+) -> tuple[float, dict[str, Any]]:
+    """``(lam_, cv_results_)`` of the k-fold path for clones of the regressor ``estimator``
+    (its ``lam`` set to each value) refitted on the rows of ``X`` of the other folds."""
+    labels = np.asarray(y)
+    folds = KFold(N_FOLDS, shuffle=True, random_state=0)
+    splits = list(folds.split(np.zeros((len(labels), 1))))
+
+    def score(f: int, lam: float) -> float:
+        tr, te = splits[f]
+        model = clone(estimator).set_params(lam=lam)
+        model.fit(_safe_indexing(X, tr), labels[tr])
+        return float(model.score(_safe_indexing(X, te), labels[te]))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # the path's loose ends
+        return kfold_path(diagonal, len(splits), score)
+
+
+__all__ = ["kfold_lam", "kfold_lam_on_rows"]

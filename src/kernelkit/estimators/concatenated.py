@@ -25,6 +25,7 @@ from kernelkit.estimators._base import (
     to_numpy,
     warn_max_iter,
 )
+from kernelkit.estimators._lam_auto import kfold_lam_on_rows
 from kernelkit.kernels import Gaussian, Kernel, Polynomial
 from kernelkit.models.concatenated import (
     Mixture,
@@ -122,8 +123,12 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
     inner_dim : int or list of int, optional
         Output dimension ``D`` of each inner layer; ``None``: the input dimension (a scalar
         kernel, the paper's ``D = d``) or the number of kernels of a Mixture.
-    lam : float, default 1e-3
-        Outer regularisation (``> 0`` unless ``interpolate``).
+    lam : float or "auto", default 1e-3
+        Outer regularisation (``> 0`` unless ``interpolate``).  ``"auto"``: the library's
+        k-fold path (:mod:`kernelkit.estimators._lam_auto`), each fold a clone refitted on
+        the other folds' rows, over the grid ``10^{-1}, ..., 10^{-9}`` (the scale of the
+        default Gaussian outer kernel, ``k(z, z) = 1``); costly (every fold's fit runs all
+        the restarts), and refused with ``interpolate=True`` (no ``lam``).
     mu : float or list of float, default 1e-3
         Inner regularisation of each layer (``>= 0``).
     interpolate : bool, default False
@@ -181,6 +186,9 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
     ----------
     dual_coef_ : ndarray or torch.Tensor
         Outer coefficients ``alpha`` (shape ``(n,)``), in the container of the training input.
+    lam_ : float
+        The ``lam`` of the fit (``lam``, or the one ``"auto"`` chose; ``cv_results_`` then
+        holds the 5-fold R² of every ``lam`` visited).
     objective_ : float
         Objective of the kept restart; ``restart_objectives_`` has every restart's.
     n_restarts_run_ : int
@@ -210,7 +218,7 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
         outer_kernel: Kernel | None = None,
         *,
         inner_dim: int | Sequence[int] | None = None,
-        lam: float = 1e-3,
+        lam: float | str = 1e-3,
         mu: float | Sequence[float] = 1e-3,
         interpolate: bool = False,
         separation: float = 0.0,
@@ -249,7 +257,7 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
         "inner_kernel": [Kernel, Mixture, list, tuple, None],
         "outer_kernel": [Kernel, None],
         "inner_dim": [Interval(Integral, 1, None, closed="left"), list, tuple, None],
-        "lam": [Interval(Real, 0, None, closed="left")],
+        "lam": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
         "mu": [Interval(Real, 0, None, closed="left"), list, tuple],
         "interpolate": ["boolean"],
         "separation": [Interval(Real, 0, None, closed="left")],
@@ -284,6 +292,25 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
         )
         return float(self.gamma)
 
+    def _lam(self, X: Any, y: Any) -> float:
+        """``lam_`` (and ``cv_results_`` of ``lam="auto"``: :func:`kfold_lam_on_rows`)."""
+        self.__dict__.pop("cv_results_", None)
+        if self.lam != "auto":
+            self.lam_ = float(check_positive(self.lam, name="lam", strict=not self.interpolate))
+            return self.lam_
+        if self.interpolate:
+            raise InputError(
+                "lam: 'auto' chooses the outer regularisation of least squares; "
+                "interpolate=True has none (lam = 0): pass lam=0 or interpolate=False"
+            )
+        if y is None or X is None:
+            raise InputError("X, y: lam='auto' needs training data and targets, got None")
+        quiet = clone(self).set_params(verbose=0)
+        self.lam_, self.cv_results_ = kfold_lam_on_rows(
+            quiet, X, y, diagonal=torch.ones(len(np.asarray(y)))
+        )
+        return self.lam_
+
     def fit(self, X: Any, y: Any) -> ConcatenatedKernelRegressor:
         """Fit the inner coefficients (batched restarts) and the closed-form outer layer."""
         self._validate_params()
@@ -296,7 +323,7 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
             raise InputError(
                 f"outer_kernel: expected a kernelkit Kernel or None, got {type(outer).__name__}"
             )
-        lam = check_positive(self.lam, name="lam", strict=not self.interpolate)
+        lam = self._lam(X, y)
         mus = [
             check_positive(m, name="mu", strict=False)
             for m in _per_layer(self.mu, len(specs), "mu")
