@@ -203,7 +203,7 @@ def test_named_errors(problem):
 
 
 def test_exact_path_follows_cold_exact_fits():
-    from kernelkit.models.logistic_exact import exact_lam_path, kernel_logistic_regression
+    from kernelkit.models._logistic_exact import exact_lam_path, kernel_logistic_regression
 
     rng = np.random.default_rng(1)
     X = rng.standard_normal((200, 2))

@@ -17,7 +17,7 @@ from kernelkit.estimators.spectral import SpectralClustering
 from kernelkit.estimators.svm import KernelSVC
 from kernelkit.estimators.svm_dual import BiasFreeSVC, bias_free_svm
 from kernelkit.estimators.svr import KernelSVR
-from kernelkit.models.logistic_exact import kernel_logistic_regression
+from kernelkit.models._logistic_exact import kernel_logistic_regression
 from kernelkit.models.ridge import kernel_ridge_coefficients
 
 __all__ = [

@@ -31,6 +31,7 @@ from kernelkit.gram.distributed import (
 from kernelkit.gram.nystrom import CENTRE_METHODS, centre_count, choose_centres
 from kernelkit.kernels import Kernel, PrecomputedBatch
 from kernelkit.kernels.base import Batch
+from kernelkit.models._logistic_exact import KLRResult, exact_lam_path, kernel_logistic_regression
 from kernelkit.models.falkon import (
     SOLVERS,
     NystromSystem,
@@ -46,7 +47,6 @@ from kernelkit.models.falkon_logistic import (
     nystrom_logistic_fit,
     nystrom_logistic_onepass,
 )
-from kernelkit.models.logistic_exact import KLRResult, exact_lam_path, kernel_logistic_regression
 from kernelkit.models.logistic_path import (
     AUTO_GRID,
     LogisticPath,
