@@ -338,8 +338,6 @@ def as_string_batch(
 __all__ = [
     "StringBatch",
     "as_string_batch",
-    "case_folds",
     "fold_case",
     "resolve_alphabet",
-    "unknown_letter",
 ]

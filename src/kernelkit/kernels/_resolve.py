@@ -65,6 +65,7 @@ from kernelkit.kernels.specs import (
     KERNEL_SPECS,
     KernelSpecError,
     build_kernel,
+    kind_mismatch,
     median_sigma,
     spec_kind,
 )
@@ -310,23 +311,19 @@ def kernel_on(
     resolved = resolve_kernel(kernel, X, kind=data_kind, alphabet=alphabet, name=name)
     if isinstance(resolved, VectorKernelRecipe):
         if data_kind is not InputKind.VECTOR:
-            _refuse_kind(kernel, InputKind.VECTOR, data_kind, name)
+            raise kind_mismatch(name, _label(kernel), InputKind.VECTOR, data_kind)
         vectors = X if isinstance(X, (torch.Tensor, SparseRows)) else torch.as_tensor(X)
         w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
         return resolved.build(vectors, w)
     takes = InputKind.parse(getattr(resolved, "input_kind", InputKind.ANY))
     if takes not in (InputKind.ANY, data_kind) and data_kind is not InputKind.GRAM:
-        _refuse_kind(kernel, takes, data_kind, name)
+        raise kind_mismatch(name, _label(kernel), takes, data_kind)
     return resolved
 
 
-def _refuse_kind(kernel: Any, takes: InputKind, holds: InputKind, name: str) -> None:
-    others = ", ".join(n for n, (k, _) in KERNEL_SPECS.items() if k == holds)
-    label = kernel.partition(":")[0] if isinstance(kernel, str) else type(kernel).__name__
-    raise KernelSpecError(
-        f"{name}: {label} takes {takes.plural}, but the input holds {holds.plural}; kernels "
-        f"for {holds.plural}: {others}"
-    )
+def _label(kernel: Any) -> str:
+    """The name of a kernel argument in errors: a spec's name, else the class name."""
+    return kernel.partition(":")[0] if isinstance(kernel, str) else type(kernel).__name__
 
 
 def parameter_kind(kernel: Any) -> InputKind:

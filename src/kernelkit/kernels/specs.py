@@ -186,6 +186,18 @@ def spec_kind(spec: str, *, argument: str = "kernel") -> InputKind:
     return KERNEL_SPECS[parse_kernel_spec(spec, argument=argument)[0]][0]
 
 
+def kind_mismatch(
+    argument: str, label: str, takes: InputKind, holds: InputKind
+) -> KernelSpecError:
+    """The error of a kernel ``label`` that takes ``takes`` given input holding ``holds``,
+    listing the kernel names for ``holds``."""
+    others = ", ".join(n for n, (k, _) in KERNEL_SPECS.items() if k == holds)
+    return KernelSpecError(
+        f"{argument}: {label} takes {takes.plural}, but the input holds {holds.plural}; "
+        f"kernels for {holds.plural}: {others}"
+    )
+
+
 def build_kernel(
     spec: str | None,
     kind: InputKind | str,
@@ -219,11 +231,7 @@ def build_kernel(
     name, values = parse_kernel_spec(spec or DEFAULT_KERNEL_SPECS[kind], argument=argument)
     takes, cls = KERNEL_SPECS[name]
     if takes != kind:
-        raise KernelSpecError(
-            f"{argument}: {name} takes {takes.plural}, but the input holds {kind.plural}; "
-            f"kernels for {kind.plural}: "
-            + ", ".join(n for n, (k, _) in KERNEL_SPECS.items() if k == kind)
-        )
+        raise kind_mismatch(argument, name, takes, kind)
     params = _parameters(cls)
     if "sigma" in params and "sigma" not in values and sigma_from is not None:
         values["sigma"] = median_sigma(torch.as_tensor(sigma_from), sample_weight=sample_weight)

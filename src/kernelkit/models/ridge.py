@@ -141,7 +141,6 @@ __all__ = [
     "ridge_loss_projected",
     "ridge_trace_loss",
     "sym_outer",
-    "weighted_kernel_ridge",
 ]
 
 
