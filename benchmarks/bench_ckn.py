@@ -36,7 +36,7 @@ def unfold_features(ckn, X):
     import torch
     import torch.nn.functional as F
 
-    from kernelkit.models.ckn import gaussian_pool, pad_same
+    from kernelkit.models._ckn import gaussian_pool, pad_same
 
     with torch.no_grad():
         x = X

@@ -34,7 +34,7 @@ RDKIT_GRAM = """
 import sys, numpy as np
 from rdkit import Chem, DataStructs
 from rdkit.Chem import rdFingerprintGenerator
-from kernelkit.data.molecule_datasets import load_esol
+from kernelkit.data._molecule_datasets import load_esol
 gen = rdFingerprintGenerator.GetMorganGenerator(radius=2, fpSize=2048)
 fps = [gen.GetFingerprint(Chem.MolFromSmiles(s)) for s in load_esol().smiles]
 K = np.array([DataStructs.BulkTanimotoSimilarity(fp, fps) for fp in fps])
@@ -55,7 +55,7 @@ def _in_process_gram() -> dict[str, object]:
     from rdkit import Chem, DataStructs
     from rdkit.Chem import rdFingerprintGenerator
 
-    from kernelkit.data.molecule_datasets import bundled_esol_path
+    from kernelkit.data._molecule_datasets import bundled_esol_path
     from kernelkit.data.readers import read_data
     from kernelkit.gram import gram
     from kernelkit.kernels import Tanimoto
@@ -89,10 +89,10 @@ def main() -> None:
     opts = parser.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        from kernelkit.data.molecule_datasets import bundled_esol_path
+        from kernelkit.data._molecule_datasets import bundled_esol_path
 
         ours, theirs = Path(tmp) / "K.npy", Path(tmp) / "K_rdkit.npy"
-        cli = ["-m", "kernelkit.cli.main"]
+        cli = ["-m", "kernelkit.cli._main"]
         t_ours = _run(
             [
                 *cli,

@@ -30,7 +30,7 @@ import torch
 from _common import RESULTS_DIR, report
 
 from kernelkit import ConcatenatedKernelRegressor
-from kernelkit.data.molecule_datasets import bundled_esol_path
+from kernelkit.data._molecule_datasets import bundled_esol_path
 from kernelkit.kernels import Gaussian, Polynomial, TensorMatern
 
 

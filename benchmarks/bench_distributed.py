@@ -19,7 +19,7 @@ worker and of the client (``ru_maxrss``) and the time per iteration.
 ``--passes``: the one-pass solver against Falkon's PCG on data read from disk: ``n`` x 10
 float32 points (default 10^7, 40 chunks) and their float64 targets (noise 0.1) written chunk
 by chunk to uncompressed zarr stores (never held whole), opened with ``dask.array.from_zarr``
-through :class:`kernelkit.testing.stores.CountingStore` on 2 workers x 1 thread (warmed up:
+through :class:`kernelkit.testing._stores.CountingStore` on 2 workers x 1 thread (warmed up:
 kernelkit imported in each before the fits); both
 ``KernelRidge`` solvers with the same ``m``, ``lam``, ``tol`` and an explicit kernel (no
 data-dependent default).  Reported per solver: the wall time of ``fit`` (the uniform centre
@@ -251,7 +251,7 @@ def _open_counted(root: Path, name: str, log: Path):
     import zarr
     from zarr.storage import LocalStore
 
-    from kernelkit.testing.stores import CountingStore
+    from kernelkit.testing._stores import CountingStore
 
     log.mkdir()
     store = CountingStore(LocalStore(root / name, read_only=True), log)
@@ -260,7 +260,7 @@ def _open_counted(root: Path, name: str, log: Path):
 
 def _warm_up() -> None:
     """Import the task code in a worker before the timed fits (torch takes seconds)."""
-    import kernelkit.gram.distributed_nystrom  # noqa: F401
+    import kernelkit.gram._distributed_nystrom  # noqa: F401
 
 
 def run_passes(n: int, m: int, tol: float, lam: float) -> None:
@@ -268,7 +268,7 @@ def run_passes(n: int, m: int, tol: float, lam: float) -> None:
 
     from kernelkit import KernelRidge
     from kernelkit.kernels import Gaussian
-    from kernelkit.testing.stores import read_log
+    from kernelkit.testing._stores import read_log
 
     chunk = n // 40
     root = Path(tempfile.mkdtemp(prefix="kernelkit-passes-"))

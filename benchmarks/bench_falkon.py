@@ -20,7 +20,7 @@ inputs, 10^5 test points), in two variants (and an optional third):
   regularisations, tolerances, intercepts and seeds as each library sets them; the two
   libraries then fit different models, and the test errors say how they compare);
 * ``auto`` (only with ``--variants auto``): as ``defaults`` with ``lam="auto"`` on kernelkit's
-  side (``lam`` chosen on held-out rows, :mod:`kernelkit.models.logistic_path`), against the
+  side (``lam`` chosen on held-out rows, :mod:`kernelkit.models._logistic_path`), against the
   same default pipeline.
 
 Each row: kernelkit with ``solver="auto"`` (the row's time; ``kernelkit_solver`` is the
@@ -34,7 +34,7 @@ Whether ``"auto"`` picked the faster solver is checked on every ``tuned`` row: t
 solver it did not pick (both when it picked the exact one) is timed too, and
 ``auto_over_fastest`` is the fit time of the choice over the fastest fit (``<= 1.1``: the
 item holds).  To keep the run short, an alternative is not run where the cost model
-(:func:`kernelkit.models.falkon.solver_costs`) puts it more than :data:`ALT_MARGIN` times
+(:func:`kernelkit.models._falkon.solver_costs`) puts it more than :data:`ALT_MARGIN` times
 above the choice (``{solver}_modelled_ratio`` recorded), nor at ``n = 10^6``, where its fit
 time is extrapolated from the same solver's measured fit at ``n / 10`` times 10
 (``{solver}_extrapolated_s``; both solvers cost ``O(n)`` at fixed ``m``: one-pass
@@ -93,7 +93,7 @@ def _exp_bound(n: int, m: int, rows: int) -> float:
     worker threads of the streamed products (``exp`` of a fixed tile into a scratch tile)."""
     import torch
 
-    from kernelkit.gram.tiling import n_workers, run_parallel
+    from kernelkit.gram._tiling import n_workers, run_parallel
 
     starts = list(range(0, n, rows))
     workers = n_workers(len(starts))
@@ -113,7 +113,7 @@ def _falkon_pass(model, X) -> tuple[float, float, float]:
     pass on the kept ``K_nm`` (``NystromOperator(memory_budget=...)``, filled beforehand)."""
     import torch
 
-    from kernelkit.gram.streaming import NystromOperator
+    from kernelkit.gram._streaming import NystromOperator
 
     op = NystromOperator(model.kernel_, X, model.X_fit_)
     kept = NystromOperator(model.kernel_, X, model.X_fit_, memory_budget=1 << 40)
@@ -186,7 +186,7 @@ def run_case(case: dict) -> dict:
         y, yt = (y > np.median(y)).astype(int), (yt > np.median(y)).astype(int)
     out: dict = {}
     if not case.get("keep", True):  # the streamed fit: K_nm recomputed at every pass
-        import kernelkit.models.falkon as falkon
+        import kernelkit.models._falkon as falkon
 
         falkon.keep_budget = lambda device=None: 0
     # the estimator is built (its library imported: seconds of CPU) before the clocks start
@@ -240,7 +240,7 @@ def scaling() -> dict:
     exponents of ``time ~ n^a m^b`` (CPU time: less sensitive to other load than wall time)."""
     import torch
 
-    from kernelkit.gram.streaming import NystromOperator
+    from kernelkit.gram._streaming import NystromOperator
     from kernelkit.kernels import Gaussian
 
     torch.set_num_threads(1)
@@ -315,7 +315,7 @@ def _merge(row: dict, prefix: str, result: dict) -> None:
 
 def _modelled_costs(task: str, variant: str, n: int, m: int, tol: float) -> dict[str, float]:
     from kernelkit import get_config
-    from kernelkit.models.falkon import solver_costs
+    from kernelkit.models._falkon import solver_costs
 
     if task == "regression":
         return solver_costs(n, m, d=D, tol=tol if variant == "tuned" else 1e-6)

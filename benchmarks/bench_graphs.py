@@ -91,7 +91,7 @@ def molecular_graphs(data: Path, n: int) -> list[Any]:
     import networkx as nx
     from rdkit import Chem
 
-    from kernelkit.data.molecule_datasets import load_solubility
+    from kernelkit.data._molecule_datasets import load_solubility
 
     graphs = []
     for smiles in load_solubility(data).smiles[:n]:
@@ -397,7 +397,7 @@ def accuracy_suite(args: argparse.Namespace) -> None:
     from sklearn.svm import SVC
 
     from kernelkit import kernels as kk
-    from kernelkit.data.molecule_datasets import load_solubility
+    from kernelkit.data._molecule_datasets import load_solubility
 
     y = load_solubility(args.data).target
     graphs = molecular_graphs(args.data, len(y))
@@ -488,7 +488,7 @@ def random_suite(args: argparse.Namespace) -> None:
     from grakel.kernels import VertexHistogram
     from grakel.kernels import WeisfeilerLehman as GrakelWL
 
-    from kernelkit.kernels.graphs import ShortestPath, WeisfeilerLehman
+    from kernelkit.kernels._graphs import ShortestPath, WeisfeilerLehman
 
     cases = {
         "WL n_iter=3": (

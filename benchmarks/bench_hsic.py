@@ -9,7 +9,7 @@ kernelkit: ``kernelkit.stats.independence_test(x, y, kernel_x=Gaussian(s), kerne
 Gaussian(s), n_permutations=J)`` with ``s = 1 / sqrt(2 g)`` (the same kernels): one centred
 Gram ``HKH``, and the ``J`` permutation statistics ``<HKH, L[pi][:, pi]>`` in batches, here
 through the eigendecompositions of the two Grams (one GEMM per block of permutations,
-:func:`kernelkit.stats.hsic.hsic_permutation_null`).  hyppo's ``perm_test`` copies the
+:func:`kernelkit.stats._hsic.hsic_permutation_null`).  hyppo's ``perm_test`` copies the
 permuted Gram and re-centres both Grams for every permutation (numba ``_dcorr``); run with
 ``workers=1`` (process workers cost more than they save on 2 shared cores, see
 ``bench_mmd.py``).  Both p-values are compared against Monte-Carlo error

@@ -27,8 +27,10 @@ import torch
 from _common import RESULTS_DIR, machine_info, median_time
 
 from kernelkit.kernels import FeatureSpaceGaussian, Gaussian
-from kernelkit.models import AutoencoderData, build_autoencoder, psd_factor
-from kernelkit.solvers import solve_triangular
+from kernelkit.models import build_autoencoder
+from kernelkit.models._autoencoder import AutoencoderData
+from kernelkit.models._ridge import psd_factor
+from kernelkit.solvers._cholesky import solve_triangular
 
 P, M, D = 50, 500, 10
 DTYPE = torch.float32

@@ -1,11 +1,11 @@
 """A 30-value ``lam`` grid with closed-form leave-one-out against three plain fits, n = 5000.
 
 ``KernelRidge(lam=grid, cv="loo")`` with its default ``solver="auto"`` prices the lam path
-(:func:`kernelkit.models.falkon.choose_solver` with ``select=True``): above n of about 2000
+(:func:`kernelkit.models._falkon.choose_solver` with ``select=True``): above n of about 2000
 it scores the grid on the one-pass Nyström statistics (``n_centers=1000``, ``O(m^2)`` per
-value after one pass, :mod:`kernelkit.models.nystrom_path`); ``solver="exact"`` forces one
+value after one pass, :mod:`kernelkit.models._nystrom_path`); ``solver="exact"`` forces one
 eigendecomposition of the ``n x n`` Gram and ``O(n^2)`` per value
-(:mod:`kernelkit.models.ridge_path`).  The baseline is three plain ``KernelRidge(lam=1e-3)``
+(:mod:`kernelkit.models._ridge_path`).  The baseline is three plain ``KernelRidge(lam=1e-3)``
 fits (their default solver is exact at this size: Gram + Cholesky each), timed in the same
 run; ``plain_fits_per_path`` is the path's time over one plain fit.  The exact-path row is
 an ablation (the cost of the eigendecomposition against a Cholesky factorisation).  Each

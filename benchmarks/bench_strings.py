@@ -35,7 +35,7 @@ DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 def peptides(n: int, data: Path) -> tuple[list[str], str]:
     path = data / "amp" / "AMPvsUniProt.csv"
     if path.is_file():
-        from kernelkit.data.datasets import load_amp
+        from kernelkit.data._datasets import load_amp
 
         seqs = load_amp(data, "AMPvsUniProt").sequences
         if len(seqs) >= n:

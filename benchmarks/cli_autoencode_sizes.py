@@ -6,7 +6,7 @@
 * ``landmarks``: a 10-D K2AE (lam 1e-3, 50 L-BFGS iterations, seed 0) on 1500 of those
   records (80% training), exact and with M random landmarks; the mean held-out
   reconstruction error in the input kernel's RKHS, and the fit's CPU seconds.  The choice of
-  ``--landmarks auto`` (:data:`kernelkit.cli.autoencode.AUTO_LANDMARKS`) rests on it.
+  ``--landmarks auto`` (:data:`kernelkit.cli._autoencode.AUTO_LANDMARKS`) rests on it.
 
 Run ``python benchmarks/cli_autoencode_sizes.py DATA_FOLDER [sizes|landmarks]``; prints
 Markdown tables and writes ``benchmarks/results/cli_autoencode_sizes.json``.
@@ -46,7 +46,7 @@ def sizes(data: Path) -> dict[str, dict[str, float]]:
         with tempfile.TemporaryDirectory() as tmp:
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             start = time.perf_counter()
-            cmd = [sys.executable, "-m", "kernelkit.cli.main", "autoencode", str(path)]
+            cmd = [sys.executable, "-m", "kernelkit.cli._main", "autoencode", str(path)]
             subprocess.run([*cmd, *extra, "--out", f"{tmp}/out", "--quiet"], env=env, check=True)
             wall = time.perf_counter() - start
             after = resource.getrusage(resource.RUSAGE_CHILDREN)

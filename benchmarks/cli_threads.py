@@ -2,7 +2,7 @@
 ``gram`` with ``--threads 1`` and ``--threads 2``, each in a fresh process (median of
 ``--repeat`` runs), on files of real size built by ``benchmarks/cli_data.py``.
 
-Its numbers are quoted in ``kernelkit.cli.main.THREADED_COMMANDS`` (the ``--threads``
+Its numbers are quoted in ``kernelkit.cli._main.THREADED_COMMANDS`` (the ``--threads``
 default is torch's own: two threads win on the quiet 2-core machine, one wins while other
 jobs load the cores).  Run
 ``python benchmarks/cli_threads.py DATA_FOLDER`` after ``python benchmarks/cli_data.py
@@ -39,7 +39,7 @@ def _time(argv: list[str], threads: int) -> float:
     env = {**os.environ, "PYTHONPATH": str(SRC)}
     start = time.perf_counter()
     subprocess.run(
-        [sys.executable, "-m", "kernelkit.cli.main", *argv, "--threads", str(threads), "--quiet"],
+        [sys.executable, "-m", "kernelkit.cli._main", *argv, "--threads", str(threads), "--quiet"],
         env=env,
         check=True,
     )

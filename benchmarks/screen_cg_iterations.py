@@ -3,7 +3,7 @@
 ``KernelRidge(solver="nystrom")`` on ``bench_falkon``'s problem (d = 10, Gaussian(SIGMA),
 float32 data, noise 0.1) at ``--n`` points, ``random_state=0`` centres, ``max_iter=500``, for
 every ``m`` of ``--m``, ``tol`` of ``--tol`` and ``lam`` of ``--lam``: the iterations CG took
-(``n_iter_``) next to :func:`kernelkit.models.falkon.cg_passes` of the same settings (ridge:
+(``n_iter_``) next to :func:`kernelkit.models._falkon.cg_passes` of the same settings (ridge:
 the passes are the iterations).  Rows are kernelkit against its own model.
 
 Run: ``python benchmarks/screen_cg_iterations.py [--n 100000]``; writes
@@ -24,7 +24,7 @@ from bench_falkon import SIGMA, _data
 
 from kernelkit import KernelRidge
 from kernelkit.kernels import Gaussian
-from kernelkit.models.falkon import cg_passes
+from kernelkit.models._falkon import cg_passes
 
 
 def main() -> None:

@@ -33,8 +33,9 @@ from _common import RESULTS_DIR
 from bench_concatenated import _data, _esol, _h2_data
 
 from kernelkit.kernels import Gaussian, Polynomial, TensorMatern
-from kernelkit.models.concatenated import build_concatenated, restart_problem
-from kernelkit.solvers import DistinctOptima, lbfgs_batched
+from kernelkit.models._concatenated import build_concatenated, restart_problem
+from kernelkit.solvers._lbfgs import lbfgs_batched
+from kernelkit.solvers._optima import DistinctOptima
 
 FRACS = (1 / 4, 1 / 3)
 KS = (1, 2, 4)

@@ -3,10 +3,10 @@
 For ``bench_falkon``'s problem (d = 10, Gaussian(SIGMA), float32 data, noise 0.1) at ``--n``
 points, every ``m`` of ``--m`` (the first ``m`` rows of a seeded permutation as centres) and
 every ``lam`` of ``--lam``: the condition number ``kappa(P)`` of ``P = K_mm + tau s I``
-(``numpy.linalg.eigvalsh``), :func:`kernelkit.solvers.nystrom_normal.unmapped_error_bound`,
+(``numpy.linalg.eigvalsh``), :func:`kernelkit.solvers._nystrom_normal.unmapped_error_bound`,
 the relative difference of the two forms' solutions in feature coordinates (the mapped one
 as reference: its own error is of order ``eps_64 kappa(P)^{1/2}``), and the wall seconds of
-:func:`kernelkit.models.falkon.nystrom_statistics` in each form (the pass, and for the
+:func:`kernelkit.models._falkon.nystrom_statistics` in each form (the pass, and for the
 unmapped form the bound and the final map ``L^{-1} H L^{-T}``) and their CPU seconds, on
 all threads or on ``--threads`` (torch's and the BLAS's; the calibration of
 ``models.falkon.ONEPASS_UNMAPPED_*`` used one), ``K_nm`` streamed.  Rows are kernelkit
@@ -43,9 +43,9 @@ from bench_falkon import N_TEST, SIGMA, _data
 
 from kernelkit import KernelRidge
 from kernelkit.kernels import Gaussian
-from kernelkit.models import falkon
-from kernelkit.models.falkon import nystrom_statistics, nystrom_system
-from kernelkit.solvers.nystrom_normal import nystrom_normal_solve, unmapped_error_bound
+from kernelkit.models import _falkon as falkon
+from kernelkit.models._falkon import nystrom_statistics, nystrom_system
+from kernelkit.solvers._nystrom_normal import nystrom_normal_solve, unmapped_error_bound
 
 
 def row(X: torch.Tensor, Y: torch.Tensor, m: int, lam: float) -> dict:

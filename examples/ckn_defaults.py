@@ -45,9 +45,9 @@ from sklearn.model_selection import GridSearchCV, StratifiedKFold, train_test_sp
 from sklearn.svm import SVC
 
 from kernelkit import CKNClassifier, KernelSVC, SequenceCKNClassifier
-from kernelkit.data.datasets import load_amp, load_promoter
+from kernelkit.data._datasets import load_amp, load_promoter
 from kernelkit.kernels import WeightedDegree
-from kernelkit.models.ckn_synthetic import planted_position_dna
+from kernelkit.models._ckn_synthetic import planted_position_dna
 
 DATA = Path(
     os.environ.get("KERNELKIT_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data")

@@ -46,7 +46,7 @@ from sklearn.preprocessing import StandardScaler
 
 from kernelkit import CKNClassifier, CKNFeatures, KernelSVC
 from kernelkit.kernels import Gaussian, Linear
-from kernelkit.kernels.specs import median_sigma
+from kernelkit.kernels._specs import median_sigma
 
 DATA = Path(
     os.environ.get("KERNELKIT_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data")

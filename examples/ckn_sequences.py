@@ -43,7 +43,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import Normalizer
 
 from kernelkit import KernelSVC, SequenceCKNClassifier, SequenceCKNFeatures
-from kernelkit.data.datasets import load_amp, load_promoter
+from kernelkit.data._datasets import load_amp, load_promoter
 from kernelkit.kernels import Linear
 
 DATA = Path(

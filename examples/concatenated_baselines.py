@@ -18,7 +18,7 @@ import json
 from concatenated_common import FUNCTIONS, RESULTS, errors, grid, markdown_table, sample
 from sklearn.model_selection import GridSearchCV, KFold
 
-from kernelkit.estimators.ridge import KernelRidge
+from kernelkit.estimators._ridge import KernelRidge
 from kernelkit.kernels import Gaussian
 
 SIGMAS = [0.05, 0.1, 0.2, 0.3, 0.5, 1.0, 2.0]

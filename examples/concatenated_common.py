@@ -57,7 +57,7 @@ def error_maps(
     rows: dict[str, list[tuple[str, np.ndarray]]], G: np.ndarray, path: Path, title: str
 ) -> None:
     """One row per test function, one panel per model: ``|prediction - h|`` on the grid."""
-    from kernelkit.utils.optional import require
+    from kernelkit.utils._optional import require
 
     plt = require("matplotlib.pyplot", purpose="the error maps")
     ncol = max(len(v) for v in rows.values())

@@ -30,11 +30,11 @@ import numpy as np
 from concatenated_common import RESULTS, markdown_table
 from sklearn.model_selection import GridSearchCV
 
-from kernelkit.data.molecule_datasets import bundled_esol_path
-from kernelkit.estimators.concatenated import ConcatenatedKernelRegressor
-from kernelkit.estimators.ridge import KernelRidge
+from kernelkit.data._molecule_datasets import bundled_esol_path
+from kernelkit.estimators._concatenated import ConcatenatedKernelRegressor
+from kernelkit.estimators._ridge import KernelRidge
 from kernelkit.kernels import Gaussian, Polynomial
-from kernelkit.utils.errors import ConvergenceWarning
+from kernelkit.utils._errors import ConvergenceWarning
 
 GRID = [1e-4, 1e-3, 1e-2, 1e-1]
 

@@ -22,10 +22,10 @@ import time
 import numpy as np
 from concatenated_common import FUNCTIONS, RESULTS, error_maps, errors, grid, markdown_table, sample
 
-from kernelkit.estimators.concatenated import ConcatenatedKernelRegressor
-from kernelkit.estimators.ridge import KernelRidge
+from kernelkit.estimators._concatenated import ConcatenatedKernelRegressor
+from kernelkit.estimators._ridge import KernelRidge
 from kernelkit.kernels import Polynomial, TensorMatern
-from kernelkit.utils.optional import require
+from kernelkit.utils._optional import require
 
 
 def inner_map_figure(models: dict, path) -> None:

@@ -29,8 +29,8 @@ import time
 from concatenated_common import FUNCTIONS, RESULTS, error_maps, errors, grid, markdown_table, sample
 from sklearn.model_selection import GridSearchCV, KFold
 
-from kernelkit.estimators.concatenated import ConcatenatedKernelRegressor, Mixture
-from kernelkit.estimators.ridge import KernelRidge
+from kernelkit.estimators._concatenated import ConcatenatedKernelRegressor, Mixture
+from kernelkit.estimators._ridge import KernelRidge
 from kernelkit.kernels import Gaussian, Polynomial, TensorMatern
 
 

@@ -18,7 +18,7 @@ import argparse
 import numpy as np
 import torch
 
-from kernelkit.estimators.autoencoder import KernelAutoencoder
+from kernelkit.estimators._autoencoder import KernelAutoencoder
 from kernelkit.kernels import Gaussian
 
 
@@ -114,7 +114,7 @@ def main() -> None:
     )
 
     if args.plot:
-        from kernelkit.utils.optional import require
+        from kernelkit.utils._optional import require
 
         plt = require("matplotlib.pyplot", purpose="plotting")
         fig, ax = plt.subplots(1, 4, figsize=(16, 4))

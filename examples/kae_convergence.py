@@ -30,10 +30,10 @@ import numpy as np
 from sklearn.model_selection import train_test_split
 
 from kernelkit import KernelPCA
-from kernelkit.data.molecule_datasets import load_esol
-from kernelkit.estimators.autoencoder import KernelAutoencoder
-from kernelkit.kernels.molecules import Tanimoto
-from kernelkit.utils.errors import ConvergenceWarning
+from kernelkit.data._molecule_datasets import load_esol
+from kernelkit.estimators._autoencoder import KernelAutoencoder
+from kernelkit.kernels._molecules import Tanimoto
+from kernelkit.utils._errors import ConvergenceWarning
 
 RESULTS = Path(__file__).parent / "results"
 CODES = (2, 10, 50)

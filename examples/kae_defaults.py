@@ -39,11 +39,11 @@ from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 from sklearn.model_selection import train_test_split
 
 from kernelkit import KernelPCA
-from kernelkit.data.datasets import load_amp
-from kernelkit.data.molecule_datasets import load_esol, load_solubility
-from kernelkit.estimators.autoencoder import KernelAutoencoder
+from kernelkit.data._datasets import load_amp
+from kernelkit.data._molecule_datasets import load_esol, load_solubility
+from kernelkit.estimators._autoencoder import KernelAutoencoder
 from kernelkit.kernels import Gaussian, Precomputed, PrecomputedBatch, Spectrum, Tanimoto
-from kernelkit.kernels.specs import median_sigma
+from kernelkit.kernels._specs import median_sigma
 
 RESULTS = Path(__file__).parent / "results"
 DATA = Path(os.environ.get("KERNELKIT_SHARED_DATA", "../shared/data"))

@@ -32,9 +32,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from kernelkit.data.molecule_datasets import load_solubility
-from kernelkit.data.molecules import as_molecule_batch
-from kernelkit.estimators.autoencoder import KernelAutoencoder
+from kernelkit.data._molecule_datasets import load_solubility
+from kernelkit.data._molecules import as_molecule_batch
+from kernelkit.estimators._autoencoder import KernelAutoencoder
 
 DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 DEFAULT_OUT = Path(__file__).resolve().parent / "results"

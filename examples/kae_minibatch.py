@@ -31,9 +31,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from kernelkit.estimators.autoencoder import KernelAutoencoder
+from kernelkit.estimators._autoencoder import KernelAutoencoder
 from kernelkit.kernels import Gaussian
-from kernelkit.kernels.specs import median_sigma
+from kernelkit.kernels._specs import median_sigma
 
 RESULTS = Path(__file__).parent / "results"
 

@@ -13,7 +13,7 @@ scored by the normalised MSE ``NMSE = MSE / var(y_test)`` on random 80/20 train/
 as shipped with RDKit, 1025 + 257 molecules pooled to 1282, log solubility ``SOL``; the shipped
 split is not used here since the protocol draws random splits).
 
-Tanimoto kernel: binary Morgan fingerprints, radius 2, 2048 bits (``kernelkit.kernels.molecules
+Tanimoto kernel: binary Morgan fingerprints, radius 2, 2048 bits (``kernelkit.kernels._molecules
 .Tanimoto()``).  The Gram matrix of all molecules is computed once and every estimator gets its
 rows through ``Precomputed()`` (the kernel never sees the test targets; the K2AE and KPCA see
 only the training rows at fit time).  K2AE: first layer a Gaussian kernel on the Tanimoto feature
@@ -39,10 +39,10 @@ from sklearn.ensemble import RandomForestRegressor
 from sklearn.model_selection import KFold, train_test_split
 
 from kernelkit import KernelPCA, KernelRidge
-from kernelkit.data.molecule_datasets import load_esol, load_solubility
-from kernelkit.estimators.autoencoder import KernelAutoencoder
+from kernelkit.data._molecule_datasets import load_esol, load_solubility
+from kernelkit.estimators._autoencoder import KernelAutoencoder
 from kernelkit.kernels import Precomputed, PrecomputedBatch
-from kernelkit.kernels.molecules import Tanimoto
+from kernelkit.kernels._molecules import Tanimoto
 
 DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 DEFAULT_OUT = Path(__file__).resolve().parent / "results"

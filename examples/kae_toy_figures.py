@@ -34,9 +34,9 @@ import numpy as np
 import torch
 from sklearn.datasets import make_moons
 
-from kernelkit.estimators.autoencoder import KernelAutoencoder
+from kernelkit.estimators._autoencoder import KernelAutoencoder
 from kernelkit.kernels import Gaussian
-from kernelkit.utils.optional import require
+from kernelkit.utils._optional import require
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "results"
 LAM = (1e-4, 1e-4)

@@ -28,7 +28,7 @@ from sklearn.cross_decomposition import CCA
 
 from kernelkit import KernelCCA
 from kernelkit.kernels import Gaussian, Linear
-from kernelkit.kernels.specs import median_sigma
+from kernelkit.kernels._specs import median_sigma
 
 DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "kcca_mnist_halves.json"

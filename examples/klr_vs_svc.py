@@ -38,7 +38,7 @@ import numpy as np
 from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_validate
 
 from kernelkit import BiasFreeSVC, KernelLogisticRegression, KernelSVC
-from kernelkit.data.datasets import load_promoter
+from kernelkit.data._datasets import load_promoter
 from kernelkit.kernels import Spectrum
 
 DATA = Path(

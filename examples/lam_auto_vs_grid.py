@@ -38,8 +38,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from model_selection import RESULTS, _datasets, _rmse, _split
 
+from kernelkit.estimators._ridge import KernelRidge
 from kernelkit.estimators._ridge_selection import AUTO_GRID
-from kernelkit.estimators.ridge import KernelRidge
 from kernelkit.kernels import Gaussian
 
 MARGIN = 0.005

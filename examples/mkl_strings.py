@@ -39,9 +39,9 @@ from sklearn.svm import SVC
 from strings_svm import C_GRID, DEFAULT_DATA
 
 from kernelkit import SimpleMKL
-from kernelkit.data.datasets import load_amp, load_promoter
+from kernelkit.data._datasets import load_amp, load_promoter
 from kernelkit.kernels import LocalAlignment, Mismatch, Spectrum
-from kernelkit.utils.errors import ConvergenceWarning
+from kernelkit.utils._errors import ConvergenceWarning
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "mkl_strings.json"
 

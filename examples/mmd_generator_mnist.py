@@ -3,7 +3,7 @@
 Issue 18, item 6.  Data: ``../shared/data/mnist5k`` (5000 digits, 500 per class), shuffled
 with seed 0, 4000 for training and 1000 held out, pixels scaled to [0, 1].  Generator: a
 two-hidden-layer MLP (noise 16-D -> 256 -> 256 -> 784, sigmoid), trained by Adam on
-minibatches of 256 by minimising MMD^2_u (:func:`kernelkit.stats.generative.train_mmd_generator`)
+minibatches of 256 by minimising MMD^2_u (:func:`kernelkit.stats._generative.train_mmd_generator`)
 
 - with a fixed Gaussian kernel on the pixels (median-heuristic width ``sigma0``);
 - with a learned kernel ``k(x, y) = h(phi(x), phi(y))``, ``phi(x) = (psi(x), x / sigma0)``,
@@ -33,14 +33,14 @@ import torch
 
 from kernelkit.gram import gram
 from kernelkit.kernels import Gaussian
-from kernelkit.kernels.specs import median_sigma
-from kernelkit.stats.generative import (
+from kernelkit.kernels._specs import median_sigma
+from kernelkit.stats._generative import (
     FeatureGaussian,
     heldout_mmd2,
     mlp_generator,
     train_mmd_generator,
 )
-from kernelkit.stats.mmd import mmd2_tensor
+from kernelkit.stats._mmd import mmd2_tensor
 
 RESULTS = Path(__file__).parent / "results"
 DATA = Path(

@@ -49,8 +49,8 @@ from kernelkit.stats import (
     two_sample_test,
     width_and_moment_grid,
 )
-from kernelkit.stats.mmd import pooled_gram, prepare
-from kernelkit.stats.two_sample import gram_test
+from kernelkit.stats._mmd import pooled_gram, prepare
+from kernelkit.stats._two_sample import gram_test
 
 RESULTS = Path(__file__).parent / "results"
 ALPHA = 0.05

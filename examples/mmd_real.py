@@ -29,8 +29,8 @@ import pandas as pd
 import torch
 
 from kernelkit.kernels import MinMax, Mismatch, Spectrum, Tanimoto
-from kernelkit.stats.mmd import pooled_gram, prepare, witness_from_gram
-from kernelkit.stats.two_sample import gram_test
+from kernelkit.stats._mmd import pooled_gram, prepare, witness_from_gram
+from kernelkit.stats._two_sample import gram_test
 
 RESULTS = Path(__file__).parent / "results"
 DATA = Path(

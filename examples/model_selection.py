@@ -34,9 +34,9 @@ import torch
 from sklearn.datasets import load_diabetes
 from sklearn.model_selection import GridSearchCV
 
-from kernelkit.data.molecule_datasets import load_esol, load_solubility
+from kernelkit.data._molecule_datasets import load_esol, load_solubility
+from kernelkit.estimators._ridge import KernelRidge
 from kernelkit.estimators._ridge_selection import AUTO_GRID
-from kernelkit.estimators.ridge import KernelRidge
 from kernelkit.kernels import Spectrum, Tanimoto
 
 RESULTS = Path(__file__).parent / "results"

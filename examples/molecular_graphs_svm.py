@@ -32,11 +32,11 @@ from typing import Any
 import numpy as np
 from sklearn.model_selection import GridSearchCV, StratifiedKFold, train_test_split
 
-from kernelkit.data.molecule_datasets import load_solubility
-from kernelkit.data.molecules import MoleculeBatch
+from kernelkit.data._molecule_datasets import load_solubility
+from kernelkit.data._molecules import MoleculeBatch
 from kernelkit.estimators import KernelSVC
 from kernelkit.kernels import Precomputed, RandomWalk, ShortestPath, WeisfeilerLehman
-from kernelkit.kernels.molecules import Tanimoto
+from kernelkit.kernels._molecules import Tanimoto
 
 DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "molecular_graphs_svm.md"

@@ -139,13 +139,13 @@ def embed_mixup(
     fitting part (its own ``p * |fold| / n`` pairs) and embeds the held-out part: no label of
     a validation image enters its features.  The linear model is one ``LinearSVC`` on the rows
     ``iota(G_{x, l})`` with target ``[y = l]``; the class is ``argmax_l`` of its scores
-    (:func:`kernelkit.invariance.joint.joint_scores`).
+    (:func:`kernelkit.invariance._joint.joint_scores`).
     """
     from sklearn.model_selection import StratifiedKFold
 
     from kernelkit import InvariantEmbedding
     from kernelkit.invariance import MixupInvariance
-    from kernelkit.invariance.joint import joint_scores
+    from kernelkit.invariance._joint import joint_scores
     from kernelkit.kernels import Gaussian
 
     def features(a: np.ndarray, b: np.ndarray, Xb: np.ndarray, s: float) -> tuple:

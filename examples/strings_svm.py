@@ -35,7 +35,7 @@ import torch
 from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_val_score
 
 from kernelkit import KernelSVC
-from kernelkit.data.datasets import SequenceDataset, load_amp, load_promoter
+from kernelkit.data._datasets import SequenceDataset, load_amp, load_promoter
 from kernelkit.gram import gram
 from kernelkit.kernels import LocalAlignment, Mismatch, Precomputed, Spectrum
 

@@ -47,7 +47,7 @@ from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_validat
 from strings_svm import C_GRID, DEFAULT_DATA, run_strings
 
 from kernelkit import KernelSVC
-from kernelkit.data.datasets import load_promoter
+from kernelkit.data._datasets import load_promoter
 from kernelkit.gram import gram
 from kernelkit.kernels import Precomputed, Spectrum, WeightedDegree
 

@@ -37,7 +37,7 @@ import torch
 from strings_svm import DEFAULT_DATA
 from strings_weighted_degree import add_sums, build_bank, nested_cv
 
-from kernelkit.data.datasets import load_promoter
+from kernelkit.data._datasets import load_promoter
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "strings_weighted_degree_repeated.json"
 DEGREES, SHIFTS, KS = [2, 3, 4, 6], [0, 1, 2], [2, 3, 4, 5]

@@ -39,8 +39,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from lam_auto_vs_grid import WIDTH_FACTORS, _splits
 from model_selection import RESULTS, _datasets, _rmse
 
+from kernelkit.estimators._ridge import KernelRidge
 from kernelkit.estimators._ridge_selection import AUTO_GRID
-from kernelkit.estimators.ridge import KernelRidge
 from kernelkit.kernels import Gaussian
 
 CRITERIA = {"loo": "loo", "5-fold": 5}

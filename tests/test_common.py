@@ -5,7 +5,7 @@ walking ``Kernel.__subclasses__()`` after importing every submodule of ``kernelk
 and :func:`kernelkit.testing.check_kernel` runs on its example.  A new kernel needs no edit
 here: default-constructible vector/Gram kernels get random input, and any other kernel
 defines the classmethod ``_check_example()`` returning ``(kernel, X, Y)`` (see
-:mod:`kernelkit.testing.kernels`).  Abstract template bases are skipped by
+:mod:`kernelkit.testing._kernels`).  Abstract template bases are skipped by
 :func:`kernelkit.testing.is_abstract`.
 
 Estimators: scikit-learn's ``parametrize_with_checks`` on every estimator with its default
@@ -52,9 +52,9 @@ from kernelkit import (
 from kernelkit.invariance import TransformInvariance
 from kernelkit.kernels import Gaussian
 from kernelkit.testing import all_kernel_classes, check_kernel, is_abstract, kernel_examples
-from kernelkit.testing.kernels import EXTRA_EXAMPLES
-from kernelkit.testing.params import check_param_validation
-from kernelkit.utils.errors import ConvergenceWarning, ParameterError
+from kernelkit.testing._kernels import EXTRA_EXAMPLES
+from kernelkit.testing._params import check_param_validation
+from kernelkit.utils._errors import ConvergenceWarning, ParameterError
 
 
 class _NamedTransform:

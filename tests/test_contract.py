@@ -4,7 +4,7 @@ Every :class:`sklearn.base.BaseEstimator` exported by ``kernelkit`` (its lazy to
 names) is enrolled; :data:`CASES` says how to fit a small instance of each, and
 ``test_every_exported_estimator_has_a_case`` fails when an estimator is added without one.
 
-* **Seeding** (:mod:`kernelkit.utils.seeding`): ``random_state=None`` draws fresh entropy
+* **Seeding** (:mod:`kernelkit.utils._seeding`): ``random_state=None`` draws fresh entropy
   (two fits differ), an int reproduces (two fits are identical), and ``random_state`` is
   keyword-only.
 * **Containers**: every public fitted attribute that is an array (found with ``dir``, not a

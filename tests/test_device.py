@@ -29,8 +29,8 @@ from sklearn.metrics import adjusted_rand_score
 
 import kernelkit
 from kernelkit.kernels import Gaussian, Laplacian, Matern, Polynomial, TensorMatern
-from kernelkit.models import falkon
-from kernelkit.solvers.nystrom_normal import to_features
+from kernelkit.models import _falkon as falkon
+from kernelkit.solvers._nystrom_normal import to_features
 from test_contract import CASES, ESTIMATORS, RANDOM, _data, _fit, _fitted_arrays, _returned_outputs
 
 DEVICE = os.environ.get("KERNELKIT_TEST_DEVICE", "cuda")

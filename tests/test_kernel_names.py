@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from kernelkit import KernelRidge
-from kernelkit.cli.main import main
+from kernelkit.cli._main import main
 from kernelkit.kernels import Gaussian, Linear, Polynomial, TensorMatern
 from kernelkit.kernels._resolve import kernel_on
 from kernelkit.stats import mmd

@@ -1,6 +1,6 @@
 """One progress mechanism and one training loop (issue 26).
 
-* :class:`kernelkit.utils.progress.Progress` writes the one format (``[Name] unit k/total
+* :class:`kernelkit.utils._progress.Progress` writes the one format (``[Name] unit k/total
   key=value`` lines, ``[Name] done after unit N (reason)``), a tqdm bar on a terminal, or
   calls a user's callable.
 * Every estimator with an iterative fit (a ``max_iter`` parameter, found by introspection)
@@ -8,7 +8,7 @@
   stdout.
 * A scan of ``src/kernelkit`` finds no other progress mechanism (tqdm, print, writes to
   stderr) and no other training loop (optimiser steps, best-state restores, non-finite
-  warnings) than :mod:`kernelkit.utils.progress` and :mod:`kernelkit.solvers.training`;
+  warnings) than :mod:`kernelkit.utils._progress` and :mod:`kernelkit.solvers._training`;
   the scan fails on a planted copy.
 """
 
@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 import kernelkit
-from kernelkit.utils.progress import Progress
+from kernelkit.utils._progress import Progress
 from test_contract import CASES, ESTIMATORS, _data, _fit
 
 SRC = Path(kernelkit.__file__).parent
@@ -119,15 +119,15 @@ def test_a_callable_verbose_receives_iterations_and_values(cls, capsys, one_torc
 
 
 # ------------------------------------------------------------------ one mechanism, one loop
-PROGRESS_HOME = "utils/progress.py"
-TRAINING_HOME = "solvers/training.py"
+PROGRESS_HOME = "utils/_progress.py"
+TRAINING_HOME = "solvers/_training.py"
 RULES = {
     "tqdm": (r"\btqdm\b", {PROGRESS_HOME}),
     "print": (r"(?<![\w.])print\(", None),  # None: only cli/ and report/ (command output)
-    # writes to stderr; cli/main.py writes the command line's error messages
-    "stderr": (r"sys\.stderr\.write|file=sys\.stderr", {PROGRESS_HOME, "cli/main.py"}),
-    # solvers/lbfgs.py drives torch's L-BFGS, the inner optimiser of train_module
-    "optimiser step": (r"\.zero_grad\(|\bopt\w*\.step\(", {TRAINING_HOME, "solvers/lbfgs.py"}),
+    # writes to stderr; cli/_main.py writes the command line's error messages
+    "stderr": (r"sys\.stderr\.write|file=sys\.stderr", {PROGRESS_HOME, "cli/_main.py"}),
+    # solvers/_lbfgs.py drives torch's L-BFGS, the inner optimiser of train_module
+    "optimiser step": (r"\.zero_grad\(|\bopt\w*\.step\(", {TRAINING_HOME, "solvers/_lbfgs.py"}),
     "best-state restore": (r"load_state_dict\(", {TRAINING_HOME}),
     "non-finite stop": (r"warn\([^;]{0,600}?NonFiniteObjectiveWarning", {TRAINING_HOME}),
 }

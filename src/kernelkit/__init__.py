@@ -12,18 +12,22 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from kernelkit import _moved
+
+_moved.install()
+
 __version__ = "0.1.0"
 
 _LAZY = {
     "KernelRidge": "kernelkit.estimators",
-    "GaussianProcessRegressor": "kernelkit.estimators.gp",
+    "GaussianProcessRegressor": "kernelkit.estimators._gp",
     "KernelPCA": "kernelkit.estimators",
     "KernelSVC": "kernelkit.estimators",
     "KernelSVR": "kernelkit.estimators",
     "KernelHuberRegressor": "kernelkit.estimators",
-    "KernelAutoencoder": "kernelkit.estimators.autoencoder",
-    "ConcatenatedKernelRegressor": "kernelkit.estimators.concatenated",
-    "InvariantEmbedding": "kernelkit.estimators.invariant",
+    "KernelAutoencoder": "kernelkit.estimators._autoencoder",
+    "ConcatenatedKernelRegressor": "kernelkit.estimators._concatenated",
+    "InvariantEmbedding": "kernelkit.estimators._invariant",
     "NystromFeatures": "kernelkit.estimators",
     "RandomFourierFeatures": "kernelkit.estimators",
     "KernelLogisticRegression": "kernelkit.estimators",
@@ -32,10 +36,10 @@ _LAZY = {
     "SpectralClustering": "kernelkit.estimators",
     "SimpleMKL": "kernelkit.estimators",
     "KernelCCA": "kernelkit.estimators",
-    "CKNFeatures": "kernelkit.estimators.ckn",
-    "CKNClassifier": "kernelkit.estimators.ckn",
-    "SequenceCKNFeatures": "kernelkit.estimators.ckn_seq",
-    "SequenceCKNClassifier": "kernelkit.estimators.ckn_seq",
+    "CKNFeatures": "kernelkit.estimators._ckn",
+    "CKNClassifier": "kernelkit.estimators._ckn",
+    "SequenceCKNFeatures": "kernelkit.estimators._ckn_seq",
+    "SequenceCKNClassifier": "kernelkit.estimators._ckn_seq",
     "config_context": "kernelkit.utils._config",
     "get_config": "kernelkit.utils._config",
     "set_config": "kernelkit.utils._config",

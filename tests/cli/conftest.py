@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kernelkit.cli.main import main
+from kernelkit.cli._main import main
 
 SHARED_DATA = Path(
     os.environ.get(

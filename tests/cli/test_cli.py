@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from kernelkit.cli.kernels import KERNELS, build_kernel, parse_kernel
-from kernelkit.cli.main import main
+from kernelkit.cli._kernels import KERNELS, build_kernel, parse_kernel
+from kernelkit.cli._main import main
 from kernelkit.kernels import Gaussian, Mismatch
 
 DEMO_FILES = (
@@ -97,7 +97,7 @@ def _perturb_training_grams_by_one_ulp(monkeypatch) -> None:
     ulp added to a fixed random half of its off-diagonal entries, symmetrically."""
     import torch
 
-    from kernelkit.estimators.autoencoder import KernelAutoencoder
+    from kernelkit.estimators._autoencoder import KernelAutoencoder
 
     original = KernelAutoencoder._gram
 
@@ -147,7 +147,7 @@ def test_full_demo(cli, tmp_path, monkeypatch, threads, ulp):
 def test_readme_demo_numbers_are_the_demo_output():
     """The README's table is ``readme_table`` of the committed ``results.json`` of
     ``make demo`` (``docs/demo_results.json``; ``test_full_demo`` re-runs the demo)."""
-    from kernelkit.cli.demo import readme_table
+    from kernelkit.cli._demo import readme_table
 
     summary = json.loads(DEMO_RESULTS.read_text(encoding="utf-8"))
     assert summary["command"] == "demo" and summary["n_records"] == 1128
@@ -167,7 +167,7 @@ def test_no_command_is_a_usage_error(cli):
 
 def test_unknown_option_exits_2_without_traceback():
     proc = subprocess.run(
-        [sys.executable, "-m", "kernelkit.cli.main", "demo", "--bogus"],
+        [sys.executable, "-m", "kernelkit.cli._main", "demo", "--bogus"],
         capture_output=True,
         text=True,
         check=False,
@@ -225,9 +225,9 @@ def test_training_progress_bar_and_the_saved_model(cli, tmp_path, monkeypatch):
     """With a progress bar (a terminal), the bar moves and the model still saves."""
     import io as _io
 
-    import kernelkit.cli.autoencode as job
+    import kernelkit.cli._autoencode as job
     from kernelkit.io import load
-    from kernelkit.utils.progress import Progress
+    from kernelkit.utils._progress import Progress
 
     sink = _io.StringIO()
     monkeypatch.setattr(

@@ -203,7 +203,7 @@ def test_fit_predict_svc_on_dna(cli, data_dir, tmp_path):
 
 def test_graphs_gram_then_precomputed_autoencode_fit_predict(cli, data_dir, tmp_path):
     nx = pytest.importorskip("networkx")
-    from kernelkit.data.molecules import MoleculeBatch
+    from kernelkit.data._molecules import MoleculeBatch
 
     smiles = [r["smiles"] for r in _rows(_solubility_slice(data_dir, tmp_path, 40))]
     batch = MoleculeBatch.from_molecules(smiles).to_graphs()

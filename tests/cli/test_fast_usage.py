@@ -11,15 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from kernelkit.cli.kernel_names import KERNEL_DEFAULTS, SKLEARN_NAMES
+from kernelkit.cli._kernel_names import KERNEL_DEFAULTS, SKLEARN_NAMES
 from kernelkit.kernels._resolve import SKLEARN_KERNELS, parameter_kind
-from kernelkit.kernels.specs import KERNEL_SPECS, spec_defaults
+from kernelkit.kernels._specs import KERNEL_SPECS, spec_defaults
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 
 _RUNNER = """
 import contextlib, io, json, sys
-from kernelkit.cli.main import main
+from kernelkit.cli._main import main
 codes = []
 for argv in json.loads(sys.argv[1]):
     err = io.StringIO()
@@ -115,6 +115,6 @@ def test_the_light_kernel_table_is_the_kernels_table():
     ],
 )
 def test_kernel_grids(spec, expected):
-    from kernelkit.cli.precheck import kernel_grid
+    from kernelkit.cli._precheck import kernel_grid
 
     assert kernel_grid(spec) == expected

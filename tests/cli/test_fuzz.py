@@ -1,5 +1,5 @@
 """Fuzz test of the command line: generated CSV, TSV, SMILES and FASTA files and ``--kernel``
-specifications through :func:`kernelkit.cli.main.main`, in-process.
+specifications through :func:`kernelkit.cli._main.main`, in-process.
 
 Every outcome must be a result (exit 0) or a named error: exit 1 (a data error) or 2 (a usage
 error, also argparse's ``SystemExit(2)``) with one line on stderr and no traceback; any other
@@ -22,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kernelkit.cli.main import main
+from kernelkit.cli._main import main
 
 FUZZ_EXAMPLES = 2000
 

@@ -18,7 +18,7 @@ import zipfile
 import numpy as np
 import pytest
 
-from kernelkit.cli.main import main
+from kernelkit.cli._main import main
 
 VECTORS = "a,b,c\n" + "".join(f"{i},{(i * 7) % 5},{i % 3}\n" for i in range(30))
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kernelkit.cli.output import record_path
+from kernelkit.cli._output import record_path
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 VECTORS = "a,b,y\n" + "".join(f"{i % 7},{(3 * i) % 5},{i * 0.5}\n" for i in range(12))
@@ -85,7 +85,7 @@ def test_an_overflowing_target_cell_is_named_with_its_line(cli, tmp_path, model)
 
 
 def test_an_unexpected_error_is_one_line_without_a_traceback(cli, tmp_path, monkeypatch):
-    import kernelkit.cli.commands as commands
+    import kernelkit.cli._commands as commands
 
     def boom(*args, **kwargs):
         raise OverflowError(34, "Numerical result out of range")
@@ -123,7 +123,7 @@ def test_overwrite_leaves_a_foreign_npy_untouched(cli, tmp_path):
 def test_a_header_only_csv_is_refused_before_the_heavy_imports(tmp_path):
     src = _write(tmp_path / "header.csv", "x1,x2,y\n\n")
     code = (
-        "import sys\nfrom kernelkit.cli.main import main\n"
+        "import sys\nfrom kernelkit.cli._main import main\n"
         f"rc = main(['fit', {str(src)!r}, '--model', 'ridge', '--target', 'y', '--out', "
         f"{str(tmp_path / 'm.zip')!r}])\n"
         "print(rc, sorted(m for m in ('torch', 'sklearn', 'numpy') if m in sys.modules))"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from kernelkit.cli.errors import UsageError
-from kernelkit.cli.output import OutputError, check_output, staged
+from kernelkit.cli._errors import UsageError
+from kernelkit.cli._output import OutputError, check_output, staged
 
 
 def test_a_failing_job_leaves_nothing_and_keeps_the_old_output(tmp_path):

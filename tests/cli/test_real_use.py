@@ -21,8 +21,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kernelkit.cli.main import _KINDS, main
-from kernelkit.cli.output import MARKER
+from kernelkit.cli._main import _KINDS, main
+from kernelkit.cli._output import MARKER
 from kernelkit.data.readers import KINDS
 
 SRC = Path(__file__).resolve().parents[2] / "src"
@@ -143,7 +143,7 @@ def test_a_signal_leaves_no_temporary_folder(tmp_path, signum, code):
     X = rng.normal(size=(600, 5))
     _write(tmp_path / "big.csv", "".join(",".join(f"{v:.4f}" for v in row) + "\n" for row in X))
     env = {**os.environ, "PYTHONPATH": str(SRC), "OMP_NUM_THREADS": "1"}
-    cmd = [sys.executable, "-m", "kernelkit.cli.main", "autoencode", "big.csv", "--out", "out"]
+    cmd = [sys.executable, "-m", "kernelkit.cli._main", "autoencode", "big.csv", "--out", "out"]
     proc = subprocess.Popen(
         [*cmd, "--max-iter", "500", "--dims", "2", "10", "20"],
         cwd=tmp_path,
@@ -270,7 +270,7 @@ def test_fewer_distinct_records_than_dims_and_a_constant_target(cli, tmp_path):
 # ---------------------------------------------------------------------- start, help, reports
 def test_version_and_help_import_no_heavy_package():
     code = (
-        "import sys\nfrom kernelkit.cli.main import main\n"
+        "import sys\nfrom kernelkit.cli._main import main\n"
         "for argv in (['--version'], ['--help']):\n"
         "    try:\n        main(argv)\n    except SystemExit:\n        pass\n"
         "print(sorted(m for m in ('torch', 'sklearn', 'rdkit', 'matplotlib') if m in sys.modules))"

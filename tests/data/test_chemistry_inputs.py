@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 from kernelkit.data import load_esol
-from kernelkit.data.detect import detect_input_kind, drop_invalid_records
-from kernelkit.data.molecules import InvalidRecordsError, parse_molecules
+from kernelkit.data._detect import detect_input_kind, drop_invalid_records
+from kernelkit.data._molecules import InvalidRecordsError, parse_molecules
 from kernelkit.data.readers import read_data
-from kernelkit.utils.errors import DataFileError
-from kernelkit.utils.kinds import InputKind
+from kernelkit.utils._errors import DataFileError
+from kernelkit.utils._kinds import InputKind
 
 pytest.importorskip("rdkit")
 
@@ -229,7 +229,7 @@ def test_fingerprint_parameter_is_checked():
 def test_standardisation_strips_salts_and_neutralises(tmp_path):
     from rdkit import Chem
 
-    from kernelkit.data.molecules import standardize_smiles
+    from kernelkit.data._molecules import standardize_smiles
 
     canon = [Chem.MolToSmiles(Chem.MolFromSmiles(s)) for s in ("CC(=O)O", "CN", "c1ccccc1O")]
     assert standardize_smiles(["CC(=O)[O-].[Na+]", "C[NH3+].[Cl-]", "Oc1ccccc1", "C1CC("]) == [

@@ -13,9 +13,9 @@ import torch
 from rdkit import Chem
 
 from kernelkit.data import detect_input_kind, load_promoter
-from kernelkit.data.detect import SEQUENCE_CHARACTERS
+from kernelkit.data._detect import SEQUENCE_CHARACTERS
 from kernelkit.kernels import Spectrum
-from kernelkit.utils.kinds import InputKind
+from kernelkit.utils._kinds import InputKind
 
 
 @pytest.mark.parametrize(

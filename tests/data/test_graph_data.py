@@ -9,8 +9,8 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from kernelkit.data.graphs import GraphBatch, as_graph_batch, label_codes
-from kernelkit.utils.errors import InputError
+from kernelkit.data._graphs import GraphBatch, as_graph_batch, label_codes
+from kernelkit.utils._errors import InputError
 
 
 def labelled(n: int, seed: int) -> nx.Graph:

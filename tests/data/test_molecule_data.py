@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kernelkit.data.molecules import MoleculeBatch, is_molecule_input, parse_molecules
-from kernelkit.utils.errors import InputError
+from kernelkit.data._molecules import MoleculeBatch, is_molecule_input, parse_molecules
+from kernelkit.utils._errors import InputError
 
 Chem = pytest.importorskip("rdkit.Chem")
 from rdkit.Chem import rdFingerprintGenerator  # noqa: E402
@@ -24,7 +24,7 @@ def test_graphs_of_molecules():
         mol = Chem.MolFromSmiles(s)
         A = Chem.GetAdjacencyMatrix(mol)
         np.testing.assert_array_equal(batch.adjacency(i).toarray(), A)
-    from kernelkit.data.graphs import label_codes
+    from kernelkit.data._graphs import label_codes
 
     benz = MoleculeBatch.from_molecules(["c1ccccc1C=O"]).to_graphs()
     np.testing.assert_array_equal(benz.node_labels, label_codes(list("CCCCCCCO")))
@@ -62,7 +62,7 @@ def test_invalid_smiles_error(capfd):
 @pytest.mark.skipif(not (DATA / "solubility").is_dir(), reason="shared data not found")
 def test_loaders_equal_pandas():
     pd = pytest.importorskip("pandas")
-    from kernelkit.data.molecule_datasets import load_esol, load_solubility
+    from kernelkit.data._molecule_datasets import load_esol, load_solubility
 
     ds = load_solubility(DATA)
     df = pd.read_csv(DATA / "solubility" / "solubility.csv")

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from kernelkit.data.readers import detect_kind, read_data, read_labels
-from kernelkit.utils.errors import DataFileError, InputError
-from kernelkit.utils.kinds import InputKind
+from kernelkit.utils._errors import DataFileError, InputError
+from kernelkit.utils._kinds import InputKind
 
 
 def test_tsv_vectors_with_header_id_column_and_target(tmp_path):

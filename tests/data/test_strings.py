@@ -13,9 +13,9 @@ import pandas as pd
 import pytest
 import torch
 
-from kernelkit.data.datasets import AMP_SETS, load_amp, load_promoter
-from kernelkit.data.strings import ALPHABETS, StringBatch, as_string_batch, resolve_alphabet
-from kernelkit.utils.errors import InputError
+from kernelkit.data._datasets import AMP_SETS, load_amp, load_promoter
+from kernelkit.data._strings import ALPHABETS, StringBatch, as_string_batch, resolve_alphabet
+from kernelkit.utils._errors import InputError
 
 DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
 SEQS = ["GATTACA", "AC", "TTTTG", "C"]

@@ -8,9 +8,9 @@ import pytest
 import torch
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from kernelkit.estimators.autoencoder import KernelAutoencoder
+from kernelkit.estimators._autoencoder import KernelAutoencoder
 from kernelkit.kernels import Gaussian, Linear, Precomputed, PrecomputedBatch
-from kernelkit.utils.errors import ConvergenceWarning, InputError, NotPSDError
+from kernelkit.utils._errors import ConvergenceWarning, InputError, NotPSDError
 
 
 @pytest.fixture(autouse=True)

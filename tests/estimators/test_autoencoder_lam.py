@@ -11,17 +11,17 @@ import pytest
 import torch
 
 import kernelkit.io as kio
-from kernelkit.data.molecule_datasets import load_esol
+from kernelkit.data._molecule_datasets import load_esol
+from kernelkit.estimators._autoencoder import KernelAutoencoder
 from kernelkit.estimators._autoencoder_lam import (
     AUTO_FALLBACK_LAM,
     AUTO_MIN_VALIDATION,
     LAM_GRID,
     held_out_split,
 )
-from kernelkit.estimators.autoencoder import KernelAutoencoder
 from kernelkit.kernels import Gaussian, Precomputed
-from kernelkit.kernels.molecules import Tanimoto
-from kernelkit.utils.errors import ConvergenceWarning, InputError
+from kernelkit.kernels._molecules import Tanimoto
+from kernelkit.utils._errors import ConvergenceWarning, InputError
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning"),

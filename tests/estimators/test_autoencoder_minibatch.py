@@ -15,12 +15,12 @@ import pytest
 import torch
 
 import kernelkit.io as kio
-from kernelkit.estimators import autoencoder_minibatch as fit_module
-from kernelkit.estimators.autoencoder import KernelAutoencoder
+from kernelkit.estimators import _autoencoder_minibatch as fit_module
+from kernelkit.estimators._autoencoder import KernelAutoencoder
 from kernelkit.kernels import Gaussian
-from kernelkit.models import AutoencoderData
-from kernelkit.models.autoencoder_minibatch import solve_head, train_minibatch
-from kernelkit.utils.errors import InputError
+from kernelkit.models._autoencoder import AutoencoderData
+from kernelkit.models._autoencoder_minibatch import solve_head, train_minibatch
+from kernelkit.utils._errors import InputError
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning"),

@@ -8,10 +8,10 @@ import torch
 from sklearn.linear_model import LogisticRegression
 
 from kernelkit import CKNClassifier, CKNFeatures, SequenceCKNClassifier, SequenceCKNFeatures
-from kernelkit.models.ckn import CKN
-from kernelkit.models.ckn_synthetic import planted_position_dna
-from kernelkit.models.ckn_train import fit_image_anchors
-from kernelkit.utils.errors import InputError
+from kernelkit.models._ckn import CKN
+from kernelkit.models._ckn_synthetic import planted_position_dna
+from kernelkit.models._ckn_train import fit_image_anchors
+from kernelkit.utils._errors import InputError
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

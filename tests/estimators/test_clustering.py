@@ -12,10 +12,10 @@ from sklearn.datasets import make_blobs, make_circles, make_moons
 from sklearn.metrics import adjusted_rand_score
 
 from kernelkit import KernelKMeans, SpectralClustering
-from kernelkit.estimators.clustering import kernel_kmeans, kmeans_plusplus
+from kernelkit.estimators._clustering import kernel_kmeans, kmeans_plusplus
 from kernelkit.io import load, save
 from kernelkit.kernels import Gaussian, Linear
-from kernelkit.utils.errors import InputError
+from kernelkit.utils._errors import InputError
 
 CIRCLES = make_circles(400, factor=0.4, noise=0.05, random_state=0)
 MOONS = make_moons(400, noise=0.06, random_state=0)

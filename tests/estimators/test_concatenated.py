@@ -15,10 +15,10 @@ from sklearn.kernel_ridge import KernelRidge as SkKernelRidge
 from sklearn.model_selection import GridSearchCV
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from kernelkit.estimators.concatenated import ConcatenatedKernelRegressor, Mixture
-from kernelkit.estimators.ridge import KernelRidge
+from kernelkit.estimators._concatenated import ConcatenatedKernelRegressor, Mixture
+from kernelkit.estimators._ridge import KernelRidge
 from kernelkit.kernels import Gaussian, Polynomial, TensorMatern
-from kernelkit.utils.errors import InputError
+from kernelkit.utils._errors import InputError
 
 
 def _h1(X: np.ndarray) -> np.ndarray:

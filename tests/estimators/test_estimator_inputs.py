@@ -11,8 +11,8 @@ from sklearn.metrics.pairwise import rbf_kernel
 
 from kernelkit import KernelPCA, KernelRidge, KernelSVC
 from kernelkit.kernels import Gaussian, Precomputed
-from kernelkit.kernels.specs import KernelSpecError
-from kernelkit.utils.errors import InputError, NotPSDError, ParameterError
+from kernelkit.kernels._specs import KernelSpecError
+from kernelkit.utils._errors import InputError, NotPSDError, ParameterError
 
 ESTIMATORS = [KernelRidge, KernelPCA, KernelSVC]
 

@@ -15,7 +15,7 @@ from sklearn.gaussian_process.kernels import ConstantKernel as C
 
 from kernelkit import GaussianProcessRegressor, KernelRidge
 from kernelkit.kernels import Gaussian
-from kernelkit.utils.errors import InputError, ParameterError
+from kernelkit.utils._errors import InputError, ParameterError
 
 ESOL = Path(__file__).resolve().parents[3] / "shared" / "data" / "esol" / "ESOL.csv"
 
@@ -146,7 +146,7 @@ def test_bad_prediction_arguments_are_named():
 
 def test_fingerprint_gp_learns_amplitude_and_noise_at_a_stationary_point():
     pytest.importorskip("rdkit")
-    from kernelkit.data.molecule_datasets import load_esol
+    from kernelkit.data._molecule_datasets import load_esol
     from kernelkit.kernels import Precomputed, Tanimoto
 
     esol = load_esol()

@@ -10,7 +10,7 @@ from scipy.optimize import minimize
 from kernelkit import KernelHuberRegressor
 from kernelkit.io import load, save
 from kernelkit.kernels import Gaussian
-from kernelkit.utils.errors import ConvergenceWarning
+from kernelkit.utils._errors import ConvergenceWarning
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ from kernelkit import KernelCCA
 from kernelkit.gram import center_gram
 from kernelkit.io import load, save
 from kernelkit.kernels import Gaussian, Linear, Spectrum
-from kernelkit.utils.errors import InputError, ParameterError
+from kernelkit.utils._errors import InputError, ParameterError
 
 
 def two_views(n=60, seed=0):

@@ -22,8 +22,8 @@ from kernelkit.kernels import (
     Tanimoto,
     WeisfeilerLehman,
 )
-from kernelkit.kernels.specs import KernelSpecError, default_kernel, median_sigma
-from kernelkit.utils.errors import InputError
+from kernelkit.kernels._specs import KernelSpecError, default_kernel, median_sigma
+from kernelkit.utils._errors import InputError
 
 RNG = np.random.default_rng(11)
 X = RNG.standard_normal((40, 3))

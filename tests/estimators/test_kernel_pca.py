@@ -12,10 +12,10 @@ from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.preprocessing import KernelCenterer
 
 from kernelkit import KernelPCA
-from kernelkit.estimators.pca import center_train_gram_
+from kernelkit.estimators._pca import center_train_gram_
 from kernelkit.gram import GramCenterer
 from kernelkit.kernels import Gaussian, Linear, Polynomial, Precomputed
-from kernelkit.utils.errors import InputError
+from kernelkit.utils._errors import InputError
 
 
 @pytest.fixture

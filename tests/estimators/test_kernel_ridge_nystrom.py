@@ -13,16 +13,16 @@ from kernelkit import KernelRidge
 from kernelkit.gram import gram
 from kernelkit.gram._centres import weighted_centres
 from kernelkit.kernels import Gaussian, Spectrum
-from kernelkit.models import falkon
-from kernelkit.models.falkon import (
+from kernelkit.models import _falkon as falkon
+from kernelkit.models._falkon import (
     cg_passes,
     choose_solver,
     nystrom_system,
     nystrom_validation_errors,
     solver_costs,
 )
-from kernelkit.solvers.nystrom_normal import to_features
-from kernelkit.utils.errors import ConvergenceWarning, InputError
+from kernelkit.solvers._nystrom_normal import to_features
+from kernelkit.utils._errors import ConvergenceWarning, InputError
 
 
 def _data(n=150, d=4, seed=0):

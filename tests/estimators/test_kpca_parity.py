@@ -8,7 +8,7 @@ import pytest
 from sklearn.decomposition import KernelPCA as SkKernelPCA
 
 from kernelkit import KernelPCA
-from kernelkit.utils.errors import InputError, NotPSDError
+from kernelkit.utils._errors import InputError, NotPSDError
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ from kernelkit import KernelLogisticRegression
 from kernelkit.estimators import kernel_logistic_regression
 from kernelkit.io import load, save
 from kernelkit.kernels import Gaussian
-from kernelkit.utils.errors import InputError, ParameterError
+from kernelkit.utils._errors import InputError, ParameterError
 
 
 @pytest.fixture

@@ -13,11 +13,12 @@ import pytest
 import torch
 
 from kernelkit import ConcatenatedKernelRegressor, InvariantEmbedding, KernelAutoencoder
-from kernelkit.estimators.concatenated import Mixture
+from kernelkit.estimators._concatenated import Mixture
 from kernelkit.invariance import MixupInvariance, TransformInvariance
 from kernelkit.kernels import Gaussian, Laplacian, Polynomial
-from kernelkit.models import AutoencoderData, build_autoencoder
-from kernelkit.utils.errors import InputError
+from kernelkit.models import build_autoencoder
+from kernelkit.models._autoencoder import AutoencoderData
+from kernelkit.utils._errors import InputError
 
 MIB = 2**20
 

@@ -9,10 +9,10 @@ from sklearn.kernel_ridge import KernelRidge as SkKernelRidge
 from sklearn.svm import SVC
 
 from kernelkit import SimpleMKL
-from kernelkit.estimators.mkl import reduced_gradient_direction
+from kernelkit.estimators._mkl import reduced_gradient_direction
 from kernelkit.io import load, save
 from kernelkit.kernels import Gaussian, Linear, Mismatch, Spectrum
-from kernelkit.utils.errors import InputError, ParameterError
+from kernelkit.utils._errors import InputError, ParameterError
 
 
 def planted(n=80, seed=0):

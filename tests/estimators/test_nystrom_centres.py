@@ -2,7 +2,7 @@
 
 Every Nyström-using estimator takes ``n_centers`` and ``centers=`` (a method name or the
 centres as points), chooses its centres through the one dispatcher
-(:func:`kernelkit.gram.nystrom.centre_indices`), and with more centres than points fits its
+(:func:`kernelkit.gram._nystrom.centre_indices`), and with more centres than points fits its
 exact method with the one warning.  Oracles: the dispatcher itself for the chosen rows, the
 given points, and the exact estimators (brute-force Gram) for ``n_centers > n``.
 """
@@ -23,7 +23,7 @@ from kernelkit import (
     NystromFeatures,
 )
 from kernelkit.gram._centres import weighted_centres
-from kernelkit.gram.nystrom import CENTRE_METHODS, centre_indices
+from kernelkit.gram._nystrom import CENTRE_METHODS, centre_indices
 from kernelkit.kernels import Gaussian, Linear
 
 KERNEL = Gaussian(1.5)

@@ -18,10 +18,10 @@ from sklearn.metrics import adjusted_rand_score
 import kernelkit.estimators._nystrom_unsupervised as unsupervised
 from kernelkit import KernelKMeans, KernelPCA
 from kernelkit.estimators._nystrom_unsupervised import KMEANS_TAIL, kmeans_rank
-from kernelkit.gram.nystrom import centre_indices
+from kernelkit.gram._nystrom import centre_indices
 from kernelkit.kernels import Gaussian, Precomputed
-from kernelkit.solvers.nystrom_pcg import centre_jitter
-from kernelkit.utils.errors import InputError
+from kernelkit.solvers._nystrom_pcg import centre_jitter
+from kernelkit.utils._errors import InputError
 
 KERNEL = Gaussian(1.5)
 

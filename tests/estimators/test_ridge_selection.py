@@ -10,9 +10,9 @@ from sklearn.model_selection import GridSearchCV, KFold
 
 from kernelkit import KernelRidge
 from kernelkit.kernels import Gaussian
-from kernelkit.models.conformal import jackknife_plus, loo_operator
-from kernelkit.models.ridge_path import ridge_spectrum
-from kernelkit.utils.errors import InputError, ParameterError
+from kernelkit.models._conformal import jackknife_plus, loo_operator
+from kernelkit.models._ridge_path import ridge_spectrum
+from kernelkit.utils._errors import InputError, ParameterError
 
 GRID = [1e-5, 1e-4, 1e-3, 1e-2, 1e-1]
 

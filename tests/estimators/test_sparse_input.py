@@ -21,8 +21,8 @@ from kernelkit.kernels import (
     Spectrum,
     TensorMatern,
 )
-from kernelkit.kernels.sparse import SparseRows
-from kernelkit.utils.errors import InputError
+from kernelkit.kernels._sparse import SparseRows
+from kernelkit.utils._errors import InputError
 
 
 @pytest.fixture(scope="module")

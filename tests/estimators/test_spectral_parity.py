@@ -14,7 +14,7 @@ from sklearn.neighbors import kneighbors_graph
 
 from kernelkit import SpectralClustering
 from kernelkit.estimators._spectral_labels import cluster_qr, discretize
-from kernelkit.utils.errors import InputError
+from kernelkit.utils._errors import InputError
 
 
 @pytest.fixture(scope="module")

@@ -12,8 +12,8 @@ from sklearn.kernel_ridge import KernelRidge as SkKernelRidge
 from sklearn.svm import SVC
 
 from kernelkit import KernelPCA, KernelRidge, KernelSVC
-from kernelkit.kernels.strings import Spectrum
-from kernelkit.utils.errors import InputError
+from kernelkit.kernels._strings import Spectrum
+from kernelkit.utils._errors import InputError
 
 
 def _spectrum_gram(A: list[str], B: list[str], k: int) -> np.ndarray:

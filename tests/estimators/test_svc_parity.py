@@ -16,7 +16,7 @@ from sklearn.svm import SVC
 
 from kernelkit import KernelSVC
 from kernelkit.kernels import Gaussian, Precomputed
-from kernelkit.utils.errors import InputError, NotFittedError, SparseInputError
+from kernelkit.utils._errors import InputError, NotFittedError, SparseInputError
 
 
 @pytest.fixture(scope="module")

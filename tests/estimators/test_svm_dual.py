@@ -10,10 +10,10 @@ import torch
 from scipy.optimize import minimize
 
 from kernelkit import BiasFreeSVC
-from kernelkit.estimators.svm_dual import bias_free_svm
+from kernelkit.estimators._svm_dual import bias_free_svm
 from kernelkit.io import load, save
 from kernelkit.kernels import Gaussian
-from kernelkit.utils.errors import InputError, ParameterError
+from kernelkit.utils._errors import InputError, ParameterError
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from sklearn.svm import SVR
 from kernelkit import KernelSVR
 from kernelkit.io import load, save
 from kernelkit.kernels import Gaussian
-from kernelkit.utils.errors import ConvergenceWarning, ParameterError
+from kernelkit.utils._errors import ConvergenceWarning, ParameterError
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ from sklearn.preprocessing import KernelCenterer
 
 from kernelkit.gram import GramCenterer, center_gram
 from kernelkit.kernels import Gaussian, Linear
-from kernelkit.utils.errors import InputError
+from kernelkit.utils._errors import InputError
 
 RNG = np.random.default_rng(2)
 X = RNG.normal(size=(30, 4)) + 3.0

@@ -19,15 +19,15 @@ from kernelkit import (  # noqa: E402
     NystromFeatures,
 )
 from kernelkit.gram import gram  # noqa: E402
-from kernelkit.gram.distributed import (  # noqa: E402
+from kernelkit.gram._distributed import (  # noqa: E402
     cluster_keep_budget,
     gram_blocks,
     sum_over_row_blocks,
     write_gram,
 )
-from kernelkit.gram.streaming import keep_budget  # noqa: E402
+from kernelkit.gram._streaming import keep_budget  # noqa: E402
 from kernelkit.kernels import Gaussian, Spectrum  # noqa: E402
-from kernelkit.utils.errors import InputError  # noqa: E402
+from kernelkit.utils._errors import InputError  # noqa: E402
 
 
 @pytest.fixture
@@ -165,7 +165,7 @@ def test_dask_not_imported_unless_used():
 
 
 def test_negative_memory_budget_is_named(points):
-    from kernelkit.gram.distributed_nystrom import DistributedNystromOperator
+    from kernelkit.gram._distributed_nystrom import DistributedNystromOperator
 
     X = da.from_array(points, chunks=(50, 4))
     with pytest.raises(InputError, match="memory_budget"):

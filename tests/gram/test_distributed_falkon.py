@@ -22,17 +22,17 @@ from kernelkit import (  # noqa: E402
     NystromFeatures,
     get_config,
 )
-from kernelkit.gram import distributed_nystrom  # noqa: E402
+from kernelkit.gram import _distributed_nystrom as distributed_nystrom  # noqa: E402
 from kernelkit.gram._centres import draw_by_keys, uniform_centres  # noqa: E402
 from kernelkit.kernels import Gaussian  # noqa: E402
-from kernelkit.models import falkon_distributed  # noqa: E402
-from kernelkit.models.falkon import choose_solver, nystrom_ridge, nystrom_system  # noqa: E402
-from kernelkit.models.falkon_distributed import distributed_nystrom_system  # noqa: E402
-from kernelkit.models.falkon_logistic import (  # noqa: E402
+from kernelkit.models import _falkon_distributed as falkon_distributed  # noqa: E402
+from kernelkit.models._falkon import choose_solver, nystrom_ridge, nystrom_system  # noqa: E402
+from kernelkit.models._falkon_distributed import distributed_nystrom_system  # noqa: E402
+from kernelkit.models._falkon_logistic import (  # noqa: E402
     nystrom_logistic_decision,
     nystrom_logistic_fit,
 )
-from kernelkit.utils.errors import InputError  # noqa: E402
+from kernelkit.utils._errors import InputError  # noqa: E402
 
 
 @pytest.fixture
@@ -283,14 +283,14 @@ def _deadline(seconds: float) -> Iterator[None]:
 @pytest.fixture
 def counting_X(data, tmp_path):
     """``open_counted(name) -> (X_dask, reads)``: ``X`` stored in six zarr chunks of 100 rows,
-    opened through a :class:`~kernelkit.testing.stores.CountingStore` that logs to
+    opened through a :class:`~kernelkit.testing._stores.CountingStore` that logs to
     ``tmp_path/name``; ``reads()`` gives the reads of each chunk and the chunk bytes returned
     so far, to any process (workers and client)."""
     pytest.importorskip("zarr", minversion="3")
     import zarr
     from zarr.storage import LocalStore
 
-    from kernelkit.testing.stores import CountingStore, read_log
+    from kernelkit.testing._stores import CountingStore, read_log
 
     X = data[0]
     z = zarr.create_array(

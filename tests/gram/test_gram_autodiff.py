@@ -7,8 +7,8 @@ import torch
 
 from kernelkit.gram import gram
 from kernelkit.kernels import Gaussian, Laplacian, Matern, Polynomial
-from kernelkit.kernels.strings import Spectrum
-from kernelkit.utils.errors import InputError
+from kernelkit.kernels._strings import Spectrum
+from kernelkit.utils._errors import InputError
 
 KERNELS = [Gaussian(1.3), Laplacian(2.0), Matern(nu=1.5, sigma=1.0), Polynomial(degree=2)]
 

@@ -21,8 +21,8 @@ from kernelkit.kernels import (
     Spectrum,
     TensorMatern,
 )
-from kernelkit.kernels.features import SparseFeatures
-from kernelkit.utils.errors import InputError
+from kernelkit.kernels._features import SparseFeatures
+from kernelkit.utils._errors import InputError
 
 RNG = np.random.default_rng(0)
 XN = RNG.normal(size=(53, 4))

@@ -18,8 +18,8 @@ from kernelkit.kernels import (
     Polynomial,
     Precomputed,
 )
-from kernelkit.kernels.features import SparseFeatures
-from kernelkit.utils.errors import InputError
+from kernelkit.kernels._features import SparseFeatures
+from kernelkit.utils._errors import InputError
 
 RNG = np.random.default_rng(1)
 X = torch.as_tensor(RNG.normal(size=(61, 3)))

@@ -1,4 +1,4 @@
-"""Nyström maps of kernelkit.gram.nystrom and the NystromFeatures transformer.
+"""Nyström maps of kernelkit.gram._nystrom and the NystromFeatures transformer.
 
 Oracles: the exact Gram (m = n centres), LAPACK's pivoted Cholesky ``dpstrf`` and a
 brute-force residual loop (greedy), NumPy's ``eigh`` (KPCA Nyström), an independent NumPy
@@ -18,9 +18,9 @@ from sklearn.kernel_approximation import Nystroem
 from kernelkit import NystromFeatures
 from kernelkit.gram import gram, nystrom_map, pivoted_cholesky
 from kernelkit.gram._centres import kmeanspp_centres
-from kernelkit.gram.nystrom import METHODS, cholesky_basis, nystrom_basis
+from kernelkit.gram._nystrom import METHODS, cholesky_basis, nystrom_basis
 from kernelkit.kernels import Gaussian, Linear, Polynomial, Precomputed, Spectrum
-from kernelkit.utils.errors import InputError, NotPSDError
+from kernelkit.utils._errors import InputError, NotPSDError
 
 
 @pytest.fixture(autouse=True)

@@ -14,7 +14,7 @@ from sklearn.base import clone
 from kernelkit import RandomFourierFeatures
 from kernelkit.gram import gram, random_fourier_map
 from kernelkit.kernels import Gaussian, Laplacian, Linear, Matern, Spectrum
-from kernelkit.utils.errors import InputError
+from kernelkit.utils._errors import InputError
 
 P_GRID = np.logspace(2, 5, 7).astype(int)
 

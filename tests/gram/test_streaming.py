@@ -1,4 +1,4 @@
-"""Streamed products with K_nm (gram/streaming.py) against the dense Gram of the engine."""
+"""Streamed products with K_nm (gram/_streaming.py) against the dense Gram of the engine."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ import pytest
 import torch
 
 from kernelkit.gram import gram
+from kernelkit.gram._streaming import NystromOperator
 from kernelkit.gram._tiles import nystrom_tile
-from kernelkit.gram.streaming import NystromOperator
 from kernelkit.kernels import Gaussian, Spectrum
-from kernelkit.utils.errors import InputError
+from kernelkit.utils._errors import InputError
 
 
 def _data(n=97, m=13, d=3, seed=0, dtype=torch.float64):
@@ -185,7 +185,7 @@ def test_parallel_workers_run_in_the_callers_autograd_mode(enabled):
     # torch.no_grad is thread-local: a pool worker ignored the caller's no_grad, recorded
     # graphs and refused the out= products of the tiles when an input required grad (the
     # Nystrom GP's hyper-parameter gradient, n = 5000: "mm(): functions with out=...")
-    from kernelkit.gram.tiling import run_parallel
+    from kernelkit.gram._tiling import run_parallel
 
     A = torch.randn(4, 3, dtype=torch.float64, requires_grad=True)
     out = torch.empty(2, 4, 4, dtype=torch.float64)
@@ -211,7 +211,7 @@ def test_parallel_workers_run_in_the_callers_autograd_mode(enabled):
 def test_nystrom_operator_in_two_workers_under_no_grad_with_a_grad_input():
     # the one-pass statistics of a kernel whose width requires grad, computed under no_grad
     # (as the Nystrom GP's bound computes its value) on two worker threads
-    from kernelkit.models.hyperparams import kernel_with
+    from kernelkit.models._hyperparams import kernel_with
 
     X, C = _data(n=400, m=13)
     sigma = torch.tensor(1.1, dtype=torch.float64, requires_grad=True)

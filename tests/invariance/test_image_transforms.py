@@ -8,7 +8,7 @@ import scipy.ndimage
 import torch
 
 from kernelkit.invariance import ImageTransformInvariance
-from kernelkit.utils.errors import InputError
+from kernelkit.utils._errors import InputError
 
 
 @pytest.fixture

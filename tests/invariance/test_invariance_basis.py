@@ -19,7 +19,7 @@ import scipy.spatial
 from kernelkit import InvariantEmbedding
 from kernelkit.invariance import ImageTransformInvariance, TransformInvariance
 from kernelkit.kernels import Gaussian, Polynomial
-from kernelkit.utils.errors import InputError
+from kernelkit.utils._errors import InputError
 
 A = np.array([[0.9, 0.2, 0.0], [-0.1, 1.1, 0.3], [0.0, 0.1, 0.8]])
 TRANSFORMS = [lambda Z: Z @ A.T, lambda Z: Z + np.array([0.2, -0.1, 0.3])]
@@ -153,7 +153,7 @@ def test_defaults_are_the_augmented_basis_metric_map_and_spectral_unit(one_torch
 def test_auto_basis_caps_the_centres_and_leaves_joint_invariances_on_landmarks(
     monkeypatch, one_torch_thread
 ):
-    import kernelkit.estimators.invariant as module
+    import kernelkit.estimators._invariant as module
     from kernelkit.invariance import MixupInvariance
 
     rng = np.random.default_rng(7)

@@ -13,7 +13,7 @@ import scipy.linalg
 from kernelkit import InvariantEmbedding
 from kernelkit.invariance import TransformInvariance, fit_dual_rrm
 from kernelkit.kernels import Gaussian
-from kernelkit.utils.errors import InputError
+from kernelkit.utils._errors import InputError
 
 SIGMA = 1.5
 #: the landmark basis, eq. (26)'s iota and absolute strengths (the oracles below are written

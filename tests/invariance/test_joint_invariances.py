@@ -12,10 +12,10 @@ import torch
 from sklearn.linear_model import LogisticRegression
 
 from kernelkit import InvariantEmbedding
-from kernelkit.gram.nystrom import nystrom_basis
+from kernelkit.gram._nystrom import nystrom_basis
 from kernelkit.invariance import LabelLogicInvariance, MixupInvariance, joint_scores
 from kernelkit.kernels import Gaussian
-from kernelkit.utils.errors import InputError
+from kernelkit.utils._errors import InputError
 
 
 @pytest.fixture

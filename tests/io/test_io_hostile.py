@@ -18,7 +18,7 @@ import torch
 from kernelkit import KernelRidge, KernelSVC
 from kernelkit.io import ModelFileError, load, save
 from kernelkit.kernels import Gaussian, Linear, ShortestPath, Spectrum, Tanimoto
-from kernelkit.utils.errors import KernelkitError
+from kernelkit.utils._errors import KernelkitError
 
 safetensors_torch = pytest.importorskip("safetensors.torch")
 
@@ -393,7 +393,7 @@ def test_written_files_get_the_usual_permissions(model, tmp_path):
 
 
 def test_failed_write_leaves_old_model_and_no_temporaries(model, model_dir, monkeypatch):
-    from kernelkit.io import storage
+    from kernelkit.io import _storage as storage
 
     before = sorted(p.name for p in model_dir.parent.iterdir())
 

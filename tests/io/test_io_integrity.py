@@ -11,7 +11,7 @@ import pytest
 
 from kernelkit import KernelRidge
 from kernelkit.io import ModelFileError, load, save
-from kernelkit.io.files import is_model_path
+from kernelkit.io._files import is_model_path
 from kernelkit.kernels import Gaussian
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from kernelkit import KernelRidge
 from kernelkit.io import load, save
-from kernelkit.utils.errors import MissingDependencyError
+from kernelkit.utils._errors import MissingDependencyError
 
 
 def test_missing_safetensors_names_the_extra(tmp_path, monkeypatch):

@@ -13,9 +13,10 @@ from sklearn.base import is_classifier, is_regressor
 
 import kernelkit
 import kernelkit.kernels as kernels_module
-from kernelkit.io import load, register, registry, save
+from kernelkit.io import _registry as registry
+from kernelkit.io import load, register, save
 from kernelkit.kernels import Kernel
-from kernelkit.utils.errors import InputError
+from kernelkit.utils._errors import InputError
 
 pytest.importorskip("safetensors", reason="kernelkit.io needs the io extra")
 

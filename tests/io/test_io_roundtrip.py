@@ -53,7 +53,7 @@ from kernelkit.kernels import (
     Tanimoto,
     WeisfeilerLehman,
 )
-from kernelkit.models.concatenated import Mixture
+from kernelkit.models._concatenated import Mixture
 
 pytest.importorskip("safetensors", reason="kernelkit.io needs the io extra")
 
@@ -174,7 +174,7 @@ def _molecules():
     pytest.importorskip("rdkit")
     smiles = SMILES
     if (DATA / "esol" / "ESOL.csv").is_file():
-        from kernelkit.data.molecule_datasets import load_esol
+        from kernelkit.data._molecule_datasets import load_esol
 
         smiles = list(load_esol(DATA).smiles[:30])
     y = np.array([len(s) for s in smiles], float)

@@ -17,8 +17,8 @@ def molecular_graphs():
     pytest.importorskip("networkx")
     if not (DATA / "solubility" / "solubility.csv").is_file():
         pytest.skip(f"solubility data not found under {DATA}")
-    from kernelkit.data.molecule_datasets import load_solubility
-    from kernelkit.data.molecules import as_molecule_batch
+    from kernelkit.data._molecule_datasets import load_solubility
+    from kernelkit.data._molecules import as_molecule_batch
 
     batch = as_molecule_batch(load_solubility(DATA).smiles[:200]).to_graphs()
     return [batch.to_networkx(i) for i in range(len(batch))]
@@ -44,7 +44,7 @@ def attributed_molecular_graphs():
     nx = pytest.importorskip("networkx")
     if not (DATA / "solubility" / "solubility.csv").is_file():
         pytest.skip(f"solubility data not found under {DATA}")
-    from kernelkit.data.molecule_datasets import load_solubility
+    from kernelkit.data._molecule_datasets import load_solubility
 
     graphs = []
     for smiles in load_solubility(DATA).smiles[:200]:

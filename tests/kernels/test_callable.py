@@ -9,9 +9,9 @@ from sklearn.metrics.pairwise import pairwise_kernels
 
 from kernelkit import KernelPCA, KernelRidge, NystromFeatures
 from kernelkit.gram import gram
-from kernelkit.kernels.callable import CallableKernel
+from kernelkit.kernels._callable import CallableKernel
 from kernelkit.testing import check_kernel
-from kernelkit.utils.errors import InputError, ParameterError
+from kernelkit.utils._errors import InputError, ParameterError
 
 
 def rbf_rows(x, y):

@@ -8,7 +8,7 @@ from sklearn.metrics.pairwise import polynomial_kernel, rbf_kernel
 
 from kernelkit.kernels import CenteredKernel, Gaussian, Linear, Polynomial, Spectrum
 from kernelkit.testing import check_kernel
-from kernelkit.utils.errors import InputError
+from kernelkit.utils._errors import InputError
 
 RNG = np.random.default_rng(0)
 X = RNG.normal(size=(30, 4))

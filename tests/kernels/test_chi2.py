@@ -13,7 +13,7 @@ from kernelkit import KernelPCA, KernelSVC, NystromFeatures
 from kernelkit.gram import gram
 from kernelkit.kernels import Chi2
 from kernelkit.testing import check_kernel
-from kernelkit.utils.errors import InputError
+from kernelkit.utils._errors import InputError
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +33,7 @@ def test_equals_chi2_kernel(hist, gamma):
 
 
 def test_feature_slabs_equal_one_slab(hist, monkeypatch):
-    import kernelkit.kernels.chi2 as module
+    import kernelkit.kernels._chi2 as module
 
     whole = gram(Chi2(), hist)
     monkeypatch.setattr(module, "_BLOCK_ELEMENTS", 1)  # one feature per slab

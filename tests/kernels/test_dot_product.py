@@ -13,9 +13,9 @@ from kernelkit.kernels import (
     SpherePolynomial,
     SphereVovk,
 )
-from kernelkit.kernels.dot_product import KAPPAS, kappa_function, kappa_taylor_coefficients
+from kernelkit.kernels._dot_product import KAPPAS, kappa_function, kappa_taylor_coefficients
 from kernelkit.testing import check_kernel
-from kernelkit.utils.errors import InputError
+from kernelkit.utils._errors import InputError
 
 PARAMS = {"exp": {"alpha": 1.7}, "polynomial": {"degree": 3, "offset": 0.5}, "vovk": {"degree": 4}}
 

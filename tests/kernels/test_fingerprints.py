@@ -11,10 +11,10 @@ import scipy.sparse as sp
 import torch
 
 from kernelkit.gram import gram
-from kernelkit.kernels.fingerprints import level_expansion
-from kernelkit.kernels.molecules import MinMax, Tanimoto
+from kernelkit.kernels._fingerprints import level_expansion
+from kernelkit.kernels._molecules import MinMax, Tanimoto
 from kernelkit.testing import check_kernel
-from kernelkit.utils.errors import InputError
+from kernelkit.utils._errors import InputError
 
 
 def _brute(M, N, *, minmax):
@@ -32,7 +32,7 @@ def esol_fps():
     Chem = pytest.importorskip("rdkit.Chem")
     from rdkit.Chem import rdFingerprintGenerator
 
-    from kernelkit.data.molecule_datasets import load_esol
+    from kernelkit.data._molecule_datasets import load_esol
 
     smiles = load_esol().smiles[:300]
     mols = [Chem.MolFromSmiles(s) for s in smiles]
@@ -73,7 +73,7 @@ def test_minmax_on_count_matrix_equals_rdkit_count_tanimoto(esol_fps, container)
 
 
 def test_matrix_equals_molecule_input(esol_fps):
-    from kernelkit.data.molecule_datasets import load_esol
+    from kernelkit.data._molecule_datasets import load_esol
 
     _, _, M, C = esol_fps
     smiles = load_esol().smiles[:300]
@@ -166,7 +166,7 @@ def test_estimator_on_sparse_fingerprints(esol_fps):
     from kernelkit.estimators import KernelRidge
 
     _, _, M, _ = esol_fps
-    from kernelkit.data.molecule_datasets import load_esol
+    from kernelkit.data._molecule_datasets import load_esol
 
     y = np.asarray(load_esol().target[:300])
     X = sp.csr_matrix(M)

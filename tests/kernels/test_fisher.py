@@ -15,7 +15,7 @@ from sklearn.mixture import GaussianMixture
 from kernelkit.io import load, save
 from kernelkit.kernels import FisherVector, HMMFisher, HMMMarginalized
 from kernelkit.testing import check_kernel
-from kernelkit.utils.errors import InputError
+from kernelkit.utils._errors import InputError
 
 hmm = pytest.importorskip("hmmlearn.hmm")
 

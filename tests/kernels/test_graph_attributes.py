@@ -10,16 +10,16 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from kernelkit.data.graphs import GraphBatch
-from kernelkit.kernels.features import sparse_feature_gram
-from kernelkit.kernels.graph_attributes import (
+from kernelkit.data._graphs import GraphBatch
+from kernelkit.kernels._features import sparse_feature_gram
+from kernelkit.kernels._graph_attributes import (
     GraphHopper,
     Propagation,
     PropagationAttr,
     geodesic_counts,
 )
 from kernelkit.testing import check_kernel
-from kernelkit.utils.errors import InputError
+from kernelkit.utils._errors import InputError
 
 from .conftest import grakel_input
 

@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 import torch
 
-from kernelkit.data.graphs import GraphBatch
-from kernelkit.kernels.features import sparse_feature_gram
-from kernelkit.kernels.graph_core import CoreFramework, core_numbers
-from kernelkit.kernels.graph_histograms import NeighborhoodHash
-from kernelkit.kernels.graphs import ShortestPath, WeisfeilerLehman
+from kernelkit.data._graphs import GraphBatch
+from kernelkit.kernels._features import sparse_feature_gram
+from kernelkit.kernels._graph_core import CoreFramework, core_numbers
+from kernelkit.kernels._graph_histograms import NeighborhoodHash
+from kernelkit.kernels._graphs import ShortestPath, WeisfeilerLehman
 from kernelkit.testing import check_kernel
-from kernelkit.utils.errors import InputError
+from kernelkit.utils._errors import InputError
 
 from .conftest import grakel_input
 from .test_graphs import random_graphs

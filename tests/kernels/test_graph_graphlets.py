@@ -14,16 +14,16 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from kernelkit.data.graphs import hash_combine
-from kernelkit.kernels.features import sparse_feature_gram
-from kernelkit.kernels.graph_graphlets import (
+from kernelkit.data._graphs import hash_combine
+from kernelkit.kernels._features import sparse_feature_gram
+from kernelkit.kernels._graph_graphlets import (
     GraphletSampling,
     connected_node_sets,
     induced_masks,
     small_graph_tables,
 )
 from kernelkit.testing import check_kernel
-from kernelkit.utils.errors import InputError
+from kernelkit.utils._errors import InputError
 
 from .test_graphs import random_graphs
 

@@ -9,17 +9,17 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from kernelkit.kernels.features import sparse_feature_gram
-from kernelkit.kernels.graph_histograms import (
+from kernelkit.kernels._features import sparse_feature_gram
+from kernelkit.kernels._graph_histograms import (
     EdgeHistogram,
     NeighborhoodHash,
     VertexHistogram,
     WeisfeilerLehmanOptimalAssignment,
     unary_features,
 )
-from kernelkit.kernels.graphs import ShortestPath, WeisfeilerLehman, count_features
+from kernelkit.kernels._graphs import ShortestPath, WeisfeilerLehman, count_features
 from kernelkit.testing import check_kernel
-from kernelkit.utils.errors import InputError
+from kernelkit.utils._errors import InputError
 
 from .conftest import grakel_input
 from .test_graphs import random_graphs

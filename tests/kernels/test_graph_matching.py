@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 from networkx.algorithms import isomorphism
 
-from kernelkit.kernels.features import sparse_feature_gram
-from kernelkit.kernels.graph_matching import SubgraphMatching
+from kernelkit.kernels._features import sparse_feature_gram
+from kernelkit.kernels._graph_matching import SubgraphMatching
 from kernelkit.testing import check_kernel
-from kernelkit.utils.errors import InputError
+from kernelkit.utils._errors import InputError
 
 from .conftest import grakel_input
 from .test_graphs import random_graphs

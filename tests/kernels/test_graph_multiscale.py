@@ -14,7 +14,7 @@ from sklearn.base import clone
 
 from kernelkit.kernels import MultiscaleLaplacian
 from kernelkit.testing import check_kernel
-from kernelkit.utils.errors import InputError
+from kernelkit.utils._errors import InputError
 
 from .conftest import grakel_input
 

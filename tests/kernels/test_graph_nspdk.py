@@ -11,10 +11,10 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from kernelkit.kernels.features import sparse_feature_gram
-from kernelkit.kernels.graph_nspdk import NeighborhoodSubgraphPairwiseDistance as NSPDK
+from kernelkit.kernels._features import sparse_feature_gram
+from kernelkit.kernels._graph_nspdk import NeighborhoodSubgraphPairwiseDistance as NSPDK
 from kernelkit.testing import check_kernel
-from kernelkit.utils.errors import InputError
+from kernelkit.utils._errors import InputError
 
 from .test_graphs import random_graphs
 

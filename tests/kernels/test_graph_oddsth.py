@@ -12,10 +12,10 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from kernelkit.kernels.features import sparse_feature_gram
-from kernelkit.kernels.graph_oddsth import OddSth
+from kernelkit.kernels._features import sparse_feature_gram
+from kernelkit.kernels._graph_oddsth import OddSth
 from kernelkit.testing import check_kernel
-from kernelkit.utils.errors import InputError
+from kernelkit.utils._errors import InputError
 
 from .conftest import grakel_input
 from .test_graphs import random_graphs

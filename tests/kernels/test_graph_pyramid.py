@@ -10,11 +10,11 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from kernelkit.kernels.features import sparse_feature_gram
-from kernelkit.kernels.graph_histograms import unary_features
-from kernelkit.kernels.graph_pyramid import PyramidMatch, spectral_embedding
+from kernelkit.kernels._features import sparse_feature_gram
+from kernelkit.kernels._graph_histograms import unary_features
+from kernelkit.kernels._graph_pyramid import PyramidMatch, spectral_embedding
 from kernelkit.testing import check_kernel
-from kernelkit.utils.errors import InputError
+from kernelkit.utils._errors import InputError
 
 from .conftest import grakel_input
 from .test_graphs import random_graphs

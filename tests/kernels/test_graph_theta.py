@@ -10,11 +10,11 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from kernelkit.data.graphs import GraphBatch
-from kernelkit.kernels.graph_theta import LovaszTheta, SvmTheta, subset_sample_sizes
-from kernelkit.solvers.theta import lovasz_theta, svm_theta
+from kernelkit.data._graphs import GraphBatch
+from kernelkit.kernels._graph_theta import LovaszTheta, SvmTheta, subset_sample_sizes
+from kernelkit.solvers._theta import lovasz_theta, svm_theta
 from kernelkit.testing import check_kernel
-from kernelkit.utils.errors import InputError
+from kernelkit.utils._errors import InputError
 
 from .conftest import grakel_input
 

@@ -10,9 +10,9 @@ import pytest
 from scipy.optimize import linprog
 from scipy.stats import wasserstein_distance
 
-from kernelkit.kernels.graph_wwl import WassersteinWeisfeilerLehman
+from kernelkit.kernels._graph_wwl import WassersteinWeisfeilerLehman
 from kernelkit.testing import check_kernel
-from kernelkit.utils.errors import InputError
+from kernelkit.utils._errors import InputError
 
 pytest.importorskip("ot")
 

@@ -11,12 +11,12 @@ import pytest
 import scipy.linalg as sla
 import torch
 
-from kernelkit.data.graphs import GraphBatch
-from kernelkit.kernels.features import sparse_feature_gram
-from kernelkit.kernels.graphs import ShortestPath, WeisfeilerLehman
-from kernelkit.kernels.random_walk import RandomWalk
+from kernelkit.data._graphs import GraphBatch
+from kernelkit.kernels._features import sparse_feature_gram
+from kernelkit.kernels._graphs import ShortestPath, WeisfeilerLehman
+from kernelkit.kernels._random_walk import RandomWalk
 from kernelkit.testing import check_kernel
-from kernelkit.utils.errors import InputError
+from kernelkit.utils._errors import InputError
 
 
 def random_graphs(n: int, seed: int, *, max_nodes: int = 10, edge_labels: bool = False):

@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 import torch
 
-from kernelkit.data.molecules import MoleculeBatch
-from kernelkit.kernels.graphs import ShortestPath, WeisfeilerLehman
-from kernelkit.kernels.molecules import MinMax, Tanimoto
-from kernelkit.kernels.random_walk import RandomWalk
+from kernelkit.data._molecules import MoleculeBatch
+from kernelkit.kernels._graphs import ShortestPath, WeisfeilerLehman
+from kernelkit.kernels._molecules import MinMax, Tanimoto
+from kernelkit.kernels._random_walk import RandomWalk
 from kernelkit.testing import check_kernel
-from kernelkit.utils.errors import InputError
+from kernelkit.utils._errors import InputError
 
 Chem = pytest.importorskip("rdkit.Chem")
 from rdkit import DataStructs  # noqa: E402
@@ -39,7 +39,7 @@ SMILES = [
 
 def _molecules():
     if (DATA / "esol" / "ESOL.csv").is_file():
-        from kernelkit.data.molecule_datasets import load_esol
+        from kernelkit.data._molecule_datasets import load_esol
 
         return load_esol(DATA).smiles[:60]
     return SMILES
@@ -173,7 +173,7 @@ def test_kernel_svc_takes_smiles_in_grid_search():
 
     if not (DATA / "solubility" / "solubility.csv").is_file():
         pytest.skip(f"solubility data not found under {DATA}")
-    from kernelkit.data.molecule_datasets import load_solubility
+    from kernelkit.data._molecule_datasets import load_solubility
 
     ds = load_solubility(DATA, split="train")
     X, y = ds.smiles[:240], ds.target[:240]

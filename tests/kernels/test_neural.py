@@ -11,7 +11,7 @@ import torch
 
 from kernelkit.kernels import ArcCosine, ReLUNTK
 from kernelkit.testing import check_kernel
-from kernelkit.utils.errors import InputError
+from kernelkit.utils._errors import InputError
 
 SIZES = [(10**5, 4.0), pytest.param(10**6, 3.0, marks=pytest.mark.slow)]
 """(Monte Carlo draws, bound in standard errors): 10^6 draws within 3 standard errors on

@@ -11,9 +11,9 @@ import pytest
 import scipy.linalg as sla
 import torch
 
-from kernelkit.kernels.nodes import CommuteTime, Diffusion, RegularizedLaplacian, graph_laplacian
+from kernelkit.kernels._nodes import CommuteTime, Diffusion, RegularizedLaplacian, graph_laplacian
 from kernelkit.testing import check_kernel
-from kernelkit.utils.errors import InputError
+from kernelkit.utils._errors import InputError
 
 # the course's 5-node tree: edges 1-3, 2-3, 3-4, 4-5 (0-based here); node i is the i-th node of
 # list(TREE.nodes), so the nodes are added in order first

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from kernelkit import kernels
-from kernelkit.utils.errors import InputError
+from kernelkit.utils._errors import InputError
 
 RANDOM = [
     cls

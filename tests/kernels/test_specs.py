@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from kernelkit.kernels import Gaussian, Precomputed, Spectrum, Tanimoto, WeisfeilerLehman
-from kernelkit.kernels.specs import (
+from kernelkit.kernels._specs import (
     KERNEL_SPECS,
     KernelSpecError,
     build_kernel,
@@ -14,7 +14,7 @@ from kernelkit.kernels.specs import (
     parse_kernel_spec,
     spec_kind,
 )
-from kernelkit.utils.kinds import InputKind
+from kernelkit.utils._kinds import InputKind
 
 
 def test_parse_types_values_as_the_defaults():
@@ -76,8 +76,8 @@ def test_weighted_median_sigma_is_the_median_of_the_repeated_rows():
     dense and sparse rows, below and above the 1000-point subset."""
     import scipy.sparse as sp
 
-    from kernelkit.kernels.sparse import SparseRows
-    from kernelkit.kernels.specs import weighted_median
+    from kernelkit.kernels._sparse import SparseRows
+    from kernelkit.kernels._specs import weighted_median
 
     rng = np.random.default_rng(5)
     values, weights = rng.standard_normal(30), rng.integers(0, 4, 30)

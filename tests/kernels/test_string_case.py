@@ -1,7 +1,7 @@
-"""The case rule and the unknown residue in every string kernel (kernelkit.data.strings).
+"""The case rule and the unknown residue in every string kernel (kernelkit.data._strings).
 
 Every string kernel enrolled in the conformance registry
-(:func:`kernelkit.testing.kernels.iter_all_examples`) is checked, so a new string kernel is
+(:func:`kernelkit.testing._kernels.iter_all_examples`) is checked, so a new string kernel is
 covered without an edit here: lower case is the same letter (``k(s, s.lower()) = k(s, s)``)
 on DNA and on protein strings, and ``N`` / ``X`` match nothing.
 """
@@ -13,14 +13,14 @@ import importlib.util
 import pytest
 import torch
 
-from kernelkit.data.strings import StringBatch, case_folds, fold_case, unknown_letter
+from kernelkit.data._strings import StringBatch, case_folds, fold_case, unknown_letter
 from kernelkit.kernels import Kernel
-from kernelkit.kernels.alignment import LocalAlignment
-from kernelkit.kernels.fisher import HMMFisher
-from kernelkit.kernels.strings import Mismatch, Spectrum, Subsequence
-from kernelkit.kernels.weighted_degree import WeightedDegree
-from kernelkit.testing.kernels import iter_all_examples
-from kernelkit.utils.errors import InputError
+from kernelkit.kernels._alignment import LocalAlignment
+from kernelkit.kernels._fisher import HMMFisher
+from kernelkit.kernels._strings import Mismatch, Spectrum, Subsequence
+from kernelkit.kernels._weighted_degree import WeightedDegree
+from kernelkit.testing._kernels import iter_all_examples
+from kernelkit.utils._errors import InputError
 
 DNA = ["GATTACAGAT", "ACGTTAACGT", "GGGCCCAAAT", "TTAGGCTTAG", "CATCATCATC"]
 PROTEIN = ["MKVLAAGIVW", "HEAGAWGHEE", "CLIVMMNRLM", "WWKKLLGGPA", "GLFDIVKKVV"]

@@ -12,8 +12,8 @@ import pytest
 from kernelkit import KernelRidge
 from kernelkit.data import StringBatch
 from kernelkit.kernels import Mismatch, Spectrum, Subsequence
-from kernelkit.kernels.strings import _mismatch_shifts, memory_budget
-from kernelkit.utils.errors import InputError
+from kernelkit.kernels._strings import _mismatch_shifts, memory_budget
+from kernelkit.utils._errors import InputError
 
 
 def _seqs(n, length, seed=0):

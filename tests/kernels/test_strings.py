@@ -19,12 +19,12 @@ import pandas as pd
 import pytest
 import torch
 
-from kernelkit.data.strings import StringBatch
-from kernelkit.kernels.alignment import LocalAlignment, LogNormalizedAlignment, blosum62
-from kernelkit.kernels.features import SparseFeatures
-from kernelkit.kernels.strings import Mismatch, Spectrum, Subsequence
+from kernelkit.data._strings import StringBatch
+from kernelkit.kernels._alignment import LocalAlignment, LogNormalizedAlignment, blosum62
+from kernelkit.kernels._features import SparseFeatures
+from kernelkit.kernels._strings import Mismatch, Spectrum, Subsequence
 from kernelkit.testing import check_kernel, kernel_examples
-from kernelkit.utils.errors import InputError, NotPSDError
+from kernelkit.utils._errors import InputError, NotPSDError
 
 DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
 
@@ -402,7 +402,7 @@ def test_hyperparameter_validation():
 
 @pytest.mark.skipif(not (DATA / "amp").is_dir(), reason="shared AMP data not found")
 def test_spectrum_on_real_peptides_equals_brute_force():
-    from kernelkit.data.datasets import load_amp
+    from kernelkit.data._datasets import load_amp
 
     seqs = load_amp(DATA, "AMPvsTMset").sequences[:25]
     K = Spectrum(3, alphabet="protein")(seqs).numpy()
@@ -470,7 +470,7 @@ def test_grid_search_over_kernel_k_matches_precomputed_cv(normalized):
 
 def test_normalized_feature_kernels_equal_the_generic_normalisation():
     from kernelkit.kernels import NormalizedKernel
-    from kernelkit.kernels.strings import FeatureNormalizedKernel
+    from kernelkit.kernels._strings import FeatureNormalizedKernel
 
     X, Y = ["ACGTAC", "GATTACA", "CC", "TTTTG"], ["ACG", "GGT", "A"]
     for base in (Spectrum(3), Mismatch(3, 1, alphabet="dna")):

@@ -24,7 +24,7 @@ from kernelkit.kernels import (
     PrecomputedBatch,
     TensorMatern,
 )
-from kernelkit.utils.errors import InputError, NotPSDError
+from kernelkit.utils._errors import InputError, NotPSDError
 
 RNG = np.random.default_rng(0)
 X = RNG.normal(size=(40, 5))
@@ -210,7 +210,7 @@ def test_gaussian_geometry_and_distance_to_set():
 
 
 def test_gaussian_width_that_underflows_is_a_named_spec_error():
-    from kernelkit.kernels.specs import KernelSpecError, build_kernel
+    from kernelkit.kernels._specs import KernelSpecError, build_kernel
 
     with pytest.raises(KernelSpecError, match=r"sigma: expected a width whose 1 / \(2 sigma\^2\)"):
         build_kernel("gaussian:sigma=1e-300", "vector")
@@ -221,7 +221,7 @@ def test_gaussian_width_that_underflows_is_a_named_spec_error():
 
 def test_gaussian_width_that_overflows_is_a_named_error_not_an_overflow():
     from kernelkit.kernels import FeatureSpaceGaussian, Linear
-    from kernelkit.kernels.specs import KernelSpecError, build_kernel
+    from kernelkit.kernels._specs import KernelSpecError, build_kernel
 
     for make in (Gaussian, lambda s: FeatureSpaceGaussian(Linear(), sigma=s)):
         with pytest.raises(InputError, match=r"sigma: expected a width whose sigma\^2 is a finite"):

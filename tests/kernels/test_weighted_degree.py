@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from kernelkit.kernels import Spectrum, UnequalLengthError, WeightedDegree
-from kernelkit.kernels.weighted_degree import degree_weights, shift_matrix
+from kernelkit.kernels._weighted_degree import degree_weights, shift_matrix
 from kernelkit.testing import check_kernel
-from kernelkit.utils.errors import InputError
+from kernelkit.utils._errors import InputError
 
 
 def brute_wd(x: str, y: str, d: int, shift: int) -> float:
@@ -101,7 +101,7 @@ def test_differs_from_spectrum_where_position_matters():
 
 def test_kernel_specs_name_the_new_kernels():
     from kernelkit.kernels import ArcCosine, ReLUNTK
-    from kernelkit.kernels.specs import build_kernel
+    from kernelkit.kernels._specs import build_kernel
 
     spec = build_kernel("weighted-degree:degree=4,shift=1", "sequences")
     assert isinstance(spec, WeightedDegree) and (spec.degree, spec.shift) == (4, 1)

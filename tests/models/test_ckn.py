@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 import torch
 
-from kernelkit.kernels.dot_product import kappa_exp, kappa_inverse_polynomial
+from kernelkit.kernels._dot_product import kappa_exp, kappa_inverse_polynomial
+from kernelkit.models._ckn import CKN, CKNLayer, extract_patches, gaussian_filter, gaussian_pool
+from kernelkit.models._ckn_train import fit_image_anchors
 from kernelkit.models._spherical_kmeans import spherical_kmeans
-from kernelkit.models.ckn import CKN, CKNLayer, extract_patches, gaussian_filter, gaussian_pool
-from kernelkit.models.ckn_train import fit_image_anchors
 from kernelkit.solvers import symmetric_eigh
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")

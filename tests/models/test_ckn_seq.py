@@ -9,9 +9,8 @@ import pytest
 import scipy.linalg
 import torch
 
-from kernelkit.kernels.dot_product import kappa_exp
-from kernelkit.models._spherical_kmeans import spherical_kmeans
-from kernelkit.models.ckn_seq import (
+from kernelkit.kernels._dot_product import kappa_exp
+from kernelkit.models._ckn_seq import (
     GappedKmerLayer,
     KmerLengthSum,
     fit_kmer_anchors,
@@ -20,6 +19,7 @@ from kernelkit.models.ckn_seq import (
     kmer_layers,
     pyramid_prefixes,
 )
+from kernelkit.models._spherical_kmeans import spherical_kmeans
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

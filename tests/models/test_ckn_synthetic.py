@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kernelkit.models.ckn_synthetic import SPLICE_MOTIFS, planted_position_dna
-from kernelkit.utils.errors import InputError
+from kernelkit.models._ckn_synthetic import SPLICE_MOTIFS, planted_position_dna
+from kernelkit.utils._errors import InputError
 
 
 def test_motifs_are_planted_at_the_class_positions():

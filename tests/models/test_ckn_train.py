@@ -8,9 +8,9 @@ import pytest
 import torch
 from sklearn.linear_model import LogisticRegression
 
-from kernelkit.models.ckn import CKN
-from kernelkit.models.ckn_seq import GappedKmerLayer
-from kernelkit.models.ckn_train import (
+from kernelkit.models._ckn import CKN
+from kernelkit.models._ckn_seq import GappedKmerLayer
+from kernelkit.models._ckn_train import (
     LAM_CV_GRID,
     cross_validate_lam,
     fit_linear_head,

@@ -11,7 +11,7 @@ from scipy.optimize import minimize
 from torch.func import functional_call
 
 from kernelkit.kernels import Gaussian, Polynomial, TensorMatern
-from kernelkit.models.concatenated import (
+from kernelkit.models._concatenated import (
     Mixture,
     build_concatenated,
     coth_penalty,

@@ -8,11 +8,11 @@ import torch
 from scipy.optimize import minimize
 from sklearn.svm import SVR
 
-from kernelkit.gram.nystrom import nystrom_map_on_centres
+from kernelkit.gram._nystrom import nystrom_map_on_centres
 from kernelkit.kernels import Gaussian
 from kernelkit.models._erm import ErmOptions, erm_solver, fit_kernel_erm, select_lam, solve_erm
-from kernelkit.models.logistic_path import auto_grid
-from kernelkit.models.losses import EpsilonInsensitiveLoss, HuberLoss
+from kernelkit.models._logistic_path import auto_grid
+from kernelkit.models._losses import EpsilonInsensitiveLoss, HuberLoss
 
 
 def _data(n: int = 40, seed: int = 0):

@@ -1,4 +1,4 @@
-"""The kept K_nm of the Nyström operator (gram/streaming.py, models/falkon.py): the PCG and
+"""The kept K_nm of the Nyström operator (gram/_streaming.py, models/_falkon.py): the PCG and
 Newton-PCG solutions equal the streamed ones, and the kernel is evaluated once per fit."""
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ import pytest
 import torch
 
 from kernelkit.gram import gram
-from kernelkit.gram.nystrom import centre_indices
-from kernelkit.gram.streaming import NystromOperator, keep_budget
+from kernelkit.gram._nystrom import centre_indices
+from kernelkit.gram._streaming import NystromOperator, keep_budget
 from kernelkit.kernels import Gaussian
-from kernelkit.models.falkon import nystrom_ridge, nystrom_system
-from kernelkit.models.falkon_logistic import nystrom_logistic_fit
-from kernelkit.utils.errors import InputError
+from kernelkit.models._falkon import nystrom_ridge, nystrom_system
+from kernelkit.models._falkon_logistic import nystrom_logistic_fit
+from kernelkit.utils._errors import InputError
 
 N, M, D, BLOCK = 500, 40, 3, 64
 TILES = math.ceil(N / BLOCK)

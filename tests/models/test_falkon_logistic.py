@@ -1,4 +1,4 @@
-"""Nyström kernel logistic regression by Newton + Falkon CG (models/falkon_logistic.py)
+"""Nyström kernel logistic regression by Newton + Falkon CG (models/_falkon_logistic.py)
 against scikit-learn's LogisticRegression on the explicit Nyström features."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.multiclass import OneVsRestClassifier
 
 from kernelkit.gram import gram
-from kernelkit.gram.nystrom import centre_indices
+from kernelkit.gram._nystrom import centre_indices
 from kernelkit.kernels import Gaussian, Spectrum
-from kernelkit.models.falkon import nystrom_system
-from kernelkit.models.falkon_logistic import (
+from kernelkit.models._falkon import nystrom_system
+from kernelkit.models._falkon_logistic import (
     hessian_sample,
     logistic_preconditioner,
     nystrom_logistic_decision,

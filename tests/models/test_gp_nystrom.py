@@ -10,16 +10,16 @@ import torch
 
 from kernelkit import GaussianProcessRegressor, config_context
 from kernelkit.kernels import Gaussian, Tanimoto
-from kernelkit.models.gp import gp_fit, gp_predict
-from kernelkit.models.gp_nystrom import (
+from kernelkit.models._gp import gp_fit, gp_predict
+from kernelkit.models._gp_nystrom import (
     StreamedBound,
     sparse_gp_bound,
     sparse_gp_posterior,
     sparse_gp_predict,
     sparse_gp_statistics,
 )
-from kernelkit.models.hyperparams import kernel_with
-from kernelkit.utils.errors import InputError
+from kernelkit.models._hyperparams import kernel_with
+from kernelkit.utils._errors import InputError
 
 
 def _data(n=80, d=3, c=1, seed=0):

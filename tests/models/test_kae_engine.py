@@ -8,21 +8,11 @@ import torch
 from sklearn.kernel_ridge import KernelRidge as SkKernelRidge
 
 from kernelkit.kernels import Gaussian, Linear
-from kernelkit.models import (
-    AutoencoderData,
-    KernelChain,
-    KernelLayer,
-    NonFiniteObjectiveWarning,
-    build_autoencoder,
-    psd_factor,
-    ridge_coefficients,
-    ridge_loss_projected,
-    ridge_trace_loss,
-    sym_outer,
-    train,
-    train_alternating,
-)
-from kernelkit.utils.errors import InputError, NotPSDError
+from kernelkit.models import KernelChain, KernelLayer, build_autoencoder, ridge_coefficients, train
+from kernelkit.models._autoencoder import AutoencoderData, train_alternating
+from kernelkit.models._ridge import psd_factor, ridge_loss_projected, ridge_trace_loss, sym_outer
+from kernelkit.solvers._training import NonFiniteObjectiveWarning
+from kernelkit.utils._errors import InputError, NotPSDError
 
 F64 = torch.float64
 

@@ -1,4 +1,4 @@
-"""``lam="auto"`` of kernel logistic regression (models/logistic_path.py): the held-out path
+"""``lam="auto"`` of kernel logistic regression (models/_logistic_path.py): the held-out path
 against brute-force cold fits on the same split, the warm-started and preconditioner-reusing
 Newton-PCG against cold fits, the held-out scores against scikit-learn's metrics."""
 
@@ -11,23 +11,23 @@ from sklearn.metrics import log_loss, zero_one_loss
 
 from kernelkit import KernelLogisticRegression
 from kernelkit.gram import gram
-from kernelkit.gram.nystrom import centre_indices
+from kernelkit.gram._nystrom import centre_indices
 from kernelkit.kernels import Gaussian
-from kernelkit.models.falkon import nystrom_system
-from kernelkit.models.falkon_logistic import (
+from kernelkit.models._falkon import nystrom_system
+from kernelkit.models._falkon_logistic import (
     logistic_preconditioner,
     nystrom_logistic_fit,
     nystrom_logistic_onepass,
 )
-from kernelkit.models.logistic_path import (
+from kernelkit.models._logistic_path import (
     AUTO_GRID,
     held_out_scores,
     holdout_rows,
     logistic_lam_path,
     one_standard_error,
 )
-from kernelkit.utils.errors import InputError
-from kernelkit.utils.validation import EncodedLabels, signed_targets
+from kernelkit.utils._errors import InputError
+from kernelkit.utils._validation import EncodedLabels, signed_targets
 
 KERNEL = Gaussian(1.0)
 
@@ -231,7 +231,7 @@ def test_exact_path_follows_cold_exact_fits():
 
 
 def test_the_grid_follows_the_kernel_scale_and_bad_lam_is_named():
-    from kernelkit.utils.errors import ParameterError
+    from kernelkit.utils._errors import ParameterError
 
     rng = np.random.default_rng(2)
     X = rng.standard_normal((150, 2))
@@ -245,6 +245,6 @@ def test_the_grid_follows_the_kernel_scale_and_bad_lam_is_named():
     with pytest.raises(ParameterError, match=r"lam: .* or a str among \['auto'\]"):
         KernelLogisticRegression(lam="best").fit(X, y)
     with pytest.raises(InputError, match="mean k"):
-        from kernelkit.models.logistic_path import auto_grid
+        from kernelkit.models._logistic_path import auto_grid
 
         auto_grid(torch.zeros(3))

@@ -8,9 +8,9 @@ import torch
 
 from kernelkit import KernelRidge
 from kernelkit.kernels import Gaussian
-from kernelkit.models.falkon import nystrom_ridge_onepass, nystrom_system
-from kernelkit.models.nystrom_path import nystrom_path
-from kernelkit.utils.errors import InputError
+from kernelkit.models._falkon import nystrom_ridge_onepass, nystrom_system
+from kernelkit.models._nystrom_path import nystrom_path
+from kernelkit.utils._errors import InputError
 
 LAMS = [1e-6, 1e-4, 1e-2, 1.0]
 

@@ -9,14 +9,14 @@ from sklearn.kernel_ridge import KernelRidge as SkKernelRidge
 from sklearn.model_selection import KFold
 
 from kernelkit.kernels import Gaussian
-from kernelkit.models.ridge_path import (
+from kernelkit.models._ridge_path import (
     check_lam_grid,
     duplicate_groups,
     group_blocks,
     kfold_path_errors,
     ridge_spectrum,
 )
-from kernelkit.utils.errors import InputError
+from kernelkit.utils._errors import InputError
 
 
 def _problem(n: int, seed: int = 0, outputs: int = 0):

@@ -11,10 +11,10 @@ import pytest
 import torch
 from scipy.optimize import minimize
 
-from kernelkit.models.sip import embed_quadratic
-from kernelkit.models.sip_blocks import MAX_BLOCKS, _faces, embed_block_max, simplex_qp
-from kernelkit.models.sip_polar import EmbeddingConvergenceWarning
-from kernelkit.utils.errors import InputError
+from kernelkit.models._sip import embed_quadratic
+from kernelkit.models._sip_blocks import MAX_BLOCKS, _faces, embed_block_max, simplex_qp
+from kernelkit.models._sip_polar import EmbeddingConvergenceWarning
+from kernelkit.utils._errors import InputError
 
 
 def _blocks_problem(T: int, seed: int = 0, d: int = 6, n: int = 5):

@@ -12,8 +12,8 @@ import scipy.optimize
 import scipy.special
 import torch
 
-from kernelkit.models.sip_dual import dual_rrm, polar_value_and_map
-from kernelkit.models.sip_polar import embed_max
+from kernelkit.models._sip_dual import dual_rrm, polar_value_and_map
+from kernelkit.models._sip_polar import embed_max
 
 
 @pytest.fixture

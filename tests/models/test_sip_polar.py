@@ -12,10 +12,10 @@ import scipy.linalg
 import torch
 from scipy.optimize import minimize
 
-from kernelkit.gram.nystrom import nystrom_basis
-from kernelkit.models.sip import embed_quadratic, embed_quadratic_primal
-from kernelkit.models.sip_polar import embed_max
-from kernelkit.utils.errors import NotPSDError
+from kernelkit.gram._nystrom import nystrom_basis
+from kernelkit.models._sip import embed_quadratic, embed_quadratic_primal
+from kernelkit.models._sip_polar import embed_max
+from kernelkit.utils._errors import NotPSDError
 
 
 @pytest.fixture

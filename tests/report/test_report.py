@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kernelkit.report.document import Report
+from kernelkit.report._document import Report
 
 
 def _report() -> Report:
@@ -32,7 +32,7 @@ def test_markdown_and_html_hold_the_same_blocks(tmp_path):
 
 def test_plots_are_written(tmp_path):
     pytest.importorskip("matplotlib")
-    from kernelkit.report.plots import latent_panels, training_curves
+    from kernelkit.report._plots import latent_panels, training_curves
 
     rng = np.random.default_rng(0)
     codes = rng.normal(size=(50, 2))
@@ -50,7 +50,7 @@ def test_latent_panels_with_classes_and_with_one_column_codes(tmp_path):
     pytest.importorskip("matplotlib")
     import matplotlib.pyplot as plt
 
-    from kernelkit.report import plots
+    from kernelkit.report import _plots as plots
 
     rng = np.random.default_rng(0)
     codes = rng.normal(size=(30, 2))

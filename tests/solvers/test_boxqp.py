@@ -8,8 +8,8 @@ import torch
 from scipy.optimize import minimize
 
 from kernelkit.solvers import box_qp
-from kernelkit.solvers.boxqp import projected_gradient
-from kernelkit.utils.errors import InputError
+from kernelkit.solvers._boxqp import projected_gradient
+from kernelkit.utils._errors import InputError
 
 
 def _problem(seed, n=25):

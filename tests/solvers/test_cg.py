@@ -9,8 +9,9 @@ import torch
 
 from kernelkit.gram import GramOperator
 from kernelkit.kernels import Gaussian
-from kernelkit.solvers import CGResult, conjugate_gradient
-from kernelkit.utils.errors import InputError
+from kernelkit.solvers import conjugate_gradient
+from kernelkit.solvers._cg import CGResult
+from kernelkit.utils._errors import InputError
 
 RNG = np.random.default_rng(4)
 X = torch.as_tensor(RNG.normal(size=(120, 3)))

@@ -8,9 +8,9 @@ import torch
 
 from kernelkit.gram import GramOperator, center_gram
 from kernelkit.kernels import Gaussian
-from kernelkit.solvers import EigenResult, top_eigenpairs
-from kernelkit.solvers.eigen import choose_method
-from kernelkit.utils.errors import InputError
+from kernelkit.solvers import top_eigenpairs
+from kernelkit.solvers._eigen import EigenResult, choose_method
+from kernelkit.utils._errors import InputError
 
 RNG = np.random.default_rng(5)
 X = torch.as_tensor(RNG.normal(size=(150, 4)))

@@ -7,8 +7,8 @@ import pytest
 import scipy.linalg
 import torch
 
-from kernelkit.solvers import inverse_sqrt
-from kernelkit.utils.errors import InputError
+from kernelkit.solvers._matfun import inverse_sqrt
+from kernelkit.utils._errors import InputError
 
 
 def _spd(m: int, seed: int = 0, rank: int | None = None) -> torch.Tensor:

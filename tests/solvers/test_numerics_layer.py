@@ -53,7 +53,7 @@ TORCH_TOPLEVEL = {"cholesky", "cholesky_solve", "cholesky_inverse", "lu", "lu_so
 VERDICT_CALLS = {"check_psd", "spectrum_check"}
 
 ALLOWED: dict[tuple[str, str], str] = {
-    ("gram/operator.py", "scipy.sparse.linalg.LinearOperator"): (
+    ("gram/_operator.py", "scipy.sparse.linalg.LinearOperator"): (
         "wraps a GramOperator as SciPy's LinearOperator for users' own solvers; no solve"
     ),
 }
@@ -175,7 +175,7 @@ def package_violations(root: Path) -> dict[str, list[tuple[str, str]]]:
         ("from torch import optim", "optimiser"),
         ("from scipy.optimize import minimize", "optimiser"),
         ("import scipy.optimize", "optimiser"),
-        ("from kernelkit.utils.numerics import psd_tolerance\nok = m >= -psd_tolerance(d) * M",
+        ("from kernelkit.utils._numerics import psd_tolerance\nok = m >= -psd_tolerance(d) * M",
          "psd verdict"),
     ],
 )  # fmt: skip
@@ -210,7 +210,7 @@ PLANTS = {
     "eigensolver": "\n\ndef _planted(A):\n    from scipy.sparse.linalg import eigsh\n\n"
     "    return eigsh(A, k=1)\n",
     "optimiser": "\n\ndef _planted(params):\n    return torch.optim.Adam(params, lr=0.1)\n",
-    "psd verdict": "\n\ndef _planted(lam):\n    from kernelkit.utils.numerics import "
+    "psd verdict": "\n\ndef _planted(lam):\n    from kernelkit.utils._numerics import "
     "psd_tolerance\n\n    return lam[0] >= -psd_tolerance(lam.dtype) * lam[-1]\n",
 }
 
@@ -218,14 +218,14 @@ PLANTS = {
 @pytest.mark.parametrize("kind", sorted(PLANTS))
 def test_guard_fails_on_a_planted_call(kind, tmp_path):
     """Mutation check: a copy of the package with one forbidden call planted into a real
-    module (gram/nystrom.py) makes the package scan report exactly that file and kind."""
+    module (gram/_nystrom.py) makes the package scan report exactly that file and kind."""
     copy = tmp_path / "kernelkit"
     shutil.copytree(SRC, copy, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     assert package_violations(copy) == {}
     target = copy / "gram" / "nystrom.py"
     target.write_text(target.read_text(encoding="utf-8") + PLANTS[kind], encoding="utf-8")
     bad = package_violations(copy)
-    assert list(bad) == ["gram/nystrom.py"] and {k for k, _ in bad["gram/nystrom.py"]} == {kind}
+    assert list(bad) == ["gram/_nystrom.py"] and {k for k, _ in bad["gram/_nystrom.py"]} == {kind}
 
 
 def test_solvers_import_no_kernel_or_gram():

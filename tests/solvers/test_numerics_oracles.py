@@ -14,18 +14,16 @@ from torch import nn
 from kernelkit.solvers import (
     NonFiniteObjectiveWarning,
     check_psd,
-    cho_solve,
     cholesky_factor,
     conjugate_gradient,
     lbfgs,
-    lbfgs_batched,
-    solve,
-    solve_triangular,
     symmetric_eigh,
     train_module,
 )
-from kernelkit.utils.errors import InputError, NotPSDError
-from kernelkit.utils.numerics import jitter_ladder
+from kernelkit.solvers._cholesky import cho_solve, solve, solve_triangular
+from kernelkit.solvers._lbfgs import lbfgs_batched
+from kernelkit.utils._errors import InputError, NotPSDError
+from kernelkit.utils._numerics import jitter_ladder
 
 RNG = np.random.default_rng(12)
 

@@ -1,5 +1,5 @@
-"""One-pass Nyström normal equations (solvers/nystrom_normal.py, gram/streaming.py's
-``normal_equations``, models/falkon.py's ``nystrom_ridge_onepass``) against exact KRR,
+"""One-pass Nyström normal equations (solvers/_nystrom_normal.py, gram/_streaming.py's
+``normal_equations``, models/_falkon.py's ``nystrom_ridge_onepass``) against exact KRR,
 dense products, scikit-learn and Falkon's PCG."""
 
 from __future__ import annotations
@@ -15,21 +15,21 @@ import torch
 from sklearn.kernel_ridge import KernelRidge as SkKernelRidge
 
 from kernelkit import KernelRidge
-from kernelkit.gram.streaming import NystromOperator
+from kernelkit.gram._streaming import NystromOperator
 from kernelkit.kernels import Gaussian, Laplacian
-from kernelkit.models import falkon
-from kernelkit.models.falkon import (
+from kernelkit.models import _falkon as falkon
+from kernelkit.models._falkon import (
     nystrom_ridge,
     nystrom_ridge_onepass,
     nystrom_statistics,
     nystrom_system,
 )
-from kernelkit.models.falkon_logistic import (
+from kernelkit.models._falkon_logistic import (
     nystrom_logistic_decision,
     nystrom_logistic_fit,
     nystrom_logistic_onepass,
 )
-from kernelkit.solvers.nystrom_normal import (
+from kernelkit.solvers._nystrom_normal import (
     NystromStatistics,
     nystrom_normal_solve,
     symmetric_from_upper,
@@ -37,8 +37,8 @@ from kernelkit.solvers.nystrom_normal import (
     to_features,
     unmapped_error_bound,
 )
-from kernelkit.solvers.nystrom_pcg import nystrom_preconditioner
-from kernelkit.utils.errors import InputError
+from kernelkit.solvers._nystrom_pcg import nystrom_preconditioner
+from kernelkit.utils._errors import InputError
 
 
 def _data(n=400, d=4, seed=0, dtype=torch.float64):

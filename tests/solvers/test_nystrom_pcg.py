@@ -1,4 +1,4 @@
-"""Falkon's preconditioner and CG (solvers/nystrom_pcg.py) against dense solves."""
+"""Falkon's preconditioner and CG (solvers/_nystrom_pcg.py) against dense solves."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import pytest
 import scipy.linalg
 import torch
 
-from kernelkit.solvers.nystrom_pcg import centre_factor, nystrom_pcg, nystrom_preconditioner
-from kernelkit.utils.errors import InputError
+from kernelkit.solvers._nystrom_pcg import centre_factor, nystrom_pcg, nystrom_preconditioner
+from kernelkit.utils._errors import InputError
 
 
 def _problem(n=120, m=15, seed=0):

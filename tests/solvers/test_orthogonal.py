@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
-from kernelkit.solvers.orthogonal import column_pivots, polar_factor, procrustes_rotation
+from kernelkit.solvers._orthogonal import column_pivots, polar_factor, procrustes_rotation
 
 RNG = np.random.default_rng(11)
 

@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 import scipy.linalg
 
-from kernelkit.solvers import randomized_eigh, randomized_range, top_eigenpairs
-from kernelkit.utils.errors import InputError
+from kernelkit.solvers import randomized_eigh, top_eigenpairs
+from kernelkit.solvers._randomized import randomized_range
+from kernelkit.utils._errors import InputError
 
 
 def decaying(n: int, seed: int = 0) -> np.ndarray:

@@ -17,8 +17,9 @@ import numpy as np
 import pytest
 import torch
 
-from kernelkit.solvers import DistinctOptima, lbfgs_batched, lbfgs_restarts
-from kernelkit.solvers.lbfgs import halving, pilot_disagrees
+from kernelkit.solvers import lbfgs_restarts
+from kernelkit.solvers._lbfgs import halving, lbfgs_batched, pilot_disagrees
+from kernelkit.solvers._optima import DistinctOptima
 
 TILT = 0.3
 

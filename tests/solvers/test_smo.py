@@ -1,4 +1,4 @@
-"""SMO for libsvm's dual with one equality constraint (:mod:`kernelkit.solvers.smo`)."""
+"""SMO for libsvm's dual with one equality constraint (:mod:`kernelkit.solvers._smo`)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from sklearn.svm import SVR
 
-from kernelkit.solvers.smo import smo
-from kernelkit.utils.errors import InputError
+from kernelkit.solvers._smo import smo
+from kernelkit.utils._errors import InputError
 
 
 def _svr_dual(K: np.ndarray, y: np.ndarray, C: np.ndarray, eps: float):

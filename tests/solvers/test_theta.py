@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from scipy.optimize import linprog
 
-from kernelkit.solvers.theta import lovasz_theta, max_margin_value, max_margin_values, svm_theta
-from kernelkit.solvers.transport import wasserstein_uniform
-from kernelkit.utils.errors import InputError
+from kernelkit.solvers._theta import lovasz_theta, max_margin_value, max_margin_values, svm_theta
+from kernelkit.solvers._transport import wasserstein_uniform
+from kernelkit.utils._errors import InputError
 
 pytest.importorskip("cvxopt")
 

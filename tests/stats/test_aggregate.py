@@ -8,10 +8,10 @@ import torch
 
 from kernelkit.kernels import Gaussian
 from kernelkit.stats import gaussian_width_grid, two_sample_test
-from kernelkit.stats.aggregate import aggregated_permutation_null, standardise
-from kernelkit.stats.mmd import mmd2_from_gram
-from kernelkit.stats.nulls import permutation_indicators, pvalue
-from kernelkit.utils.errors import InputError
+from kernelkit.stats._aggregate import aggregated_permutation_null, standardise
+from kernelkit.stats._mmd import mmd2_from_gram
+from kernelkit.stats._nulls import permutation_indicators, pvalue
+from kernelkit.utils._errors import InputError
 
 
 def _gram(Z, sigma):

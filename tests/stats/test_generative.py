@@ -6,7 +6,7 @@ import torch
 
 from kernelkit.kernels import Gaussian
 from kernelkit.stats import mmd
-from kernelkit.stats.generative import (
+from kernelkit.stats._generative import (
     FeatureGaussian,
     gaussian_gram,
     heldout_mmd2,

@@ -11,9 +11,9 @@ import torch
 from kernelkit.gram import center_gram
 from kernelkit.kernels import Gaussian, Linear
 from kernelkit.stats import hsic, independence_test
-from kernelkit.stats.hsic import hsic_permutation_null
-from kernelkit.stats.nulls import order_batches
-from kernelkit.utils.errors import InputError
+from kernelkit.stats._hsic import hsic_permutation_null
+from kernelkit.stats._nulls import order_batches
+from kernelkit.utils._errors import InputError
 
 
 def _grams(X, Y, sx=1.0):

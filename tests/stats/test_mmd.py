@@ -8,7 +8,7 @@ import pytest
 from kernelkit.kernels import Gaussian, Linear, Spectrum
 from kernelkit.stats import MeanEmbedding, mmd, witness
 from kernelkit.stats._inputs import check_samples
-from kernelkit.stats.mmd import block_statistics, linear_statistics
+from kernelkit.stats._mmd import block_statistics, linear_statistics
 
 
 def _k(a, b, sigma=1.3):

@@ -7,7 +7,7 @@ import pytest
 
 from kernelkit.kernels import CenteredKernel, Gaussian, Linear
 from kernelkit.stats import gaussian_width_grid, mmd, two_sample_test, width_and_moment_grid
-from kernelkit.utils.errors import InputError
+from kernelkit.utils._errors import InputError
 
 
 def _samples(seed, n=25, m=32, d=3):

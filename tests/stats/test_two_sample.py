@@ -8,16 +8,16 @@ import torch
 
 from kernelkit.kernels import Gaussian, Polynomial
 from kernelkit.stats import gaussian_width_grid, select_kernel, two_sample_test
-from kernelkit.stats.mmd import mmd2_from_gram
-from kernelkit.stats.nulls import (
+from kernelkit.stats._mmd import mmd2_from_gram
+from kernelkit.stats._nulls import (
     centred_gram_eigenvalues,
     permutation_indicators,
     permutation_null,
     spectral_null,
     split_statistics,
 )
-from kernelkit.stats.selection import power_criterion
-from kernelkit.utils.errors import InputError
+from kernelkit.stats._selection import power_criterion
+from kernelkit.utils._errors import InputError
 
 
 def _gram(Z, sigma=1.0):
@@ -155,7 +155,7 @@ def test_quadratic_kernel_misses_gaussian_vs_laplace_that_gaussian_sees():
 def test_permutation_null_is_one_product_per_batch(monkeypatch):
     """1000 permutations in batches of 256: four ``K @ S`` products (counted, not timed), and
     every null statistic equals the MMD of its relabelled sample (brute force)."""
-    import kernelkit.stats.nulls as nulls
+    import kernelkit.stats._nulls as nulls
 
     rng = np.random.default_rng(8)
     K = _gram(rng.normal(size=(60, 2)))

@@ -9,9 +9,9 @@ import pytest
 import torch
 
 from kernelkit.kernels import Gaussian, Kernel, Linear, Precomputed
-from kernelkit.kernels.base import StationaryKernel
+from kernelkit.kernels._base import StationaryKernel
 from kernelkit.testing import all_kernel_classes, check_kernel, is_abstract, kernel_examples
-from kernelkit.testing.kernels import random_gram
+from kernelkit.testing._kernels import random_gram
 
 
 @pytest.fixture

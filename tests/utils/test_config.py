@@ -15,7 +15,7 @@ import kernelkit
 from kernelkit import KernelRidge, config_context, get_config, set_config
 from kernelkit.kernels import Gaussian
 from kernelkit.utils._config import Options
-from kernelkit.utils.errors import InputError
+from kernelkit.utils._errors import InputError
 
 DEFAULTS = dataclasses.asdict(Options())
 
@@ -89,16 +89,16 @@ def test_bad_values_are_refused_and_change_nothing(values, message):
 @pytest.mark.parametrize(
     ("module", "name", "option"),
     [
-        ("kernelkit.models.falkon", "KEPT_ENTRY_FLOPS", "kept_entry_flops"),
-        ("kernelkit.models.falkon", "UNMAPPED_ROWS_PER_CENTRE", "unmapped_rows_per_centre"),
-        ("kernelkit.models.falkon_logistic", "HESSIAN_SAMPLE_BYTES", "hessian_sample_bytes"),
-        ("kernelkit.models.logistic_path", "PATIENCE", "logistic_patience"),
-        ("kernelkit.gram.streaming", "NYSTROM_TILE_BYTES", "nystrom_tile_bytes"),
-        ("kernelkit.solvers.spectra", "DENSE_MAX_N", "spectrum_dense_max_n"),
-        ("kernelkit.solvers.eigen", "FULL_MAX_N", "eigen_full_max_n"),
-        ("kernelkit.gram.tiling", "DEFAULT_TILE_BYTES", "gram_tile_bytes"),
-        ("kernelkit.models.gp_nystrom", "TILE_ENTRIES", "gp_tile_entries"),
-        ("kernelkit.estimators.logistic", "NEWTON_STEPS", "logistic_newton_steps"),
+        ("kernelkit.models._falkon", "KEPT_ENTRY_FLOPS", "kept_entry_flops"),
+        ("kernelkit.models._falkon", "UNMAPPED_ROWS_PER_CENTRE", "unmapped_rows_per_centre"),
+        ("kernelkit.models._falkon_logistic", "HESSIAN_SAMPLE_BYTES", "hessian_sample_bytes"),
+        ("kernelkit.models._logistic_path", "PATIENCE", "logistic_patience"),
+        ("kernelkit.gram._streaming", "NYSTROM_TILE_BYTES", "nystrom_tile_bytes"),
+        ("kernelkit.solvers._spectra", "DENSE_MAX_N", "spectrum_dense_max_n"),
+        ("kernelkit.solvers._eigen", "FULL_MAX_N", "eigen_full_max_n"),
+        ("kernelkit.gram._tiling", "DEFAULT_TILE_BYTES", "gram_tile_bytes"),
+        ("kernelkit.models._gp_nystrom", "TILE_ENTRIES", "gp_tile_entries"),
+        ("kernelkit.estimators._logistic", "NEWTON_STEPS", "logistic_newton_steps"),
     ],
 )
 def test_removed_constants_warn_and_return_the_option(module, name, option):

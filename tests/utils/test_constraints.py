@@ -1,4 +1,4 @@
-"""kernelkit.utils.constraints against scikit-learn's (private) parameter validation, the
+"""kernelkit.utils._constraints against scikit-learn's (private) parameter validation, the
 oracle it replaces, and kernelkit.testing.check_param_validation against estimators that
 break the contract."""
 
@@ -12,9 +12,9 @@ import pytest
 from sklearn.base import BaseEstimator
 from sklearn.utils import _param_validation as sk
 
-from kernelkit.testing.params import check_param_validation
-from kernelkit.utils import constraints as kk
-from kernelkit.utils.errors import ParameterError
+from kernelkit.testing._params import check_param_validation
+from kernelkit.utils import _constraints as kk
+from kernelkit.utils._errors import ParameterError
 
 VALUES = [None, True, False, 0, 1, -1, 2, 0.5, -0.5, 1.0, 1e9, np.nan, np.inf, np.int64(3),
           np.float32(0.25), "a", "b", "z", "", [1, 2], (1,), np.zeros(2), print, object(),

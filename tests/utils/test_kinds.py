@@ -10,8 +10,8 @@ from kernelkit.kernels import (
     Tanimoto,
     WeisfeilerLehman,
 )
-from kernelkit.utils.errors import InputError
-from kernelkit.utils.kinds import InputKind
+from kernelkit.utils._errors import InputError
+from kernelkit.utils._kinds import InputKind
 
 
 @pytest.mark.parametrize(

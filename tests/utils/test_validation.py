@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 import torch
 
-from kernelkit.utils.errors import InputError
-from kernelkit.utils.validation import largest_entry, to_tensor
+from kernelkit.utils._errors import InputError
+from kernelkit.utils._validation import largest_entry, to_tensor
 
 
 @pytest.mark.parametrize("half", [torch.float16, torch.bfloat16])

@@ -1,1 +1,5 @@
-"""kernelkit.cli."""
+"""kernelkit's command line: ``kernelkit --help`` (``docs/cli.md``)."""
+
+from kernelkit.cli._main import main
+
+__all__ = ["main"]

@@ -1,11 +1,11 @@
 """Typed batches of structured objects (strings, graphs, molecules) and dataset loaders."""
 
-from kernelkit.data.datasets import SequenceDataset, load_amp, load_promoter
-from kernelkit.data.detect import detect_input_kind
-from kernelkit.data.graphs import GraphBatch, as_graph_batch
-from kernelkit.data.molecule_datasets import MoleculeDataset, load_esol, load_solubility
-from kernelkit.data.molecules import MoleculeBatch, as_molecule_batch
-from kernelkit.data.strings import ALPHABETS, StringBatch, as_string_batch
+from kernelkit.data._datasets import SequenceDataset, load_amp, load_promoter
+from kernelkit.data._detect import detect_input_kind
+from kernelkit.data._graphs import GraphBatch, as_graph_batch
+from kernelkit.data._molecule_datasets import MoleculeDataset, load_esol, load_solubility
+from kernelkit.data._molecules import MoleculeBatch, as_molecule_batch
+from kernelkit.data._strings import ALPHABETS, StringBatch, as_string_batch
 
 __all__ = [
     "ALPHABETS",

@@ -3,22 +3,22 @@
 >>> from kernelkit.estimators import KernelPCA, KernelRidge, KernelSVC
 """
 
-from kernelkit.estimators.ckn import CKNClassifier, CKNFeatures
-from kernelkit.estimators.ckn_seq import SequenceCKNClassifier, SequenceCKNFeatures
-from kernelkit.estimators.clustering import KernelKMeans, kernel_kmeans
-from kernelkit.estimators.features import NystromFeatures, RandomFourierFeatures
-from kernelkit.estimators.huber import KernelHuberRegressor
-from kernelkit.estimators.kcca import KernelCCA
-from kernelkit.estimators.logistic import KernelLogisticRegression
-from kernelkit.estimators.mkl import SimpleMKL
-from kernelkit.estimators.pca import KernelPCA, KernelPCAResult, kernel_pca
-from kernelkit.estimators.ridge import KernelRidge
-from kernelkit.estimators.spectral import SpectralClustering
-from kernelkit.estimators.svm import KernelSVC
-from kernelkit.estimators.svm_dual import BiasFreeSVC, bias_free_svm
-from kernelkit.estimators.svr import KernelSVR
+from kernelkit.estimators._ckn import CKNClassifier, CKNFeatures
+from kernelkit.estimators._ckn_seq import SequenceCKNClassifier, SequenceCKNFeatures
+from kernelkit.estimators._clustering import KernelKMeans, kernel_kmeans
+from kernelkit.estimators._features import NystromFeatures, RandomFourierFeatures
+from kernelkit.estimators._huber import KernelHuberRegressor
+from kernelkit.estimators._kcca import KernelCCA
+from kernelkit.estimators._logistic import KernelLogisticRegression
+from kernelkit.estimators._mkl import SimpleMKL
+from kernelkit.estimators._pca import KernelPCA, KernelPCAResult, kernel_pca
+from kernelkit.estimators._ridge import KernelRidge
+from kernelkit.estimators._spectral import SpectralClustering
+from kernelkit.estimators._svm import KernelSVC
+from kernelkit.estimators._svm_dual import BiasFreeSVC, bias_free_svm
+from kernelkit.estimators._svr import KernelSVR
 from kernelkit.models._logistic_exact import kernel_logistic_regression
-from kernelkit.models.ridge import kernel_ridge_coefficients
+from kernelkit.models._ridge import kernel_ridge_coefficients
 
 __all__ = [
     "BiasFreeSVC",

@@ -28,15 +28,16 @@ import torch
 from sklearn.base import clone
 from torch import nn
 
-from kernelkit.estimators.autoencoder_setup import (
+from kernelkit.estimators._autoencoder_setup import (
     FitSetup,
     build,
     run_training,
     training_grams,
 )
 from kernelkit.kernels import Precomputed, PrecomputedBatch
-from kernelkit.models import AutoencoderData, TrainResult, reconstruction_errors
-from kernelkit.utils.errors import InputError
+from kernelkit.models._autoencoder import AutoencoderData, reconstruction_errors
+from kernelkit.solvers._training import TrainResult
+from kernelkit.utils._errors import InputError
 
 __all__ = [
     "AUTO_FALLBACK_LAM",

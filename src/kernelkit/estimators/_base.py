@@ -8,11 +8,12 @@ Every estimator of :mod:`kernelkit.estimators` reads its data *through its kerne
   :mod:`kernelkit.kernels._resolve`.  The fitted kernel is ``kernel_`` (a clone of a
   given kernel), so later changes to the ``kernel`` parameter never leak into a fitted model.
 * Constructor parameters are validated declaratively, from the class's
-  ``_parameter_constraints`` (:mod:`kernelkit.utils.constraints`, scikit-learn's vocabulary), at the
-  start of ``fit``; a bad value raises :class:`~kernelkit.utils.errors.ParameterError`
-  naming the parameter, what was expected and what came in.
+  ``_parameter_constraints`` (:mod:`kernelkit.utils._constraints`, scikit-learn's
+  vocabulary), at the start of ``fit``; a bad value raises
+  :class:`~kernelkit.utils._errors.ParameterError` naming the parameter, what was expected
+  and what came in.
 * The training data are stored as ``X_fit_ = kernel_.prepare(X, reference=True)``, never a
-  view of the caller's array (:func:`~kernelkit.utils.validation.owned`): a float
+  view of the caller's array (:func:`~kernelkit.utils._validation.owned`): a float
   tensor for vector kernels, a :class:`~kernelkit.kernels.PrecomputedBatch` for
   ``Precomputed()``, and the kernel's own batch type for structured kernels (strings,
   graphs, molecules ...).
@@ -20,13 +21,13 @@ Every estimator of :mod:`kernelkit.estimators` reads its data *through its kerne
   (``validate_data``: NaN/inf, complex, sparse, 1-D, empty input, ``n_features_in_`` and
   ``feature_names_in_``); the errors are re-raised as :class:`~kernelkit.utils.InputError`.
   Sparse ``X`` (CSR/CSC/COO, sparse torch tensors) is taken by the kernels that accept it
-  (``Kernel.accepts_sparse``) as :class:`~kernelkit.kernels.sparse.SparseRows`, never
+  (``Kernel.accepts_sparse``) as :class:`~kernelkit.kernels._sparse.SparseRows`, never
   densified whole.
   Torch tensors skip NumPy entirely and stay on their device.  A precomputed cross-Gram must
   have one column per training point.
 * dtype: float64 by default; float32 input (tensor or NumPy array) stays float32, so the Gram
   matrix and the solves run in float32.  Outputs and fitted array attributes follow the
-  container of the training input (:func:`kernelkit.utils.validation.like_input`): NumPy in,
+  container of the training input (:func:`kernelkit.utils._validation.like_input`): NumPy in,
   NumPy out; torch in, torch out on the same device.
 """
 
@@ -44,29 +45,29 @@ import torch
 from sklearn.base import clone
 from sklearn.utils.validation import check_array, validate_data
 
-from kernelkit.data.detect import detect_input_kind, drop_invalid_records
-from kernelkit.gram.distributed import draw_kept_centres, is_dask_collection, n_rows
+from kernelkit.data._detect import detect_input_kind, drop_invalid_records
+from kernelkit.gram._distributed import draw_kept_centres, is_dask_collection, n_rows
 from kernelkit.kernels import Kernel, Linear, PrecomputedBatch
+from kernelkit.kernels._base import Batch, batch_dtype
+from kernelkit.kernels._callable import CallableKernel
 from kernelkit.kernels._resolve import (
     VectorKernelRecipe,
     parameter_accepts_sparse,
     parameter_kind,
     resolve_kernel,
 )
-from kernelkit.kernels.base import Batch, batch_dtype
-from kernelkit.kernels.callable import CallableKernel
-from kernelkit.kernels.sparse import SparseRows
-from kernelkit.utils import errors
-from kernelkit.utils.constraints import (
+from kernelkit.kernels._sparse import SparseRows
+from kernelkit.utils import _errors as errors
+from kernelkit.utils._constraints import (
     Interval,
     InvalidParameterError,
     StrOptions,
     validate_parameter_constraints,
 )
-from kernelkit.utils.errors import InputError
-from kernelkit.utils.kinds import InputKind
-from kernelkit.utils.progress import Progress
-from kernelkit.utils.validation import check_finite, check_frame_columns, owned, to_tensor
+from kernelkit.utils._errors import InputError
+from kernelkit.utils._kinds import InputKind
+from kernelkit.utils._progress import Progress
+from kernelkit.utils._validation import check_finite, check_frame_columns, owned, to_tensor
 
 ARRAY_KINDS = (InputKind.VECTOR, InputKind.GRAM)
 """Input kinds given as numeric arrays (validated like scikit-learn input)."""
@@ -83,7 +84,7 @@ KERNEL_PARAMS_CONSTRAINT: dict[str, list[Any]] = {"kernel_params": [dict, None]}
 
 RANDOM_STATE_CONSTRAINT: list[Any] = ["random_state", np.random.Generator]
 """``random_state``: None, an int, a ``RandomState`` or a ``Generator`` (see
-:mod:`kernelkit.utils.seeding`)."""
+:mod:`kernelkit.utils._seeding`)."""
 
 MEMORY_BUDGET_CONSTRAINT: list[Any] = [Interval(Integral, 1, None, closed="left"), None]
 """``memory_budget``: bytes of scratch memory for the tiled Gram engine, or None (no limit)."""
@@ -97,13 +98,13 @@ ON_ERROR_CONSTRAINT: list[Any] = [StrOptions({"raise", "skip"})]
 
 def progress_of(estimator: Any, total: int | None = None, unit: str = "iter") -> Progress:
     """The progress report of ``estimator``'s fit for its ``verbose`` (the one format of
-    :mod:`kernelkit.utils.progress`: ``[ClassName] iter 5/100 objective=...`` lines on stderr,
+    :mod:`kernelkit.utils._progress`: ``[ClassName] iter 5/100 objective=...`` lines on stderr,
     a bar on a terminal, ``verbose(iteration, value)`` when callable)."""
     return Progress(type(estimator).__name__, total, getattr(estimator, "verbose", 0), unit=unit)
 
 
 def warn_max_iter(estimator: Any, detail: str = "") -> None:
-    """Warn with :class:`~kernelkit.utils.errors.ConvergenceWarning` that ``estimator``'s
+    """Warn with :class:`~kernelkit.utils._errors.ConvergenceWarning` that ``estimator``'s
     optimiser stopped at ``max_iter`` before its stopping test held."""
     extra = f" ({detail})" if detail else ""
     warnings.warn(
@@ -234,7 +235,7 @@ class KernelEstimatorMixin:
     _sparse_input: ClassVar[bool] = False
     """Whether the estimator takes sparse X (with a kernel that accepts it; the ``sparse``
     tag): set by the estimators whose every path works on
-    :class:`~kernelkit.kernels.sparse.SparseRows`."""
+    :class:`~kernelkit.kernels._sparse.SparseRows`."""
 
     # ------------------------------------------------------------------ parameters
     def _validate_params(self) -> None:
@@ -267,7 +268,7 @@ class KernelEstimatorMixin:
     # ------------------------------------------------------------------ X
     def _drop_invalid(self, X: Any, y: Any, sample_weight: Any) -> tuple[Any, Any, Any]:
         """``X``, ``y``, ``sample_weight`` without the records that do not parse, with
-        ``on_error="skip"`` (:func:`kernelkit.data.detect.drop_invalid_records`)."""
+        ``on_error="skip"`` (:func:`kernelkit.data._detect.drop_invalid_records`)."""
         on_error = self.on_error
         if on_error != "skip" or X is None:
             return X, y, sample_weight
@@ -334,7 +335,7 @@ class KernelEstimatorMixin:
 
         ``centers`` (default: the ``centers`` parameter) a method name: ``n_centers`` rows
         drawn by position with probabilities proportional to ``sample_weight``
-        (:func:`~kernelkit.gram.distributed.draw_kept_centres`, the in-memory
+        (:func:`~kernelkit.gram._distributed.draw_kept_centres`, the in-memory
         :func:`~kernelkit.gram._centres.uniform_centres`), ``blocks`` the row blocks of ``X``
         with those holding a centre kept on the workers; centres given as points (indices
         ``None``) read nothing and ``blocks`` is ``X``.
@@ -462,7 +463,7 @@ class KernelEstimatorMixin:
 
     def _validate_y_numeric(self, y: Any, n: int, dtype: torch.dtype) -> torch.Tensor:
         """Numeric targets as a 1-D or 2-D tensor of ``dtype`` with ``n`` rows; finite and
-        below :func:`~kernelkit.utils.validation.largest_entry` in magnitude (squared
+        below :func:`~kernelkit.utils._validation.largest_entry` in magnitude (squared
         residuals of larger targets overflow), the first bad one named."""
         if y is None:
             self._check_y_length(y, n)

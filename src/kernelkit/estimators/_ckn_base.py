@@ -1,7 +1,7 @@
 r"""Shared machinery of the CKN estimators (images and sequences, course part 3, sections 6-7
 and 10): input validation, the fitting of the network, the supervised training and the
-transformer interface of :mod:`kernelkit.estimators.ckn` and
-:mod:`kernelkit.estimators.ckn_seq`.
+transformer interface of :mod:`kernelkit.estimators._ckn` and
+:mod:`kernelkit.estimators._ckn_seq`.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from kernelkit.estimators._base import (
     progress_of,
     to_numpy,
 )
-from kernelkit.kernels.dot_product import KAPPAS
-from kernelkit.models.ckn_train import (
+from kernelkit.kernels._dot_product import KAPPAS
+from kernelkit.models._ckn_train import (
     cross_validate_lam,
     fit_linear_head,
     map_in_batches,
@@ -32,10 +32,10 @@ from kernelkit.models.ckn_train import (
     train_classifier,
     validation_split,
 )
-from kernelkit.utils.constraints import Interval, StrOptions
-from kernelkit.utils.errors import InputError
-from kernelkit.utils.seeding import torch_generator
-from kernelkit.utils.validation import check_finite, like_input
+from kernelkit.utils._constraints import Interval, StrOptions
+from kernelkit.utils._errors import InputError
+from kernelkit.utils._seeding import torch_generator
+from kernelkit.utils._validation import check_finite, like_input
 
 COMMON_CONSTRAINTS: dict[str, list[Any]] = {
     "kappa": [StrOptions(set(KAPPAS))],
@@ -153,11 +153,11 @@ SUPERVISED_PARAMS_DOC = """
         ``"alternating"``: Chen, Jacob & Mairal (2019) and Mairal (2016, §4), epochs of Adam
         on the anchors alone (projected on unit rows) with the classifier solved exactly
         between epochs, the learning rate halved on a held-out plateau, the epoch of lowest
-        held-out loss kept (:func:`kernelkit.models.ckn_train.train_alternating`);
+        held-out loss kept (:func:`kernelkit.models.train_alternating`);
         ``"joint"``: Adam on anchors and classifier together with a cosine decay, the epoch
-        of best held-out accuracy kept (:func:`kernelkit.models.ckn_train.train_classifier`).
+        of best held-out accuracy kept (:func:`kernelkit.models._ckn_train.train_classifier`).
     verbose : int, bool or callable, default 0
-        ``0``: silent; ``1``: progress on stderr (:mod:`kernelkit.utils.progress`: a bar on a
+        ``0``: silent; ``1``: progress on stderr (:mod:`kernelkit.utils._progress`: a bar on a
         terminal, else one ``[Name] epoch k/max_iter objective=...`` line per epoch with the
         held-out accuracy and cross-entropy, and the learning rate with
         ``training="alternating"``, then a ``done after ...`` line); a callable receives
@@ -181,7 +181,7 @@ SUPERVISED_ATTRIBUTES_DOC = """
         Mean objective of each epoch.
     lam_ : float
         The ridge penalty used (``lam``, or the one chosen by internal cross-validation for
-        ``lam="auto"``: :func:`kernelkit.models.ckn_train.cross_validate_lam`).
+        ``lam="auto"``: :func:`kernelkit.models._ckn_train.cross_validate_lam`).
     validation_scores_ : list of float
         Held-out accuracy before training (entry 0) and after each epoch (empty when
         ``validation_fraction=0``).

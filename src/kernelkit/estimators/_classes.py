@@ -16,9 +16,9 @@ import numpy as np
 import torch
 
 from kernelkit.estimators._base import KERNEL_CONSTRAINTS, VERBOSE_CONSTRAINT, KernelEstimatorMixin
-from kernelkit.kernels.base import Batch
-from kernelkit.utils.constraints import Interval
-from kernelkit.utils.validation import like_input, signed_targets
+from kernelkit.kernels._base import Batch
+from kernelkit.utils._constraints import Interval
+from kernelkit.utils._validation import like_input, signed_targets
 
 MARGIN_CONSTRAINTS: dict[str, list[Any]] = {
     **KERNEL_CONSTRAINTS,

@@ -1,6 +1,6 @@
 """The estimator side of the loss seam: one fit / predict for every ERM regressor.
 
-An estimator of a loss of :mod:`kernelkit.models.losses` subclasses
+An estimator of a loss of :mod:`kernelkit.models._losses` subclasses
 :class:`KernelERMRegressor` and defines ``_loss()`` (its loss object), its parameters and its
 docstring; validation, the kernel, the solvers (exact / Nyström, ``solver="auto"``), Dask
 input, sample weights, ``lam="auto"``, ``on_error`` and progress come from here and from
@@ -28,8 +28,8 @@ from kernelkit.estimators._base import (
     to_numpy,
     warn_max_iter,
 )
-from kernelkit.gram.distributed import is_dask_collection, map_row_blocks
-from kernelkit.gram.nystrom import CENTRE_METHODS, centre_count
+from kernelkit.gram._distributed import is_dask_collection, map_row_blocks
+from kernelkit.gram._nystrom import CENTRE_METHODS, centre_count
 from kernelkit.models._erm import (
     ErmOptions,
     KernelErmModel,
@@ -37,10 +37,10 @@ from kernelkit.models._erm import (
     fit_kernel_erm,
     fit_kernel_erm_distributed,
 )
-from kernelkit.models.falkon import nystrom_predict
-from kernelkit.utils.constraints import Interval, StrOptions
-from kernelkit.utils.errors import InputError
-from kernelkit.utils.validation import like_input
+from kernelkit.models._falkon import nystrom_predict
+from kernelkit.utils._constraints import Interval, StrOptions
+from kernelkit.utils._errors import InputError
+from kernelkit.utils._validation import like_input
 
 ERM_CONSTRAINTS: dict[str, list[Any]] = {
     **KERNEL_CONSTRAINTS,

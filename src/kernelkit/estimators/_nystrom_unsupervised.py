@@ -4,10 +4,10 @@ Both work on the Nyström features ``phi(x) = L^{-1} k_C(x)`` of ``m`` centres `
 (``L L^T = K_CC + delta I``, the library's one regularisation; course part 3, slide
 "Nyström"), whose Gram ``Phi Phi^T = K_nC (K_CC + delta I)^{-1} K_Cn`` is the Nyström
 approximation of ``K`` (exact with every point a centre, up to ``delta``).  Nothing ``n x n``
-is formed; the ``n x m`` block is streamed in row tiles (:mod:`kernelkit.gram.streaming`) by
-the engine of the Nyström ridge solvers (:func:`kernelkit.models.falkon.nystrom_system`,
-:meth:`~kernelkit.gram.streaming.NystromOperator.normal_equations`,
-:func:`~kernelkit.models.falkon.nystrom_predict`).
+is formed; the ``n x m`` block is streamed in row tiles (:mod:`kernelkit.gram._streaming`) by
+the engine of the Nyström ridge solvers (:func:`kernelkit.models._falkon.nystrom_system`,
+:meth:`~kernelkit.gram.NystromOperator.normal_equations`,
+:func:`~kernelkit.models._falkon.nystrom_predict`).
 
 *Kernel PCA* (course part 1, section 4.2, on the approximated Gram): with the mean
 ``mu = Phi^T 1 / n`` the centred Gram ``K~_c = (Phi - 1 mu^T)(Phi - 1 mu^T)^T`` has the same
@@ -58,21 +58,23 @@ import numpy as np
 import torch
 
 from kernelkit.gram._centres import kmeanspp_seeds, uniform_centres
-from kernelkit.gram.nystrom import CentreChoice
-from kernelkit.gram.streaming import NystromOperator
+from kernelkit.gram._nystrom import CentreChoice
+from kernelkit.gram._streaming import NystromOperator
 from kernelkit.kernels import Kernel
-from kernelkit.kernels.base import Batch
-from kernelkit.models.falkon import (
+from kernelkit.kernels._base import Batch
+from kernelkit.models._falkon import (
     NystromSystem,
     nystrom_predict,
     nystrom_ridge_onepass,
     nystrom_system,
 )
-from kernelkit.solvers import fix_signs, solve_triangular, top_eigenpairs
-from kernelkit.solvers.spectra import symmetric_eigvalsh
-from kernelkit.utils.errors import InputError
-from kernelkit.utils.numerics import eps
-from kernelkit.utils.seeding import check_random_state
+from kernelkit.solvers import top_eigenpairs
+from kernelkit.solvers._cholesky import solve_triangular
+from kernelkit.solvers._eigen import fix_signs
+from kernelkit.solvers._spectra import symmetric_eigvalsh
+from kernelkit.utils._errors import InputError
+from kernelkit.utils._numerics import eps
+from kernelkit.utils._seeding import check_random_state
 
 
 @dataclass(frozen=True)
@@ -156,7 +158,7 @@ def centred_scatter(
     kernel: Kernel, Xb: Batch, choice: CentreChoice, *, block_size: Any = None
 ) -> CentredScatter:
     """``Phi^T Phi`` and ``Phi^T 1`` in ONE streamed pass of the engine's normal-equations
-    tiles (:meth:`kernelkit.gram.streaming.NystromOperator.normal_equations` with the basis
+    tiles (:meth:`kernelkit.gram.NystromOperator.normal_equations` with the basis
     ``L``: a triangular solve and a symmetric rank-``b`` update per tile, summed in float64;
     float32 data: the tile products in float32, its ``fast`` mode) and the centred scatter
     ``S`` (module docstring)."""
@@ -253,7 +255,7 @@ def pre_image_map(
 
     The exact map is the kernel ridge regression ``beta = (k(Z, Z) + n lam I)^{-1} X`` from
     the training codes to the inputs; here it is the one-pass Nyström ridge solution
-    (:func:`kernelkit.models.falkon.nystrom_ridge_onepass`) with the codes of the KPCA
+    (:func:`kernelkit.models._falkon.nystrom_ridge_onepass`) with the codes of the KPCA
     centres as centres (a uniform draw of as many when the centres were given as points),
     equal to the exact map with every point a centre.
     """

@@ -2,8 +2,8 @@ r"""Hyper-parameter selection and conformal intervals of the exact :class:`Kerne
 
 ``lam`` as a list or ``"auto"``, ``cv`` and ``kernel_params`` of
 :class:`~kernelkit.estimators.KernelRidge` are served here; the maths is in
-:mod:`kernelkit.models.ridge_path` (one eigendecomposition for the whole ``lam`` path,
-closed-form LOO and GCV) and :mod:`kernelkit.models.conformal` (jackknife+ from the
+:mod:`kernelkit.models._ridge_path` (one eigendecomposition for the whole ``lam`` path,
+closed-form LOO and GCV) and :mod:`kernelkit.models._conformal` (jackknife+ from the
 leave-one-out fits, split conformal).
 
 * ``cv="loo"`` / ``"gcv"``: every grid value is scored in closed form from one
@@ -15,7 +15,7 @@ leave-one-out fits, split conformal).
   value on the closed-form criterion (with refits on folds, an int or splitter ``cv``: the
   best grid value).
 * ``cv="loo"`` leaves each group of training inputs the kernel cannot tell apart
-  (:func:`~kernelkit.models.ridge_path.duplicate_groups`: identical inputs, equal Gram rows)
+  (:func:`~kernelkit.models._ridge_path.duplicate_groups`: identical inputs, equal Gram rows)
   out together, in closed form; ``loo_residuals_`` are those residuals and ``loo_groups_``
   the group labels.  Without such twins it is the plain leave-one-out.
 * ``kernel_params``: the kernel's continuous parameters (``"auto"``: all of them, e.g. a
@@ -32,7 +32,7 @@ leave-one-out fits, split conformal).
   hyper-parameters overfits the selection (Cawley and Talbot, "On over-fitting in model
   selection and subsequent selection bias in performance evaluation", JMLR 11, 2010).
 * Nyström solvers (``solver_ != "exact"``, :func:`fit_selected_nystrom`): one pass for the
-  (weighted) statistics, one ``m x m`` eigendecomposition (:mod:`kernelkit.models.nystrom_path`);
+  (weighted) statistics, one ``m x m`` eigendecomposition (:mod:`kernelkit.models._nystrom_path`);
   GCV in closed form, LOO in one more pass for the whole grid; ``lam="auto"`` refines GCV by
   L-BFGS on ``log lam``, LOO by a second pass over a 9-value grid between the best value's
   neighbours.  No ``kernel_params``, ``cv`` in ``{None, "loo", "gcv"}``.
@@ -53,22 +53,22 @@ from sklearn.model_selection import check_cv
 
 from kernelkit.gram import gram
 from kernelkit.kernels import Kernel
-from kernelkit.kernels.base import Batch
-from kernelkit.models.conformal import conformal_interval
-from kernelkit.models.falkon import NystromSystem
-from kernelkit.models.hyperparams import continuous_params, kernel_with
-from kernelkit.models.nystrom_path import nystrom_path
-from kernelkit.models.ridge_path import (
+from kernelkit.kernels._base import Batch
+from kernelkit.models._conformal import conformal_interval
+from kernelkit.models._falkon import NystromSystem
+from kernelkit.models._hyperparams import continuous_params, kernel_with
+from kernelkit.models._nystrom_path import nystrom_path
+from kernelkit.models._ridge_path import (
     RidgeSpectrum,
     check_lam_grid,
     duplicate_groups,
     kfold_path_errors,
     ridge_spectrum,
 )
-from kernelkit.solvers import lbfgs_batched
-from kernelkit.utils.errors import InputError
-from kernelkit.utils.seeding import check_random_state
-from kernelkit.utils.validation import like_input
+from kernelkit.solvers._lbfgs import lbfgs_batched
+from kernelkit.utils._errors import InputError
+from kernelkit.utils._seeding import check_random_state
+from kernelkit.utils._validation import like_input
 
 AUTO_GRID = np.logspace(-9, 1, 21)
 """``lam`` grid of ``lam="auto"`` before the continuous refinement."""

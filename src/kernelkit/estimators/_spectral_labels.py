@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kernelkit.solvers.orthogonal import column_pivots, polar_factor, procrustes_rotation
+from kernelkit.solvers._orthogonal import column_pivots, polar_factor, procrustes_rotation
 
 
 def cluster_qr(vectors: np.ndarray) -> np.ndarray:

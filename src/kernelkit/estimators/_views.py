@@ -17,10 +17,10 @@ from sklearn.utils.validation import check_array
 
 from kernelkit.estimators._base import ARRAY_KINDS, _readonly_ok, _reraise
 from kernelkit.kernels import Kernel, Linear, PrecomputedBatch
+from kernelkit.kernels._base import Batch
 from kernelkit.kernels._resolve import VectorKernelRecipe
-from kernelkit.kernels.base import Batch
-from kernelkit.utils.errors import InputError
-from kernelkit.utils.validation import owned
+from kernelkit.utils._errors import InputError
+from kernelkit.utils._validation import owned
 
 
 def fit_view(estimator: Any, spec: Kernel | VectorKernelRecipe, X: Any, *, reset: bool) -> tuple:

@@ -5,7 +5,7 @@ The estimators get their Gram blocks here: :func:`gram` (tiled, in place, within
 ``memory_budget``; explicit sparse features as one product; dtype and device of the input)
 and :class:`GramOperator` (products ``K V`` one tile at a time, ``K`` never held);
 :class:`NystromOperator` streams ``K_nm^T (w K_nm V + U)`` for Falkon in one pass over row
-tiles (:mod:`kernelkit.gram.streaming`).
+tiles (:mod:`kernelkit.gram._streaming`).
 The kernel autoencoders (KAE, K2AE), the concatenated regression and
 :class:`~kernelkit.InvariantEmbedding` take a ``memory_budget`` with the meaning of
 :func:`gram`: bytes of scratch allowed besides the blocks the method must hold (default
@@ -13,7 +13,7 @@ The kernel autoencoders (KAE, K2AE), the concatenated regression and
 
 Blocks inside an autograd graph (kernels on the latent codes of the KAE and concatenated
 objectives, the features that :class:`~kernelkit.invariance.MixupInvariance` differentiates)
-use ``gram(..., differentiable=True)`` (:mod:`kernelkit.gram.autodiff`).  Those ``n x n``
+use ``gram(..., differentiable=True)`` (:mod:`kernelkit.gram._autodiff`).  Those ``n x n``
 blocks are needed whole by the Cholesky factorisation that follows, so the budget bounds the
 scratch around them, not the blocks.  Without a budget the block is ``kernel.block`` in one
 piece, bitwise the direct call; the KAE and concatenated fits compute all their blocks in
@@ -57,15 +57,15 @@ torch.Size([4, 4])
 'ndarray'
 """
 
+from kernelkit.gram._centering import GramCenterer, center_gram
 from kernelkit.gram._centres import pivoted_cholesky
+from kernelkit.gram._distances import feature_space_median
+from kernelkit.gram._engine import gram, gram_tensor
+from kernelkit.gram._nystrom import NystromMap, nystrom_map
+from kernelkit.gram._operator import GramOperator
+from kernelkit.gram._random_features import RandomFourierMap, random_fourier_map
+from kernelkit.gram._streaming import NystromOperator
 from kernelkit.gram._tiles import nystrom_tile
-from kernelkit.gram.centering import GramCenterer, center_gram
-from kernelkit.gram.distances import feature_space_median
-from kernelkit.gram.engine import gram, gram_tensor
-from kernelkit.gram.nystrom import NystromMap, nystrom_map
-from kernelkit.gram.operator import GramOperator
-from kernelkit.gram.random_features import RandomFourierMap, random_fourier_map
-from kernelkit.gram.streaming import NystromOperator
 
 __all__ = [
     "GramCenterer",

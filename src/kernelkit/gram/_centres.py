@@ -3,7 +3,7 @@ r"""The choice of Nyström centres among the training points, by kernel evaluati
 Uniform draws (among distinct points, or weighted by ``sample_weight``), k-means++ D^2
 seeding in the kernel's feature space (Arthur and Vassilvitskii, SODA 2007) and the greedy
 pivoted Cholesky factorisation: the recipes of course part 3, section 5, slide "Nyström",
-that :mod:`kernelkit.gram.nystrom` builds its maps on.
+that :mod:`kernelkit.gram._nystrom` builds its maps on.
 """
 
 from __future__ import annotations
@@ -16,14 +16,14 @@ from typing import Any
 import numpy as np
 import torch
 
-from kernelkit.gram.engine import prepare_pair
-from kernelkit.kernels.base import Batch, Kernel
-from kernelkit.kernels.precomputed import PrecomputedBatch
-from kernelkit.kernels.sparse import SparseRows, row_keys
-from kernelkit.utils.errors import NotPSDError
-from kernelkit.utils.numerics import eps
-from kernelkit.utils.seeding import check_random_state
-from kernelkit.utils.validation import check_int, check_positive
+from kernelkit.gram._engine import prepare_pair
+from kernelkit.kernels._base import Batch, Kernel
+from kernelkit.kernels._precomputed import PrecomputedBatch
+from kernelkit.kernels._sparse import SparseRows, row_keys
+from kernelkit.utils._errors import NotPSDError
+from kernelkit.utils._numerics import eps
+from kernelkit.utils._seeding import check_random_state
+from kernelkit.utils._validation import check_int, check_positive
 
 
 def take(batch: Batch, index: np.ndarray) -> Batch:
@@ -44,7 +44,7 @@ def uniform_centres(
 
     The draw by *row position*: :func:`draw_by_keys` with the row numbers as keys, so every
     row is a candidate of its own and the draw needs ``n`` only (the Dask draw,
-    :func:`~kernelkit.gram.distributed.draw_kept_centres`, is this function, so a Dask fit
+    :func:`~kernelkit.gram._distributed.draw_kept_centres`, is this function, so a Dask fit
     draws the rows an in-memory one does).  :func:`draw_by_keys` on content keys is the draw
     among *distinct* points (the estimators that take ``sample_weight``, for which repeated
     rows and integer weights must give the same centres); both are the one Efraimidis and
@@ -59,7 +59,7 @@ def uniform_centres(
 
 
 def centre_keys(Xb: Batch) -> np.ndarray:
-    """Content keys of the candidate centres: :func:`~kernelkit.kernels.sparse.row_keys` of
+    """Content keys of the candidate centres: :func:`~kernelkit.kernels._sparse.row_keys` of
     vectors and sparse rows, the row numbers of any other batch."""
     if isinstance(Xb, SparseRows) or (isinstance(Xb, torch.Tensor) and Xb.ndim == 2):
         return row_keys(Xb)

@@ -1,17 +1,17 @@
-r"""The per-tile functions of the streamed Nyström products (:mod:`kernelkit.gram.streaming`).
+r"""The per-tile functions of the streamed Nyström products (:mod:`kernelkit.gram._streaming`).
 
 :func:`nystrom_tile` is the per-tile function of Falkon's products: pure (its inputs are a
 row block of ``X``, the centres, the vectors and the row blocks of the weights and of ``U``;
 its outputs are that tile's rows of ``K_nm V`` and its contribution to
 ``K_nm^T (w K_nm V + U)``), so the tile loop of
-:class:`~kernelkit.gram.streaming.NystromOperator` and a distributed map-reduce over row
+:class:`~kernelkit.gram.NystromOperator` and a distributed map-reduce over row
 blocks are the same computation with two executors.
 
 :func:`nystrom_normal_tile` is the per-tile function of the one-pass normal equations
-(:mod:`kernelkit.solvers.nystrom_normal`): it adds ``K_b^T W_b K_b`` (a symmetric rank-``b``
-update, :func:`~kernelkit.solvers.nystrom_normal.syrk_`) and ``K_b^T U_b`` to float64
+(:mod:`kernelkit.solvers._nystrom_normal`): it adds ``K_b^T W_b K_b`` (a symmetric rank-``b``
+update, :func:`~kernelkit.solvers._nystrom_normal.syrk_`) and ``K_b^T U_b`` to float64
 accumulators and returns ``K_b V``;
-:meth:`~kernelkit.gram.streaming.StreamedProducts.normal_equations` runs it over tiles of
+:meth:`~kernelkit.gram._streaming.StreamedProducts.normal_equations` runs it over tiles of
 ``max(b, m)`` rows (the tile is at most the size of the ``m x m`` accumulator, and the update
 runs at the speed of a large matrix product), on the device of the data, one accumulator per
 worker thread.
@@ -23,10 +23,10 @@ from collections.abc import Callable, Sequence
 
 import torch
 
-from kernelkit.gram.tiling import is_sliceable
-from kernelkit.kernels.base import Batch, Kernel
-from kernelkit.solvers.nystrom_normal import features_, syrk_
-from kernelkit.utils.errors import InputError
+from kernelkit.gram._tiling import is_sliceable
+from kernelkit.kernels._base import Batch, Kernel
+from kernelkit.solvers._nystrom_normal import features_, syrk_
+from kernelkit.utils._errors import InputError
 
 
 def _kernel_tile(
@@ -123,7 +123,7 @@ that a cluster can ship it to the row blocks with their rows of ``row_data``."""
 
 
 def _check_rhs(U: torch.Tensor | None, rows: RowsFn | None) -> None:
-    """Raise :class:`~kernelkit.utils.errors.InputError` when the normal equations get
+    """Raise :class:`~kernelkit.utils.InputError` when the normal equations get
     neither the right-hand-side rows ``U`` nor a ``rows`` function computing them."""
     if U is None and rows is None:
         raise InputError("U: expected the right-hand-side rows (n, c), got None")
@@ -158,7 +158,7 @@ def nystrom_normal_tile(
         The ``m`` prepared centres.
     H : torch.Tensor, shape (g, m, m)
         Float64 accumulators (upper triangles updated by
-        :func:`~kernelkit.solvers.nystrom_normal.syrk_`).
+        :func:`~kernelkit.solvers._nystrom_normal.syrk_`).
     R : torch.Tensor, shape (m, c)
         Float64 accumulator of ``K_b^T U_b``.
     U : torch.Tensor, shape (b, c)

@@ -42,9 +42,9 @@ give one representation per (x, label): ``transform`` returns ``(n, n_labels, d 
 and :func:`joint_scores` turns a linear model's weights into per-label scores.
 """
 
-from kernelkit.invariance.base import Invariance, Representers
-from kernelkit.invariance.dual import fit_dual_rrm
-from kernelkit.invariance.embedding import (  # noqa: F401 (vocabularies, importable, not in __all__)
+from kernelkit.invariance._base import Invariance, Representers
+from kernelkit.invariance._dual import fit_dual_rrm
+from kernelkit.invariance._embedding import (  # noqa: F401 (vocabularies, importable, not in __all__)
     AGGREGATES,
     FEATURE_MAPS,
     READINGS,
@@ -54,8 +54,8 @@ from kernelkit.invariance.embedding import (  # noqa: F401 (vocabularies, import
     embed_points,
     seminorm_scale,
 )
-from kernelkit.invariance.joint import LabelLogicInvariance, MixupInvariance, joint_scores
-from kernelkit.invariance.transforms import (
+from kernelkit.invariance._joint import LabelLogicInvariance, MixupInvariance, joint_scores
+from kernelkit.invariance._transforms import (
     ImageTransformInvariance,
     TransformInvariance,
     affine_images,

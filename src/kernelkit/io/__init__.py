@@ -25,7 +25,7 @@ ignored):
           "format_version": 1,               # see the version policy below
           "kernelkit_version": "0.1.0",      # the kernelkit that wrote it (informative)
           "class": "KernelRidge",            # registry name of the saved object's class
-          "kind": "estimator",               # how it is rebuilt (kernelkit.io.codec)
+          "kind": "estimator",               # how it is rebuilt (kernelkit.io._codec)
           "id": 3,                           # object id (shared objects are saved once)
           "parameters": {"kernel": {...}, "lam": 0.001},   # get_params(deep=False)
           "attributes": {"dual_coef_": {"type": "ndarray", "array": "dual_coef_"}, ...},
@@ -34,7 +34,7 @@ ignored):
         }
 
     ``parameters`` and ``attributes`` hold value nodes, described in
-    :mod:`kernelkit.io.codec`; nested objects (kernels, torch models, batches) are ``object``
+    :mod:`kernelkit.io._codec`; nested objects (kernels, torch models, batches) are ``object``
     nodes of the same shape.
 
 ``arrays.safetensors``
@@ -50,7 +50,7 @@ models, batches, and scikit-learn's ``SVC`` used inside ``KernelSVC``); instance
 rebuilt by their constructor (estimators and kernels, with the saved parameters) or by
 restoring saved data (torch modules, dataclasses).  Objects whose arrays reach compiled
 code without bounds checks (libsvm's arrays inside ``KernelSVC``, graph, string and
-fingerprint batches) are checked for consistency (:mod:`kernelkit.io.checks`), so that a
+fingerprint batches) are checked for consistency (:mod:`kernelkit.io._checks`), so that a
 well-formed but crafted file cannot crash the interpreter later, at ``predict``.  A file is
 refused with a one-line :class:`ModelFileError` naming it when: it is not a kernelkit
 model (wrong format, a pickle, a ``torch.save`` archive), it is truncated or corrupt, its
@@ -82,8 +82,8 @@ Writing is atomic: the model is written under a temporary name in the target's d
 and renamed into place.  An existing path is replaced only with ``overwrite=True`` (and only
 if it is a kernelkit model: a zip archive or directory whose manifest declares the format).
 
-Value nodes and object kinds: :mod:`kernelkit.io.codec`.  Adding a class:
-:mod:`kernelkit.io.registry` (``register(cls, kind)``).
+Value nodes and object kinds: :mod:`kernelkit.io._codec`.  Adding a class:
+:mod:`kernelkit.io._registry` (``register(cls, kind)``).
 """
 
 from __future__ import annotations
@@ -91,21 +91,21 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from kernelkit.io.errors import ModelFileError
+from kernelkit.io._errors import ModelFileError
 
 __all__ = ["FORMAT_VERSION", "ModelFileError", "load", "register", "save"]
 
 _LAZY = {
-    "FORMAT_VERSION": "kernelkit.io.storage",
-    "load": "kernelkit.io.storage",
-    "save": "kernelkit.io.storage",
-    "register": "kernelkit.io.registry",
+    "FORMAT_VERSION": "kernelkit.io._storage",
+    "load": "kernelkit.io._storage",
+    "save": "kernelkit.io._storage",
+    "register": "kernelkit.io._registry",
 }
 
 
 def __getattr__(name: str) -> Any:
     """``load``, ``save``, ``register`` and ``FORMAT_VERSION``, imported on first use (they
-    import torch; :mod:`kernelkit.io.files` does not)."""
+    import torch; :mod:`kernelkit.io._files` does not)."""
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

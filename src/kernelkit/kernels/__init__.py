@@ -7,8 +7,8 @@
 torch.Size([3, 3])
 """
 
-from kernelkit.kernels.alignment import LocalAlignment, LogNormalizedAlignment
-from kernelkit.kernels.base import (
+from kernelkit.kernels._alignment import LocalAlignment, LogNormalizedAlignment
+from kernelkit.kernels._base import (
     Constant,
     DotProductKernel,
     FeatureSpaceGaussian,
@@ -20,41 +20,41 @@ from kernelkit.kernels.base import (
     StationaryKernel,
     SumKernel,
 )
-from kernelkit.kernels.centered import CenteredKernel
-from kernelkit.kernels.characteristic import BallSpectrum
-from kernelkit.kernels.chi2 import Chi2
-from kernelkit.kernels.dot_product import (
+from kernelkit.kernels._centered import CenteredKernel
+from kernelkit.kernels._characteristic import BallSpectrum
+from kernelkit.kernels._chi2 import Chi2
+from kernelkit.kernels._dot_product import (
     SphereExponential,
     SphereInversePolynomial,
     SpherePolynomial,
     SphereVovk,
 )
-from kernelkit.kernels.fisher import FisherVector, HMMFisher, HMMMarginalized
-from kernelkit.kernels.graph_attributes import GraphHopper, Propagation, PropagationAttr
-from kernelkit.kernels.graph_core import CoreFramework
-from kernelkit.kernels.graph_graphlets import GraphletSampling
-from kernelkit.kernels.graph_histograms import (
+from kernelkit.kernels._fisher import FisherVector, HMMFisher, HMMMarginalized
+from kernelkit.kernels._graph_attributes import GraphHopper, Propagation, PropagationAttr
+from kernelkit.kernels._graph_core import CoreFramework
+from kernelkit.kernels._graph_graphlets import GraphletSampling
+from kernelkit.kernels._graph_histograms import (
     EdgeHistogram,
     NeighborhoodHash,
     VertexHistogram,
     WeisfeilerLehmanOptimalAssignment,
 )
-from kernelkit.kernels.graph_matching import SubgraphMatching
-from kernelkit.kernels.graph_multiscale import MultiscaleLaplacian
-from kernelkit.kernels.graph_nspdk import NeighborhoodSubgraphPairwiseDistance
-from kernelkit.kernels.graph_oddsth import OddSth
-from kernelkit.kernels.graph_pyramid import PyramidMatch
-from kernelkit.kernels.graph_theta import LovaszTheta, SvmTheta
-from kernelkit.kernels.graph_wwl import WassersteinWeisfeilerLehman
-from kernelkit.kernels.graphs import ShortestPath, WeisfeilerLehman
-from kernelkit.kernels.molecules import MinMax, Tanimoto
-from kernelkit.kernels.neural import ArcCosine, ReLUNTK
-from kernelkit.kernels.nodes import CommuteTime, Diffusion, RegularizedLaplacian
-from kernelkit.kernels.precomputed import Precomputed, PrecomputedBatch
-from kernelkit.kernels.random_walk import RandomWalk
-from kernelkit.kernels.strings import Mismatch, Spectrum, Subsequence
-from kernelkit.kernels.vector import Gaussian, Laplacian, Linear, Matern, Polynomial, TensorMatern
-from kernelkit.kernels.weighted_degree import UnequalLengthError, WeightedDegree
+from kernelkit.kernels._graph_matching import SubgraphMatching
+from kernelkit.kernels._graph_multiscale import MultiscaleLaplacian
+from kernelkit.kernels._graph_nspdk import NeighborhoodSubgraphPairwiseDistance
+from kernelkit.kernels._graph_oddsth import OddSth
+from kernelkit.kernels._graph_pyramid import PyramidMatch
+from kernelkit.kernels._graph_theta import LovaszTheta, SvmTheta
+from kernelkit.kernels._graph_wwl import WassersteinWeisfeilerLehman
+from kernelkit.kernels._graphs import ShortestPath, WeisfeilerLehman
+from kernelkit.kernels._molecules import MinMax, Tanimoto
+from kernelkit.kernels._neural import ArcCosine, ReLUNTK
+from kernelkit.kernels._nodes import CommuteTime, Diffusion, RegularizedLaplacian
+from kernelkit.kernels._precomputed import Precomputed, PrecomputedBatch
+from kernelkit.kernels._random_walk import RandomWalk
+from kernelkit.kernels._strings import Mismatch, Spectrum, Subsequence
+from kernelkit.kernels._vector import Gaussian, Laplacian, Linear, Matern, Polynomial, TensorMatern
+from kernelkit.kernels._weighted_degree import UnequalLengthError, WeightedDegree
 
 __all__ = [
     "ArcCosine",

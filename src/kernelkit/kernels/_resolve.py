@@ -9,9 +9,9 @@ one string means one kernel with one default width everywhere
 * a kernelkit :class:`~kernelkit.kernels.Kernel`: used as given (its clone);
 * a Python callable (scikit-learn's convention ``f(x, y, **kernel_params) -> float`` on 1-D
   rows, or ``f(X, Y, **kernel_params) -> array`` on blocks, detected once):
-  :class:`~kernelkit.kernels.callable.CallableKernel`, run through the tiled Gram engine;
+  :class:`~kernelkit.kernels._callable.CallableKernel`, run through the tiled Gram engine;
 * ``None``: the default kernel of the kind of ``X`` (:func:`kernelkit.data.detect_input_kind`,
-  :func:`kernelkit.kernels.specs.default_kernel`): Tanimoto for molecules, ``Spectrum(k=3)``
+  :func:`kernelkit.kernels._specs.default_kernel`): Tanimoto for molecules, ``Spectrum(k=3)``
   for sequences, Weisfeiler-Lehman for graphs and, for vectors, ``Gaussian(sigma)`` with the
   median heuristic ``sigma = median_{i<j} ||x_i - x_j||`` on the training vectors;
 * a scikit-learn name written alone (the names of ``sklearn.metrics.pairwise_kernels``), with
@@ -35,7 +35,7 @@ one string means one kernel with one default width everywhere
   ``"chi2"``'s ``gamma=None`` is 1 (``chi2_kernel``'s default) and it needs non-negative
   features; ``"sigmoid"`` and ``"additive_chi2"`` (not positive definite) are refused;
 * a kernel spec ``NAME:param=value,...`` of the command line
-  (:data:`kernelkit.kernels.specs.KERNEL_SPECS`, e.g. ``"gaussian:sigma=2"``,
+  (:data:`kernelkit.kernels._specs.KERNEL_SPECS`, e.g. ``"gaussian:sigma=2"``,
   ``"spectrum:k=4"``), a missing Gaussian/Laplacian ``sigma`` set by the median heuristic.
   A spec name written with parameters keeps kernelkit's meaning: ``"laplacian:sigma=2"`` is
   the Euclidean ``exp(-||x - y||_2 / sigma)``, while the bare ``"laplacian"`` is
@@ -56,12 +56,12 @@ import numpy as np
 import torch
 
 from kernelkit.data import detect_input_kind
-from kernelkit.kernels.base import Kernel
-from kernelkit.kernels.callable import CallableItemKernel, CallableKernel
-from kernelkit.kernels.chi2 import Chi2
-from kernelkit.kernels.precomputed import Precomputed
-from kernelkit.kernels.sparse import SparseRows
-from kernelkit.kernels.specs import (
+from kernelkit.kernels._base import Kernel
+from kernelkit.kernels._callable import CallableItemKernel, CallableKernel
+from kernelkit.kernels._chi2 import Chi2
+from kernelkit.kernels._precomputed import Precomputed
+from kernelkit.kernels._sparse import SparseRows
+from kernelkit.kernels._specs import (
     KERNEL_SPECS,
     KernelSpecError,
     build_kernel,
@@ -69,9 +69,9 @@ from kernelkit.kernels.specs import (
     median_sigma,
     spec_kind,
 )
-from kernelkit.kernels.vector import Gaussian, Linear, Polynomial, TensorMatern
-from kernelkit.utils.errors import InputError
-from kernelkit.utils.kinds import InputKind
+from kernelkit.kernels._vector import Gaussian, Linear, Polynomial, TensorMatern
+from kernelkit.utils._errors import InputError
+from kernelkit.utils._kinds import InputKind
 
 SKLEARN_KERNELS: dict[str, tuple[str, ...]] = {
     "rbf": ("gamma",),
@@ -97,7 +97,7 @@ class VectorKernelRecipe:
 
     ``build(X, sample_weight)`` reads them from the rows of ``X``, row ``i`` counted
     ``sample_weight[i]`` times (``None``: once), so integer weights give the kernel of the
-    repeated rows (the weighted median of :func:`~kernelkit.kernels.specs.median_sigma`, the
+    repeated rows (the weighted median of :func:`~kernelkit.kernels._specs.median_sigma`, the
     weighted variance of ``gamma="scale"``).
     """
 

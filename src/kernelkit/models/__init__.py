@@ -2,55 +2,45 @@
 the kernel autoencoders (KAE, K2AE) of Laforgue, Clémençon and d'Alché-Buc (2019).
 
 Pure torch modules and functions (no scikit-learn); the estimator is
-:class:`kernelkit.estimators.autoencoder.KernelAutoencoder`.
+:class:`kernelkit.estimators._autoencoder.KernelAutoencoder`.
 """
 
-from kernelkit.models.autoencoder import (
-    AutoencoderData,
-    KernelAutoencoderModel,
-    NonFiniteObjectiveWarning,
-    TrainResult,
-    build_autoencoder,
-    median_sigma,
-    reconstruction_errors,
-    train,
-    train_alternating,
-)
-from kernelkit.models.ckn import CKN, CKNLayer
-from kernelkit.models.ckn_seq import GappedKmerLayer
-from kernelkit.models.layers import ChainPass, KernelChain, KernelLayer, check_operator
-from kernelkit.models.ridge import (
-    RidgeTrace,
-    psd_factor,
-    ridge_coefficients,
-    ridge_coefficients_projected,
-    ridge_loss_projected,
-    ridge_trace_loss,
-    sym_outer,
-)
+from kernelkit._moved import moved_names
+from kernelkit.models._autoencoder import KernelAutoencoderModel, build_autoencoder, train
+from kernelkit.models._ckn import CKNLayer
+from kernelkit.models._ckn_seq import GappedKmerLayer
+from kernelkit.models._layers import KernelChain, KernelLayer
+from kernelkit.models._ridge import ridge_coefficients
 
 __all__ = [
-    "CKN",
-    "AutoencoderData",
     "CKNLayer",
-    "ChainPass",
     "GappedKmerLayer",
     "KernelAutoencoderModel",
     "KernelChain",
     "KernelLayer",
-    "NonFiniteObjectiveWarning",
-    "RidgeTrace",
-    "TrainResult",
     "build_autoencoder",
-    "check_operator",
-    "median_sigma",
-    "psd_factor",
-    "reconstruction_errors",
     "ridge_coefficients",
-    "ridge_coefficients_projected",
-    "ridge_loss_projected",
-    "ridge_trace_loss",
-    "sym_outer",
     "train",
-    "train_alternating",
 ]
+
+# Public before 0.2; importable from here for one more release, with a FutureWarning.
+__getattr__ = moved_names(
+    __name__,
+    {
+        "AutoencoderData": "kernelkit.models._autoencoder",
+        "CKN": "kernelkit.models._ckn",
+        "ChainPass": "kernelkit.models._layers",
+        "NonFiniteObjectiveWarning": "kernelkit.solvers._training",
+        "RidgeTrace": "kernelkit.models._ridge",
+        "TrainResult": "kernelkit.solvers._training",
+        "check_operator": "kernelkit.models._layers",
+        "median_sigma": "kernelkit.kernels._specs",
+        "psd_factor": "kernelkit.models._ridge",
+        "reconstruction_errors": "kernelkit.models._autoencoder",
+        "ridge_coefficients_projected": "kernelkit.models._ridge",
+        "ridge_loss_projected": "kernelkit.models._ridge",
+        "ridge_trace_loss": "kernelkit.models._ridge",
+        "sym_outer": "kernelkit.models._ridge",
+        "train_alternating": "kernelkit.models._autoencoder",
+    },
+)

@@ -1,4 +1,4 @@
-r"""The loss-generic fitting back-end: a loss (:mod:`kernelkit.models.losses`) on a system.
+r"""The loss-generic fitting back-end: a loss (:mod:`kernelkit.models._losses`) on a system.
 
 Fits, for a loss ``l`` of the residual, sample weights ``w`` (all 1 by default) and an
 unpenalised intercept ``b``, the package's regularised ERM
@@ -14,9 +14,9 @@ The *system* is
 
 * **exact**: the Gram ``K`` of the training points, ``f = K alpha`` (representer theorem); or
 * **Nyström**: the features ``Phi = K_nC U Lambda^{-1/2}`` of the centres ``C``
-  (:func:`~kernelkit.gram.nystrom.nystrom_map_on_centres`, ``K_CC = U Lambda U^T``),
+  (:func:`~kernelkit.gram._nystrom.nystrom_map_on_centres`, ``K_CC = U Lambda U^T``),
   ``f = Phi w``, ``||f||^2 = ||w||^2``; on a Dask array the same map's features are computed
-  on the workers (:func:`~kernelkit.gram.distributed.map_row_blocks`) and gathered, so the
+  on the workers (:func:`~kernelkit.gram._distributed.map_row_blocks`) and gathered, so the
   same centres give the same ``Phi`` and the same model.
 
 Either way the fitted function is ``f(x) = sum_j alpha_j k(x, c_j) + b`` over the training
@@ -25,7 +25,7 @@ points or the centres (``alpha = U Lambda^{-1/2} w`` for Nyström).
 Solvers, by the loss:
 
 * **smooth** (Huber): damped, regularised Newton steps on ``(w, b)`` over features (for the
-  exact system, those of :func:`~kernelkit.gram.nystrom.nystrom_basis` of ``K`` itself,
+  exact system, those of :func:`~kernelkit.gram._nystrom.nystrom_basis` of ``K`` itself,
   ``Phi Phi^T = K`` up to the one eigenvalue floor), gradient
   ``-(1/n) [Phi, 1]^T (hat w l'(r)) + 2 lam (w, 0)``, Hessian
   ``(1/n) [Phi, 1]^T diag(hat w l''(r)) [Phi, 1] + 2 lam diag(1, 0)`` plus
@@ -33,7 +33,7 @@ Solvers, by the loss:
   from ``f = 0`` and ``b`` the weighted median of ``y``;
   stops when the largest gradient entry is at most ``tol``;
 * **non-smooth** (epsilon-insensitive): the loss's dual (``C_i = hat w_i C``) by SMO
-  (:func:`~kernelkit.solvers.smo.smo`) on ``Q = K`` (exact; ``alpha = beta``) or on the
+  (:func:`~kernelkit.solvers._smo.smo`) on ``Q = K`` (exact; ``alpha = beta``) or on the
   low-rank ``Q = Phi Phi^T``, its columns formed on demand (Nyström; ``w = Phi^T beta``): the
   exact minimiser of the ERM restricted to ``span(Phi)``; ``b = -rho``.
 
@@ -53,9 +53,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from kernelkit.gram.distributed import map_row_blocks
-from kernelkit.gram.engine import gram_tensor
-from kernelkit.gram.nystrom import (
+from kernelkit.gram._distributed import map_row_blocks
+from kernelkit.gram._engine import gram_tensor
+from kernelkit.gram._nystrom import (
     NystromBasis,
     NystromMap,
     choose_centres,
@@ -63,14 +63,14 @@ from kernelkit.gram.nystrom import (
     nystrom_map_on_centres,
 )
 from kernelkit.kernels import PrecomputedBatch
-from kernelkit.kernels.base import Batch, Kernel
+from kernelkit.kernels._base import Batch, Kernel
+from kernelkit.models._falkon import choose_solver, forced_solver, keeps_block
 from kernelkit.models._kfold_path import N_FOLDS, kfold_path
-from kernelkit.models.falkon import choose_solver, forced_solver, keeps_block
-from kernelkit.models.losses import DualProblem
-from kernelkit.solvers import solve
-from kernelkit.solvers.smo import smo
-from kernelkit.utils.progress import Progress
-from kernelkit.utils.seeding import check_random_state
+from kernelkit.models._losses import DualProblem
+from kernelkit.solvers._cholesky import solve
+from kernelkit.solvers._smo import smo
+from kernelkit.utils._progress import Progress
+from kernelkit.utils._seeding import check_random_state
 
 ARMIJO = 1e-4
 """Sufficient-decrease constant of the Newton line search."""
@@ -275,7 +275,7 @@ def solve_erm(
     Parameters
     ----------
     loss : loss object
-        :mod:`kernelkit.models.losses`.
+        :mod:`kernelkit.models._losses`.
     Z : torch.Tensor
         The Gram ``K`` (``gram=True``, shape (n, n)) or the features ``Phi`` (shape (n, d)).
     y : torch.Tensor, shape (n,)
@@ -430,7 +430,7 @@ def _centre_rows(indices: np.ndarray | None, m: int) -> np.ndarray:
 
 def erm_solver(solver: str, Xb: Batch, m: int) -> str:
     """``"exact"`` or ``"nystrom"``: ``solver``, or for ``"auto"`` the exact system while
-    :func:`~kernelkit.models.falkon.choose_solver` (KernelRidge's cost model and memory budget)
+    :func:`~kernelkit.models._falkon.choose_solver` (KernelRidge's cost model and memory budget)
     keeps it; a forced ``"nystrom"`` with more centres than points is the exact solver."""
     n = len(Xb)
     if solver == "auto":
@@ -455,7 +455,7 @@ def fit_kernel_erm(
     centers: Any = "uniform",
 ) -> KernelErmModel:
     """Fit ``loss`` in memory on the prepared points ``Xb``: the exact system or the Nyström
-    features of ``n_centers`` / ``centers`` (:func:`~kernelkit.gram.nystrom.choose_centres`,
+    features of ``n_centers`` / ``centers`` (:func:`~kernelkit.gram._nystrom.choose_centres`,
     drawn by weight among distinct points), ``solver`` one of ``"exact"``, ``"nystrom"``."""
     if solver == "nystrom":
         choice = choose_centres(
@@ -483,7 +483,7 @@ def fit_kernel_erm_distributed(
     options: ErmOptions,
 ) -> KernelErmModel:
     """Fit ``loss`` on the Nyström features of a Dask array or bag's row ``blocks``
-    (:func:`~kernelkit.gram.distributed.row_blocks`), computed on the workers and gathered
+    (:func:`~kernelkit.gram._distributed.row_blocks`), computed on the workers and gathered
     (``n x d`` on the client), for centres drawn or given on the client."""
     fmap = nystrom_map_on_centres(kernel, centres, _centre_rows(indices, len(centres)))
 

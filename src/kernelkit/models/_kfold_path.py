@@ -2,12 +2,12 @@ r"""The k-fold ``lam`` path: the one cross-validated selector of the losses with
 leave-one-out.
 
 The squared loss chooses ``lam`` by closed-form leave-one-out / GCV
-(:mod:`kernelkit.models.ridge_path`), logistic regression by its held-out path
-(:mod:`kernelkit.models.logistic_path`); every other loss (the ε-insensitive and Huber
+(:mod:`kernelkit.models._ridge_path`), logistic regression by its held-out path
+(:mod:`kernelkit.models._logistic_path`); every other loss (the ε-insensitive and Huber
 losses of :mod:`kernelkit.models._erm`, the bias-free SVMs, multiple kernel learning) by
 :func:`kfold_path`:
 
-* the grid is the held-out path's, :func:`~kernelkit.models.logistic_path.auto_grid`:
+* the grid is the held-out path's, :func:`~kernelkit.models._logistic_path.auto_grid`:
   ``s * {10^-1, 10^-1.5, ..., 10^-9}`` with ``s = mean_i k(x_i, x_i)`` (scaling the kernel by
   ``c`` scales the ``lam`` of the same model by ``c``);
 * it is followed from the largest ``lam`` down, each of the :data:`N_FOLDS` folds scored at
@@ -26,7 +26,7 @@ import numpy as np
 import torch
 from scipy.stats import rankdata
 
-from kernelkit.models.logistic_path import auto_grid
+from kernelkit.models._logistic_path import auto_grid
 from kernelkit.utils._config import options
 
 N_FOLDS = 5

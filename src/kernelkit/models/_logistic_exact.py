@@ -1,6 +1,6 @@
 r"""Binary kernel logistic regression on the exact Gram: damped Newton (IRLS) steps and the
 held-out ``lam`` path (course part 1, section 3.3); the Nyström twin is
-:mod:`kernelkit.models.falkon_logistic`."""
+:mod:`kernelkit.models._falkon_logistic`."""
 
 from __future__ import annotations
 
@@ -11,10 +11,11 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from kernelkit.models.logistic_path import LogisticPath, auto_grid, follow_lam_path
-from kernelkit.solvers import CholeskyFactor, cholesky_factor
-from kernelkit.utils.progress import Progress
-from kernelkit.utils.validation import check_signs
+from kernelkit.models._logistic_path import LogisticPath, auto_grid, follow_lam_path
+from kernelkit.solvers import cholesky_factor
+from kernelkit.solvers._cholesky import CholeskyFactor
+from kernelkit.utils._progress import Progress
+from kernelkit.utils._validation import check_signs
 
 
 @dataclass(frozen=True)
@@ -178,8 +179,8 @@ def exact_lam_path(
     *,
     patience: int | None = None,
 ) -> LogisticPath:
-    """The held-out ``lam`` path of :mod:`kernelkit.models.logistic_path` for the exact
-    solver (``lams`` default: :func:`~kernelkit.models.logistic_path.auto_grid` of the
+    """The held-out ``lam`` path of :mod:`kernelkit.models._logistic_path` for the exact
+    solver (``lams`` default: :func:`~kernelkit.models._logistic_path.auto_grid` of the
     diagonal of ``K``): one warm-started IRLS step (:func:`kernel_logistic_regression`) per
     ``lam`` on the Gram of the rows not ``held_out``, scored on the held-out rows by their
     kernel rows.

@@ -36,7 +36,7 @@ def spherical_kmeans(
     rescaled to unit norm, from k-means++ seeds (D^2 sampling with ``d^2 = 2 (blocks - <x, c>)``,
     Arthur and Vassilvitskii 2007).  With ``blocks > 1`` rows and centroids are products of
     ``blocks`` unit spheres (each slice normalised), the anchors of
-    :class:`~kernelkit.models.ckn_seq.GappedKmerLayer`.  Empty clusters are re-seeded with
+    :class:`~kernelkit.models.GappedKmerLayer`.  Empty clusters are re-seeded with
     the rows worst represented by their centroid; centroids beyond the number of rows are
     random directions.
 

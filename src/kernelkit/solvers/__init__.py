@@ -11,82 +11,61 @@ package; it imports nothing above :mod:`kernelkit.data` and takes tensors, or an
 tensor([0.5000, 0.5000, 0.5000], dtype=torch.float64)
 """
 
-from kernelkit.solvers.boxqp import BoxQPResult, box_qp
-from kernelkit.solvers.cg import CGResult, conjugate_gradient
-from kernelkit.solvers.cholesky import (
-    CholeskyFactor,
-    CholeskyResult,
-    cho_solve,
-    cholesky_factor,
-    cholesky_solve,
-    solve,
-    solve_triangular,
-)
-from kernelkit.solvers.eigen import EigenResult, fix_signs, symmetric_eigh, top_eigenpairs
-from kernelkit.solvers.lbfgs import (
-    BatchedLBFGSResult,
-    LBFGSResult,
-    lbfgs,
-    lbfgs_batched,
-    lbfgs_restarts,
-)
-from kernelkit.solvers.matfun import inverse_sqrt
-from kernelkit.solvers.nystrom_pcg import (
-    CentreFactor,
-    NystromPCGResult,
-    NystromPreconditioner,
-    centre_factor,
-    nystrom_pcg,
-    nystrom_preconditioner,
-)
-from kernelkit.solvers.optima import DistinctOptima, Optimum
-from kernelkit.solvers.psd import PSDCheck, check_psd
-from kernelkit.solvers.randomized import randomized_eigh, randomized_range
-from kernelkit.solvers.training import (
-    NonFiniteObjectiveWarning,
-    Step,
-    TrainResult,
-    train_loop,
-    train_module,
-)
+from kernelkit._moved import moved_names
+from kernelkit.solvers._boxqp import box_qp
+from kernelkit.solvers._cg import conjugate_gradient
+from kernelkit.solvers._cholesky import cholesky_factor, cholesky_solve
+from kernelkit.solvers._eigen import symmetric_eigh, top_eigenpairs
+from kernelkit.solvers._lbfgs import lbfgs, lbfgs_restarts
+from kernelkit.solvers._nystrom_pcg import nystrom_pcg
+from kernelkit.solvers._psd import check_psd
+from kernelkit.solvers._randomized import randomized_eigh
+from kernelkit.solvers._training import NonFiniteObjectiveWarning, train_module
 
 __all__ = [
-    "BatchedLBFGSResult",
-    "BoxQPResult",
-    "CGResult",
-    "CentreFactor",
-    "CholeskyFactor",
-    "CholeskyResult",
-    "DistinctOptima",
-    "EigenResult",
-    "LBFGSResult",
     "NonFiniteObjectiveWarning",
-    "NystromPCGResult",
-    "NystromPreconditioner",
-    "Optimum",
-    "PSDCheck",
-    "Step",
-    "TrainResult",
     "box_qp",
-    "centre_factor",
     "check_psd",
-    "cho_solve",
     "cholesky_factor",
     "cholesky_solve",
     "conjugate_gradient",
-    "fix_signs",
-    "inverse_sqrt",
     "lbfgs",
-    "lbfgs_batched",
     "lbfgs_restarts",
     "nystrom_pcg",
-    "nystrom_preconditioner",
     "randomized_eigh",
-    "randomized_range",
-    "solve",
-    "solve_triangular",
     "symmetric_eigh",
     "top_eigenpairs",
-    "train_loop",
     "train_module",
 ]
+
+# Public before 0.2; importable from here for one more release, with a FutureWarning.
+__getattr__ = moved_names(
+    __name__,
+    {
+        "BatchedLBFGSResult": "kernelkit.solvers._lbfgs",
+        "BoxQPResult": "kernelkit.solvers._boxqp",
+        "CGResult": "kernelkit.solvers._cg",
+        "CentreFactor": "kernelkit.solvers._nystrom_pcg",
+        "CholeskyFactor": "kernelkit.solvers._cholesky",
+        "CholeskyResult": "kernelkit.solvers._cholesky",
+        "DistinctOptima": "kernelkit.solvers._optima",
+        "EigenResult": "kernelkit.solvers._eigen",
+        "LBFGSResult": "kernelkit.solvers._lbfgs",
+        "NystromPCGResult": "kernelkit.solvers._nystrom_pcg",
+        "NystromPreconditioner": "kernelkit.solvers._nystrom_pcg",
+        "Optimum": "kernelkit.solvers._optima",
+        "PSDCheck": "kernelkit.solvers._psd",
+        "Step": "kernelkit.solvers._training",
+        "TrainResult": "kernelkit.solvers._training",
+        "centre_factor": "kernelkit.solvers._nystrom_pcg",
+        "cho_solve": "kernelkit.solvers._cholesky",
+        "fix_signs": "kernelkit.solvers._eigen",
+        "inverse_sqrt": "kernelkit.solvers._matfun",
+        "lbfgs_batched": "kernelkit.solvers._lbfgs",
+        "nystrom_preconditioner": "kernelkit.solvers._nystrom_pcg",
+        "randomized_range": "kernelkit.solvers._randomized",
+        "solve": "kernelkit.solvers._cholesky",
+        "solve_triangular": "kernelkit.solvers._cholesky",
+        "train_loop": "kernelkit.solvers._training",
+    },
+)

@@ -6,7 +6,7 @@ linear-time and block estimators), its witness function (:func:`witness`), the t
 test (:func:`two_sample_test`: permutation, spectral, linear-time and block nulls), the
 choice of a kernel by estimated test power (:func:`select_kernel`,
 :func:`gaussian_width_grid`) or by the aggregated permutation test over a list of kernels
-(:mod:`kernelkit.stats.aggregate`; :func:`width_and_moment_grid` adds the mean and
+(:mod:`kernelkit.stats._aggregate`; :func:`width_and_moment_grid` adds the mean and
 covariance tests to the Gaussian widths) and the HSIC independence test (:func:`hsic`,
 :func:`independence_test`).  Every input kind works (vectors, sequences, graphs,
 molecules, or a Gram matrix of the pooled sample) through :mod:`kernelkit.gram`.
@@ -20,15 +20,15 @@ molecules, or a Gram matrix of the pooled sample) through :mod:`kernelkit.gram`.
 True
 """
 
-from kernelkit.stats.hsic import IndependenceResult, hsic, independence_test
-from kernelkit.stats.mmd import MeanEmbedding, mmd, witness
-from kernelkit.stats.selection import (
+from kernelkit.stats._hsic import IndependenceResult, hsic, independence_test
+from kernelkit.stats._mmd import MeanEmbedding, mmd, witness
+from kernelkit.stats._selection import (
     KernelChoice,
     gaussian_width_grid,
     select_kernel,
     width_and_moment_grid,
 )
-from kernelkit.stats.two_sample import TwoSampleResult, two_sample_test
+from kernelkit.stats._two_sample import TwoSampleResult, two_sample_test
 
 __all__ = [
     "IndependenceResult",

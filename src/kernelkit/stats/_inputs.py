@@ -22,13 +22,13 @@ import torch
 from kernelkit.data import detect_input_kind
 from kernelkit.gram import gram_tensor
 from kernelkit.kernels import Kernel, Precomputed
+from kernelkit.kernels._base import DotProductKernel, StationaryKernel
+from kernelkit.kernels._precomputed import check_gram
 from kernelkit.kernels._resolve import kernel_on
-from kernelkit.kernels.base import DotProductKernel, StationaryKernel
-from kernelkit.kernels.precomputed import check_gram
-from kernelkit.kernels.specs import spec_kind
-from kernelkit.utils.errors import InputError
-from kernelkit.utils.kinds import InputKind
-from kernelkit.utils.validation import to_tensor
+from kernelkit.kernels._specs import spec_kind
+from kernelkit.utils._errors import InputError
+from kernelkit.utils._kinds import InputKind
+from kernelkit.utils._validation import to_tensor
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """Validation, numerical policy, seeding and optional imports (the bottom layer)."""
 
-from kernelkit.utils.errors import (
+from kernelkit.utils._errors import (
     ConvergenceError,
     DataFileError,
     InputError,

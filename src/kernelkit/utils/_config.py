@@ -6,7 +6,7 @@ block (restored on the way out, exceptions included).  The code that uses an opt
 when it runs (:func:`options`), so a change applies to the next fit.
 
 Most options are the cost model of ``solver="auto"``
-(:func:`kernelkit.models.falkon.solver_costs`): float64 GEMM flops per kernel value or per
+(:func:`kernelkit.models._falkon.solver_costs`): float64 GEMM flops per kernel value or per
 update, fitted on the 2-core x86-64 benchmark machine (``docs/scale.md``, "Cost model");
 another machine may want other values.  ``docs/configuration.md`` lists every option.
 
@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from numbers import Integral, Real
 from typing import Any
 
-from kernelkit.utils.errors import InputError
+from kernelkit.utils._errors import InputError
 
 _POSITIVE = "positive"
 _FRACTION = "fraction"  # in (0, 1]
@@ -50,7 +50,7 @@ class Options:
     benchmark machine at 17 GFLOP/s, 0.059 ns (``docs/scale.md``, "Cost model").
     """
 
-    # --- cost model of solver="auto" (kernelkit.models.falkon.solver_costs) ---------------
+    # --- cost model of solver="auto" (kernelkit.models._falkon.solver_costs) ---------------
     kernel_entry_flops: float = _option(100.0)
     """Cost of one kernel value in a PCG pass (the ``exp``, the float64 copy and the two
     products of its tile): measured, ``docs/scale.md``, "Cost model"."""
@@ -121,7 +121,7 @@ class Options:
     """Newton steps the cost model assumes for kernel logistic regression (an assumption:
     the benchmark fits of ``docs/scale.md`` took 6 to 10)."""
 
-    # --- Nyström logistic regression (kernelkit.models.falkon_logistic) -------------------
+    # --- Nyström logistic regression (kernelkit.models._falkon_logistic) -------------------
     hessian_rows_per_centre: int = _option(8, _AT_LEAST_ONE)
     """Rows per centre of the uniform sample whose Hessian terms the row-sampled
     preconditioner averages (at most all ``n``; a choice, ``docs/scale.md``)."""
@@ -129,7 +129,7 @@ class Options:
     hessian_sample_bytes: int = _option(256 << 20, _AT_LEAST_ONE)
     """Most bytes of that sample's float64 kernel rows (never fewer rows than centres)."""
 
-    # --- lam="auto" of kernel logistic regression (kernelkit.models.logistic_path) --------
+    # --- lam="auto" of kernel logistic regression (kernelkit.models._logistic_path) --------
     logistic_holdout: float = _option(0.2, _FRACTION)
     """Fraction of the training rows held out to score the ``lam`` path."""
 
@@ -144,7 +144,7 @@ class Options:
     """PCG only: the preconditioner is rebuilt when ``lam`` has fallen by this factor since
     it was built (or when the CG run with it cost as much as a build)."""
 
-    # --- streamed K_nm products (kernelkit.gram.streaming) --------------------------------
+    # --- streamed K_nm products (kernelkit.gram._streaming) --------------------------------
     keep_fraction: float = _option(0.25, _FRACTION)
     """Share of the available memory (a CUDA device's free memory, else the host's available
     memory; a Dask cluster's workers' limits) a kept ``K_nm`` may take by default."""
@@ -164,14 +164,14 @@ class Options:
 
     gram_tile_bytes: int = _option(4 << 20, _AT_LEAST_ONE)
     """Default bytes of one tile of the Gram engine (1024 x 1024 in float32,
-    :func:`kernelkit.gram.tiling.tile_size`): the fastest size of a sweep of the fused Gaussian
+    :func:`kernelkit.gram._tiling.tile_size`): the fastest size of a sweep of the fused Gaussian
     Gram (``docs/measurements.md``)."""
 
     gp_tile_entries: int = _option(1 << 21, _AT_LEAST_ONE)
     """Kernel values per tile of the streamed passes of the Nyström Gaussian process
-    (:mod:`kernelkit.models.gp_nystrom`; rows = this // m)."""
+    (:mod:`kernelkit.models._gp_nystrom`; rows = this // m)."""
 
-    # --- eigensolvers (kernelkit.solvers.eigen, kernelkit.solvers.spectra) ------------------
+    # --- eigensolvers (kernelkit.solvers._eigen, kernelkit.solvers._spectra) ------------------
     eigen_full_max_n: int = _option(300, _NON_NEGATIVE)
     """Up to this size ``method="auto"`` of :func:`kernelkit.solvers.top_eigenpairs` takes a
     full ``eigh``: as fast as anything there (``docs/measurements.md``, "Top-k

@@ -4,13 +4,13 @@ One module per format (:mod:`.tables`, :mod:`.smiles`, :mod:`.fasta`, :mod:`.gra
 :mod:`.gram`); :func:`read_data` picks the reader from the kind and the extension.
 
 Every reader returns a :class:`DataFile`: the records in the form kernelkit's kernels take
-(vectors, SMILES strings, sequences, a :class:`~kernelkit.data.graphs.GraphBatch`, a Gram
+(vectors, SMILES strings, sequences, a :class:`~kernelkit.data.GraphBatch`, a Gram
 matrix), an id per record, the other columns (for a ``--target``) and the line of each
-record.  A problem in the file raises :class:`~kernelkit.utils.errors.DataFileError`, whose
+record.  A problem in the file raises :class:`~kernelkit.utils.DataFileError`, whose
 text is the one line ``FILE:LINE: problem`` (``FILE: problem`` where no line applies, e.g. a
 ``.npy`` array or a GraphML graph, where the record is named instead).
 
-Formats (``kind``, an :class:`~kernelkit.utils.kinds.InputKind` or its plural name, detected
+Formats (``kind``, an :class:`~kernelkit.utils._kinds.InputKind` or its plural name, detected
 from the extension unless given):
 
 * ``vectors``: CSV (``,``) or TSV (``.tsv``, tab); a header row when the first row is not all
@@ -34,8 +34,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kernelkit.data.molecules import standardize_smiles
-from kernelkit.data.readers.common import (  # noqa: F401 (tables: importable, not in __all__)
+from kernelkit.data._molecules import standardize_smiles
+from kernelkit.data.readers._common import (  # noqa: F401 (tables: importable, not in __all__)
     MAX_INTEGER_CLASSES,
     TASKS,
     DataFile,
@@ -45,14 +45,14 @@ from kernelkit.data.readers.common import (  # noqa: F401 (tables: importable, n
     read_text,
     text_lines,
 )
-from kernelkit.data.readers.fasta import read_fasta
-from kernelkit.data.readers.gram import read_gram
-from kernelkit.data.readers.graphs import read_graphs
-from kernelkit.data.readers.sdf import read_sdf
-from kernelkit.data.readers.smiles import ON_ERROR, read_smi
-from kernelkit.data.readers.tables import read_table
-from kernelkit.utils.errors import DataFileError, InputError
-from kernelkit.utils.kinds import InputKind
+from kernelkit.data.readers._fasta import read_fasta
+from kernelkit.data.readers._gram import read_gram
+from kernelkit.data.readers._graphs import read_graphs
+from kernelkit.data.readers._sdf import read_sdf
+from kernelkit.data.readers._smiles import ON_ERROR, read_smi
+from kernelkit.data.readers._tables import read_table
+from kernelkit.utils._errors import DataFileError, InputError
+from kernelkit.utils._kinds import InputKind
 
 __all__ = [
     "DataFile",
@@ -152,7 +152,7 @@ def read_data(
     alphabet : {"dna", "rna", "protein"} or None
         Alphabet of sequences (``None``: detected on the upper-cased letters, ``N``
         aside; lower case is read as upper case, see
-        :mod:`kernelkit.data.readers.fasta`).
+        :mod:`kernelkit.data.readers._fasta`).
     node_label : str or None
         Node attribute holding graph labels.
     edge_label, node_attribute : str or None
@@ -164,7 +164,7 @@ def read_data(
     standardize : bool
         Molecules become the canonical SMILES of RDKit's standardisation (salts and
         solvents removed, charges neutralised;
-        :func:`kernelkit.data.molecules.standardize_smiles`).
+        :func:`kernelkit.data._molecules.standardize_smiles`).
 
     Raises
     ------

@@ -1,0 +1,149 @@
+"""Which kind of input a data set holds, read from the Python objects themselves.
+
+:func:`detect_input_kind` is the one rule the estimators (``kernel=None``) and the command
+line use to tell vectors, sequences, molecules and graphs apart.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import warnings
+from typing import Any
+
+import numpy as np
+import torch
+
+from kernelkit.data._graphs import GraphBatch
+from kernelkit.data._molecules import InvalidRecordsError, MoleculeBatch, _is_mol, invalid_smiles
+from kernelkit.data._strings import ALPHABETS, UNKNOWN_LETTERS, StringBatch, fold_case
+from kernelkit.utils._kinds import InputKind
+
+SEQUENCE_CHARACTERS = frozenset("".join(ALPHABETS.values()) + "".join(UNKNOWN_LETTERS.values()))
+"""Letters of the DNA, RNA and protein alphabets and their unknown residues ``N``, ``X``
+(:data:`kernelkit.data.ALPHABETS`), upper case."""
+
+
+def _items(X: Any) -> list[Any] | None:
+    """The items of a 1-D container of objects, or None for anything else."""
+    if isinstance(X, (str, bytes)):
+        return None
+    if hasattr(X, "to_numpy") and not isinstance(X, np.ndarray):
+        X = X.to_numpy()
+    if isinstance(X, np.ndarray):
+        return X.tolist() if X.ndim == 1 and X.dtype.kind in "OUS" else None
+    if isinstance(X, (list, tuple)):
+        return list(X)
+    return None
+
+
+def _invalid_smiles(items: list[str]) -> list[int] | None:
+    """Positions of the strings RDKit does not parse as SMILES (``None`` without RDKit)."""
+    if importlib.util.find_spec("rdkit") is None:
+        return None
+    return invalid_smiles(items)
+
+
+def detect_input_kind(X: Any) -> InputKind:
+    """The kind of input ``X`` holds.
+
+    Rules, in order:
+
+    * a torch tensor, a numeric NumPy array, a ``scipy.sparse`` matrix or any other
+      container of numbers: ``vector``;
+    * kernelkit batches: their kind (``StringBatch``, ``GraphBatch``, ``MoleculeBatch``);
+    * a list, tuple, 1-D object/str array or pandas Series whose items are
+
+      - networkx graphs: ``graph``;
+      - RDKit ``Mol`` objects: ``molecule``;
+      - strings: ``molecule`` when some string has a character outside the sequence
+        alphabets (:data:`SEQUENCE_CHARACTERS`: the DNA, RNA and protein letters, ``N`` and
+        ``X``, lower case read as upper case by the case rule of
+        :mod:`kernelkit.data._strings`) *and* RDKit
+        parses most of the strings (more than half, every string tried) as SMILES;
+        ``string`` (sequences) otherwise, so a list of DNA or protein sequences is never read
+        as molecules, and SMILES are read as sequences when RDKit is not installed.  The
+        decision is made on the whole input: a few invalid SMILES among valid ones do not
+        turn molecules into sequences; a :class:`UserWarning` then reports the choice and
+        the records that do not parse (which the molecule kernels refuse, naming them, or
+        :func:`drop_invalid_records` leaves out).
+
+    Anything else is ``vector`` (the numeric validation of the estimator then names the
+    problem).
+    """
+    if isinstance(X, StringBatch):
+        return InputKind.STRING
+    if isinstance(X, GraphBatch):
+        return InputKind.GRAPH
+    if isinstance(X, MoleculeBatch):
+        return InputKind.MOLECULE
+    if isinstance(X, torch.Tensor):
+        return InputKind.VECTOR
+    items = _items(X)
+    if not items:
+        return InputKind.VECTOR
+    if all(type(x).__module__.startswith("networkx") for x in items):
+        return InputKind.GRAPH
+    if all(_is_mol(x) for x in items):
+        return InputKind.MOLECULE
+    if all(isinstance(x, str) for x in items):
+        texts = [str(x) for x in items]
+        if all(SEQUENCE_CHARACTERS.issuperset(fold_case(t)) for t in texts):
+            return InputKind.STRING
+        bad = _invalid_smiles(texts)
+        if bad is None or 2 * len(bad) >= len(texts):
+            return InputKind.STRING
+        if bad:
+            warnings.warn(
+                f"X: detected as molecules ({len(texts) - len(bad)} of {len(texts)} strings "
+                f"parse as SMILES); {len(bad)} do not: "
+                + ", ".join(f"X[{i}] = {texts[i]!r}" for i in bad[:5])
+                + (" ..." if len(bad) > 5 else ""),
+                UserWarning,
+                stacklevel=3,
+            )
+        return InputKind.MOLECULE
+    return InputKind.VECTOR
+
+
+def drop_invalid_records(
+    X: Any, y: Any, sample_weight: Any, kind: InputKind, on_error: str
+) -> tuple[Any, Any, Any]:
+    """``X``, ``y`` and ``sample_weight`` without the records that do not parse as ``kind``
+    (SMILES strings RDKit rejects), when ``on_error == "skip"``; unchanged otherwise (the
+    kernel then refuses them, naming them).  A :class:`UserWarning` names the records left
+    out."""
+    items = _items(X)
+    if on_error != "skip" or kind is not InputKind.MOLECULE or not items:
+        return X, y, sample_weight
+    if not all(isinstance(x, str) for x in items):
+        return X, y, sample_weight
+    bad = invalid_smiles(items)
+    if not bad:
+        return X, y, sample_weight
+    if len(bad) == len(items):
+        raise InvalidRecordsError(
+            f"X: none of the {len(items)} records is a valid SMILES; nothing left to fit", bad
+        )
+    warnings.warn(
+        f"on_error='skip': left out {len(bad)} of {len(items)} records that are not valid "
+        "SMILES: "
+        + ", ".join(f"X[{i}] = {items[i]!r}" for i in bad[:5])
+        + (" ..." if len(bad) > 5 else ""),
+        UserWarning,
+        stacklevel=3,
+    )
+    keep = np.setdiff1d(np.arange(len(items)), bad)
+
+    def take(v: Any) -> Any:
+        if v is None:
+            return None
+        if hasattr(v, "iloc"):
+            return v.iloc[keep]
+        if isinstance(v, torch.Tensor):
+            return v[torch.as_tensor(keep)]
+        return np.asarray(v)[keep] if not isinstance(v, list) else [v[i] for i in keep]
+
+    return [items[i] for i in keep], take(y), take(sample_weight)
+
+
+__all__ = ["detect_input_kind", "drop_invalid_records"]

@@ -1,0 +1,363 @@
+r"""Sequence convolutional kernel networks (CKN-seq / RKN) as scikit-learn estimators.
+
+Course part 3, section 10 (Chen, Jacob & Mairal 2019a,b).  :class:`SequenceCKNFeatures`
+returns ``Psi(x) = K_0(Z, Z)^{-1/2} pool_t h(x)[t]``, the Nyström map of the gapped k-mer
+kernel of :mod:`kernelkit.models._ckn_seq` with anchors learned by spherical k-means on
+sampled k-mers; :class:`SequenceCKNClassifier` trains the anchors end to end with a
+multinomial logistic classifier on top.
+
+Input: strings (list, tuple, 1-D array or pandas Series of ``str``) one-hot encoded over
+``alphabet`` (an unknown letter is an :class:`~kernelkit.utils.InputError` naming it), or
+numeric arrays: ``(n, T)`` (sequences of scalars) or ``(n, T, A)`` (sequences of position
+vectors, e.g. one-hot or substitution-matrix profiles).
+"""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+from typing import Any, ClassVar
+
+import numpy as np
+import scipy.sparse as sp
+import torch
+from sklearn.base import (
+    ClassifierMixin,
+)
+from sklearn.utils.validation import check_is_fitted
+
+from kernelkit.data._strings import StringBatch
+from kernelkit.estimators._ckn_base import (
+    COMMON_CONSTRAINTS,
+    SUPERVISED_ATTRIBUTES_DOC,
+    SUPERVISED_CONSTRAINTS,
+    SUPERVISED_PARAMS_DOC,
+    CKNClassifierMixin,
+    CKNTransformerMixin,
+    _CKNBase,
+    float_tensor,
+    store_params,
+)
+from kernelkit.models._ckn_seq import (
+    POOLINGS,
+    GappedKmerLayer,
+    KmerLengthSum,
+    fit_kmer_anchors,
+    keep_levels,
+    positive_ints,
+    pyramid_prefixes,
+)
+from kernelkit.utils._constraints import Interval, StrOptions
+from kernelkit.utils._errors import InputError
+from kernelkit.utils._progress import VerboseLike
+
+__all__ = ["SequenceCKNClassifier", "SequenceCKNFeatures"]
+
+
+def is_string_input(X: Any) -> bool:
+    """Whether ``X`` holds strings (a 1-D container, or a :class:`StringBatch`)."""
+    if isinstance(X, StringBatch):
+        return True
+    if isinstance(X, torch.Tensor) or sp.issparse(X):  # sparse: rejected as a numeric array
+        return False
+    if isinstance(X, (list, tuple)):
+        return len(X) > 0 and isinstance(X[0], str)
+    arr = np.asarray(X, dtype=object) if hasattr(X, "__len__") else None
+    return arr is not None and arr.ndim == 1 and len(arr) > 0 and isinstance(arr[0], str)
+
+
+def one_hot(batch: StringBatch, dtype: torch.dtype) -> torch.Tensor:
+    """One-hot ``(n, |alphabet|, max_len)`` tensor of a string batch; padding columns and the
+    unknown-residue letter (:func:`kernelkit.data._strings.unknown_letter`) are 0."""
+    codes, _ = batch.padded(pad_value=-1)
+    out = torch.zeros(len(batch), len(batch.alphabet), codes.shape[1], dtype=dtype)
+    valid = (codes >= 0) & (codes < len(batch.alphabet))
+    rows, cols = torch.nonzero(valid, as_tuple=True)
+    out[rows, codes[valid], cols] = 1.0
+    return out
+
+
+class _SequenceCKN(_CKNBase):
+    """Sequence input and the gapped k-mer layer of the sequence CKN estimators."""
+
+    alphabet: Any
+    n_filters: int
+    k: int
+    gap_penalty: float
+    pooling: str
+    n_kmers: int
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.input_tags.string = True
+        return tags
+
+    def _inputs(self, X: Any, *, reset: bool) -> torch.Tensor:
+        strings = is_string_input(X)
+        if not reset and strings != (self.input_kind_ == "strings"):
+            raise InputError(
+                f"X: the model was fitted on {self.input_kind_}, got "
+                f"{'strings' if strings else 'a numeric array'}"
+            )
+        if strings:
+            batch = StringBatch.from_sequences(X, self.alphabet if reset else self.alphabet_)
+            dtype = torch.float64 if reset else next(self.network_.parameters()).dtype
+            x = one_hot(batch, dtype)
+            if reset:
+                self.alphabet_, self.input_kind_ = batch.alphabet, "strings"
+            return x
+        Xt = float_tensor(X, self, reset=reset, allow_nd=True)
+        if Xt.ndim not in (2, 3):
+            raise InputError(
+                f"X: expected strings, an (n, T) or an (n, T, A) array, got shape {tuple(Xt.shape)}"
+            )
+        x = Xt[:, None, :] if Xt.ndim == 2 else Xt.transpose(1, 2)
+        if reset:
+            self.alphabet_, self.input_kind_ = None, "numeric arrays"
+            self.n_channels_ = int(x.shape[1])
+        elif x.shape[1] != self.n_channels_:
+            raise InputError(
+                f"X: expected {self.n_channels_} values per position as in fit, got {x.shape[1]}"
+            )
+        return x.to(next(self.network_.parameters()).dtype) if not reset else x
+
+    def _make_network(self, X: torch.Tensor) -> GappedKmerLayer | KmerLengthSum:
+        lengths = positive_ints(self.k, "k")
+        positive_ints(self.n_bins, "n_bins")
+        layers = [
+            GappedKmerLayer(
+                X.shape[1],
+                self.n_filters,
+                k,
+                gap_penalty=self.gap_penalty,
+                kappa=self.kappa,
+                sigma=self.sigma,
+                pooling=self.pooling,
+                n_bins=self.n_bins,
+                normalize=self.normalize,
+                shift=self.shift,
+                dtype=X.dtype,
+            )
+            for k in lengths
+        ]
+        return layers[0] if isinstance(self.k, Integral) else KmerLengthSum(layers)
+
+    def _fit_anchors(
+        self, network: GappedKmerLayer, X: torch.Tensor, generator: torch.Generator
+    ) -> None:
+        fit_kmer_anchors(
+            network, X, n_kmers=self.n_kmers, n_iter=self.kmeans_iter, generator=generator
+        )
+
+
+SEQUENCE_CONSTRAINTS: dict[str, list[Any]] = {
+    "n_filters": [Interval(Integral, 1, None, closed="left")],
+    "k": [Interval(Integral, 1, None, closed="left"), tuple, list],
+    "gap_penalty": [Interval(Real, 0, 1, closed="both")],
+    "pooling": [StrOptions(set(POOLINGS))],
+    "n_bins": [Interval(Integral, 1, None, closed="left"), tuple, list],
+    "normalize": ["boolean"],
+    "alphabet": [str, None],
+    "n_kmers": [Interval(Integral, 1, None, closed="left")],
+    **COMMON_CONSTRAINTS,
+}
+
+_SEQ_PARAMS_DOC = """
+    n_filters : int, default {n_filters}
+        Number ``q`` of anchors (of each k-mer length).
+    k : int or sequence of int, default {k}
+        k-mer length; a sequence of lengths sums their kernels (one layer of ``n_filters``
+        anchors per length, features concatenated:
+        :class:`~kernelkit.models._ckn_seq.KmerLengthSum`).
+    gap_penalty : float in [0, 1], default 0.0
+        ``lambda``: each skipped position inside a k-mer costs a factor ``lambda``; 0 keeps
+        contiguous k-mers only (CKN-seq).
+    pooling : {"mean", "sum"}, default "mean"
+        Sum of ``h[t]`` over end positions, or its mean over the non-padding positions.
+    n_bins : int or sequence of int, default {n_bins}
+        Number of position bins pooled separately (:mod:`kernelkit.models._ckn_seq`):
+        1 is the global pooling of CKN-seq (a bag of k-mers), ``B > 1`` keeps where along
+        the sequence a k-mer ends (aligned sequences: splice sites, promoters); a sequence
+        such as ``(1, 4)`` is a pyramid, the sum of the kernels of its levels.
+    normalize : bool, default {normalize}
+        Scale each level's features to unit norm (the normalised kernel of each length and
+        level).
+    alphabet : None, "dna", "rna", "protein" or str
+        Letters of the one-hot encoding of string input (``None``: the letters of the
+        training strings); ignored for numeric arrays.  Lower case is the upper-case letter
+        and ``N`` / ``X`` of a named alphabet have a zero one-hot column (the case rule of
+        :mod:`kernelkit.data._strings`).
+    kappa : {"exp", "inverse_polynomial", "polynomial", "vovk"}, default "exp"
+        Per-position dot-product kernel.
+    sigma : float, default 0.6
+        ``kappa(u) = exp((u - 1) / sigma^2)`` per position (``kappa="exp"``).
+    shift : float, default 0.01
+        ``epsilon`` in ``(K_0(Z, Z)^{1/2} + epsilon I)^{-1}``.
+    n_kmers : int, default 10000
+        k-mers sampled for the spherical k-means.
+    kmeans_iter : int, default 10
+        Lloyd iterations.
+    batch_size : int, default 256
+        Sequences per forward batch.
+    random_state : None, int, RandomState or Generator
+        Seed of the k-mer sampling, the k-means seeds and the minibatches."""
+
+
+class SequenceCKNFeatures(CKNTransformerMixin, _SequenceCKN):
+    __doc__ = (
+        r"""Unsupervised CKN-seq features: the gapped k-mer Nyström map with k-means anchors.
+
+    ``<Psi(x), Psi(x')>`` approximates ``sum_{i, j} lambda^{gaps(i)} lambda^{gaps(j)}
+    K_0(x_[i], x'_[j])`` (course part 3, section 10; see :mod:`kernelkit.models._ckn_seq`).
+
+    Parameters
+    ----------"""
+        + _SEQ_PARAMS_DOC.replace("{k}", "8")
+        .replace("{n_bins}", "1")
+        .replace("{normalize}", "False")
+        .replace("{n_filters}", "64")
+        + r"""
+
+    Attributes
+    ----------
+    network_ : kernelkit.models.GappedKmerLayer
+        The layer with its anchors.
+    alphabet_ : str or None
+        Letters of the one-hot encoding (None for numeric input).
+    input_kind_ : str
+        ``"strings"`` or ``"numeric arrays"``.
+
+    Notes
+    -----
+    Objective: no loss is fitted; the anchors ``z_1, ..., z_p`` (unit norm) maximise the
+    spherical k-means criterion over the sampled (normalised one-hot) k-mers ``u``,
+
+    .. math:: \max_{\|z_j\| = 1} \sum_{u} \max_{j} \langle u, z_j \rangle,
+
+    and ``Psi`` is the Nyström map on their features (course part 3, section 10).
+    """
+    )
+
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = SEQUENCE_CONSTRAINTS
+
+    def __init__(
+        self,
+        n_filters: int = 64,
+        k: int | tuple[int, ...] = 8,
+        *,
+        gap_penalty: float = 0.0,
+        pooling: str = "mean",
+        n_bins: int | tuple[int, ...] = 1,
+        normalize: bool = False,
+        alphabet: str | None = None,
+        kappa: str = "exp",
+        sigma: float = 0.6,
+        shift: float = 0.01,
+        n_kmers: int = 10000,
+        kmeans_iter: int = 10,
+        batch_size: int = 256,
+        random_state: Any = None,
+    ):
+        store_params(self, locals())
+
+    @property
+    def n_components_(self) -> int:
+        """Number of output features (``n_bins`` times the anchors ``q``)."""
+        check_is_fitted(self, "network_")
+        return self.network_.n_bins * self.network_.n_filters
+
+
+class SequenceCKNClassifier(ClassifierMixin, CKNClassifierMixin, _SequenceCKN):
+    __doc__ = (
+        r"""Supervised CKN-seq: anchors and a linear classifier trained end to end.
+
+    Spherical k-means anchors (as :class:`SequenceCKNFeatures`) and the logistic regression
+    on their features, then minibatch Adam on
+    ``(1/n) sum_i CE(W Psi_Z(x_i) + b, y_i) + lam ||W||^2`` over ``Z`` and ``(W, b)`` with
+    the best held-out epoch kept, as :class:`~kernelkit.estimators.CKNClassifier`
+    (course part 3, sections 6 and 10; Chen, Jacob & Mairal 2019a).
+
+    Parameters
+    ----------"""
+        + _SEQ_PARAMS_DOC.replace("{k}", "(3, 4, 5)")
+        .replace("{n_bins}", "(1, 4)")
+        .replace("{normalize}", "True")
+        .replace("{n_filters}", "256")
+        + """
+    lam : float or "auto", default "auto"
+        Ridge penalty of the classifier; ``"auto"``: chosen among ``1e-7 .. 1e-1``
+        (:data:`~kernelkit.models._ckn_train.LAM_CV_GRID`), together with how many levels of
+        the ``n_bins`` pyramid to keep (``(1,)`` or ``(1, 4)`` for the default), by 5-fold
+        stratified cross-validated accuracy of the classifier on the k-means features of
+        the training part (:func:`~kernelkit.models._ckn_train.cross_validate_lam`); the
+        network keeps the chosen levels.
+    max_iter : int or "auto", default 0
+        Training epochs; ``"auto"``: ``clip(ceil(20000 / n), 10, 100)``.  The default 0 is
+        the unsupervised model (k-means anchors, logistic regression on their features),
+        fitted on all of ``X`` (no held-out part): on the four sets of ``docs/ckn.md`` the
+        supervised epochs beat it on one, by one test sequence."""
+        + SUPERVISED_PARAMS_DOC
+        + """
+
+    Attributes
+    ----------
+    network_, alphabet_, input_kind_ :
+        As in :class:`SequenceCKNFeatures` (anchors after training).
+    head_ : torch.nn.Linear
+        The linear classifier."""
+        + SUPERVISED_ATTRIBUTES_DOC
+        + r"""
+
+    Notes
+    -----
+    Objective: over the anchors ``Z`` and the classifier ``(W, b)``, on the ``n``
+    training sequences kept after the held-out split (the best held-out epoch is kept),
+
+    .. math:: \min_{Z, W, b} \frac{1}{n} \sum_{i=1}^n \mathrm{CE}(W \Psi_Z(x_i) + b, y_i)
+              + \lambda \|W\|_F^2.
+    """
+    )
+
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        **SEQUENCE_CONSTRAINTS,
+        **SUPERVISED_CONSTRAINTS,
+    }
+
+    def __init__(
+        self,
+        n_filters: int = 256,
+        k: int | tuple[int, ...] = (3, 4, 5),
+        *,
+        gap_penalty: float = 0.0,
+        pooling: str = "mean",
+        n_bins: int | tuple[int, ...] = (1, 4),
+        normalize: bool = True,
+        alphabet: str | None = None,
+        kappa: str = "exp",
+        sigma: float = 0.6,
+        shift: float = 0.01,
+        n_kmers: int = 10000,
+        kmeans_iter: int = 10,
+        lam: float | str = "auto",
+        max_iter: int | str = 0,
+        lr: float = 0.01,
+        training: str = "alternating",
+        head_init: str = "linear",
+        validation_fraction: float = 0.1,
+        n_iter_no_change: int = 5,
+        batch_size: int = 256,
+        verbose: VerboseLike = 0,
+        random_state: Any = None,
+    ):
+        store_params(self, locals())
+
+    def fit(self, X: Any, y: Any) -> SequenceCKNClassifier:
+        """Initialise the anchors by spherical k-means, then train everything end to end."""
+        return self._fit_classifier(X, y)
+
+    def _candidate_columns(self) -> tuple[torch.Tensor | None, ...]:
+        """The pyramid's prefixes (position pooling down to each level), or all columns."""
+        masks = pyramid_prefixes(self.network_)
+        return (None,) if len(masks) == 1 else masks
+
+    def _keep_candidate(self, index: int) -> None:
+        keep_levels(self.network_, index + 1)
