@@ -193,3 +193,17 @@ def test_distinct_rows_give_the_plain_loo_exactly():
     np.testing.assert_allclose(
         grouped.fit(1e-3).loo_residuals.numpy(), _brute_loo(K, y, 1e-3), rtol=0, atol=1e-8
     )
+
+
+@pytest.mark.parametrize("outputs", [0, 3])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_the_batched_path_equals_the_criterion_at_each_lam(outputs, weighted):
+    """``RidgeSpectrum.path`` (two products for the whole grid) against the hat-matrix
+    definitions of LOO and GCV at each ``lam`` (checked above for ``criterion``)."""
+    K, y, rng = _problem(80, seed=4, outputs=outputs)
+    w = torch.as_tensor(rng.uniform(0.5, 2.0, size=80)) if weighted else None
+    spec = ridge_spectrum(K, y, sample_weight=w)
+    grid = np.logspace(-9, -1, 17)
+    for cv in ("loo", "gcv"):
+        one_by_one = np.array([float(spec.criterion(v, cv)) for v in grid])
+        np.testing.assert_allclose(spec.path(grid, cv), one_by_one, rtol=1e-10)

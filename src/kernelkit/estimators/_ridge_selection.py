@@ -145,7 +145,7 @@ def _spectrum(
 
 def _path_errors(spec: RidgeSpectrum, grid: np.ndarray, cv: str) -> np.ndarray:
     """The closed-form criterion ``cv`` of ``spec`` at every ``lam`` of ``grid``."""
-    return np.array([float(spec.criterion(v, cv)) for v in grid])
+    return spec.path(grid, cv)
 
 
 def _tune_kernel(

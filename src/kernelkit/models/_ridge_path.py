@@ -164,6 +164,28 @@ class RidgeSpectrum:
         total_w = self.n if self.root_w is None else float((self.root_w**2).sum())
         return (q * q).sum() / (p * total_w)
 
+    def path(self, lams: Sequence[float] | np.ndarray, cv: str = "loo") -> np.ndarray:
+        """:meth:`criterion` at every ``lam`` of ``lams``, shape ``(len(lams),)``.
+
+        Without groups the whole path is two products with ``G = len(lams)`` columns,
+        ``U @ (proj / (s + mu))`` and ``(U * U) @ (1 / (s + mu))``: two passes over the
+        ``n x n`` factors instead of two per ``lam``."""
+        if self.groups:
+            return np.array([float(self.criterion(float(v), cv)) for v in lams])
+        mu = self.n * torch.as_tensor(np.asarray(lams, dtype=float), dtype=self.values.dtype)
+        d = 1.0 / (self.values[:, None] + mu.to(self.values.device))  # (n, G)
+        proj = self.proj.reshape(self.n, -1, 1)  # (n, p, 1)
+        scaled = (proj * d.unsqueeze(1)).reshape(self.n, -1)  # (n, p * G)
+        a = (self.vectors @ scaled).reshape(self.n, -1, d.shape[1])  # (n, p, G)
+        b = self.leverage_basis @ d  # (n, G)
+        p = a.shape[1]
+        if cv == "gcv":
+            values = self.n * (a * a).sum((0, 1)) / (p * b.sum(0) ** 2)
+        else:
+            total_w = self.n if self.root_w is None else float((self.root_w**2).sum())
+            values = ((a / b[:, None, :]) ** 2).sum((0, 1)) / (p * total_w)
+        return values.cpu().numpy()
+
     def fit(self, lam: float) -> RidgeFit:
         """Coefficients, fitted values and LOO residuals at ``lam`` (``O(n^2)``)."""
         a, b, d = self._parts(lam)
