@@ -256,3 +256,48 @@ def test_every_lam_takes_auto_and_records_a_float_lam_(cls, one_torch_thread):
     assert type(auto.lam_) is float and auto.lam_ > 0, cls.__name__
     fixed = _fit(CASES[cls.__name__]().set_params(lam=0.01), X, y)
     assert fixed.lam_ == 0.01, cls.__name__
+
+
+def _supervised(cls: type) -> bool:
+    from sklearn.base import is_classifier, is_regressor
+
+    est = CASES[cls.__name__]()
+    return is_classifier(est) or is_regressor(est) or cls is kernelkit.SimpleMKL
+
+
+SUPERVISED = [c for c in ESTIMATORS if _supervised(c)]
+
+
+def test_every_supervised_estimator_accepts_on_error():
+    assert len(SUPERVISED) >= 11
+    for cls in SUPERVISED:
+        assert CASES[cls.__name__]().get_params()["on_error"] == "raise", cls.__name__
+
+
+@pytest.mark.parametrize(
+    "cls",
+    [c for c in SUPERVISED if c is not kernelkit.SequenceCKNClassifier],
+    ids=lambda c: c.__name__,
+)
+def test_on_error_skip_leaves_out_non_finite_rows_with_their_targets(cls, one_torch_thread):
+    """The shared route (``drop_invalid_records``): ``"skip"`` fits what the finite rows fit,
+    naming the rows left out; ``"raise"`` refuses the input."""
+    X, y = _data()
+    bad_X = np.insert(X, [3, 17], [[np.nan, 0.0, 1.0], [0.0, np.inf, 1.0]], axis=0)
+    bad_y = np.insert(y, [3, 17], [1, 0])
+
+    def make(**params: Any) -> BaseEstimator:
+        est = CASES[cls.__name__]().set_params(**params)
+        if "random_state" in est.get_params():
+            est.set_params(random_state=0)
+        return est
+
+    with pytest.raises((ValueError, RuntimeError)):
+        _fit(make(), bad_X, bad_y)
+    with pytest.warns(UserWarning, match=r"left out 2 of 42 rows with a NaN .*X\[3\]"):
+        skipped = make(on_error="skip").fit(bad_X, bad_y)
+    clean = _fit(make(), X, y)
+    for method in OUTPUTS[:1]:
+        np.testing.assert_allclose(
+            getattr(skipped, method)(X[:10]), getattr(clean, method)(X[:10]), rtol=1e-8
+        )

@@ -108,42 +108,88 @@ def detect_input_kind(X: Any) -> InputKind:
 def drop_invalid_records(
     X: Any, y: Any, sample_weight: Any, kind: InputKind, on_error: str
 ) -> tuple[Any, Any, Any]:
-    """``X``, ``y`` and ``sample_weight`` without the records that do not parse as ``kind``
-    (SMILES strings RDKit rejects), when ``on_error == "skip"``; unchanged otherwise (the
-    kernel then refuses them, naming them).  A :class:`UserWarning` names the records left
-    out."""
+    """``X``, ``y`` and ``sample_weight`` without the records that do not parse as ``kind``,
+    when ``on_error == "skip"``: SMILES strings RDKit rejects (molecules), numeric rows with a
+    NaN or infinite entry (vectors and images); unchanged otherwise (the kernel or the numeric
+    validation then refuses them, naming them).  A :class:`UserWarning` names the records
+    left out; a set with no valid record is refused."""
+    if on_error != "skip":
+        return X, y, sample_weight
+    if kind is InputKind.VECTOR:
+        return _drop_non_finite_rows(X, y, sample_weight)
     items = _items(X)
-    if on_error != "skip" or kind is not InputKind.MOLECULE or not items:
+    if kind is not InputKind.MOLECULE or not items:
         return X, y, sample_weight
     if not all(isinstance(x, str) for x in items):
         return X, y, sample_weight
     bad = invalid_smiles(items)
     if not bad:
         return X, y, sample_weight
-    if len(bad) == len(items):
-        raise InvalidRecordsError(
-            f"X: none of the {len(items)} records is a valid SMILES; nothing left to fit", bad
-        )
+    _warn_left_out(
+        bad, len(items), "records that are not valid SMILES", items, "records is a valid SMILES"
+    )
+    keep = np.setdiff1d(np.arange(len(items)), bad)
+    return [items[i] for i in keep], _take(y, keep), _take(sample_weight, keep)
+
+
+def _warn_left_out(bad: list[int], n: int, what: str, items: Any, valid: str) -> None:
+    """Refuse when every record is bad, else warn naming the first five left out."""
+    if len(bad) == n:
+        raise InvalidRecordsError(f"X: none of the {n} {valid}; nothing left to fit", bad)
     warnings.warn(
-        f"on_error='skip': left out {len(bad)} of {len(items)} records that are not valid "
-        "SMILES: "
+        f"on_error='skip': left out {len(bad)} of {n} {what}: "
         + ", ".join(f"X[{i}] = {items[i]!r}" for i in bad[:5])
         + (" ..." if len(bad) > 5 else ""),
         UserWarning,
-        stacklevel=3,
+        stacklevel=4,
     )
-    keep = np.setdiff1d(np.arange(len(items)), bad)
 
-    def take(v: Any) -> Any:
-        if v is None:
-            return None
-        if hasattr(v, "iloc"):
-            return v.iloc[keep]
-        if isinstance(v, torch.Tensor):
-            return v[torch.as_tensor(keep)]
-        return np.asarray(v)[keep] if not isinstance(v, list) else [v[i] for i in keep]
 
-    return [items[i] for i in keep], take(y), take(sample_weight)
+def _take(v: Any, keep: np.ndarray) -> Any:
+    """Rows ``keep`` of ``v`` in its own container (None stays None)."""
+    if v is None:
+        return None
+    if hasattr(v, "iloc"):
+        return v.iloc[keep]
+    if isinstance(v, torch.Tensor):
+        return v[torch.as_tensor(keep, device=v.device)]
+    return np.asarray(v)[keep] if not isinstance(v, list) else [v[i] for i in keep]
+
+
+def _drop_non_finite_rows(X: Any, y: Any, sample_weight: Any) -> tuple[Any, Any, Any]:
+    """Numeric rows (first axis) without a NaN or infinite entry; other inputs unchanged
+    (the numeric validation then names the problem)."""
+    if isinstance(X, torch.Tensor):
+        values = X.detach()
+        if not values.is_floating_point() or values.ndim < 2:
+            return X, y, sample_weight
+        finite = torch.isfinite(values.reshape(len(values), -1)).all(1).cpu().numpy()
+    else:
+        array = X.to_numpy() if hasattr(X, "to_numpy") else X
+        if not isinstance(array, np.ndarray) or array.ndim < 2 or array.dtype.kind != "f":
+            return X, y, sample_weight
+        finite = np.isfinite(array.reshape(len(array), -1)).all(1)
+    bad = np.flatnonzero(~finite).tolist()
+    if not bad:
+        return X, y, sample_weight
+    rows = X.iloc if hasattr(X, "iloc") else X
+    _warn_left_out(
+        bad, len(finite), "rows with a NaN or infinite value", _RowText(rows), "rows is finite"
+    )
+    keep = np.flatnonzero(finite)
+    return _take(X, keep), _take(y, keep), _take(sample_weight, keep)
+
+
+class _RowText:
+    """``rows[i]`` as a short text for the warning (first values of the row)."""
+
+    def __init__(self, rows: Any) -> None:
+        self.rows = rows
+
+    def __getitem__(self, i: int) -> str:
+        row = np.asarray(self.rows[i], dtype=float).ravel()
+        head = ", ".join(f"{v:g}" for v in row[:4])
+        return f"[{head}{', ...' if row.size > 4 else ''}]"
 
 
 __all__ = ["detect_input_kind", "drop_invalid_records"]

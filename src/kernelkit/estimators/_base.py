@@ -266,13 +266,18 @@ class KernelEstimatorMixin:
         return extras
 
     # ------------------------------------------------------------------ X
-    def _drop_invalid(self, X: Any, y: Any, sample_weight: Any) -> tuple[Any, Any, Any]:
+    def _drop_invalid(
+        self, X: Any, y: Any, sample_weight: Any, kind: InputKind | None = None
+    ) -> tuple[Any, Any, Any]:
         """``X``, ``y``, ``sample_weight`` without the records that do not parse, with
-        ``on_error="skip"`` (:func:`kernelkit.data._detect.drop_invalid_records`)."""
+        ``on_error="skip"`` (:func:`kernelkit.data._detect.drop_invalid_records`); ``kind``
+        defaults to the kind of the ``kernel`` parameter, else the kind ``X`` holds."""
         on_error = self.on_error
         if on_error != "skip" or X is None:
             return X, y, sample_weight
-        kind = parameter_kind(self.kernel) if self.kernel is not None else detect_input_kind(X)
+        if kind is None:
+            kernel = getattr(self, "kernel", None)
+            kind = parameter_kind(kernel) if kernel is not None else detect_input_kind(X)
         return drop_invalid_records(X, y, sample_weight, kind, on_error)
 
     def _fit_samples(

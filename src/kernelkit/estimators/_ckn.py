@@ -40,6 +40,7 @@ from kernelkit.models._ckn import CKN, as_pair
 from kernelkit.models._ckn_train import fit_image_anchors
 from kernelkit.utils._constraints import Interval
 from kernelkit.utils._errors import InputError
+from kernelkit.utils._kinds import InputKind
 from kernelkit.utils._progress import VerboseLike
 
 __all__ = ["CKNClassifier", "CKNFeatures"]
@@ -290,6 +291,7 @@ class CKNClassifier(ClassifierMixin, CKNClassifierMixin, _ImageCKN):
         **IMAGE_CONSTRAINTS,
         **SUPERVISED_CONSTRAINTS,
     }
+    _record_kind = InputKind.VECTOR
 
     def __init__(
         self,
@@ -313,6 +315,7 @@ class CKNClassifier(ClassifierMixin, CKNClassifierMixin, _ImageCKN):
         batch_size: int = 256,
         verbose: VerboseLike = 0,
         random_state: Any = None,
+        on_error: str = "raise",
     ):
         store_params(self, locals())
 

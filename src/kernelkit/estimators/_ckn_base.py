@@ -16,7 +16,9 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
+from kernelkit.data._detect import drop_invalid_records
 from kernelkit.estimators._base import (
+    ON_ERROR_CONSTRAINT,
     RANDOM_STATE_CONSTRAINT,
     VERBOSE_CONSTRAINT,
     KernelEstimatorMixin,
@@ -34,6 +36,7 @@ from kernelkit.models._ckn_train import (
 )
 from kernelkit.utils._constraints import Interval, StrOptions
 from kernelkit.utils._errors import InputError
+from kernelkit.utils._kinds import InputKind
 from kernelkit.utils._seeding import torch_generator
 from kernelkit.utils._validation import check_finite, like_input
 
@@ -56,6 +59,7 @@ SUPERVISED_CONSTRAINTS: dict[str, list[Any]] = {
     "head_init": [StrOptions({"linear", "zeros"})],
     "validation_fraction": [Interval(Real, 0, 1, closed="left")],
     "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
+    "on_error": ON_ERROR_CONSTRAINT,
 }
 """Parameters of the supervised CKN estimators."""
 
@@ -172,7 +176,12 @@ SUPERVISED_PARAMS_DOC = """
         everything for ``max_iter`` epochs and keeps the last.  Without epochs
         (``max_iter=0``) nothing is held out.
     n_iter_no_change : int, default 5
-        Epochs without a better held-out accuracy before training stops."""
+        Epochs without a better held-out accuracy before training stops.
+    on_error : {"raise", "skip"}, default "raise"
+        Training records that do not parse as the input kind (images: rows with a NaN or
+        infinite entry): refused by name, or ``"skip"``: left out of the fit with their
+        labels, named in a warning (the shared route of every supervised estimator,
+        :func:`kernelkit.data._detect.drop_invalid_records`)."""
 
 SUPERVISED_ATTRIBUTES_DOC = """
     classes_ : ndarray
@@ -204,8 +213,11 @@ class CKNClassifierMixin:
     lr: float
     training: str
     verbose: int
+    on_error: str
+    _record_kind: InputKind
 
     def _fit_classifier(self, X: Any, y: Any) -> Any:
+        X, y, _ = drop_invalid_records(X, y, None, self._record_kind, self.on_error)
         Xt, generator = self._fit_network(X)
         y = column_or_1d(to_numpy(y), warn=True)
         if len(y) != Xt.shape[0]:

@@ -48,6 +48,7 @@ from kernelkit.models._ckn_seq import (
 )
 from kernelkit.utils._constraints import Interval, StrOptions
 from kernelkit.utils._errors import InputError
+from kernelkit.utils._kinds import InputKind
 from kernelkit.utils._progress import VerboseLike
 
 __all__ = ["SequenceCKNClassifier", "SequenceCKNFeatures"]
@@ -321,6 +322,7 @@ class SequenceCKNClassifier(ClassifierMixin, CKNClassifierMixin, _SequenceCKN):
         **SEQUENCE_CONSTRAINTS,
         **SUPERVISED_CONSTRAINTS,
     }
+    _record_kind = InputKind.STRING
 
     def __init__(
         self,
@@ -347,6 +349,7 @@ class SequenceCKNClassifier(ClassifierMixin, CKNClassifierMixin, _SequenceCKN):
         batch_size: int = 256,
         verbose: VerboseLike = 0,
         random_state: Any = None,
+        on_error: str = "raise",
     ):
         store_params(self, locals())
 

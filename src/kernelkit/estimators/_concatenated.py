@@ -17,6 +17,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from kernelkit.estimators._base import (
     MEMORY_BUDGET_CONSTRAINT,
+    ON_ERROR_CONSTRAINT,
     RANDOM_STATE_CONSTRAINT,
     VERBOSE_CONSTRAINT,
     KernelEstimatorMixin,
@@ -179,6 +180,11 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
         terminal, else ``[ConcatenatedKernelRegressor] eval k/max_iter objective=J`` lines (the
         lowest objective of the running restarts at every batched evaluation) and a final
         ``done after ...`` line); a callable receives ``(evaluation, objective)``.
+    on_error : {"raise", "skip"}, default "raise"
+        Training records that do not parse as the input kind (SMILES RDKit rejects, numeric
+        rows with a NaN or infinite entry): refused by name, or ``"skip"``: left out of the
+        fit with their targets, named in a warning (the shared route of every supervised
+        estimator, :func:`kernelkit.data._detect.drop_invalid_records`).
     gamma : float, deprecated
         The former name of ``separation`` (a ``FutureWarning`` when set; removed in 0.3).
 
@@ -232,6 +238,7 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
         random_state: RandomStateLike = None,
         memory_budget: int | None = None,
         verbose: VerboseLike = 0,
+        on_error: str = "raise",
         gamma: float | str = "deprecated",
     ):
         self.inner_kernel = inner_kernel
@@ -252,8 +259,10 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
         self.random_state = random_state
         self.memory_budget = memory_budget
         self.verbose = verbose
+        self.on_error = on_error
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        "on_error": ON_ERROR_CONSTRAINT,
         "inner_kernel": [Kernel, Mixture, list, tuple, None],
         "outer_kernel": [Kernel, None],
         "inner_dim": [Interval(Integral, 1, None, closed="left"), list, tuple, None],
@@ -314,6 +323,7 @@ class ConcatenatedKernelRegressor(KernelEstimatorMixin, RegressorMixin, BaseEsti
     def fit(self, X: Any, y: Any) -> ConcatenatedKernelRegressor:
         """Fit the inner coefficients (batched restarts) and the closed-form outer layer."""
         self._validate_params()
+        X, y, _ = self._drop_invalid(X, y, None)
         specs = [
             Mixture([clone(k) for k in s.kernels]) if isinstance(s, Mixture) else clone(s)
             for s in _layer_specs(self.inner_kernel)

@@ -16,6 +16,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from kernelkit.data import detect_input_kind
 from kernelkit.estimators._base import (
+    ON_ERROR_CONSTRAINT,
     VERBOSE_CONSTRAINT,
     KernelEstimatorMixin,
     _reraise,
@@ -110,6 +111,11 @@ class SimpleMKL(KernelEstimatorMixin, BaseEstimator):
         ``0``: silent; ``1``: progress on stderr (:mod:`kernelkit.utils._progress`: a bar on a
         terminal, else ``[SimpleMKL] iter k/max_iter objective=J`` lines per reduced-gradient
         step and a final ``done after ...`` line); a callable receives ``(step, objective)``.
+    on_error : {"raise", "skip"}, default "raise"
+        Training records that do not parse as the input kind (SMILES RDKit rejects, numeric
+        rows with a NaN or infinite entry): refused by name, or ``"skip"``: left out of the
+        fit with their targets, named in a warning (the shared route of every supervised
+        estimator, :func:`kernelkit.data._detect.drop_invalid_records`).
 
     Attributes
     ----------
@@ -150,6 +156,7 @@ class SimpleMKL(KernelEstimatorMixin, BaseEstimator):
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="neither")],
         "verbose": VERBOSE_CONSTRAINT,
+        "on_error": ON_ERROR_CONSTRAINT,
     }
 
     def __init__(
@@ -162,6 +169,7 @@ class SimpleMKL(KernelEstimatorMixin, BaseEstimator):
         max_iter: int = 100,
         tol: float = 1e-4,
         verbose: VerboseLike = 0,
+        on_error: str = "raise",
     ):
         self.kernels = kernels
         self.lam = lam
@@ -170,6 +178,7 @@ class SimpleMKL(KernelEstimatorMixin, BaseEstimator):
         self.max_iter = max_iter
         self.tol = tol
         self.verbose = verbose
+        self.on_error = on_error
 
     # ------------------------------------------------------------------ inputs
     def _resolved(self, X: Any) -> list[Kernel | VectorKernelRecipe]:
@@ -306,6 +315,7 @@ class SimpleMKL(KernelEstimatorMixin, BaseEstimator):
     def fit(self, X: Any, y: Any) -> SimpleMKL:
         """Learn the kernel weights and the predictor on training data ``X`` and targets ``y``."""
         self._validate_params()
+        X, y, _ = self._drop_invalid(X, y, None)
         grams = self._fit_grams(X)
         Y = self._targets(y, grams.shape[1])
         self._select_lam(grams, y)
