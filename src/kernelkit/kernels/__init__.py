@@ -7,6 +7,7 @@
 torch.Size([3, 3])
 """
 
+from kernelkit.kernels._measures import EntropyKernel, InverseGeneralizedVariance
 from kernelkit.kernels.alignment import LocalAlignment, LogNormalizedAlignment
 from kernelkit.kernels.base import (
     Constant,
@@ -67,6 +68,7 @@ __all__ = [
     "Diffusion",
     "DotProductKernel",
     "EdgeHistogram",
+    "EntropyKernel",
     "FeatureSpaceGaussian",
     "FisherVector",
     "Gaussian",
@@ -74,6 +76,7 @@ __all__ = [
     "GraphletSampling",
     "HMMFisher",
     "HMMMarginalized",
+    "InverseGeneralizedVariance",
     "Kernel",
     "Laplacian",
     "Linear",

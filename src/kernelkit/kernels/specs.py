@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from kernelkit.kernels._measures import InverseGeneralizedVariance
 from kernelkit.kernels.base import Kernel, squared_distances
 from kernelkit.kernels.dot_product import (
     SphereExponential,
@@ -79,6 +80,7 @@ KERNEL_SPECS: dict[str, tuple[InputKind, type[Kernel]]] = {
     "wl": (InputKind.GRAPH, WeisfeilerLehman),
     "shortest-path": (InputKind.GRAPH, ShortestPath),
     "precomputed": (InputKind.GRAM, Precomputed),
+    "igv": (InputKind.BAG, InverseGeneralizedVariance),
 }
 """Kernel names of a spec: the kind of input each takes and its class."""
 
@@ -88,6 +90,7 @@ DEFAULT_KERNEL_SPECS: dict[InputKind, str] = {
     InputKind.STRING: "spectrum:k=3",
     InputKind.GRAPH: "wl",
     InputKind.GRAM: "precomputed",
+    InputKind.BAG: "igv",
 }
 """The kernel of each kind of input when none is given (Gaussian: median-heuristic width)."""
 
