@@ -3,6 +3,7 @@
 >>> from kernelkit.estimators import KernelPCA, KernelRidge, KernelSVC
 """
 
+from kernelkit.estimators._network import network_weights
 from kernelkit.estimators.ckn import CKNClassifier, CKNFeatures
 from kernelkit.estimators.ckn_seq import SequenceCKNClassifier, SequenceCKNFeatures
 from kernelkit.estimators.clustering import KernelKMeans, kernel_kmeans
@@ -44,4 +45,5 @@ __all__ = [
     "kernel_logistic_regression",
     "kernel_pca",
     "kernel_ridge_coefficients",
+    "network_weights",
 ]

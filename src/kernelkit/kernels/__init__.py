@@ -8,6 +8,7 @@ torch.Size([3, 3])
 """
 
 from kernelkit.kernels._measures import EntropyKernel, InverseGeneralizedVariance
+from kernelkit.kernels._network import NetworkLinear, SpectralNode
 from kernelkit.kernels.alignment import LocalAlignment, LogNormalizedAlignment
 from kernelkit.kernels.base import (
     Constant,
@@ -89,6 +90,7 @@ __all__ = [
     "MultiscaleLaplacian",
     "NeighborhoodHash",
     "NeighborhoodSubgraphPairwiseDistance",
+    "NetworkLinear",
     "NormalizedKernel",
     "OddSth",
     "Polynomial",
@@ -104,6 +106,7 @@ __all__ = [
     "RegularizedLaplacian",
     "ScaledKernel",
     "ShortestPath",
+    "SpectralNode",
     "Spectrum",
     "SphereExponential",
     "SphereInversePolynomial",
