@@ -90,10 +90,14 @@ def test_network_ridge_weights_and_penalty(graph):
 
 def test_network_linear_check_kernel_and_errors(graph):
     rng = np.random.default_rng(3)
-    k = NetworkLinear(Diffusion(graph, beta=0.3))
+    small = NetworkLinear(Diffusion(nx.path_graph(6), beta=0.3))
     check_kernel(
-        k, torch.as_tensor(rng.normal(size=(8, 30))), torch.as_tensor(rng.normal(size=(3, 30)))
+        small, torch.as_tensor(rng.normal(size=(7, 6))), torch.as_tensor(rng.normal(size=(3, 6)))
     )
+    k = NetworkLinear(Diffusion(graph, beta=0.3))
+    X = rng.normal(size=(8, 30))
+    K_G = scipy.linalg.expm(-0.3 * nx.laplacian_matrix(graph).toarray().astype(float))
+    np.testing.assert_allclose(k(torch.as_tensor(X)).numpy(), X @ K_G @ X.T, rtol=1e-10)
     with pytest.raises(InputError, match="X: expected 30 features"):
         k(torch.zeros(2, 5))
     with pytest.raises(InputError, match="network: expected a kernel on the nodes"):
@@ -101,4 +105,8 @@ def test_network_linear_check_kernel_and_errors(graph):
     with pytest.raises(InputError, match="network: expected a symmetric"):
         NetworkLinear(np.triu(np.ones((3, 3))))
     with pytest.raises(InputError, match="NetworkLinear"):
-        network_weights(KernelRidge(kernel=Linear()).fit(rng.normal(size=(5, 2)), np.ones(5)))
+        network_weights(KernelRidge(kernel="rbf").fit(rng.normal(size=(5, 2)), np.ones(5)))
+    Xl, yl = rng.normal(size=(30, 4)), rng.choice([-1, 1], size=30)
+    plain = KernelSVC(kernel=Linear(), tol=1e-8).fit(Xl, yl)
+    ref = SVC(kernel="linear", tol=1e-8).fit(Xl, yl)
+    np.testing.assert_allclose(network_weights(plain), ref.coef_[0], atol=1e-6)

@@ -15,7 +15,7 @@ import numpy as np
 import torch
 from sklearn.utils.validation import check_is_fitted
 
-from kernelkit.kernels import NetworkLinear
+from kernelkit.kernels import Linear, NetworkLinear
 from kernelkit.utils.errors import InputError
 
 __all__ = ["network_weights"]
@@ -40,7 +40,9 @@ def network_weights(estimator: Any) -> np.ndarray:
     Parameters
     ----------
     estimator : fitted estimator
-        Fitted with a :class:`~kernelkit.kernels.NetworkLinear` kernel.
+        Fitted with a :class:`~kernelkit.kernels.NetworkLinear` kernel (or a
+        :class:`~kernelkit.kernels.Linear` one: ``K_G = I``, ``beta = X^T alpha``, the
+        plain linear model's weights, for comparison).
 
     Returns
     -------
@@ -57,10 +59,10 @@ def network_weights(estimator: Any) -> np.ndarray:
     """
     check_is_fitted(estimator)
     kernel = getattr(estimator, "kernel_", None)
-    if not isinstance(kernel, NetworkLinear):
+    if not isinstance(kernel, (NetworkLinear, Linear)):
         raise InputError(
-            "estimator: expected a model fitted with kernel=NetworkLinear(...), got kernel_ = "
-            f"{kernel!r}"
+            "estimator: expected a model fitted with kernel=NetworkLinear(...) (or Linear()), "
+            f"got kernel_ = {kernel!r}"
         )
     coef = getattr(estimator, "dual_coef_", None)
     if coef is None:
@@ -84,5 +86,7 @@ def network_weights(estimator: Any) -> np.ndarray:
             f"estimator: dual_coef_ has {len(alpha)} rows for {len(points)} points; cannot map "
             "it on the network"
         )
-    beta = kernel.network_gram().numpy() @ (points.T @ alpha)
+    beta = points.T @ alpha
+    if isinstance(kernel, NetworkLinear):
+        beta = kernel.network_gram().numpy() @ beta
     return beta[:, 0] if beta.shape[1] == 1 else beta
