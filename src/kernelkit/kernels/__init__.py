@@ -7,6 +7,13 @@
 torch.Size([3, 3])
 """
 
+from kernelkit.kernels._course_kernels import (
+    Brownian,
+    Exponentiated,
+    Kendall,
+    LaplaceTransform,
+    PeriodicSobolev,
+)
 from kernelkit.kernels._measures import EntropyKernel, InverseGeneralizedVariance
 from kernelkit.kernels._network import NetworkLinear, SpectralNode
 from kernelkit.kernels.alignment import LocalAlignment, LogNormalizedAlignment
@@ -61,6 +68,7 @@ from kernelkit.kernels.weighted_degree import UnequalLengthError, WeightedDegree
 __all__ = [
     "ArcCosine",
     "BallSpectrum",
+    "Brownian",
     "CenteredKernel",
     "Chi2",
     "CommuteTime",
@@ -70,6 +78,7 @@ __all__ = [
     "DotProductKernel",
     "EdgeHistogram",
     "EntropyKernel",
+    "Exponentiated",
     "FeatureSpaceGaussian",
     "FisherVector",
     "Gaussian",
@@ -78,7 +87,9 @@ __all__ = [
     "HMMFisher",
     "HMMMarginalized",
     "InverseGeneralizedVariance",
+    "Kendall",
     "Kernel",
+    "LaplaceTransform",
     "Laplacian",
     "Linear",
     "LocalAlignment",
@@ -93,6 +104,7 @@ __all__ = [
     "NetworkLinear",
     "NormalizedKernel",
     "OddSth",
+    "PeriodicSobolev",
     "Polynomial",
     "PowerKernel",
     "Precomputed",
