@@ -110,3 +110,32 @@ def test_network_linear_check_kernel_and_errors(graph):
     plain = KernelSVC(kernel=Linear(), tol=1e-8).fit(Xl, yl)
     ref = SVC(kernel="linear", tol=1e-8).fit(Xl, yl)
     np.testing.assert_allclose(network_weights(plain), ref.coef_[0], atol=1e-6)
+
+
+def test_graph_search_equals_the_primal_qp(graph):
+    from scipy.optimize import minimize
+
+    from kernelkit.models import graph_search
+
+    network = RegularizedLaplacian(graph, eps=1.0)
+    query = [3, 7, 21]
+    f = graph_search(network, query)
+    # independent primal: min 1/2 f^T K^{-1} f s.t. f_q >= 1, K^{-1} = L + I
+    H = nx.laplacian_matrix(graph).toarray().astype(float) + np.eye(30)
+    res = minimize(
+        lambda g: 0.5 * g @ H @ g,
+        np.ones(30),
+        jac=lambda g: H @ g,
+        constraints=[
+            {"type": "ineq", "fun": lambda g: g[query] - 1, "jac": lambda g: np.eye(30)[query]}
+        ],
+        method="SLSQP",
+        options={"ftol": 1e-14, "maxiter": 500},
+    )
+    assert res.success
+    np.testing.assert_allclose(f, res.x, atol=1e-6)
+    assert np.all(f[query] >= 1 - 1e-9)
+    with pytest.raises(InputError, match="query"):
+        graph_search(network, [])
+    with pytest.raises(InputError, match="query"):
+        graph_search(network, [40])

@@ -5,6 +5,7 @@ Pure torch modules and functions (no scikit-learn); the estimator is
 :class:`kernelkit.estimators.autoencoder.KernelAutoencoder`.
 """
 
+from kernelkit.models._graph_search import graph_search
 from kernelkit.models.autoencoder import (
     AutoencoderData,
     KernelAutoencoderModel,
@@ -43,6 +44,7 @@ __all__ = [
     "TrainResult",
     "build_autoencoder",
     "check_operator",
+    "graph_search",
     "median_sigma",
     "psd_factor",
     "reconstruction_errors",
