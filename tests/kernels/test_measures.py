@@ -96,3 +96,36 @@ def test_entropy_kernel_equals_scipy_entropy_loop():
     check_kernel(EntropyKernel(beta=0.5), torch.as_tensor(X), torch.as_tensor(Yn))
     with pytest.raises(InputError, match="non-negative"):
         EntropyKernel()(torch.as_tensor(-X))
+
+
+def test_bag_fisher_vector_is_the_gradient_of_the_bag_mean_loglik():
+    from scipy.special import logsumexp
+    from sklearn.mixture import GaussianMixture
+
+    from kernelkit.kernels import BagFisherVector
+
+    rng = np.random.default_rng(7)
+    gmm = GaussianMixture(2, covariance_type="diag", random_state=0).fit(rng.normal(size=(80, 2)))
+    pi, mu, sd = gmm.weights_, gmm.means_, np.sqrt(gmm.covariances_)
+
+    def mean_loglik(bag, m, s):
+        comp = -0.5 * (((bag[:, None] - m) / s) ** 2 + np.log(2 * np.pi * s**2)).sum(-1)
+        return logsumexp(comp + np.log(pi), axis=1).mean()
+
+    def fd_vector(bag, h=1e-6):  # central differences in mu and sd, Fisher-vector scaling
+        g_mu, g_sd = np.zeros_like(mu), np.zeros_like(sd)
+        for idx in np.ndindex(mu.shape):
+            e = np.zeros_like(mu)
+            e[idx] = h
+            g_mu[idx] = (mean_loglik(bag, mu + e, sd) - mean_loglik(bag, mu - e, sd)) / (2 * h)
+            g_sd[idx] = (mean_loglik(bag, mu, sd + e) - mean_loglik(bag, mu, sd - e)) / (2 * h)
+        return np.r_[
+            (g_mu * sd / np.sqrt(pi)[:, None]).ravel(),
+            (g_sd * sd / np.sqrt(2 * pi)[:, None]).ravel(),
+        ]
+
+    X, Y = _bags(8, 5, d=2), _bags(9, 3, d=2)
+    kernel = BagFisherVector.from_mixture(gmm)
+    FX, FY = np.array([fd_vector(b) for b in X]), np.array([fd_vector(b) for b in Y])
+    np.testing.assert_allclose(kernel(X, Y).numpy(), FX @ FY.T, atol=1e-6)
+    check_kernel(kernel, X, Y)

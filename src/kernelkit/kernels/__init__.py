@@ -14,7 +14,11 @@ from kernelkit.kernels._course_kernels import (
     LaplaceTransform,
     PeriodicSobolev,
 )
-from kernelkit.kernels._measures import EntropyKernel, InverseGeneralizedVariance
+from kernelkit.kernels._measures import (
+    BagFisherVector,
+    EntropyKernel,
+    InverseGeneralizedVariance,
+)
 from kernelkit.kernels._network import NetworkLinear, SpectralNode
 from kernelkit.kernels.alignment import LocalAlignment, LogNormalizedAlignment
 from kernelkit.kernels.base import (
@@ -67,6 +71,7 @@ from kernelkit.kernels.weighted_degree import UnequalLengthError, WeightedDegree
 
 __all__ = [
     "ArcCosine",
+    "BagFisherVector",
     "BallSpectrum",
     "Brownian",
     "CenteredKernel",

@@ -9,7 +9,8 @@ as the mixture ``(mu + mu') / 2`` of their uniform measures:
 * :class:`InverseGeneralizedVariance` on bags of points (:class:`~kernelkit.data.BagBatch`):
   ``1 / det(Sigma((mu + mu')/2) + lam I)``, or its kernelised form through the centred Gram
   of the union bag under a base kernel;
-* :class:`EntropyKernel` on histograms (discrete densities): ``exp(-beta h((x + x')/2))``.
+* :class:`EntropyKernel` on histograms (discrete densities): ``exp(-beta h((x + x')/2))``;
+* :class:`BagFisherVector`: Fisher vectors of a Gaussian mixture pooled over a bag.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from kernelkit.utils.errors import InputError
 from kernelkit.utils.kinds import InputKind
 from kernelkit.utils.validation import check_positive, to_tensor
 
-__all__ = ["EntropyKernel", "InverseGeneralizedVariance"]
+__all__ = ["BagFisherVector", "EntropyKernel", "InverseGeneralizedVariance"]
 
 
 def _bag_moments(batch: BagBatch) -> tuple[torch.Tensor, torch.Tensor]:
@@ -264,3 +265,68 @@ class EntropyKernel(Kernel):
 
     def block_diag(self, X: torch.Tensor) -> torch.Tensor:
         return torch.exp(-self.beta * self._entropy(X))
+
+
+class BagFisherVector(Kernel):
+    r"""Fisher vectors of bags of local descriptors, pooled over the bag.
+
+    Course part 2, section 2 (Fisher kernels; bags of local descriptors of images, Perronnin
+    & Dance 2007): the Fisher vector of a bag ``x = {x_1, ..., x_p}`` under a diagonal
+    Gaussian mixture is the gradient of the bag's mean log-likelihood
+    ``(1/p) sum_t log P(x_t)`` in the means and standard deviations, normalised as in
+    :class:`~kernelkit.kernels.FisherVector`, i.e. the mean of the descriptors' Fisher vectors
+
+    .. math:: \Phi(x) = \frac1p \sum_{t=1}^p \phi(x_t), \qquad k(x, y) = \Phi(x)^T \Phi(y),
+
+    (explicit features, :meth:`features`).  The mixture is fitted by the user (e.g. on all
+    training descriptors, :meth:`from_mixture`).
+
+    Parameters
+    ----------
+    weights, means, variances : array-like
+        The diagonal Gaussian mixture, as :class:`~kernelkit.kernels.FisherVector`.
+    """
+
+    input_kind: ClassVar[InputKind] = InputKind.BAG
+    differentiable: ClassVar[bool] = False
+
+    def __init__(self, weights: Any, means: Any, variances: Any):
+        super().__init__()
+        from kernelkit.kernels.fisher import FisherVector
+
+        self.weights, self.means, self.variances = weights, means, variances
+        self._points = FisherVector(weights, means, variances)
+
+    @classmethod
+    def from_mixture(cls, mixture: Any) -> BagFisherVector:
+        """From a fitted ``sklearn.mixture.GaussianMixture(covariance_type="diag")``."""
+        from kernelkit.kernels.fisher import FisherVector
+
+        point = FisherVector.from_mixture(mixture)
+        return cls(point.weights, point.means, point.variances)
+
+    @classmethod
+    def _check_example(cls) -> tuple[Kernel, Any, Any]:
+        rng = np.random.default_rng(0)
+        X = [rng.normal(size=(int(rng.integers(2, 7)), 2)) for _ in range(8)]
+        Y = [rng.normal(size=(int(rng.integers(2, 7)), 2)) + 1 for _ in range(3)]
+        return cls([0.3, 0.7], [[0.0, 0.0], [1.0, -1.0]], [[1.0, 0.5], [2.0, 1.0]]), X, Y
+
+    def prepare(
+        self, X: Any, *, dtype: torch.dtype | None = None, reference: bool = False
+    ) -> BagBatch:
+        return as_bag_batch(X, dtype=dtype)
+
+    def features(self, X: BagBatch) -> torch.Tensor:
+        """Pooled Fisher vectors, shape ``(n_bags, 2 k p)``."""
+        phi = self._points.features(X.points)
+        owner = torch.as_tensor(np.repeat(np.arange(len(X)), X.sizes), device=phi.device)
+        sums = torch.zeros(len(X), phi.shape[1], dtype=phi.dtype, device=phi.device)
+        sums.index_add_(0, owner, phi)
+        return sums / torch.as_tensor(X.sizes, dtype=phi.dtype, device=phi.device)[:, None]
+
+    def block(self, X: BagBatch, Y: BagBatch) -> torch.Tensor:
+        return self.features(X) @ self.features(Y).T
+
+    def block_diag(self, X: BagBatch) -> torch.Tensor:
+        return (self.features(X) ** 2).sum(1)
