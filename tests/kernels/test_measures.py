@@ -11,6 +11,7 @@ from scipy.stats import entropy
 
 from kernelkit import KernelRidge
 from kernelkit.data import BagBatch, detect_input_kind
+from kernelkit.io import load, save
 from kernelkit.kernels import EntropyKernel, Gaussian, InverseGeneralizedVariance, Linear
 from kernelkit.testing import check_kernel
 from kernelkit.utils.errors import InputError
@@ -59,7 +60,7 @@ def test_kernelised_igv_with_gaussian_base_is_psd_and_passes_check_kernel():
     check_kernel(InverseGeneralizedVariance(lam=0.2), X, Y)
 
 
-def test_bags_are_detected_and_fit_an_estimator():
+def test_bags_are_detected_and_fit_an_estimator(tmp_path):
     X = _bags(5, 20, d=2)
     assert detect_input_kind(X) is InputKind.BAG
     y = np.array([np.linalg.det(np.cov(b.T) + np.eye(2)) for b in X])
@@ -67,6 +68,8 @@ def test_bags_are_detected_and_fit_an_estimator():
     assert isinstance(model.kernel_, InverseGeneralizedVariance)
     assert isinstance(model.X_fit_, BagBatch)
     assert model.predict(X[:3]).shape == (3,)
+    save(model, tmp_path / "igv")  # BagBatch is a registered data holder of kernelkit.io
+    np.testing.assert_array_equal(load(tmp_path / "igv").predict(X), model.predict(X))
 
 
 def test_bag_errors_name_the_bag():
