@@ -175,7 +175,7 @@ class InverseGeneralizedVariance(Kernel):
             P = Y.bag(j)
             grams[j, :p, :p] = self.kernel.block(P, P)
         w = torch.as_tensor(weights, dtype=Y.dtype, device=Y.points.device)
-        return grams, torch.as_tensor(index), w
+        return grams, torch.as_tensor(index, device=Y.points.device), w
 
     def _kernelised_block(self, X: BagBatch, Y: BagBatch) -> torch.Tensor:
         Kyy, index, wy = self._padded(Y)
