@@ -520,35 +520,16 @@ class KernelPCA(
     ) -> Any:
         r"""Pre-images of codes ``X``: the learned map, or the nearest of ``candidates``.
 
-        Without ``candidates``: the approximate pre-images ``k(z, Z_fit) beta`` of the map
-        learned with ``fit_inverse_transform=True`` (vector input; see the class docs).
-
-        With ``candidates`` (any input the kernel takes: vectors, strings, graphs,
-        molecules): for each code ``z`` the candidate ``c`` nearest to the reconstruction
-        ``hat phi(z) = mu + sum_k z_k v_k`` in feature space (``v_k`` the principal axes),
-
-        .. math:: \|\phi(c) - \hat\phi(z)\|^2 = r(c) + \|z - z(c)\|^2,
-
-        ``z(c)`` the code of ``c`` and ``r(c)`` its :meth:`reconstruction_error` (the axes are
-        orthonormal).  Computed by tiles of candidates (``preimage_tile_entries`` of
-        :func:`kernelkit.get_config`); no ``fit_inverse_transform`` needed.
-
-        Parameters
-        ----------
-        X : array-like, shape (n, n_components_)
-            Codes (as returned by :meth:`transform`).
-        candidates : any, optional
-            Items to choose the pre-images from.
-        return_index, return_distance : bool
-            With ``candidates``, also return the positions of the chosen candidates
-            (int64 array) and their squared feature-space distances (in that order).
-
-        Returns
-        -------
-        array-like or items
-            Without ``candidates``: the pre-images, in ``X``'s container.  With them: the
-            chosen candidates, in their container (rows of an array or tensor, else a list),
-            followed by the index and distances when asked.
+        Without ``candidates``: ``k(z, Z_fit) beta``, the map learned with
+        ``fit_inverse_transform=True`` (vector input; see the class docs).  With
+        ``candidates`` (any input the kernel takes): for each code ``z`` the candidate ``c``
+        nearest to the reconstruction ``mu + sum_k z_k v_k`` in feature space,
+        ``||phi(c) - hat phi(z)||^2 = r(c) + ||z - z(c)||^2`` (``r`` the
+        :meth:`reconstruction_error`, ``z(c)`` the code of ``c``; the axes ``v_k`` are
+        orthonormal), by tiles of candidates (:mod:`kernelkit.estimators._preimage`).  The
+        chosen candidates come in their container (rows of an array or tensor, else a list),
+        followed by their positions (``return_index``) and squared distances
+        (``return_distance``), in that order.
         """
         check_is_fitted(self, "eigenvalues_")
         if candidates is None and not self.fit_inverse_transform:
