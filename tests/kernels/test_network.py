@@ -68,6 +68,9 @@ def test_network_svm_equals_linear_svm_on_root_features(graph):
     np.testing.assert_allclose(
         ours.decision_function(Xt), ref.decision_function(Xt @ root), atol=1e-6, rtol=0
     )
+    np.testing.assert_allclose(
+        NetworkLinear(network).network_features(Xt).numpy(), Xt @ root, atol=1e-10
+    )
     beta = network_weights(ours)  # f(x) = beta^T x + b
     np.testing.assert_allclose(
         Xt @ beta + float(ours.intercept_[0]), ours.decision_function(Xt), atol=1e-8

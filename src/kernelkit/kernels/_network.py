@@ -125,7 +125,7 @@ class NetworkLinear(Kernel):
     the RKHS of ``k`` is the linear functions ``f(x) = beta^T x`` with norm
     ``||f||^2 = beta^T K_G^{-1} beta``, so ERM with this kernel is the network-penalised
     linear model of Rapaport, Zinovyev, Dutreix, Barillot & Vert (BMC Bioinformatics 8:35,
-    2007, eq. 3-4).  It is the linear kernel on ``phi(x) = K_G^{1/2} x`` (:meth:`features`),
+    2007, eq. 3-4).  It is the linear kernel on ``phi(x) = K_G^{1/2} x`` (:meth:`network_features`),
     and the weights of a fitted dual model ``f = sum_i alpha_i k(x_i, .)`` are
     ``beta = K_G X^T alpha`` (:func:`kernelkit.estimators.network_weights`), to be drawn on
     the network.
@@ -191,7 +191,12 @@ class NetworkLinear(Kernel):
         K = self._K.to(dtype=X.dtype, device=X.device)
         return ((X @ K) * X).sum(1)
 
-    def features(self, X: torch.Tensor) -> torch.Tensor:
-        """``phi(X) = X K_G^{1/2}``: the linear kernel on these rows is this kernel."""
+    def network_features(self, X: Any) -> torch.Tensor:
+        """``phi(X) = X K_G^{1/2}``: the linear kernel on these rows is this kernel.
+
+        Not :meth:`features`, which the Gram engine calls on every Gram: the Gram
+        ``X K_G Y^T`` needs no square root (an ``m x m`` eigendecomposition).
+        """
+        X = self.prepare(X)
         self._check_width(X)
         return X @ self.network_root().to(dtype=X.dtype, device=X.device)
