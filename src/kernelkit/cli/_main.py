@@ -35,7 +35,9 @@ _EPILOG = (
     "exit codes: 0 ok, 1 data error (FILE:LINE: problem), 2 usage error, 130 interrupted, "
     "143 terminated"
 )
-_KINDS = tuple(k.plural for k in InputKind if k not in (InputKind.NODE, InputKind.ANY))
+_KINDS = tuple(
+    k.plural for k in InputKind if k not in (InputKind.NODE, InputKind.BAG, InputKind.ANY)
+)
 """``--kind``: the plural names of the kinds of :class:`~kernelkit.utils._kinds.InputKind` that
 files hold (:data:`kernelkit.data.readers.KINDS`)."""
 

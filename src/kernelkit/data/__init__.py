@@ -1,5 +1,6 @@
-"""Typed batches of structured objects (strings, graphs, molecules) and dataset loaders."""
+"""Typed batches of structured objects (strings, graphs, molecules, bags) and dataset loaders."""
 
+from kernelkit.data._bags import BagBatch, as_bag_batch
 from kernelkit.data._datasets import SequenceDataset, load_amp, load_promoter
 from kernelkit.data._detect import detect_input_kind
 from kernelkit.data._graphs import GraphBatch, as_graph_batch
@@ -9,11 +10,13 @@ from kernelkit.data._strings import ALPHABETS, StringBatch, as_string_batch
 
 __all__ = [
     "ALPHABETS",
+    "BagBatch",
     "GraphBatch",
     "MoleculeBatch",
     "MoleculeDataset",
     "SequenceDataset",
     "StringBatch",
+    "as_bag_batch",
     "as_graph_batch",
     "as_molecule_batch",
     "as_string_batch",

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from kernelkit.data._bags import BagBatch, is_bag_list
 from kernelkit.data._graphs import GraphBatch
 from kernelkit.data._molecules import InvalidRecordsError, MoleculeBatch, _is_mol, invalid_smiles
 from kernelkit.data._strings import ALPHABETS, UNKNOWN_LETTERS, StringBatch, fold_case
@@ -50,7 +51,9 @@ def detect_input_kind(X: Any) -> InputKind:
 
     * a torch tensor, a numeric NumPy array, a ``scipy.sparse`` matrix or any other
       container of numbers: ``vector``;
-    * kernelkit batches: their kind (``StringBatch``, ``GraphBatch``, ``MoleculeBatch``);
+    * kernelkit batches: their kind (``StringBatch``, ``GraphBatch``, ``MoleculeBatch``,
+      ``BagBatch``);
+    * a list or tuple of 2-D numeric arrays or tensors: ``bag`` (one bag of points each);
     * a list, tuple, 1-D object/str array or pandas Series whose items are
 
       - networkx graphs: ``graph``;
@@ -76,6 +79,8 @@ def detect_input_kind(X: Any) -> InputKind:
         return InputKind.GRAPH
     if isinstance(X, MoleculeBatch):
         return InputKind.MOLECULE
+    if isinstance(X, BagBatch) or is_bag_list(X):
+        return InputKind.BAG
     if isinstance(X, torch.Tensor):
         return InputKind.VECTOR
     items = _items(X)

@@ -11,6 +11,7 @@ from kernelkit.estimators._huber import KernelHuberRegressor
 from kernelkit.estimators._kcca import KernelCCA
 from kernelkit.estimators._logistic import KernelLogisticRegression
 from kernelkit.estimators._mkl import SimpleMKL
+from kernelkit.estimators._network import network_weights
 from kernelkit.estimators._pca import KernelPCA, KernelPCAResult, kernel_pca
 from kernelkit.estimators._ridge import KernelRidge
 from kernelkit.estimators._spectral import SpectralClustering
@@ -44,4 +45,5 @@ __all__ = [
     "kernel_logistic_regression",
     "kernel_pca",
     "kernel_ridge_coefficients",
+    "network_weights",
 ]

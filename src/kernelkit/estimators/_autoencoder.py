@@ -39,6 +39,12 @@ from kernelkit.estimators._base import (
     result_dtype,
     warn_max_iter,
 )
+from kernelkit.estimators._preimage import (
+    chosen,
+    nearest_candidates,
+    pick,
+    squared_code_distances,
+)
 from kernelkit.gram import gram
 from kernelkit.gram._centres import take
 from kernelkit.gram._nystrom import CENTRE_METHODS
@@ -436,13 +442,36 @@ class KernelAutoencoder(
         rows = self.model_.head_rows(Z, self.supports_[-1], self.landmark_indices_ is None)
         return rows @ self._head_coef
 
-    def inverse_transform(self, X: Any) -> Any:
-        """Reconstructions in the input space from codes (finite KAE only)."""
+    def inverse_transform(
+        self,
+        X: Any,
+        candidates: Any = None,
+        *,
+        return_index: bool = False,
+        return_distance: bool = False,
+    ) -> Any:
+        r"""Decode codes: reconstructions (finite KAE) or the nearest of ``candidates``.
+
+        Without ``candidates``: the reconstructions ``f_L o ... o f_{c+1}(z)`` in the input
+        space (finite KAE only; a K2AE reconstructs in the RKHS of ``input_kernel``, where no
+        pre-image is computed, section 2 of the paper).  With ``candidates`` (items of the
+        input kind): for each code ``z`` the candidate ``c`` nearest to the reconstruction
+        ``hat phi(z)`` in the output space, ``||c - hat x(z)||^2`` for a KAE and for a K2AE
+        (appendix B.7, with ``b(c)`` the coordinates of ``phi(c)`` on the reference features
+        and ``C(z)`` those of ``hat phi(z)``)
+
+        .. math:: \|\phi(c) - \hat\phi(z)\|^2 = k(c, c) - \|b(c)\|^2 + \|b(c) - C(z)\|^2,
+
+        by tiles of candidates (``preimage_tile_entries`` of :func:`kernelkit.get_config`).
+        ``return_index`` / ``return_distance`` also return the chosen positions and squared
+        distances, in that order (as :meth:`KernelPCA.inverse_transform`).
+        """
         check_is_fitted(self, "model_")
-        if self.input_kernel_ is not None:
+        if candidates is None and self.input_kernel_ is not None:
             raise InputError(
                 "inverse_transform: a K2AE reconstructs in the RKHS of input_kernel, where no "
-                "pre-image is computed; use reconstruction_error(X) instead"
+                "pre-image is computed; pass candidates= to choose the nearest items, or use "
+                "reconstruction_error(X)"
             )
         dtype = result_dtype(self.X_fit_)
         Z = to_tensor(X, name="X", dtype=dtype)
@@ -451,7 +480,23 @@ class KernelAutoencoder(
             raise InputError(f"X: expected codes of width {width}, got shape {tuple(Z.shape)}")
         with torch.no_grad():
             out = self._decode_coords(Z, self.code_layer_)
-        return like_input(out, X)
+            if candidates is None:
+                return like_input(out, X)
+            index, dist = nearest_candidates(
+                len(Z),
+                self._prepared(candidates),
+                lambda tile: self._candidate_distances(out, tile),
+            )
+        return chosen(pick(candidates, index), index, dist, return_index, return_distance)
+
+    def _candidate_distances(self, coords: torch.Tensor, tile: Batch) -> torch.Tensor:
+        """Squared output-space distances between decoded ``coords`` and candidates."""
+        if self.input_kernel_ is None:
+            return squared_code_distances(coords, tile.to(coords.dtype))
+        base, dtype = self.input_kernel_, coords.dtype
+        b = self.ref_basis_.features(self._gram(base, tile, self._ref, dtype))
+        residual = (base.block_diag(tile).to(dtype) - (b * b).sum(1)).clamp_min(0)
+        return residual[None, :] + squared_code_distances(coords, b)
 
     def reconstruction_error(self, X: Any) -> Any:
         r"""Per-sample squared reconstruction error ``||x - f_L o ... o f_1(x)||^2``.

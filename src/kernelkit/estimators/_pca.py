@@ -24,6 +24,14 @@ from kernelkit.estimators._nystrom_unsupervised import (
     pre_image_map,
     signed_eigenvectors,
 )
+from kernelkit.estimators._preimage import (
+    chosen as _chosen,
+)
+from kernelkit.estimators._preimage import (
+    nearest_candidates,
+    pick,
+    squared_code_distances,
+)
 from kernelkit.gram import GramCenterer, gram
 from kernelkit.gram._nystrom import CENTRE_METHODS, centre_count, choose_centres, too_many_centres
 from kernelkit.kernels import Kernel, PrecomputedBatch
@@ -485,33 +493,68 @@ class KernelPCA(
         ``PrecomputedBatch`` with ``diag``).
         """
         check_is_fitted(self, "eigenvalues_")
-        Xb = self._predict_X(X)
+        _, residual = self._codes_residuals(self._predict_X(X))
+        return like_input(residual, X)
+
+    def _codes_residuals(self, Xb: Any) -> tuple[torch.Tensor, torch.Tensor]:
+        """Codes ``z(x)`` and the squared residuals ``||phi_c(x)||^2 - ||z(x)||^2`` (see
+        :meth:`reconstruction_error`) of a prepared batch, from one pass of Gram rows."""
         if hasattr(self, "_nystrom"):  # the distance to the Nyström mean mu
             out = self._nystrom.codes(Xb)
             Z, cross = out[:, :-1], out[:, -1]
             diag = self.kernel_.block_diag(Xb).to(out.device, out.dtype)
             norm_c = diag - 2 * cross + self._nystrom.mean_norm
-            return like_input((norm_c - (Z * Z).sum(1)).clamp_min(0), X)
+            return Z[:, : self.n_components_], (norm_c - (Z * Z).sum(1)).clamp_min(0)
         rows = gram(self.kernel_, Xb, self.X_fit_)
         Z = self.centerer_.transform(rows) @ self._alphas.to(rows.device, rows.dtype)
         diag = self.kernel_.block_diag(Xb).to(rows.device, rows.dtype)
         norm_c = diag - 2 * rows.mean(1) + self.centerer_.grand_mean_
-        return like_input((norm_c - (Z * Z).sum(1)).clamp_min(0), X)
+        return Z, (norm_c - (Z * Z).sum(1)).clamp_min(0)
 
-    def inverse_transform(self, X: Any) -> Any:
-        """Approximate pre-images ``k(z, Z_fit) beta`` of codes ``X`` (see the class docs)."""
+    def inverse_transform(
+        self,
+        X: Any,
+        candidates: Any = None,
+        *,
+        return_index: bool = False,
+        return_distance: bool = False,
+    ) -> Any:
+        r"""Pre-images of codes ``X``: the learned map, or the nearest of ``candidates``.
+
+        Without ``candidates``: ``k(z, Z_fit) beta``, the map learned with
+        ``fit_inverse_transform=True`` (vector input; see the class docs).  With
+        ``candidates`` (any input the kernel takes): for each code ``z`` the candidate ``c``
+        nearest to the reconstruction ``mu + sum_k z_k v_k`` in feature space,
+        ``||phi(c) - hat phi(z)||^2 = r(c) + ||z - z(c)||^2`` (``r`` the
+        :meth:`reconstruction_error`, ``z(c)`` the code of ``c``; the axes ``v_k`` are
+        orthonormal), by tiles of candidates (:mod:`kernelkit.estimators._preimage`).  The
+        chosen candidates come in their container (rows of an array or tensor, else a list),
+        followed by their positions (``return_index``) and squared distances
+        (``return_distance``), in that order.
+        """
         check_is_fitted(self, "eigenvalues_")
-        if not self.fit_inverse_transform:
+        if candidates is None and not self.fit_inverse_transform:
             raise NotFittedError(
                 "inverse_transform: the pre-image map was not learned; refit with "
-                "fit_inverse_transform=True"
+                "fit_inverse_transform=True, or pass candidates= to choose pre-images among "
+                "given items"
             )
-        Z = to_tensor(X, name="X", dtype=self._Z_fit.dtype)
+        Z = to_tensor(X, name="X", dtype=None if candidates is not None else self._Z_fit.dtype)
         if Z.shape[1] != self.n_components_:
             raise InputError(
                 f"X: expected codes with {self.n_components_} columns (n_components_), "
                 f"got shape {tuple(Z.shape)}"
             )
+        if candidates is not None:
+            Cb = self._predict_X(candidates)
+
+            def distances(tile: Any) -> torch.Tensor:
+                codes, residual = self._codes_residuals(tile)
+                Zt = Z.to(codes.device, codes.dtype)
+                return residual[None, :] + squared_code_distances(Zt, codes)
+
+            index, dist = nearest_candidates(len(Z), Cb, distances)
+            return _chosen(pick(candidates, index), index, dist, return_index, return_distance)
         Z = Z.to(self._Z_fit.device)
         if hasattr(self, "_nystrom"):
             return like_input(self._pre_image(Z), X)

@@ -101,6 +101,7 @@ def builtin_classes() -> dict[str, ClassEntry]:
     """
     from sklearn.svm import SVC
 
+    from kernelkit.data import BagBatch
     from kernelkit.data._graphs import GraphBatch
     from kernelkit.data._strings import StringBatch
     from kernelkit.gram._centering import GramCenterer
@@ -131,6 +132,7 @@ def builtin_classes() -> dict[str, ClassEntry]:
         (TrainResult, "dataclass", None),
         (PrecomputedBatch, "dataclass", None),
         (StringBatch, "dataclass", check_string_batch),
+        (BagBatch, "dataclass", None),
         (GraphBatch, "dataclass", check_graph_batch),
         (SparseFeatures, "dataclass", check_sparse_features),
         (FingerprintMatrix, "dataclass", check_fingerprint_matrix),

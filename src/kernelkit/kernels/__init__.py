@@ -23,6 +23,13 @@ from kernelkit.kernels._base import (
 from kernelkit.kernels._centered import CenteredKernel
 from kernelkit.kernels._characteristic import BallSpectrum
 from kernelkit.kernels._chi2 import Chi2
+from kernelkit.kernels._course_kernels import (
+    Brownian,
+    Exponentiated,
+    Kendall,
+    LaplaceTransform,
+    PeriodicSobolev,
+)
 from kernelkit.kernels._dot_product import (
     SphereExponential,
     SphereInversePolynomial,
@@ -47,7 +54,13 @@ from kernelkit.kernels._graph_pyramid import PyramidMatch
 from kernelkit.kernels._graph_theta import LovaszTheta, SvmTheta
 from kernelkit.kernels._graph_wwl import WassersteinWeisfeilerLehman
 from kernelkit.kernels._graphs import ShortestPath, WeisfeilerLehman
+from kernelkit.kernels._measures import (
+    BagFisherVector,
+    EntropyKernel,
+    InverseGeneralizedVariance,
+)
 from kernelkit.kernels._molecules import MinMax, Tanimoto
+from kernelkit.kernels._network import NetworkLinear, SpectralNode
 from kernelkit.kernels._neural import ArcCosine, ReLUNTK
 from kernelkit.kernels._nodes import CommuteTime, Diffusion, RegularizedLaplacian
 from kernelkit.kernels._precomputed import Precomputed, PrecomputedBatch
@@ -58,7 +71,9 @@ from kernelkit.kernels._weighted_degree import UnequalLengthError, WeightedDegre
 
 __all__ = [
     "ArcCosine",
+    "BagFisherVector",
     "BallSpectrum",
+    "Brownian",
     "CenteredKernel",
     "Chi2",
     "CommuteTime",
@@ -67,6 +82,8 @@ __all__ = [
     "Diffusion",
     "DotProductKernel",
     "EdgeHistogram",
+    "EntropyKernel",
+    "Exponentiated",
     "FeatureSpaceGaussian",
     "FisherVector",
     "Gaussian",
@@ -74,7 +91,10 @@ __all__ = [
     "GraphletSampling",
     "HMMFisher",
     "HMMMarginalized",
+    "InverseGeneralizedVariance",
+    "Kendall",
     "Kernel",
+    "LaplaceTransform",
     "Laplacian",
     "Linear",
     "LocalAlignment",
@@ -86,8 +106,10 @@ __all__ = [
     "MultiscaleLaplacian",
     "NeighborhoodHash",
     "NeighborhoodSubgraphPairwiseDistance",
+    "NetworkLinear",
     "NormalizedKernel",
     "OddSth",
+    "PeriodicSobolev",
     "Polynomial",
     "PowerKernel",
     "Precomputed",
@@ -101,6 +123,7 @@ __all__ = [
     "RegularizedLaplacian",
     "ScaledKernel",
     "ShortestPath",
+    "SpectralNode",
     "Spectrum",
     "SphereExponential",
     "SphereInversePolynomial",

@@ -29,6 +29,7 @@ from kernelkit.kernels._dot_product import (
     SphereVovk,
 )
 from kernelkit.kernels._graphs import ShortestPath, WeisfeilerLehman
+from kernelkit.kernels._measures import InverseGeneralizedVariance
 from kernelkit.kernels._molecules import MinMax, Tanimoto
 from kernelkit.kernels._neural import ArcCosine, ReLUNTK
 from kernelkit.kernels._precomputed import Precomputed
@@ -79,6 +80,7 @@ KERNEL_SPECS: dict[str, tuple[InputKind, type[Kernel]]] = {
     "wl": (InputKind.GRAPH, WeisfeilerLehman),
     "shortest-path": (InputKind.GRAPH, ShortestPath),
     "precomputed": (InputKind.GRAM, Precomputed),
+    "igv": (InputKind.BAG, InverseGeneralizedVariance),
 }
 """Kernel names of a spec: the kind of input each takes and its class."""
 
@@ -88,6 +90,7 @@ DEFAULT_KERNEL_SPECS: dict[InputKind, str] = {
     InputKind.STRING: "spectrum:k=3",
     InputKind.GRAPH: "wl",
     InputKind.GRAM: "precomputed",
+    InputKind.BAG: "igv",
 }
 """The kernel of each kind of input when none is given (Gaussian: median-heuristic width)."""
 

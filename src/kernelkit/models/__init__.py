@@ -9,6 +9,7 @@ from kernelkit._moved import moved_names
 from kernelkit.models._autoencoder import KernelAutoencoderModel, build_autoencoder, train
 from kernelkit.models._ckn import CKNLayer
 from kernelkit.models._ckn_seq import GappedKmerLayer
+from kernelkit.models._graph_search import graph_search
 from kernelkit.models._layers import KernelChain, KernelLayer
 from kernelkit.models._ridge import ridge_coefficients
 
@@ -19,6 +20,7 @@ __all__ = [
     "KernelChain",
     "KernelLayer",
     "build_autoencoder",
+    "graph_search",
     "ridge_coefficients",
     "train",
 ]

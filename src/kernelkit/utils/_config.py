@@ -172,6 +172,11 @@ class Options:
     (:mod:`kernelkit.models._gp_nystrom`; rows = this // m)."""
 
     # --- eigensolvers (kernelkit.solvers._eigen, kernelkit.solvers._spectra) ------------------
+    preimage_tile_entries: int = _option(1 << 22, _AT_LEAST_ONE)
+    """Distances per tile of the nearest-candidate pre-image search
+    (``inverse_transform(codes, candidates=...)`` of ``KernelPCA`` and ``KernelAutoencoder``;
+    candidates per tile = this // number of codes)."""
+
     eigen_full_max_n: int = _option(300, _NON_NEGATIVE)
     """Up to this size ``method="auto"`` of :func:`kernelkit.solvers.top_eigenpairs` takes a
     full ``eigh``: as fast as anything there (``docs/measurements.md``, "Top-k

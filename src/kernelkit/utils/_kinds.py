@@ -4,7 +4,7 @@ Each kernel declares the kind it takes (``Kernel.input_kind``), file readers say
 file holds, estimators pick a default kernel per kind and the command line names kinds in its
 options.  :class:`InputKind` is a ``str`` enum, so ``kernel.input_kind == "vector"`` holds and
 a kind prints as its value; :meth:`InputKind.parse` also accepts the plural names of the
-command line (``vectors``, ``sequences``, ``graphs``, ``molecules``, ``nodes``).
+command line (``vectors``, ``sequences``, ``graphs``, ``molecules``, ``nodes``, ``bags``).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ class InputKind(str, Enum):
     NODE = "node"
     MOLECULE = "molecule"
     GRAM = "gram"
+    BAG = "bag"
     ANY = "any"
 
     def __str__(self) -> str:
@@ -62,5 +63,6 @@ _PLURALS = {
     InputKind.NODE: "nodes",
     InputKind.MOLECULE: "molecules",
     InputKind.GRAM: "gram",
+    InputKind.BAG: "bags",
     InputKind.ANY: "any",
 }
