@@ -51,8 +51,8 @@ from kernelkit import (
 )
 from kernelkit.invariance import TransformInvariance
 from kernelkit.kernels import Gaussian
-from kernelkit.testing import all_kernel_classes, check_kernel, is_abstract, kernel_examples
-from kernelkit.testing._kernels import EXTRA_EXAMPLES
+from kernelkit.testing import all_kernel_classes, check_kernel, kernel_examples
+from kernelkit.testing._kernels import EXTRA_EXAMPLES, is_abstract
 from kernelkit.testing._params import check_param_validation
 from kernelkit.utils._errors import ConvergenceWarning, ParameterError
 

@@ -13,8 +13,8 @@ from sklearn.metrics import r2_score
 from sklearn.metrics.pairwise import linear_kernel, polynomial_kernel, rbf_kernel
 
 from kernelkit import KernelRidge
-from kernelkit.estimators import kernel_ridge_coefficients
 from kernelkit.kernels import Gaussian, Linear, Polynomial, Precomputed
+from kernelkit.models._ridge import kernel_ridge_coefficients
 
 
 @pytest.fixture

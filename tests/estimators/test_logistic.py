@@ -12,9 +12,9 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.multiclass import OneVsRestClassifier
 
 from kernelkit import KernelLogisticRegression
-from kernelkit.estimators import kernel_logistic_regression
 from kernelkit.io import load, save
 from kernelkit.kernels import Gaussian
+from kernelkit.models._logistic_exact import kernel_logistic_regression
 from kernelkit.utils._errors import InputError, ParameterError
 
 

@@ -145,7 +145,8 @@ def test_lam_auto_is_the_best_5_fold_accuracy_of_the_grid():
     from sklearn.model_selection import StratifiedKFold
 
     from kernelkit import get_config
-    from kernelkit.estimators import BiasFreeSVC, bias_free_svm
+    from kernelkit.estimators import BiasFreeSVC
+    from kernelkit.estimators._svm_dual import bias_free_svm
     from kernelkit.kernels import Gaussian
 
     rng = np.random.default_rng(3)

@@ -7,7 +7,7 @@ import pytest
 import torch
 from scipy.spatial.distance import pdist
 
-from kernelkit.gram import feature_space_median
+from kernelkit.gram._distances import feature_space_median
 from kernelkit.kernels import Gaussian, Linear, Polynomial
 
 

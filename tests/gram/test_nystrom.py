@@ -16,8 +16,8 @@ from sklearn.base import clone
 from sklearn.kernel_approximation import Nystroem
 
 from kernelkit import NystromFeatures
-from kernelkit.gram import gram, nystrom_map, pivoted_cholesky
-from kernelkit.gram._centres import kmeanspp_centres
+from kernelkit.gram import gram, nystrom_map
+from kernelkit.gram._centres import kmeanspp_centres, pivoted_cholesky
 from kernelkit.gram._nystrom import METHODS, cholesky_basis, nystrom_basis
 from kernelkit.kernels import Gaussian, Linear, Polynomial, Precomputed, Spectrum
 from kernelkit.utils._errors import InputError, NotPSDError

@@ -13,7 +13,8 @@ from sklearn.linear_model import LogisticRegression
 
 from kernelkit import InvariantEmbedding
 from kernelkit.gram._nystrom import nystrom_basis
-from kernelkit.invariance import LabelLogicInvariance, MixupInvariance, joint_scores
+from kernelkit.invariance import LabelLogicInvariance, MixupInvariance
+from kernelkit.invariance._joint import joint_scores
 from kernelkit.kernels import Gaussian
 from kernelkit.utils._errors import InputError
 

@@ -10,8 +10,8 @@ import torch
 
 from kernelkit.kernels import Gaussian, Kernel, Linear, Precomputed
 from kernelkit.kernels._base import StationaryKernel
-from kernelkit.testing import all_kernel_classes, check_kernel, is_abstract, kernel_examples
-from kernelkit.testing._kernels import random_gram
+from kernelkit.testing import all_kernel_classes, check_kernel, kernel_examples
+from kernelkit.testing._kernels import is_abstract, random_gram
 
 
 @pytest.fixture

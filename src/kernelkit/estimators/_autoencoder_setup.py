@@ -13,8 +13,8 @@ import numpy as np
 import torch
 
 from kernelkit.estimators._base import progress_of, renamed_parameter, result_dtype
-from kernelkit.gram import feature_space_median
 from kernelkit.gram._centres import take
+from kernelkit.gram._distances import feature_space_median
 from kernelkit.gram._nystrom import cholesky_basis, choose_centres
 from kernelkit.kernels import FeatureSpaceGaussian, Gaussian, Kernel, Linear
 from kernelkit.kernels._base import Batch

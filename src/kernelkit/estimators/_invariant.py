@@ -30,16 +30,8 @@ from kernelkit.gram import GramOperator, gram
 from kernelkit.gram._centres import uniform_centres
 from kernelkit.gram._nystrom import CENTRE_METHODS, choose_centres, nystrom_basis
 from kernelkit.gram._tiling import tile_size
-from kernelkit.invariance import (
-    AGGREGATES,
-    FEATURE_MAPS,
-    READINGS,
-    Invariance,
-    InvariantFeatures,
-    assemble,
-    embed_points,
-    seminorm_scale,
-)
+from kernelkit.invariance import AGGREGATES, FEATURE_MAPS, READINGS, Invariance, InvariantFeatures
+from kernelkit.invariance._embedding import assemble, embed_points, seminorm_scale
 from kernelkit.kernels import Kernel
 from kernelkit.utils._constraints import Interval, StrOptions
 from kernelkit.utils._errors import InputError

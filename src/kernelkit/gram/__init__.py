@@ -57,15 +57,13 @@ torch.Size([4, 4])
 'ndarray'
 """
 
+from kernelkit._moved import moved_names
 from kernelkit.gram._centering import GramCenterer, center_gram
-from kernelkit.gram._centres import pivoted_cholesky
-from kernelkit.gram._distances import feature_space_median
-from kernelkit.gram._engine import gram, gram_tensor
+from kernelkit.gram._engine import gram
 from kernelkit.gram._nystrom import NystromMap, nystrom_map
 from kernelkit.gram._operator import GramOperator
 from kernelkit.gram._random_features import RandomFourierMap, random_fourier_map
 from kernelkit.gram._streaming import NystromOperator
-from kernelkit.gram._tiles import nystrom_tile
 
 __all__ = [
     "GramCenterer",
@@ -74,11 +72,18 @@ __all__ = [
     "NystromOperator",
     "RandomFourierMap",
     "center_gram",
-    "feature_space_median",
     "gram",
-    "gram_tensor",
     "nystrom_map",
-    "nystrom_tile",
-    "pivoted_cholesky",
     "random_fourier_map",
 ]
+
+# Public before 0.2; importable from here for one more release, with a FutureWarning.
+__getattr__ = moved_names(
+    __name__,
+    {
+        "feature_space_median": "kernelkit.gram._distances",
+        "gram_tensor": "kernelkit.gram._engine",
+        "nystrom_tile": "kernelkit.gram._tiles",
+        "pivoted_cholesky": "kernelkit.gram._centres",
+    },
+)

@@ -39,10 +39,12 @@ Dual RRM (section 3, appendix D) on the same semi-norm::
 
 Joint invariances (``MixupInvariance``, ``LabelLogicInvariance``) need ``y`` in ``fit`` and
 give one representation per (x, label): ``transform`` returns ``(n, n_labels, d * n_labels)``
-and :func:`joint_scores` turns a linear model's weights into per-label scores.
+and :func:`kernelkit.invariance._joint.joint_scores` turns a linear model's weights into
+per-label scores.
 """
 
-from kernelkit.invariance._base import Invariance, Representers
+from kernelkit._moved import moved_names
+from kernelkit.invariance._base import Invariance
 from kernelkit.invariance._dual import fit_dual_rrm
 from kernelkit.invariance._embedding import (  # noqa: F401 (vocabularies, importable, not in __all__)
     AGGREGATES,
@@ -50,11 +52,8 @@ from kernelkit.invariance._embedding import (  # noqa: F401 (vocabularies, impor
     READINGS,
     InvariantFeatures,
     SemiNorm,
-    assemble,
-    embed_points,
-    seminorm_scale,
 )
-from kernelkit.invariance._joint import LabelLogicInvariance, MixupInvariance, joint_scores
+from kernelkit.invariance._joint import LabelLogicInvariance, MixupInvariance
 from kernelkit.invariance._transforms import (
     ImageTransformInvariance,
     TransformInvariance,
@@ -67,13 +66,20 @@ __all__ = [
     "InvariantFeatures",
     "LabelLogicInvariance",
     "MixupInvariance",
-    "Representers",
     "SemiNorm",
     "TransformInvariance",
     "affine_images",
-    "assemble",
-    "embed_points",
     "fit_dual_rrm",
-    "joint_scores",
-    "seminorm_scale",
 ]
+
+# Public before 0.2; importable from here for one more release, with a FutureWarning.
+__getattr__ = moved_names(
+    __name__,
+    {
+        "Representers": "kernelkit.invariance._base",
+        "assemble": "kernelkit.invariance._embedding",
+        "embed_points": "kernelkit.invariance._embedding",
+        "joint_scores": "kernelkit.invariance._joint",
+        "seminorm_scale": "kernelkit.invariance._embedding",
+    },
+)

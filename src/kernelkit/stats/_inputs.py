@@ -20,7 +20,7 @@ import numpy as np
 import torch
 
 from kernelkit.data import detect_input_kind
-from kernelkit.gram import gram_tensor
+from kernelkit.gram._engine import gram_tensor
 from kernelkit.kernels import Kernel, Precomputed
 from kernelkit.kernels._base import DotProductKernel, StationaryKernel
 from kernelkit.kernels._precomputed import check_gram

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from kernelkit.gram import gram_tensor
+from kernelkit.gram._engine import gram_tensor
 from kernelkit.kernels import Kernel
 from kernelkit.stats._inputs import (
     TwoSamples,

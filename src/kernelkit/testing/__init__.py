@@ -9,19 +9,25 @@ See :mod:`kernelkit.testing._kernels` for the enrolment hook ``_check_example`` 
 kernels join the common tests (``tests/test_common.py``) without editing any list.
 """
 
+from kernelkit._moved import moved_names
 from kernelkit.testing._kernels import (  # noqa: F401 (EXAMPLE_INPUTS: importable, not in __all__)
     EXAMPLE_INPUTS,
     all_kernel_classes,
     check_kernel,
-    is_abstract,
-    iter_all_examples,
     kernel_examples,
 )
 
 __all__ = [
     "all_kernel_classes",
     "check_kernel",
-    "is_abstract",
-    "iter_all_examples",
     "kernel_examples",
 ]
+
+# Public before 0.2; importable from here for one more release, with a FutureWarning.
+__getattr__ = moved_names(
+    __name__,
+    {
+        "is_abstract": "kernelkit.testing._kernels",
+        "iter_all_examples": "kernelkit.testing._kernels",
+    },
+)

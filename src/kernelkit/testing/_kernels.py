@@ -37,7 +37,7 @@ import torch
 from sklearn.base import clone
 
 import kernelkit.kernels
-from kernelkit.gram import gram_tensor
+from kernelkit.gram._engine import gram_tensor
 from kernelkit.kernels import (
     FeatureSpaceGaussian,
     Gaussian,

@@ -56,9 +56,6 @@ from kernelkit.utils._kinds import InputKind
 
 __all__ = [
     "DataFile",
-    "Targets",
-    "detect_kind",
-    "is_number",
     "read_data",
     "read_gram",
     "read_graphs",
