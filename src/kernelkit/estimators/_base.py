@@ -255,11 +255,18 @@ class KernelEstimatorMixin:
             except InvalidParameterError as exc:
                 raise errors.ParameterError(f"{name}: {exc}") from None
 
-    def _kernel_extras(self) -> dict[str, Any]:
+    def _default_kernel(self, X: Any) -> Any:
+        """The kernel of ``kernel=None``: ``None`` is the default of the input's kind
+        (:func:`kernelkit.kernels._specs.default_spec`); an estimator may name another."""
+        return None
+
+    def _kernel_extras(self, spec: Any = None) -> dict[str, Any]:
         """scikit-learn's kernel parameters (``gamma``, ``degree``, ``coef0``, and
         ``kernel_params`` when it is a dict of a callable's arguments) of the estimator.
 
-        ``KernelRidge.kernel_params`` is a model-selection grid instead (not a dict)."""
+        ``KernelRidge.kernel_params`` is a model-selection grid instead (not a dict);
+        ``spec``, the kernel being resolved, lets an estimator set defaults by kernel name
+        (unused here)."""
         extras = {p: getattr(self, p, None) for p in ("gamma", "degree", "coef0")}
         params = getattr(self, "kernel_params", None)
         extras["kernel_params"] = params if isinstance(params, dict) else None
@@ -305,7 +312,8 @@ class KernelEstimatorMixin:
         if X is None:
             raise InputError("X: expected data, got None")
         self._refuse_dask(X)
-        kernel = resolve_kernel(self.kernel, X, owner=type(self).__name__, **self._kernel_extras())
+        spec = self.kernel if self.kernel is not None else self._default_kernel(X)
+        kernel = resolve_kernel(spec, X, owner=type(self).__name__, **self._kernel_extras(spec))
         if isinstance(kernel, VectorKernelRecipe):
             self.X_fit_ = owned(self._prepare(Linear(), X, reset=True), X)
             w = check_sample_weight(sample_weight, len(self.X_fit_))

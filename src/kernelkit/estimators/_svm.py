@@ -16,6 +16,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
+from kernelkit.data._detect import detect_input_kind
 from kernelkit.estimators._base import (
     KERNEL_CONSTRAINTS,
     KERNEL_PARAMS_CONSTRAINT,
@@ -32,6 +33,7 @@ from kernelkit.kernels._resolve import GAMMA_WHEN_NONE, SKLEARN_KERNELS
 from kernelkit.kernels._sparse import SparseRows
 from kernelkit.utils._constraints import Interval, StrOptions
 from kernelkit.utils._errors import InputError, NotFittedError, SparseInputError
+from kernelkit.utils._kinds import InputKind
 from kernelkit.utils._progress import VerboseLike
 from kernelkit.utils._seeding import RandomStateLike, as_seed
 from kernelkit.utils._validation import like_input
@@ -97,8 +99,10 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
     ----------
     kernel : Kernel, str or None, optional
         A kernelkit kernel, a kernel spec, a scikit-learn name (``"rbf"``, ``"poly"``,
-        ``"precomputed"``...) or ``None``: the default kernel of the input's kind (see
-        :class:`~kernelkit.estimators.KernelRidge` and :mod:`kernelkit.kernels._resolve`).
+        ``"precomputed"``...) or ``None``: on vectors ``"rbf"`` with ``gamma="scale"``
+        (``SVC()``'s default, so ``KernelSVC()`` equals ``SVC()``), on other inputs the
+        default kernel of their kind (see :class:`~kernelkit.estimators.KernelRidge` and
+        :mod:`kernelkit.kernels._resolve`).
     C : float, default 1.0
         Penalty of the hinge losses, ``0 < C <= inf`` (``inf``: the hard margin, as ``SVC``).
     class_weight : dict, "balanced" or None
@@ -237,10 +241,17 @@ class KernelSVC(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         "on_error": ON_ERROR_CONSTRAINT,
     }
 
-    def _kernel_extras(self) -> dict[str, Any]:
-        """``SVC``'s defaults for the names that read them: ``gamma="scale"``, ``coef0=0``."""
-        extras = super()._kernel_extras()
-        key = self.kernel.strip().lower() if isinstance(self.kernel, str) else None
+    def _default_kernel(self, X: Any) -> Any:
+        """Vectors: scikit-learn's ``"rbf"`` with ``gamma="scale"``, ``SVC()``'s default (what
+        users compare with; ``docs/estimators.md``, "Default kernels"); other kinds: theirs."""
+        return "rbf" if detect_input_kind(X) is InputKind.VECTOR else None
+
+    def _kernel_extras(self, spec: Any = None) -> dict[str, Any]:
+        """``SVC``'s defaults for the names that read them: ``gamma="scale"``, ``coef0=0``
+        (``spec``: the kernel being resolved, ``kernel`` or the default)."""
+        extras = super()._kernel_extras(spec)
+        spec = self.kernel if spec is None else spec
+        key = spec.strip().lower() if isinstance(spec, str) else None
         reads = SKLEARN_KERNELS.get(key, ())
         own_gamma = key in GAMMA_WHEN_NONE  # the name's own gamma=None, not "scale"
         for param, default in (("gamma", "scale"), ("coef0", 0.0)):

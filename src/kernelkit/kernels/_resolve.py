@@ -65,6 +65,7 @@ from kernelkit.kernels._specs import (
     KERNEL_SPECS,
     KernelSpecError,
     build_kernel,
+    default_spec,
     kind_mismatch,
     median_sigma,
     spec_kind,
@@ -262,7 +263,9 @@ def resolve_kernel(
             return VectorKernelRecipe(
                 lambda Xt, w=None: Gaussian(sigma=median_sigma(Xt, sample_weight=w))
             )
-        return build_kernel(None, data_kind, alphabet=alphabet, argument=name)
+        return build_kernel(
+            default_spec(data_kind, X), data_kind, alphabet=alphabet, argument=name
+        )
     if not isinstance(kernel, str):
         raise InputError(
             f"{name}: expected a kernelkit Kernel (e.g. Gaussian(sigma=1.0)), a kernel spec "
