@@ -172,7 +172,8 @@ def suggest(
     """
     _check_arguments(n, acquisition, batch, xi, beta)
     sign = 1.0 if maximize else -1.0
-    m = len(candidates)
+    shape = getattr(candidates, "shape", None)
+    m = int(shape[0]) if shape is not None and len(shape) else len(candidates)
     allowed = np.ones(m, dtype=bool)
     if exclude is not None:
         ex = np.asarray(exclude, dtype=np.int64).ravel()

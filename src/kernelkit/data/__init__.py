@@ -1,5 +1,6 @@
 """Typed batches of structured objects (strings, graphs, molecules) and dataset loaders."""
 
+from kernelkit.data._scaffold import ScaffoldKFold
 from kernelkit.data.datasets import SequenceDataset, load_amp, load_promoter
 from kernelkit.data.detect import detect_input_kind
 from kernelkit.data.graphs import GraphBatch, as_graph_batch
@@ -12,6 +13,7 @@ __all__ = [
     "GraphBatch",
     "MoleculeBatch",
     "MoleculeDataset",
+    "ScaffoldKFold",
     "SequenceDataset",
     "StringBatch",
     "as_graph_batch",
