@@ -159,12 +159,12 @@ def fit_tasks(est: Any, X: Any, Xb: Batch, y: Any, max_iter: int) -> None:
     B = task_covariance(W.detach(), log_v.detach()) if learn_b else fixed_b
     est.amplitude_, est.noise_ = float(amplitude), float(noise)
     est.kernel_ = ScaledKernel(base, est.amplitude_)
-    est.task_covariance_ = B.numpy().copy()
+    est.task_covariance_ = like_input(B.clone(), X)
     est._task_B, est._rows, est._tasks = B, rows, tasks
     fit = icm_fit(gram(est.kernel_, Xb).to(Y.dtype), B, Yn, rows, tasks, noise, constant)
     est._factor, est._coef = fit.factor, fit.coef
     est._offset = fit.mean if fit.mean is not None else torch.zeros(p, dtype=Y.dtype)
-    est.mean_ = to_numpy(est._offset * std + mean)
+    est.mean_ = like_input(est._offset * std + mean, X)
     est.alpha_ = like_input(fit.coef, X)
     est.log_marginal_likelihood_value_ = float(fit.log_marginal_likelihood)
     est.X_fit_ = Xb

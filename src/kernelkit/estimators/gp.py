@@ -295,7 +295,9 @@ class GaussianProcessRegressor(KernelEstimatorMixin, RegressorMixin, BaseEstimat
             )
         kernel = base.set_params(**{n: values[n] for n in names}) if names else base
         self.amplitude_ = float(values["amplitude"])
-        self.noise_ = float(values["noise"]) if noise_vec is None else noise_vec.numpy().copy()
+        self.noise_ = (
+            float(values["noise"]) if noise_vec is None else like_input(noise_vec.clone(), X)
+        )
         self.kernel_ = ScaledKernel(kernel, self.amplitude_)
         self._offset = torch.zeros(Yn.shape[1:], dtype=Yn.dtype)
         if centres is None:
@@ -304,12 +306,12 @@ class GaussianProcessRegressor(KernelEstimatorMixin, RegressorMixin, BaseEstimat
             self._factor, self._coef = fit.factor, fit.coef
             if fit.mean is not None:
                 self._offset = fit.mean[0]
-            self.mean_ = to_numpy(self._offset * self._y_std + self._y_mean)
+            self.mean_ = like_input(self._offset * self._y_std + self._y_mean, X)
             self.alpha_ = like_input(fit.coef, X)
             self.log_marginal_likelihood_value_ = float(fit.log_marginal_likelihood)
             return self
         self.X_fit_ = centres
-        self.mean_ = to_numpy(self._y_mean)
+        self.mean_ = like_input(self._y_mean.clone(), X)
         stats = sparse_gp_statistics(kernel, Xb, centres, Yn)
         post = sparse_gp_posterior(stats, self.amplitude_, self.noise_, single_output=Yn.ndim == 1)
         self._coef, self._basis, self._factor = post.coef, post.basis, post.factor
