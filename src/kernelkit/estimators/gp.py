@@ -281,11 +281,13 @@ class GaussianProcessRegressor(KernelEstimatorMixin, RegressorMixin, BaseEstimat
             self.center_indices_, centres = choice.indices, choice.centres
         names: list[str] = []
         values = start
+        K_base = None
         if self.optimizer is not None:
             names = differentiable_params(base, Xb, continuous_params(base, "auto"))
             learned = [k for k in ("amplitude", "noise") if is_auto(getattr(self, k))]
             if centres is None and not names and learned and noise_vec is None:
-                objective = spectral_objective(gram(base, Xb), Yn, start, learned, design)
+                K_base = gram(base, Xb)  # reused by the final factorisation
+                objective = spectral_objective(K_base, Yn, start, learned, design)
             elif centres is None:
                 objective = self._exact_objective(base, Xb, Yn, start, names, learned, design)
             else:
@@ -302,7 +304,8 @@ class GaussianProcessRegressor(KernelEstimatorMixin, RegressorMixin, BaseEstimat
         self._offset = torch.zeros(Yn.shape[1:], dtype=Yn.dtype)
         if centres is None:
             self.X_fit_ = Xb
-            fit = gp_fit(gram(self.kernel_, Xb), Yn, values["noise"], design)
+            K = gram(self.kernel_, Xb) if K_base is None else self.amplitude_ * K_base
+            fit = gp_fit(K, Yn, values["noise"], design)
             self._factor, self._coef = fit.factor, fit.coef
             if fit.mean is not None:
                 self._offset = fit.mean[0]
