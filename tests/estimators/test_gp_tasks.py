@@ -264,13 +264,13 @@ def test_tridiagonal_rotation_gives_the_cholesky_likelihood():
     import torch
 
     from kernelkit.models._gp_eigen import (
-        TRIDIAGONAL_MIN_N,
+        _TRIDIAGONAL_MIN_N,
         spectral_gp,
         spectral_log_marginal_likelihood,
     )
 
     rng = np.random.default_rng(0)
-    n = TRIDIAGONAL_MIN_N
+    n = _TRIDIAGONAL_MIN_N
     X = rng.normal(size=(n, 3))
     K = _rbf(X, X, np.sqrt(2.0))
     y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=n)

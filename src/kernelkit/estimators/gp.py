@@ -128,7 +128,8 @@ class GaussianProcessRegressor(KernelEstimatorMixin, RegressorMixin, BaseEstimat
         ``Cov[f_j(x), f_j'(x')] = B_jj' k(x, x')``, ``B = W W^T + diag(v)`` of rank
         ``task_rank`` (Bonilla et al. 2007; the amplitude, when ``"auto"``, is then 1, absorbed
         in ``B``); an array fixes ``B``.  With a task covariance, NaN in ``y`` marks a missing
-        entry (:mod:`kernelkit.models._gp_icm`); exact solver, one noise variance.
+        entry (:mod:`kernelkit.models._gp_icm`); exact solver, one noise variance shared by the
+        tasks, one L-BFGS start (``n_restarts_optimizer`` unused).
     task_rank : int, default 1
         Rank ``r`` of ``W`` with ``task_covariance="icm"``.
     on_error : {"raise", "skip"}, default "raise"

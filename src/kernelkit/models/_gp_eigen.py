@@ -29,7 +29,7 @@ from threadpoolctl import threadpool_limits
 
 from kernelkit.solvers import symmetric_eigh
 
-TRIDIAGONAL_MIN_N = 1000
+_TRIDIAGONAL_MIN_N = 1000
 """From this order on a CPU the rotation goes through the tridiagonal form (:func:`_rotate`)."""
 
 
@@ -80,12 +80,12 @@ def _rotate(K: np.ndarray, B: np.ndarray) -> tuple[np.ndarray, np.ndarray] | Non
 def spectral_gp(K: torch.Tensor, y: torch.Tensor, constant_mean: bool = False) -> SpectralGP:
     """Eigendecompose ``K`` (amplitude 1) and rotate ``y`` (and the constant) once: through
     the tridiagonal form (:func:`_rotate`) for a float64 CPU matrix of order
-    :data:`TRIDIAGONAL_MIN_N` or more, :func:`~kernelkit.solvers.symmetric_eigh` otherwise."""
+    :data:`_TRIDIAGONAL_MIN_N` or more, :func:`~kernelkit.solvers.symmetric_eigh` otherwise."""
     n = K.shape[0]
     ones = torch.ones(n, dtype=K.dtype, device=K.device)
     B = torch.cat([y.reshape(n, -1), ones[:, None]], 1).detach()
     out = None
-    if K.device.type == "cpu" and K.dtype == torch.float64 and n >= TRIDIAGONAL_MIN_N:
+    if K.device.type == "cpu" and K.dtype == torch.float64 and n >= _TRIDIAGONAL_MIN_N:
         with threadpool_limits(limits=torch.get_num_threads(), user_api="blas"):
             out = _rotate(K.detach().numpy(), B.numpy())
     if out is None:
