@@ -6,6 +6,7 @@ from kernelkit.data._detect import detect_input_kind
 from kernelkit.data._graphs import GraphBatch, as_graph_batch
 from kernelkit.data._molecule_datasets import MoleculeDataset, load_esol, load_solubility
 from kernelkit.data._molecules import MoleculeBatch, as_molecule_batch
+from kernelkit.data._scaffold import ScaffoldKFold
 from kernelkit.data._strings import ALPHABETS, StringBatch, as_string_batch
 
 __all__ = [
@@ -14,6 +15,7 @@ __all__ = [
     "GraphBatch",
     "MoleculeBatch",
     "MoleculeDataset",
+    "ScaffoldKFold",
     "SequenceDataset",
     "StringBatch",
     "as_bag_batch",

@@ -46,6 +46,7 @@ from sklearn.base import clone
 from sklearn.utils.validation import check_array, validate_data
 
 from kernelkit.data._detect import detect_input_kind, drop_invalid_records
+from kernelkit.estimators._domain import max_similarity
 from kernelkit.gram._distributed import draw_kept_centres, is_dask_collection, n_rows
 from kernelkit.kernels import Kernel, Linear, PrecomputedBatch
 from kernelkit.kernels._base import Batch, batch_dtype
@@ -67,7 +68,13 @@ from kernelkit.utils._constraints import (
 from kernelkit.utils._errors import InputError
 from kernelkit.utils._kinds import InputKind
 from kernelkit.utils._progress import Progress
-from kernelkit.utils._validation import check_finite, check_frame_columns, owned, to_tensor
+from kernelkit.utils._validation import (
+    check_finite,
+    check_frame_columns,
+    like_input,
+    owned,
+    to_tensor,
+)
 
 ARRAY_KINDS = (InputKind.VECTOR, InputKind.GRAM)
 """Input kinds given as numeric arrays (validated like scikit-learn input)."""
@@ -460,6 +467,28 @@ class KernelEstimatorMixin:
                 f"X: expected precomputed Gram rows against the {n} training points "
                 f"(shape (m, {n})), got shape {tuple(shape)}"
             )
+
+    # ------------------------------------------------------------------ domain
+    def applicability_domain(self, X: Any) -> Any:
+        """Largest kernel similarity of each point of ``X`` to the fitted model's data.
+
+        ``max_i k(x, x_i) / sqrt(k(x, x) k(x_i, x_i))`` over the points the fit kept in
+        ``X_fit_`` (the training points; a Nyström fit's centres): 1 on a training point,
+        the nearest-neighbour Tanimoto similarity with a Tanimoto kernel; low values flag
+        points outside the model's applicability domain
+        (:mod:`kernelkit.estimators._domain`).
+
+        Returns
+        -------
+        ndarray or torch.Tensor of shape (n_samples,)
+        """
+        kernel, reference = getattr(self, "kernel_", None), getattr(self, "X_fit_", None)
+        if not isinstance(kernel, Kernel) or reference is None:
+            raise errors.NotFittedError(
+                f"This {type(self).__name__} instance is not fitted yet (or keeps no kernel "
+                "and data to compare with); call 'fit' first"
+            )
+        return like_input(max_similarity(kernel, reference, self._predict_X(X)), X)
 
     # ------------------------------------------------------------------ y
     def _check_y_length(self, y: Any, n: int) -> None:

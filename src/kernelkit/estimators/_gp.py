@@ -21,6 +21,7 @@ from kernelkit.estimators._base import (
     result_dtype,
     to_numpy,
 )
+from kernelkit.estimators._gp_tasks import fit_tasks, is_auto, point_noise, predict_tasks
 from kernelkit.gram import gram
 from kernelkit.gram._centres import take
 from kernelkit.gram._nystrom import CENTRE_METHODS, choose_centres
@@ -29,6 +30,7 @@ from kernelkit.kernels._base import Batch, ScaledKernel
 from kernelkit.models._conformal import conformal_interval
 from kernelkit.models._falkon import choose_solver, forced_solver
 from kernelkit.models._gp import GPFit, gp_fit, gp_predict
+from kernelkit.models._gp_eigen import spectral_objective
 from kernelkit.models._gp_nystrom import (
     SparseGPPosterior,
     StreamedBound,
@@ -87,9 +89,10 @@ class GaussianProcessRegressor(KernelEstimatorMixin, RegressorMixin, BaseEstimat
     kernel : Kernel, str or None
         As for :class:`~kernelkit.estimators.KernelRidge` (``None``: Gaussian with the median
         heuristic for vectors, Tanimoto for molecules ...).
-    noise : "auto" or float, default "auto"
+    noise : "auto", float or array of shape (n_samples,), default "auto"
         Noise variance ``s2 > 0``: learned (``"auto"``, started at ``0.1 * amplitude``) or
-        fixed.
+        fixed; an array gives each training point its own variance (heteroscedastic noise,
+        ``K_y = a K + diag(noise)``; scikit-learn's ``alpha`` array; exact solver).
     amplitude : "auto" or float, default "auto"
         Signal variance ``a > 0`` multiplying the kernel: learned (``"auto"``, started at the
         variance of the (normalised) targets, 1 when they are constant) or fixed.
@@ -115,6 +118,20 @@ class GaussianProcessRegressor(KernelEstimatorMixin, RegressorMixin, BaseEstimat
     random_state : None, int, RandomState or Generator
         Seed of the restarts, of the centres, of ``sample_y``'s default and of
         ``predict_interval("split")``.
+    mean : {"zero", "constant"}, default "zero"
+        Prior mean of ``f``: zero, or a constant learned with the hyper-parameters (profiled
+        out by generalised least squares at every evaluation of the likelihood, Rasmussen
+        and Williams 2006, section 2.7; exact solver).
+    task_covariance : None, "icm" or array of shape (p, p), default None
+        Several output columns: ``None`` fits them as independent GPs sharing the kernel and
+        the hyper-parameters; ``"icm"`` learns the intrinsic coregionalisation model
+        ``Cov[f_j(x), f_j'(x')] = B_jj' k(x, x')``, ``B = W W^T + diag(v)`` of rank
+        ``task_rank`` (Bonilla et al. 2007; the amplitude, when ``"auto"``, is then 1, absorbed
+        in ``B``); an array fixes ``B``.  With a task covariance, NaN in ``y`` marks a missing
+        entry (:mod:`kernelkit.models._gp_icm`); exact solver, one noise variance shared by the
+        tasks, one L-BFGS start (``n_restarts_optimizer`` unused).
+    task_rank : int, default 1
+        Rank ``r`` of ``W`` with ``task_covariance="icm"``.
     on_error : {"raise", "skip"}, default "raise"
         Training records that do not parse as the input kind (SMILES RDKit rejects): an
         :class:`~kernelkit.data._molecules.InvalidRecordsError` naming them, or ``"skip"``:
@@ -126,7 +143,12 @@ class GaussianProcessRegressor(KernelEstimatorMixin, RegressorMixin, BaseEstimat
     kernel_ : Kernel
         ``ScaledKernel(kernel with learned parameters, amplitude_)``.
     amplitude_, noise_ : float
-        Learned (or given) amplitude and noise variance (of the normalised targets).
+        Learned (or given) amplitude and noise variance (of the normalised targets);
+        ``noise_`` is the array when one was given.
+    mean_ : float or ndarray
+        The constant mean of ``y`` (``mean="constant"``; else the normalisation's mean).
+    task_covariance_ : ndarray of shape (p, p) or None
+        The task covariance ``B`` (``task_covariance`` set), else ``None``.
     log_marginal_likelihood_value_ : float
         ``log p(y | X)`` at the fitted hyper-parameters (normalised targets); with the
         Nyström solver, Titsias's lower bound of it.
@@ -170,7 +192,10 @@ class GaussianProcessRegressor(KernelEstimatorMixin, RegressorMixin, BaseEstimat
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **KERNEL_CONSTRAINTS,
-        "noise": [StrOptions({"auto"}), Interval(Real, 0, None, closed="neither")],
+        "noise": [StrOptions({"auto"}), Interval(Real, 0, None, closed="neither"), "array-like"],
+        "mean": [StrOptions({"zero", "constant"})],
+        "task_covariance": [None, StrOptions({"icm"}), "array-like"],
+        "task_rank": [Interval(Integral, 1, None, closed="left")],
         "amplitude": [StrOptions({"auto"}), Interval(Real, 0, None, closed="neither")],
         "optimizer": [StrOptions({"lbfgs"}), None],
         "n_restarts_optimizer": [Interval(Integral, 0, None, closed="left")],
@@ -186,8 +211,9 @@ class GaussianProcessRegressor(KernelEstimatorMixin, RegressorMixin, BaseEstimat
         self,
         kernel: Kernel | str | None = None,
         *,
-        noise: str | float = "auto",
+        noise: Any = "auto",
         amplitude: str | float = "auto",
+        mean: str = "zero",
         optimizer: str | None = "lbfgs",
         n_restarts_optimizer: int = 0,
         normalize_y: bool = False,
@@ -196,6 +222,8 @@ class GaussianProcessRegressor(KernelEstimatorMixin, RegressorMixin, BaseEstimat
         centers: str = "uniform",
         random_state: Any = None,
         on_error: str = "raise",
+        task_covariance: Any = None,
+        task_rank: int = 1,
     ):
         self.kernel = kernel
         self.noise = noise
@@ -208,6 +236,9 @@ class GaussianProcessRegressor(KernelEstimatorMixin, RegressorMixin, BaseEstimat
         self.centers = centers
         self.random_state = random_state
         self.on_error = on_error
+        self.mean = mean
+        self.task_covariance = task_covariance
+        self.task_rank = task_rank
 
     # ------------------------------------------------------------------ fit
     def fit(self, X: Any, y: Any) -> GaussianProcessRegressor:
@@ -216,17 +247,28 @@ class GaussianProcessRegressor(KernelEstimatorMixin, RegressorMixin, BaseEstimat
         self._validate_params()
         X, y, _ = self._drop_invalid(X, y, None)
         Xb = self._fit_X(X)
+        if self.task_covariance is not None:
+            fit_tasks(self, X, Xb, y, MAX_ITER)
+            return self
+        self.task_covariance_ = None
         Y = self._validate_y_numeric(y, len(Xb), result_dtype(Xb))
         self.y_train_ = like_input(Y, X)
         Yn = self._normalise(Y)
         var = float(Yn.var(0, unbiased=False).mean())
         amp0 = var if var > 0 else 1.0
-        start = {
-            "amplitude": amp0 if self.amplitude == "auto" else float(self.amplitude),
-            "noise": 0.1 * amp0 if self.noise == "auto" else float(self.noise),
+        noise_vec = point_noise(self.noise, len(Xb), Yn.dtype)
+        start: dict[str, Any] = {
+            "amplitude": amp0 if is_auto(self.amplitude) else float(self.amplitude),
+            "noise": 0.1 * amp0
+            if is_auto(self.noise)
+            else float(self.noise)
+            if noise_vec is None
+            else noise_vec,
         }
+        design = torch.ones(len(Xb), 1, dtype=Yn.dtype) if self.mean == "constant" else None
         base = self.kernel_
-        self.solver_ = self._choose_solver(Xb)
+        exact_only = noise_vec is not None or design is not None
+        self.solver_ = self._choose_solver(Xb, exact_only=exact_only)
         centres = None
         if self.solver_ == "nystrom":
             choice = choose_centres(
@@ -240,27 +282,40 @@ class GaussianProcessRegressor(KernelEstimatorMixin, RegressorMixin, BaseEstimat
             self.center_indices_, centres = choice.indices, choice.centres
         names: list[str] = []
         values = start
+        K_base = None
         if self.optimizer is not None:
             names = differentiable_params(base, Xb, continuous_params(base, "auto"))
-            learned = [k for k in ("amplitude", "noise") if getattr(self, k) == "auto"]
-            if centres is None:
-                objective = self._exact_objective(base, Xb, Yn, start, names, learned)
+            learned = [k for k in ("amplitude", "noise") if is_auto(getattr(self, k))]
+            if centres is None and not names and learned and noise_vec is None:
+                K_base = gram(base, Xb)  # reused by the final factorisation
+                objective = spectral_objective(K_base, Yn, start, learned, design)
+            elif centres is None:
+                objective = self._exact_objective(base, Xb, Yn, start, names, learned, design)
             else:
                 objective = self._sparse_objective(base, Xb, centres, Yn, start, names, learned)
             values = self._optimise(
                 objective, {**start, **base.get_params(deep=True)}, names + learned, start
             )
         kernel = base.set_params(**{n: values[n] for n in names}) if names else base
-        self.amplitude_, self.noise_ = float(values["amplitude"]), float(values["noise"])
+        self.amplitude_ = float(values["amplitude"])
+        self.noise_ = (
+            float(values["noise"]) if noise_vec is None else like_input(noise_vec.clone(), X)
+        )
         self.kernel_ = ScaledKernel(kernel, self.amplitude_)
+        self._offset = torch.zeros(Yn.shape[1:], dtype=Yn.dtype)
         if centres is None:
             self.X_fit_ = Xb
-            fit = gp_fit(gram(self.kernel_, Xb), Yn, self.noise_)
+            K = gram(self.kernel_, Xb) if K_base is None else self.amplitude_ * K_base
+            fit = gp_fit(K, Yn, values["noise"], design)
             self._factor, self._coef = fit.factor, fit.coef
+            if fit.mean is not None:
+                self._offset = fit.mean[0]
+            self.mean_ = like_input(self._offset * self._y_std + self._y_mean, X)
             self.alpha_ = like_input(fit.coef, X)
             self.log_marginal_likelihood_value_ = float(fit.log_marginal_likelihood)
             return self
         self.X_fit_ = centres
+        self.mean_ = like_input(self._y_mean.clone(), X)
         stats = sparse_gp_statistics(kernel, Xb, centres, Yn)
         post = sparse_gp_posterior(stats, self.amplitude_, self.noise_, single_output=Yn.ndim == 1)
         self._coef, self._basis, self._factor = post.coef, post.basis, post.factor
@@ -269,11 +324,19 @@ class GaussianProcessRegressor(KernelEstimatorMixin, RegressorMixin, BaseEstimat
         self.log_marginal_likelihood_value_ = float(bound)
         return self
 
-    def _choose_solver(self, Xb: Batch) -> str:
+    def _choose_solver(self, Xb: Batch, exact_only: bool = False) -> str:
         """``solver`` resolved: ``"auto"`` is exact unless the Nyström cost model of
         :func:`~kernelkit.models._falkon.choose_solver` prefers a Nyström solver; more centres
-        than points is the exact GP (with a warning)."""
+        than points is the exact GP (with a warning).  Per-point noise and a constant mean
+        (``exact_only``) are exact-solver features."""
         n, m = len(Xb), int(self.n_centers)
+        if exact_only:
+            if self.solver == "nystrom":
+                raise InputError(
+                    "solver: noise given per point and mean='constant' need solver='exact' "
+                    "or 'auto', got 'nystrom'"
+                )
+            return "exact"
         if self.solver == "auto":
             d = int(Xb.shape[1]) if isinstance(Xb, torch.Tensor) and Xb.ndim == 2 else 0
             return "exact" if choose_solver(n, m, d=d) == "exact" else "nystrom"
@@ -298,16 +361,19 @@ class GaussianProcessRegressor(KernelEstimatorMixin, RegressorMixin, BaseEstimat
         start: dict[str, float],
         names: list[str],
         learned: list[str],
+        design: torch.Tensor | None = None,
     ) -> Callable[[torch.Tensor], torch.Tensor]:
-        """``-log p(y | X)`` of the exact GP as a function of the log-hyper-parameters."""
+        """``-log p(y | X)`` of the exact GP as a function of the log-hyper-parameters (the
+        mean ``design @ beta`` profiled out, :func:`~kernelkit.models._gp.gp_fit`)."""
         keys = names + learned
-        fixed = {k: torch.tensor(start[k], dtype=Y.dtype) for k in ("amplitude", "noise")}
+        fixed = {k: torch.as_tensor(start[k], dtype=Y.dtype) for k in ("amplitude", "noise")}
 
         def objective(t: torch.Tensor) -> torch.Tensor:
             v = dict(zip(keys, torch.exp(t), strict=True))
             K = kernel_with(base, {n: v[n] for n in names}).block(Xb, Xb)
             amp = v.get("amplitude", fixed["amplitude"])
-            return -gp_fit(amp * K, Y, v.get("noise", fixed["noise"])).log_marginal_likelihood
+            noise = v.get("noise", fixed["noise"])
+            return -gp_fit(amp * K, Y, noise, design).log_marginal_likelihood
 
         return objective
 
@@ -380,6 +446,8 @@ class GaussianProcessRegressor(KernelEstimatorMixin, RegressorMixin, BaseEstimat
                 "return_std, return_cov: at most one of them can be requested, got both True"
             )
         Xb = self._predict_X(X)
+        if getattr(self, "task_covariance_", None) is not None:
+            return predict_tasks(self, X, Xb, return_std, return_cov)
         if self.solver_ == "nystrom":
             mean, spread = self._predict_sparse(Xb, return_std, return_cov)
         else:
@@ -389,6 +457,7 @@ class GaussianProcessRegressor(KernelEstimatorMixin, RegressorMixin, BaseEstimat
             lml = torch.tensor(self.log_marginal_likelihood_value_)
             fit = GPFit(self._factor, self._coef, lml, 0.0)
             mean, spread = gp_predict(fit, Ks, prior_diag, prior_cov)
+            mean = mean + self._offset.to(mean)
         mean = mean.to(self._y_std.dtype) * self._y_std + self._y_mean
         if spread is None:
             return like_input(mean, X)
@@ -453,8 +522,14 @@ class GaussianProcessRegressor(KernelEstimatorMixin, RegressorMixin, BaseEstimat
                 f"fits; refit with solver='exact' or use predict(X, return_std=True) "
                 f"(fitted solver_={self.solver_!r})"
             )
-        if self._coef.ndim != 1:
+        if self._coef.ndim != 1 or getattr(self, "task_covariance_", None) is not None:
             raise InputError("y: predict_interval needs a single-output fit")
+        if not isinstance(self.noise_, float) or self.mean != "zero":
+            raise InputError(
+                "predict_interval: the conformal intervals need one noise variance and "
+                f"mean='zero'; got noise per point or mean={self.mean!r} (use predict(X, "
+                "return_std=True))"
+            )
         Xb = self._predict_X(X)
         K = gram(self.kernel_, self.X_fit_)
         Kt = gram(self.kernel_, Xb, self.X_fit_)

@@ -44,28 +44,49 @@ class GPFit:
         ``log p(y | X)`` (scalar, summed over outputs).
     jitter : float
         Jitter added by the Cholesky ladder besides ``s2``.
+    mean : torch.Tensor or None
+        Generalised-least-squares coefficients ``beta`` of the mean ``H beta`` (``None``: zero
+        mean); ``coef`` is then ``K_y^{-1} (y - H beta)``.
     """
 
     factor: torch.Tensor
     coef: torch.Tensor
     log_marginal_likelihood: torch.Tensor
     jitter: float
+    mean: torch.Tensor | None = None
 
 
-def gp_fit(K: torch.Tensor, y: torch.Tensor, noise: float | torch.Tensor) -> GPFit:
-    """Factorise ``K + noise I`` and return the posterior (module formulas; differentiable)."""
-    n = K.shape[0]
-    eye = torch.eye(n, dtype=K.dtype, device=K.device)
-    fac = cholesky_factor(K + noise * eye, name="K")
+def gp_fit(
+    K: torch.Tensor,
+    y: torch.Tensor,
+    noise: float | torch.Tensor,
+    design: torch.Tensor | None = None,
+) -> GPFit:
+    r"""Factorise ``K + diag(noise)`` and return the posterior (module formulas; differentiable).
+
+    ``noise`` is one variance or one per point (heteroscedastic noise, scikit-learn's
+    ``alpha`` array).  With a ``design`` matrix ``H`` (``n x q``; a column of ones for a
+    constant mean) the mean ``H beta`` is profiled out by generalised least squares,
+    ``beta = (H^T K_y^{-1} H)^{-1} H^T K_y^{-1} y`` (Rasmussen and Williams 2006, section
+    2.7, the limit of a vague prior on ``beta``, used as a plug-in estimate): the returned log
+    likelihood is that of ``y - H beta``, its maximum over ``beta``.
+    """
+    noise_t = torch.as_tensor(noise, dtype=K.dtype, device=K.device)
+    fac = cholesky_factor(K + torch.diag(noise_t.expand(K.shape[0])), name="K")
     L = fac.factor
+    beta = None
+    if design is not None:
+        KiH = fac.solve(design)
+        beta = torch.linalg.solve(design.mT @ KiH, KiH.mT @ y)
+        y = y - design @ beta
     coef = fac.solve(y)
     p = 1 if y.ndim == 1 else y.shape[1]
     lml = (
         -0.5 * (y * coef).sum()
         - p * torch.log(L.diagonal()).sum()
-        - 0.5 * n * p * math.log(2 * math.pi)
+        - 0.5 * K.shape[0] * p * math.log(2 * math.pi)
     )
-    return GPFit(L, coef, lml, fac.jitter)
+    return GPFit(L, coef, lml, fac.jitter, beta)
 
 
 def log_marginal_likelihood(

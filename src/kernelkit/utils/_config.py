@@ -117,6 +117,12 @@ class Options:
     measured at n = 10^4: 1.8x faster at m = 2000, 0.82x at m = 5000,
     ``benchmarks/screen_unmapped.py``)."""
 
+    bo_batch_candidates: int = _option(5000, _AT_LEAST_ONE)
+    """Most candidates in the joint posterior covariance of a batch of
+    :func:`kernelkit.bo.suggest` (Thompson sampling, kriging believer): the ``m x m``
+    covariance and its Cholesky factor (5000: 200 MB, seconds); beyond it the candidates
+    with the best single-point scores (a choice, not a fit)."""
+
     logistic_newton_steps: int = _option(8, _AT_LEAST_ONE)
     """Newton steps the cost model assumes for kernel logistic regression (an assumption:
     the benchmark fits of ``docs/scale.md`` took 6 to 10)."""
