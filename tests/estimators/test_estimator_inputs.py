@@ -155,9 +155,11 @@ def test_kernel_is_cloned_and_default_is_median_gaussian(cls, data):
     kernel.set_params(sigma=5.0)  # later changes do not leak into the fitted model
     assert np.array_equal(_predict(est, X), before)
     default = _fit(cls, X, y)
-    # the median heuristic: np.median of the 190 pairwise distances (mean of the two middles)
+    # the median heuristic: np.median of the 190 pairwise distances (mean of the two middles);
+    # KernelSVC: SVC()'s rbf with gamma="scale", 1 / (2 sigma^2) = 1 / (n_features X.var())
     assert isinstance(default.kernel_, Gaussian)
-    assert default.kernel_.sigma == pytest.approx(np.median(pdist(X)), rel=1e-12)
+    sigma = np.sqrt(X.shape[1] * X.var() / 2) if cls is KernelSVC else np.median(pdist(X))
+    assert default.kernel_.sigma == pytest.approx(sigma, rel=1e-12)
     assert default.kernel is None
     assert torch.equal(default.X_fit_, torch.as_tensor(X))
     assert default.n_features_in_ == 3

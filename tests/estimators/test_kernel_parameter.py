@@ -210,7 +210,9 @@ def test_bad_sample_weight_is_named(cls, weights, message):
 
 # ---------------------------------------------------------------------- default kernel per kind
 SMILES = ["CCO", "CCN", "c1ccccc1", "CC(=O)O", "CCCC", "OCCO", "c1ccncc1", "CC(C)O", "CCOC", "CN"]
-SEQUENCES = ["ACGTACGTAC", "AACCGGTTAA", "ACGGGTACCA", "TTTTACGACG", "GATTACAGAT", "CCCGGGAAAT"]
+SEQUENCES = ["ACGTACGTAC", "AACCGGTTAAG", "ACGGGTAC", "TTTTACGACG", "GATTACAGATC", "CCCGGGAAAT"]
+"""Sequences of several lengths (unaligned: ``Spectrum(k=3)``); one length takes
+``WeightedDegree(8)``, tested in ``tests/estimators/test_default_kernels.py``."""
 
 
 def _graphs():

@@ -104,7 +104,7 @@ promoters of ``../shared/data/promoter`` (106 sequences of 57 bases, 10-fold CV,
 spectrum k=3 0.905, weighted degree 3 / 5 / 8: 0.952 / 0.971 / 0.943 (``docs/strings.md``)."""
 
 
-def default_spec(kind: InputKind, X: Any = None) -> str:
+def default_spec(kind: InputKind, X: Any = None) -> str | None:
     """The spec of the default kernel of ``kind`` for the data ``X`` (see
     :data:`DEFAULT_KERNEL_SPECS`): sequences all of one length are aligned, and take the
     position-aware :data:`ALIGNED_STRING_SPEC`."""
@@ -115,7 +115,7 @@ def default_spec(kind: InputKind, X: Any = None) -> str:
             lengths = {len(s) for s in items if isinstance(s, str)}
             if len(items) > 1 and len(lengths) == 1 and all(isinstance(s, str) for s in items):
                 return ALIGNED_STRING_SPEC
-    return DEFAULT_KERNEL_SPECS[kind]
+    return DEFAULT_KERNEL_SPECS.get(kind)
 
 
 def _equal_rows(Z: torch.Tensor | SparseRows) -> torch.Tensor:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import torch
 
 from kernelkit.models._gp import GPFit, gp_fit
-from kernelkit.solvers import solve_triangular
+from kernelkit.solvers._cholesky import solve_triangular
 
 
 def task_covariance(W: torch.Tensor, log_v: torch.Tensor) -> torch.Tensor:
