@@ -36,6 +36,8 @@ _LAZY = {
     "CKNClassifier": "kernelkit.estimators.ckn",
     "SequenceCKNFeatures": "kernelkit.estimators.ckn_seq",
     "SequenceCKNClassifier": "kernelkit.estimators.ckn_seq",
+    "GraphCKNFeatures": "kernelkit.estimators.gckn",
+    "GraphCKNClassifier": "kernelkit.estimators.gckn",
     "config_context": "kernelkit.utils._config",
     "get_config": "kernelkit.utils._config",
     "set_config": "kernelkit.utils._config",

@@ -7,6 +7,7 @@ from kernelkit.estimators.ckn import CKNClassifier, CKNFeatures
 from kernelkit.estimators.ckn_seq import SequenceCKNClassifier, SequenceCKNFeatures
 from kernelkit.estimators.clustering import KernelKMeans, kernel_kmeans
 from kernelkit.estimators.features import NystromFeatures, RandomFourierFeatures
+from kernelkit.estimators.gckn import GraphCKNClassifier, GraphCKNFeatures
 from kernelkit.estimators.huber import KernelHuberRegressor
 from kernelkit.estimators.kcca import KernelCCA
 from kernelkit.estimators.logistic import KernelLogisticRegression
@@ -24,6 +25,8 @@ __all__ = [
     "BiasFreeSVC",
     "CKNClassifier",
     "CKNFeatures",
+    "GraphCKNClassifier",
+    "GraphCKNFeatures",
     "KernelCCA",
     "KernelHuberRegressor",
     "KernelKMeans",

@@ -1,0 +1,473 @@
+r"""Graph convolutional kernel networks (GCKN; Chen, Jacob & Mairal, ICML 2020).
+
+Course part 3, section 9 ("Learning graph representations"; seed
+``kernel_methods_course.txt``, GCKN slides).  A graph is ``(V, E, a)`` with node features
+``a: V -> R^d`` (one-hot labels and/or continuous attributes).  ``P_l(G, u)`` is the set of
+*simple* paths with ``l`` edges (``l + 1`` distinct nodes) starting at ``u`` (the path-length
+convention of errata 10 of the course digest: a path of length ``l`` has ``l + 1`` nodes, so a
+path feature lies in ``R^{(l + 1) d}``); ``P_0(G, u) = {(u)}``.
+
+Base kernel on two paths of the same length (product over positions of a homogeneous
+dot-product kernel, :mod:`kernelkit.kernels.dot_product`):
+
+.. math:: \kappa_0(a(p), a(p')) = \prod_{j=0}^{l} \|a(p_j)\| \|a(p'_j)\|\,
+          \kappa\big(\langle \hat a(p_j), \hat a(p'_j) \rangle\big),
+
+which for unit node features and ``kappa(u) = exp((u - 1) / sigma^2)`` is the Gaussian
+``exp(-||a(p) - a(p')||^2 / (2 sigma^2))`` of the concatenated path features: the
+**relaxed path kernel** of the course (one-layer GCKN),
+
+.. math:: K(G, G') = \sum_{l=0}^{k} \sum_{u \in V} \sum_{u' \in V'}
+          \sum_{p \in P_l(G, u)} \sum_{p' \in P_l(G', u')} \kappa_0(a(p), a(p')).
+
+Layer map (Nyström on anchors ``Z_l = (z_1, ..., z_q)`` of unit rows per position):
+``psi_l(p) = kappa_0(Z_l, Z_l)^{-1/2} kappa_0(Z_l, a(p))`` and the new node feature
+``phi(u) = (sum_{p in P_l(G, u)} psi_l(p))_{l = 0..k}`` (or the mean over the paths,
+``aggregation="mean"``); the result is a new graph ``(V, E, phi)`` and layers stack
+(one layer: GCKN-path, more: GCKN-subtree).  The graph representation is the global pooling
+(sum or mean over nodes) of the node features of every layer, concatenated (the sum of the
+layers' kernels).  With every distinct path feature as an anchor and no shift, the one-layer
+features reproduce ``K`` exactly (tested by brute force).
+
+Anchors: spherical k-means on sampled path features (errata 11), on the product of the
+``l + 1`` unit spheres (:func:`~kernelkit.models._spherical_kmeans.spherical_kmeans` with
+``blocks = l + 1``, as the k-mers of :mod:`kernelkit.models.ckn_seq`).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from kernelkit.kernels.dot_product import kappa_function, unit_rows
+from kernelkit.models._spherical_kmeans import spherical_kmeans
+from kernelkit.models.ckn import layer_kappa
+from kernelkit.models.ckn_train import map_in_batches, sample_rows
+from kernelkit.solvers import inverse_sqrt
+from kernelkit.utils.errors import InputError
+
+AGGREGATIONS = ("sum", "mean")
+"""Aggregation of the path maps into their start node."""
+
+GRAPH_POOLINGS = ("sum", "mean")
+"""Global pooling of the node features."""
+
+
+def _ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Concatenation of ``arange(s, s + c)`` for every ``(s, c)``, vectorised."""
+    counts = np.asarray(counts, dtype=np.int64)
+    total = int(counts.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    offsets = np.repeat(np.cumsum(counts) - counts, counts)
+    return np.repeat(np.asarray(starts, dtype=np.int64), counts) + np.arange(total) - offsets
+
+
+def enumerate_paths(
+    adj_ptr: np.ndarray, adj_idx: np.ndarray, n_nodes: int, max_length: int
+) -> list[np.ndarray]:
+    """Every simple path of ``0 .. max_length`` edges, as node-id arrays.
+
+    Parameters
+    ----------
+    adj_ptr, adj_idx : np.ndarray
+        CSR adjacency (both directions of every edge; self-loops are ignored).
+    n_nodes : int
+        Number of nodes.
+    max_length : int
+        Largest number of edges ``k``.
+
+    Returns
+    -------
+    list of np.ndarray
+        Entry ``l`` has shape ``(P_l, l + 1)``: row ``(v_0, ..., v_l)`` a path with distinct
+        nodes and ``v_j v_{j+1}`` an edge, rows sorted by start node ``v_0``; each undirected
+        path of ``l >= 1`` edges appears twice (once from each end).
+    """
+    deg = np.diff(adj_ptr)
+    paths = [np.arange(n_nodes, dtype=np.int64)[:, None]]
+    for _ in range(max_length):
+        last = paths[-1]
+        tails = last[:, -1]
+        counts = deg[tails]
+        nxt = adj_idx[_ranges(adj_ptr[tails], counts)]
+        grown = np.concatenate([np.repeat(last, counts, axis=0), nxt[:, None]], axis=1)
+        simple = (grown[:, :-1] != grown[:, -1:]).all(1)
+        paths.append(grown[simple])
+    return paths
+
+
+class GraphPaths:
+    """A batch of graphs ready for a GCKN: node features and the enumerated paths.
+
+    Indexing with an int array, a tensor of indices or a slice selects graphs (the training
+    loops of :mod:`kernelkit.models.ckn_train` index their inputs this way); ``shape[0]`` is
+    the number of graphs.
+
+    Parameters
+    ----------
+    x : torch.Tensor, shape (N, d)
+        Node features, graph after graph.
+    node_ptr : np.ndarray, shape (n + 1,)
+        Graph ``g`` owns nodes ``node_ptr[g]:node_ptr[g + 1]``.
+    paths : list of torch.Tensor
+        ``paths[l]``: ``(P_l, l + 1)`` global node ids (:func:`enumerate_paths`), sorted by
+        start node.
+    """
+
+    def __init__(self, x: torch.Tensor, node_ptr: np.ndarray, paths: list[torch.Tensor]):
+        self.x = x
+        self.node_ptr = np.asarray(node_ptr, dtype=np.int64)
+        self.paths = paths
+        self.path_ptr = [np.searchsorted(p[:, 0].cpu().numpy(), self.node_ptr) for p in paths]
+
+    @classmethod
+    def from_csr(
+        cls,
+        x: torch.Tensor,
+        node_ptr: np.ndarray,
+        adj_ptr: np.ndarray,
+        adj_idx: np.ndarray,
+        max_length: int,
+    ) -> GraphPaths:
+        """Enumerate the paths of ``0 .. max_length`` edges of a block-diagonal CSR graph."""
+        found = enumerate_paths(adj_ptr, adj_idx, x.shape[0], max_length)
+        return cls(x, node_ptr, [torch.as_tensor(p, device=x.device) for p in found])
+
+    def __len__(self) -> int:
+        return len(self.node_ptr) - 1
+
+    @property
+    def shape(self) -> tuple[int]:
+        """``(n_graphs,)``."""
+        return (len(self),)
+
+    @property
+    def device(self) -> torch.device:
+        """Device of the node features."""
+        return self.x.device
+
+    @property
+    def dtype(self) -> torch.dtype:
+        """Dtype of the node features."""
+        return self.x.dtype
+
+    @property
+    def graph_index(self) -> torch.Tensor:
+        """Graph of every node, shape ``(N,)``."""
+        counts = torch.as_tensor(np.diff(self.node_ptr), device=self.device)
+        return torch.repeat_interleave(torch.arange(len(self), device=self.device), counts)
+
+    def with_features(self, x: torch.Tensor) -> GraphPaths:
+        """The same graphs and paths with node features ``x`` (no copy of the paths)."""
+        out = object.__new__(GraphPaths)
+        out.x, out.node_ptr, out.paths, out.path_ptr = x, self.node_ptr, self.paths, self.path_ptr
+        return out
+
+    def to(self, dtype: torch.dtype) -> GraphPaths:
+        """The batch with node features cast to ``dtype``."""
+        return self if dtype == self.x.dtype else self.with_features(self.x.to(dtype))
+
+    def __getitem__(self, idx: Any) -> GraphPaths:
+        if isinstance(idx, torch.Tensor):
+            idx = idx.cpu().numpy()
+        rows = np.atleast_1d(np.arange(len(self))[idx])
+        counts = np.diff(self.node_ptr)[rows]
+        new_ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        shift = new_ptr[:-1] - self.node_ptr[rows]
+        nodes = torch.as_tensor(_ranges(self.node_ptr[rows], counts), device=self.device)
+        paths = []
+        for p, ptr in zip(self.paths, self.path_ptr, strict=True):
+            n_paths = ptr[rows + 1] - ptr[rows]
+            sel = torch.as_tensor(_ranges(ptr[rows], n_paths), device=self.device)
+            moved = torch.as_tensor(np.repeat(shift, n_paths), device=self.device)
+            paths.append(p[sel] + moved[:, None])
+        return GraphPaths(self.x[nodes], new_ptr, paths)
+
+
+class PathAnchors(nn.Module):
+    r"""Anchors of the paths of one length and their Gram ``kappa_0(Z, Z)``.
+
+    Parameters
+    ----------
+    in_features : int
+        Dimension ``d`` of a node feature.
+    n_filters : int
+        Number ``q`` of anchors.
+    n_nodes : int
+        Nodes ``l + 1`` of a path.
+    kappa, sigma : str, float
+        Per-position dot-product kernel (``exp((u - 1) / sigma^2)`` for ``"exp"``).
+    dtype : torch.dtype
+        Dtype of the anchors.
+
+    Attributes
+    ----------
+    weight : nn.Parameter, shape (q, l + 1, d)
+        Unnormalised anchors; each position's row is normalised on use.
+    """
+
+    def __init__(
+        self,
+        in_features: int,
+        n_filters: int,
+        n_nodes: int,
+        *,
+        kappa: str = "exp",
+        sigma: float = 0.5,
+        dtype: torch.dtype = torch.float64,
+    ):
+        super().__init__()
+        kappa_function(kappa)
+        self.kappa_name, self.sigma = kappa, float(sigma)
+        self.weight = nn.Parameter(torch.randn(n_filters, n_nodes, in_features, dtype=dtype))
+
+    def kappa(self, u: torch.Tensor) -> torch.Tensor:
+        """Per-position ``kappa``."""
+        return layer_kappa(self.kappa_name, self.sigma)(u)
+
+    def anchors(self) -> torch.Tensor:
+        """Anchors with unit rows per position, shape ``(q, l + 1, d)``."""
+        norms = torch.linalg.vector_norm(self.weight, dim=2, keepdim=True)
+        return self.weight / torch.where(norms > 0, norms, torch.ones_like(norms))
+
+    def set_anchors(self, Z: torch.Tensor) -> None:
+        """Replace the anchors by ``Z`` (shape ``(q, (l + 1) d)`` or ``(q, l + 1, d)``)."""
+        with torch.no_grad():
+            self.weight.copy_(Z.reshape(self.weight.shape).to(self.weight))
+
+    def anchor_gram(self) -> torch.Tensor:
+        """``kappa_0(Z, Z) = prod_j kappa(Z_j Z_j^T)``, shape ``(q, q)``."""
+        Z = self.anchors()
+        cos = torch.einsum("pjd,qjd->jpq", Z, Z).clamp(-1.0, 1.0)
+        return self.kappa(cos).prod(0)
+
+    def path_map(self, xu: torch.Tensor, norms: torch.Tensor, paths: torch.Tensor) -> torch.Tensor:
+        """``kappa_0(Z, a(p))`` of every path, shape ``(P, q)`` (unit features ``xu``)."""
+        b = self.kappa(torch.einsum("qjd,nd->jnq", self.anchors(), xu).clamp(-1.0, 1.0))
+        b = b * norms[None, :, None]
+        h = b[0][paths[:, 0]]
+        for j in range(1, paths.shape[1]):
+            h = h * b[j][paths[:, j]]
+        return h
+
+
+class PathLayer(nn.Module):
+    r"""One GCKN layer: node features ``phi(u) = (agg_{p in P_l(G, u)} psi_l(p))_{l=0..k}``.
+
+    Parameters
+    ----------
+    in_features : int
+        Dimension ``d`` of the input node features.
+    n_filters : int
+        Anchors ``q`` per path length (output ``(k + 1) q`` features per node).
+    max_length : int
+        Longest path ``k`` (edges).
+    kappa, sigma : str, float
+        Per-position kernel (:class:`PathAnchors`).
+    shift : float
+        ``epsilon`` of ``(kappa_0(Z, Z)^{1/2} + epsilon I)^{-1}``; 0 is the exact Nyström map.
+    aggregation : {"sum", "mean"}
+        Sum (the kernel of the module docstring) or mean of the path maps at their start node.
+    dtype : torch.dtype
+        Dtype of the anchors.
+    """
+
+    def __init__(
+        self,
+        in_features: int,
+        n_filters: int,
+        max_length: int,
+        *,
+        kappa: str = "exp",
+        sigma: float = 0.5,
+        shift: float = 0.0,
+        aggregation: str = "sum",
+        dtype: torch.dtype = torch.float64,
+    ):
+        super().__init__()
+        if aggregation not in AGGREGATIONS:
+            raise InputError(f"aggregation: expected one of {AGGREGATIONS}, got {aggregation!r}")
+        self.in_features, self.n_filters = int(in_features), int(n_filters)
+        self.max_length, self.shift, self.aggregation = int(max_length), float(shift), aggregation
+        self.maps = nn.ModuleList(
+            PathAnchors(in_features, n_filters, length + 1, kappa=kappa, sigma=sigma, dtype=dtype)
+            for length in range(self.max_length + 1)
+        )
+
+    @property
+    def out_features(self) -> int:
+        """``(k + 1) q``."""
+        return (self.max_length + 1) * self.n_filters
+
+    def forward(self, batch: GraphPaths) -> torch.Tensor:
+        """New node features, shape ``(N, (k + 1) q)`` (length ``l`` in block ``l``)."""
+        xu, norms = unit_rows(batch.x)
+        n = batch.x.shape[0]
+        blocks = []
+        for anchors, paths in zip(self.maps, batch.paths, strict=False):
+            h = anchors.path_map(xu, norms, paths)
+            agg = h.new_zeros((n, self.n_filters)).index_add_(0, paths[:, 0], h)
+            if self.aggregation == "mean":
+                count = torch.bincount(paths[:, 0], minlength=n).clamp_min(1).to(h.dtype)
+                agg = agg / count[:, None]
+            blocks.append(agg @ inverse_sqrt(anchors.anchor_gram(), shift=self.shift))
+        return torch.cat(blocks, dim=1)
+
+
+class GraphCKN(nn.Module):
+    r"""A stack of :class:`PathLayer` with global pooling (module docstring).
+
+    Parameters
+    ----------
+    in_features : int
+        Dimension of the input node features.
+    n_filters : sequence of int
+        Anchors per path length of each layer.
+    max_length : int
+        Longest path (edges), the same in every layer.
+    kappa, sigma, shift, aggregation, dtype :
+        As in :class:`PathLayer`, shared by all layers.
+    pooling : {"sum", "mean"}
+        Sum or mean of the node features over the nodes of a graph.
+    normalize : bool
+        Scale each layer's pooled block to unit norm (the normalised kernel of each layer).
+    """
+
+    def __init__(
+        self,
+        in_features: int,
+        n_filters: tuple[int, ...],
+        max_length: int,
+        *,
+        kappa: str = "exp",
+        sigma: float = 0.5,
+        shift: float = 0.0,
+        aggregation: str = "sum",
+        pooling: str = "sum",
+        normalize: bool = False,
+        dtype: torch.dtype = torch.float64,
+    ):
+        super().__init__()
+        if pooling not in GRAPH_POOLINGS:
+            raise InputError(f"pooling: expected one of {GRAPH_POOLINGS}, got {pooling!r}")
+        dims = [int(in_features)]
+        layers = []
+        for q in n_filters:
+            layers.append(
+                PathLayer(
+                    dims[-1],
+                    q,
+                    max_length,
+                    kappa=kappa,
+                    sigma=sigma,
+                    shift=shift,
+                    aggregation=aggregation,
+                    dtype=dtype,
+                )
+            )
+            dims.append(layers[-1].out_features)
+        self.layers = nn.ModuleList(layers)
+        self.pooling, self.normalize = pooling, bool(normalize)
+
+    @property
+    def n_features(self) -> int:
+        """Length of the graph representation (the layers' blocks concatenated)."""
+        return sum(layer.out_features for layer in self.layers)
+
+    def node_features(self, batch: GraphPaths, depth: int) -> torch.Tensor:
+        """Node features after the first ``depth`` layers, shape ``(N, d_depth)``."""
+        x = batch.x
+        for layer in self.layers[:depth]:
+            x = layer(batch.with_features(x))
+        return x
+
+    def forward(self, batch: GraphPaths) -> torch.Tensor:
+        """Graph representations, shape ``(n_graphs, n_features)``."""
+        index = batch.graph_index
+        n = len(batch)
+        x, blocks = batch.x, []
+        for layer in self.layers:
+            x = layer(batch.with_features(x))
+            pooled = x.new_zeros((n, x.shape[1])).index_add_(0, index, x)
+            if self.pooling == "mean":
+                sizes = torch.as_tensor(np.diff(batch.node_ptr), device=x.device)
+                pooled = pooled / sizes.clamp_min(1).to(x.dtype)[:, None]
+            if self.normalize:
+                norms = torch.linalg.vector_norm(pooled, dim=1, keepdim=True)
+                pooled = pooled / torch.where(norms > 0, norms, torch.ones_like(norms))
+            blocks.append(pooled)
+        return torch.cat(blocks, dim=1)
+
+
+def layer_prefixes(network: GraphCKN) -> tuple[torch.Tensor, ...]:
+    """Boolean masks of the feature columns of the first ``1, 2, ..., L`` layers."""
+    widths = [layer.out_features for layer in network.layers]
+    return tuple(
+        torch.cat([torch.full((w,), i <= j, dtype=torch.bool) for i, w in enumerate(widths)])
+        for j in range(len(widths))
+    )
+
+
+def keep_layers(network: GraphCKN, n_layers: int) -> None:
+    """Keep the first ``n_layers`` layers of ``network``."""
+    network.layers = nn.ModuleList(list(network.layers)[:n_layers])
+
+
+def fit_path_anchors(
+    network: GraphCKN,
+    batch: GraphPaths,
+    *,
+    n_paths: int,
+    n_iter: int,
+    generator: torch.Generator,
+    batch_size: int = 256,
+) -> None:
+    """Unsupervised anchors: spherical k-means on sampled path features, layer by layer.
+
+    For layer ``j`` and path length ``l``: the node features after the layers already fitted
+    are computed on a random subset of graphs (about ``2 n_paths`` paths of length ``l``), at
+    most ``n_paths`` of their path features ``a(p)`` in ``R^{(l + 1) d}`` whose nodes all have
+    non-zero features are drawn (random anchors where there are none),
+    and their spherical k-means centroids on the product of ``l + 1`` spheres are the anchors.
+    """
+    n = len(batch)
+    for depth, layer in enumerate(network.layers):
+        for length, anchors in enumerate(layer.maps):
+            total = int(batch.paths[length].shape[0])
+            n_graphs = n if total == 0 else min(n, max(1, math.ceil(2 * n_paths * n / total)))
+            idx = torch.randperm(n, generator=generator)[:n_graphs]
+            sub = batch[idx.sort().values]
+            x = (
+                map_in_batches(lambda b, d=depth: network.node_features(b, d), sub, batch_size)
+                if depth
+                else sub.x
+            )
+            paths = sub.paths[length]
+            full = (torch.linalg.vector_norm(x, dim=1) > 0)[paths].all(1)
+            paths = paths[full]  # paths through a zero node feature carry no direction
+            rows = x[paths].reshape(paths.shape[0], (length + 1) * x.shape[1])
+            rows = sample_rows(rows, n_paths, generator)
+            anchors.set_anchors(
+                spherical_kmeans(
+                    rows, layer.n_filters, n_iter=n_iter, generator=generator, blocks=length + 1
+                )
+            )
+
+
+__all__ = [
+    "AGGREGATIONS",
+    "GRAPH_POOLINGS",
+    "GraphCKN",
+    "GraphPaths",
+    "PathAnchors",
+    "PathLayer",
+    "enumerate_paths",
+    "fit_path_anchors",
+    "keep_layers",
+    "layer_prefixes",
+]
