@@ -130,6 +130,9 @@ class _GraphCKN(_CKNBase):
     def _node_matrix(self, batch: GraphBatch, reset: bool) -> torch.Tensor:
         n = int(batch.node_ptr[-1])
         parts = []
+        if reset:
+            self.label_codes_, self.n_attributes_ = np.zeros(0, dtype=np.int64), 0
+            self.n_channels_ = 0
         if self.use_labels_:
             if batch.node_labels is None:
                 raise InputError(
@@ -160,7 +163,10 @@ class _GraphCKN(_CKNBase):
             parts.append(attrs)
         if not parts:
             parts.append(np.ones((n, 1)))
-        return torch.from_numpy(np.concatenate(parts, axis=1))
+        x = np.concatenate(parts, axis=1)
+        if reset:
+            self.n_channels_ = int(x.shape[1])
+        return torch.from_numpy(x)
 
     def _inputs(self, X: Any, *, reset: bool) -> GraphPaths:
         graphs = is_graph_input(X)
@@ -187,7 +193,9 @@ class _GraphCKN(_CKNBase):
             x3 = Xt[:, None, :] if Xt.ndim == 2 else Xt
             if reset:
                 self.input_kind_, self.n_channels_ = "numeric arrays", int(x3.shape[2])
-                self.use_labels_ = self.use_attributes_ = False
+                self.use_labels_, self.use_attributes_ = False, True
+                self.label_codes_ = np.zeros(0, dtype=np.int64)
+                self.n_attributes_ = self.n_channels_
             elif x3.shape[2] != self.n_channels_:
                 raise InputError(
                     f"X: expected {self.n_channels_} values per node as in fit, got {x3.shape[2]}"
@@ -304,13 +312,22 @@ class GraphCKNFeatures(CKNTransformerMixin, _GraphCKN):
     use_labels_, use_attributes_ : bool
         Whether node labels / continuous attributes are node features.
     label_codes_ : ndarray
-        Codes of the training node labels (one-hot columns), with labels.
+        Codes of the training node labels (:func:`kernelkit.data.graphs.label_codes`), one
+        one-hot column each (empty without labels).
+    n_attributes_ : int
+        Number of continuous node attributes used (0: none).
+    n_channels_ : int
+        Dimension ``d`` of the input node features (one-hot columns, then attributes).
 
     Notes
     -----
-    No loss is fitted: for each layer and path length the anchors maximise the spherical
-    k-means criterion ``sum_p max_j <a(p), z_j>`` over sampled path features (products of
-    unit spheres), and ``Phi`` is the Nyström map on them.
+    Objective: no loss is fitted; for each layer and path length the anchors ``z_1, ..., z_q``
+    (unit rows per path position) maximise the spherical k-means criterion over the sampled
+    path features ``a(p)`` (products of unit spheres),
+
+    .. math:: \max_{z_j \in (S^{d-1})^{l+1}} \sum_{p} \max_{j} \langle a(p), z_j \rangle,
+
+    and ``Phi`` is the Nyström map on them (course part 3, section 9).
     """
     )
 
@@ -369,7 +386,7 @@ class GraphCKNClassifier(ClassifierMixin, CKNClassifierMixin, _GraphCKN):
 
     Attributes
     ----------
-    network_, input_kind_, use_labels_, use_attributes_, label_codes_ :
+    network_, input_kind_, use_labels_, use_attributes_, label_codes_, n_attributes_, n_channels_ :
         As in :class:`GraphCKNFeatures`.
     head_ : torch.nn.Linear
         The linear classifier."""
@@ -378,7 +395,7 @@ class GraphCKNClassifier(ClassifierMixin, CKNClassifierMixin, _GraphCKN):
 
     Notes
     -----
-    Objective, over the classifier ``(W, b)`` (and the anchors ``Z`` when ``max_iter > 0``):
+    Objective: over the classifier ``(W, b)`` (and the anchors ``Z`` when ``max_iter > 0``):
 
     .. math:: \min_{Z, W, b} \frac{1}{n} \sum_{i=1}^n \mathrm{CE}(W \Phi_Z(G_i) + b, y_i)
               + \lambda \|W\|_F^2.
