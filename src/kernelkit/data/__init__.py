@@ -1,5 +1,6 @@
 """Typed batches of structured objects (strings, graphs, molecules) and dataset loaders."""
 
+from kernelkit.data._tu import TU_SETS, GraphDataset, load_tu
 from kernelkit.data.datasets import SequenceDataset, load_amp, load_promoter
 from kernelkit.data.detect import detect_input_kind
 from kernelkit.data.graphs import GraphBatch, as_graph_batch
@@ -9,7 +10,9 @@ from kernelkit.data.strings import ALPHABETS, StringBatch, as_string_batch
 
 __all__ = [
     "ALPHABETS",
+    "TU_SETS",
     "GraphBatch",
+    "GraphDataset",
     "MoleculeBatch",
     "MoleculeDataset",
     "SequenceDataset",
@@ -22,4 +25,5 @@ __all__ = [
     "load_esol",
     "load_promoter",
     "load_solubility",
+    "load_tu",
 ]
