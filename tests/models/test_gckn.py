@@ -84,8 +84,8 @@ def test_path_counts_on_toy_graphs_equal_simple_path_enumeration(graph, counts):
 
 
 def _relaxed_path_kernel(g: nx.Graph, h: nx.Graph, max_length: int, sigma: float) -> float:
-    """sum_l sum_{p in P_l(g)} sum_{p' in P_l(h)} exp(-||a(p) - a(p')||^2 / (2 sigma^2)) with
-    one-hot labels: ||a(p) - a(p')||^2 = 2 (number of positions with different labels)."""
+    """sum_l sum_{p in P_l(g)} sum_{p' in P_l(h)} exp(-||a(p) - a(p')||^2 / (2 (l + 1) sigma^2))
+    with one-hot labels: ||a(p) - a(p')||^2 = 2 (number of positions with different labels)."""
     total = 0.0
     for length in range(max_length + 1):
         for p in _simple_paths(g, length):
@@ -93,7 +93,7 @@ def _relaxed_path_kernel(g: nx.Graph, h: nx.Graph, max_length: int, sigma: float
                 mismatches = sum(
                     g.nodes[a]["label"] != h.nodes[b]["label"] for a, b in zip(p, q, strict=True)
                 )
-                total += math.exp(-2.0 * mismatches / (2.0 * sigma**2))
+                total += math.exp(-2.0 * mismatches / (2.0 * (length + 1) * sigma**2))
     return total
 
 
@@ -123,32 +123,37 @@ def test_one_layer_with_all_paths_as_anchors_is_the_relaxed_path_kernel(max_leng
 
 
 def test_one_layer_exact_on_continuous_attributes():
-    """Non-unit continuous attributes: the homogeneous product kernel
-    ``prod_j ||x_j|| ||x'_j|| exp((cos_j - 1) / sigma^2)`` over path positions."""
+    """Continuous attributes, standardised over the training nodes and scaled to unit norm
+    (the estimator's preprocessing, redone here): the Gaussian on the sphere
+    ``exp((mean_j <x_j, x'_j> - 1) / sigma^2)`` over the path positions ``j``."""
     rng = np.random.default_rng(0)
     graphs = _two_graphs()
     for g in graphs:
         for v in g:
-            g.nodes[v]["attributes"] = rng.normal(size=2) + np.array([1.5, 0.0])
+            g.nodes[v]["attributes"] = rng.normal(size=3) + np.array([1.5, 0.0, 0.0])
     sigma, k = 0.7, 2
     est = GraphCKNFeatures(90, k, node_label=None, sigma=sigma, shift=0.0, random_state=0)
     est.fit(graphs)
     _exact_anchors(est, graphs, torch.Generator().manual_seed(2))
     Phi = est.transform(graphs)
 
-    def base(a: np.ndarray, b: np.ndarray) -> float:
-        na, nb = np.linalg.norm(a), np.linalg.norm(b)
-        return na * nb * math.exp((a @ b / (na * nb) - 1.0) / sigma**2)
+    raw = np.array([g.nodes[v]["attributes"] for g in graphs for v in g])
+    mean, std = raw.mean(0), raw.std(0)
+
+    def unit(a: np.ndarray) -> np.ndarray:
+        z = (a - mean) / std
+        return z / np.linalg.norm(z)
 
     def kernel(g: nx.Graph, h: nx.Graph) -> float:
         total = 0.0
         for length in range(k + 1):
             for p in _simple_paths(g, length):
                 for q in _simple_paths(h, length):
-                    total += math.prod(
-                        base(g.nodes[a]["attributes"], h.nodes[b]["attributes"])
+                    cosines = [
+                        unit(g.nodes[a]["attributes"]) @ unit(h.nodes[b]["attributes"])
                         for a, b in zip(p, q, strict=True)
-                    )
+                    ]
+                    total += math.exp((np.mean(cosines) - 1.0) / sigma**2)
         return total
 
     expected = np.array([[kernel(g, h) for h in graphs] for g in graphs])

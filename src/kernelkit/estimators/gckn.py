@@ -12,7 +12,9 @@ Input: a list of networkx graphs or a :class:`~kernelkit.data.GraphBatch`.  Node
 are the one-hot encoding of the discrete node label (attribute ``node_label``, vocabulary of
 the training graphs; an unseen label is the zero vector) and/or the continuous node
 attributes (attribute ``node_attribute``), concatenated; each is used when the training
-graphs carry it, and graphs with neither get the constant feature 1.  Numeric arrays
+graphs carry it, and graphs with neither get the constant feature 1.  As in the reference
+implementation (claying/GCKN), continuous attributes are standardised with the training
+mean and standard deviation, and every node feature vector is scaled to unit norm.  Numeric arrays
 ``(n, T, A)`` are read as path graphs (chains) of ``T`` nodes with the ``A``-vectors as node
 attributes (the sequences of :mod:`kernelkit.estimators.ckn_seq` as graphs), and ``(n, d)``
 rows as one-node graphs with the row as node attributes (the GCKN is then a dot-product
@@ -75,6 +77,16 @@ def _filters(value: Any) -> tuple[int, ...]:
     if not items or not all(isinstance(v, Integral) and int(v) >= 1 for v in items):
         raise InputError(
             f"n_filters: expected an integer >= 1 or a sequence of them (one per layer), "
+            f"got {value!r}"
+        )
+    return tuple(int(v) for v in items)
+
+
+def _lengths(value: Any) -> tuple[int, ...]:
+    items = (value,) if isinstance(value, Integral) else tuple(value)
+    if not items or not all(isinstance(v, Integral) and int(v) >= 0 for v in items):
+        raise InputError(
+            f"max_length: expected an integer >= 0 or a sequence of them (one per layer), "
             f"got {value!r}"
         )
     return tuple(int(v) for v in items)
@@ -155,15 +167,20 @@ class _GraphCKN(_CKNBase):
             attrs = np.asarray(batch.node_attributes, dtype=np.float64)
             if reset:
                 self.n_attributes_ = int(attrs.shape[1])
+                scale = attrs.std(0)
+                self._attribute_shift = attrs.mean(0)
+                self._attribute_scale = np.where(scale > 0, scale, 1.0)
             elif attrs.shape[1] != self.n_attributes_:
                 raise InputError(
                     f"X: expected {self.n_attributes_} node attributes as in fit, "
                     f"got {attrs.shape[1]}"
                 )
-            parts.append(attrs)
+            parts.append((attrs - self._attribute_shift) / self._attribute_scale)
         if not parts:
             parts.append(np.ones((n, 1)))
         x = np.concatenate(parts, axis=1)
+        norms = np.linalg.norm(x, axis=1, keepdims=True)
+        x = x / np.where(norms > 0, norms, 1.0)
         if reset:
             self.n_channels_ = int(x.shape[1])
         return torch.from_numpy(x)
@@ -204,14 +221,15 @@ class _GraphCKN(_CKNBase):
             x = x3.reshape(-1, x3.shape[2])
         if not reset:
             x = x.to(next(self.network_.parameters()))
-        return GraphPaths.from_csr(x, *ptrs, self.max_length)
+        return GraphPaths.from_csr(x, *ptrs, max(_lengths(self.max_length)))
 
     # ------------------------------------------------------------------ network
     def _make_network(self, X: GraphPaths) -> GraphCKN:
+        lengths = _lengths(self.max_length)
         return GraphCKN(
             int(X.x.shape[1]),
             _filters(self.n_filters),
-            self.max_length,
+            lengths[0] if isinstance(self.max_length, Integral) else lengths,
             kappa=self.kappa,
             sigma=self.sigma,
             shift=self.shift,
@@ -234,7 +252,7 @@ class _GraphCKN(_CKNBase):
 
 GCKN_CONSTRAINTS: dict[str, list[Any]] = {
     "n_filters": [Interval(Integral, 1, None, closed="left"), tuple, list],
-    "max_length": [Interval(Integral, 0, None, closed="left")],
+    "max_length": [Interval(Integral, 0, None, closed="left"), tuple, list],
     "aggregation": [StrOptions(set(AGGREGATIONS))],
     "pooling": [StrOptions(set(GRAPH_POOLINGS))],
     "normalize": ["boolean"],
@@ -249,8 +267,9 @@ _GCKN_PARAMS_DOC = """
         Anchors ``q`` per path length of each layer; a sequence gives one layer per entry
         (one layer: GCKN-path; more: GCKN-subtree).  A layer outputs ``(k + 1) q`` node
         features (path lengths ``0 .. k``).
-    max_length : int, default {max_length}
-        Longest path ``k`` (edges; a path of ``k`` edges has ``k + 1`` nodes).
+    max_length : int or sequence of int, default {max_length}
+        Longest path ``k`` (edges; a path of ``k`` edges has ``k + 1`` nodes), for every
+        layer or one per layer.
     aggregation : {{"sum", "mean"}}, default "{aggregation}"
         Sum (the relaxed path kernel) or mean of the path maps at their start node.
     pooling : {{"sum", "mean"}}, default "{pooling}"
@@ -265,8 +284,10 @@ _GCKN_PARAMS_DOC = """
     kappa : {{"exp", "inverse_polynomial", "polynomial", "vovk"}}, default "exp"
         Per-position dot-product kernel.
     sigma : float, default {sigma}
-        ``kappa(u) = exp((u - 1) / sigma^2)`` per path position, so that on unit node features
-        the path kernel is ``exp(-||a(p) - a(p')||^2 / (2 sigma^2))``.
+        Bandwidth of the Gaussian on the sphere of the path features: ``kappa(u) =
+        exp((u - 1) / ((l + 1) sigma^2))`` per position of a path of ``l`` edges, so that the
+        path kernel is ``exp(-||a(p) - a(p')||^2 / (2 (l + 1) sigma^2))`` on unit node
+        features (the reference implementation's convention).
     shift : float, default 0.01
         ``epsilon`` in ``(kappa_0(Z, Z)^{{1/2}} + epsilon I)^{{-1}}`` (course digest, errata 12);
         0 is the exact Nyström map.

@@ -13,9 +13,13 @@ dot-product kernel, :mod:`kernelkit.kernels.dot_product`):
 .. math:: \kappa_0(a(p), a(p')) = \prod_{j=0}^{l} \|a(p_j)\| \|a(p'_j)\|\,
           \kappa\big(\langle \hat a(p_j), \hat a(p'_j) \rangle\big),
 
-which for unit node features and ``kappa(u) = exp((u - 1) / sigma^2)`` is the Gaussian
-``exp(-||a(p) - a(p')||^2 / (2 sigma^2))`` of the concatenated path features: the
-**relaxed path kernel** of the course (one-layer GCKN),
+with ``kappa(u) = exp((u - 1) / ((l + 1) sigma^2))`` for ``kappa="exp"`` (the reference
+implementation's convention, claying/GCKN ``PathLayer``: ``kappa`` of the *mean* of the
+positions' cosines, so that ``sigma`` means the same for every path length).  For unit node
+features this is the Gaussian on the sphere of the normalised concatenation
+``u(p) = a(p) / sqrt(l + 1)``, ``exp((<u(p), u(p')> - 1) / sigma^2)
+= exp(-||a(p) - a(p')||^2 / (2 (l + 1) sigma^2))``: the **relaxed path kernel** of the
+course (one-layer GCKN),
 
 .. math:: K(G, G') = \sum_{l=0}^{k} \sum_{u \in V} \sum_{u' \in V'}
           \sum_{p \in P_l(G, u)} \sum_{p' \in P_l(G', u')} \kappa_0(a(p), a(p')).
@@ -201,7 +205,8 @@ class PathAnchors(nn.Module):
     n_nodes : int
         Nodes ``l + 1`` of a path.
     kappa, sigma : str, float
-        Per-position dot-product kernel (``exp((u - 1) / sigma^2)`` for ``"exp"``).
+        Per-position dot-product kernel (``exp((u - 1) / ((l + 1) sigma^2))`` for ``"exp"``,
+        ``l + 1 = n_nodes``; the other kappas are parameter-free).
     dtype : torch.dtype
         Dtype of the anchors.
 
@@ -223,7 +228,7 @@ class PathAnchors(nn.Module):
     ):
         super().__init__()
         kappa_function(kappa)
-        self.kappa_name, self.sigma = kappa, float(sigma)
+        self.kappa_name, self.sigma = kappa, float(sigma) * math.sqrt(n_nodes)
         self.weight = nn.Parameter(torch.randn(n_filters, n_nodes, in_features, dtype=dtype))
 
     def kappa(self, u: torch.Tensor) -> torch.Tensor:
@@ -328,8 +333,8 @@ class GraphCKN(nn.Module):
         Dimension of the input node features.
     n_filters : sequence of int
         Anchors per path length of each layer.
-    max_length : int
-        Longest path (edges), the same in every layer.
+    max_length : int or sequence of int
+        Longest path (edges): one for every layer, or one per layer.
     kappa, sigma, shift, aggregation, dtype :
         As in :class:`PathLayer`, shared by all layers.
     pooling : {"sum", "mean"}
@@ -342,7 +347,7 @@ class GraphCKN(nn.Module):
         self,
         in_features: int,
         n_filters: tuple[int, ...],
-        max_length: int,
+        max_length: int | tuple[int, ...],
         *,
         kappa: str = "exp",
         sigma: float = 0.5,
@@ -355,14 +360,20 @@ class GraphCKN(nn.Module):
         super().__init__()
         if pooling not in GRAPH_POOLINGS:
             raise InputError(f"pooling: expected one of {GRAPH_POOLINGS}, got {pooling!r}")
+        lengths = (max_length,) * len(n_filters) if isinstance(max_length, int) else max_length
+        if len(lengths) != len(n_filters):
+            raise InputError(
+                f"max_length: expected one value or one per layer ({len(n_filters)}), got "
+                f"{max_length!r}"
+            )
         dims = [int(in_features)]
         layers = []
-        for q in n_filters:
+        for q, length in zip(n_filters, lengths, strict=True):
             layers.append(
                 PathLayer(
                     dims[-1],
                     q,
-                    max_length,
+                    int(length),
                     kappa=kappa,
                     sigma=sigma,
                     shift=shift,
