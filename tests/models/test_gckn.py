@@ -113,7 +113,9 @@ def _exact_anchors(est: GraphCKNFeatures, graphs: list, generator: torch.Generat
 @pytest.mark.parametrize("max_length", [0, 1, 3])
 def test_one_layer_with_all_paths_as_anchors_is_the_relaxed_path_kernel(max_length):
     graphs, sigma = _two_graphs(), 0.6
-    est = GraphCKNFeatures(60, max_length, sigma=sigma, shift=0.0, random_state=0).fit(graphs)
+    est = GraphCKNFeatures(
+        60, max_length, sigma=sigma, shift=0.0, normalize=False, random_state=0
+    ).fit(graphs)
     _exact_anchors(est, graphs, torch.Generator().manual_seed(1))
     Phi = est.transform(graphs)
     expected = np.array(
@@ -132,7 +134,9 @@ def test_one_layer_exact_on_continuous_attributes():
         for v in g:
             g.nodes[v]["attributes"] = rng.normal(size=3) + np.array([1.5, 0.0, 0.0])
     sigma, k = 0.7, 2
-    est = GraphCKNFeatures(90, k, node_label=None, sigma=sigma, shift=0.0, random_state=0)
+    est = GraphCKNFeatures(
+        90, k, node_label=None, sigma=sigma, shift=0.0, normalize=False, random_state=0
+    )
     est.fit(graphs)
     _exact_anchors(est, graphs, torch.Generator().manual_seed(2))
     Phi = est.transform(graphs)
@@ -191,7 +195,7 @@ def test_features_are_invariant_to_node_permutation(n_filters):
 def test_k0_is_the_sum_of_node_embeddings():
     """``max_length = 0``: Phi(G) = sum_u psi(a(u)) (course part 3, GCKN checks)."""
     graphs = _two_graphs()
-    est = GraphCKNFeatures(4, 0, random_state=0).fit(graphs)
+    est = GraphCKNFeatures(4, 0, normalize=False, random_state=0).fit(graphs)
     layer = est.network_.layers[0]
     batch = est._inputs(graphs, reset=False)
     anchors = layer.maps[0]
@@ -270,3 +274,15 @@ def test_classifier_trains_end_to_end():
         for a, b in zip(unsup.network_.parameters(), sup.network_.parameters(), strict=True)
     ]
     assert any(moved) or sup.best_epoch_ == 0
+
+
+def test_per_layer_path_lengths_and_normalised_layer_blocks():
+    graphs = _two_graphs() * 2
+    est = GraphCKNFeatures((6, 5), (2, 0), random_state=0).fit(graphs)
+    assert [layer.max_length for layer in est.network_.layers] == [2, 0]
+    Phi = est.transform(graphs)
+    assert Phi.shape == (4, 3 * 6 + 1 * 5) == (4, est.n_components_)
+    np.testing.assert_allclose(np.linalg.norm(Phi[:, :18], axis=1), 1.0)
+    np.testing.assert_allclose(np.linalg.norm(Phi[:, 18:], axis=1), 1.0)
+    with pytest.raises(ValueError, match="max_length"):
+        GraphCKNFeatures((6, 5), (2, 0, 1)).fit(graphs)

@@ -301,12 +301,12 @@ _GCKN_PARAMS_DOC = """
         Seed of the path sampling, the k-means seeds and the minibatches."""
 
 _FEATURE_DEFAULTS = {
-    "n_filters": "32",
-    "max_length": "3",
+    "n_filters": "(32, 32)",
+    "max_length": "(2, 0)",
     "aggregation": "sum",
     "pooling": "sum",
-    "normalize": "False",
-    "sigma": "0.5",
+    "normalize": "True",
+    "sigma": "1.5",
 }
 
 
@@ -356,16 +356,16 @@ class GraphCKNFeatures(CKNTransformerMixin, _GraphCKN):
 
     def __init__(
         self,
-        n_filters: int | tuple[int, ...] = 32,
-        max_length: int = 3,
+        n_filters: int | tuple[int, ...] = (32, 32),
+        max_length: int | tuple[int, ...] = (2, 0),
         *,
         aggregation: str = "sum",
         pooling: str = "sum",
-        normalize: bool = False,
+        normalize: bool = True,
         node_label: str | None = "label",
         node_attribute: str | None = "attributes",
         kappa: str = "exp",
-        sigma: float = 0.5,
+        sigma: float = 1.5,
         shift: float = 0.01,
         n_paths: int = 10000,
         kmeans_iter: int = 10,
@@ -430,16 +430,16 @@ class GraphCKNClassifier(ClassifierMixin, CKNClassifierMixin, _GraphCKN):
 
     def __init__(
         self,
-        n_filters: int | tuple[int, ...] = 32,
-        max_length: int = 3,
+        n_filters: int | tuple[int, ...] = (32, 32),
+        max_length: int | tuple[int, ...] = (2, 0),
         *,
         aggregation: str = "sum",
         pooling: str = "sum",
-        normalize: bool = False,
+        normalize: bool = True,
         node_label: str | None = "label",
         node_attribute: str | None = "attributes",
         kappa: str = "exp",
-        sigma: float = 0.5,
+        sigma: float = 1.5,
         shift: float = 0.01,
         n_paths: int = 10000,
         kmeans_iter: int = 10,
