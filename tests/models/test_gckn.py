@@ -66,7 +66,7 @@ def _simple_paths(g: nx.Graph, length: int) -> list[tuple]:
 )
 def test_path_counts_on_toy_graphs_equal_simple_path_enumeration(graph, counts):
     batch = GraphBatch.from_networkx([graph], node_label=None)
-    found = enumerate_paths(batch.adj_ptr, batch.adj_idx, graph.number_of_nodes(), 3)
+    found, _ = enumerate_paths(batch.adj_ptr, batch.adj_idx, graph.number_of_nodes(), 3)
     assert [len(p) for p in found] == counts
     for length, paths in enumerate(found):
         expected = sorted(_simple_paths(graph, length))

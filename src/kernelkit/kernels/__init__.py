@@ -7,6 +7,7 @@
 torch.Size([3, 3])
 """
 
+from kernelkit.kernels._graph_paths import BoundedPath
 from kernelkit.kernels.alignment import LocalAlignment, LogNormalizedAlignment
 from kernelkit.kernels.base import (
     Constant,
@@ -59,6 +60,7 @@ from kernelkit.kernels.weighted_degree import UnequalLengthError, WeightedDegree
 __all__ = [
     "ArcCosine",
     "BallSpectrum",
+    "BoundedPath",
     "CenteredKernel",
     "Chi2",
     "CommuteTime",

@@ -47,6 +47,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from kernelkit.kernels._graph_paths import csr_ranges as _ranges
+from kernelkit.kernels._graph_paths import enumerate_paths
 from kernelkit.kernels.dot_product import kappa_function, unit_rows
 from kernelkit.models._spherical_kmeans import spherical_kmeans
 from kernelkit.models.ckn import layer_kappa
@@ -59,50 +61,6 @@ AGGREGATIONS = ("sum", "mean")
 
 GRAPH_POOLINGS = ("sum", "mean")
 """Global pooling of the node features."""
-
-
-def _ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """Concatenation of ``arange(s, s + c)`` for every ``(s, c)``, vectorised."""
-    counts = np.asarray(counts, dtype=np.int64)
-    total = int(counts.sum())
-    if total == 0:
-        return np.zeros(0, dtype=np.int64)
-    offsets = np.repeat(np.cumsum(counts) - counts, counts)
-    return np.repeat(np.asarray(starts, dtype=np.int64), counts) + np.arange(total) - offsets
-
-
-def enumerate_paths(
-    adj_ptr: np.ndarray, adj_idx: np.ndarray, n_nodes: int, max_length: int
-) -> list[np.ndarray]:
-    """Every simple path of ``0 .. max_length`` edges, as node-id arrays.
-
-    Parameters
-    ----------
-    adj_ptr, adj_idx : np.ndarray
-        CSR adjacency (both directions of every edge; self-loops are ignored).
-    n_nodes : int
-        Number of nodes.
-    max_length : int
-        Largest number of edges ``k``.
-
-    Returns
-    -------
-    list of np.ndarray
-        Entry ``l`` has shape ``(P_l, l + 1)``: row ``(v_0, ..., v_l)`` a path with distinct
-        nodes and ``v_j v_{j+1}`` an edge, rows sorted by start node ``v_0``; each undirected
-        path of ``l >= 1`` edges appears twice (once from each end).
-    """
-    deg = np.diff(adj_ptr)
-    paths = [np.arange(n_nodes, dtype=np.int64)[:, None]]
-    for _ in range(max_length):
-        last = paths[-1]
-        tails = last[:, -1]
-        counts = deg[tails]
-        nxt = adj_idx[_ranges(adj_ptr[tails], counts)]
-        grown = np.concatenate([np.repeat(last, counts, axis=0), nxt[:, None]], axis=1)
-        simple = (grown[:, :-1] != grown[:, -1:]).all(1)
-        paths.append(grown[simple])
-    return paths
 
 
 class GraphPaths:
@@ -119,7 +77,8 @@ class GraphPaths:
     node_ptr : np.ndarray, shape (n + 1,)
         Graph ``g`` owns nodes ``node_ptr[g]:node_ptr[g + 1]``.
     paths : list of torch.Tensor
-        ``paths[l]``: ``(P_l, l + 1)`` global node ids (:func:`enumerate_paths`), sorted by
+        ``paths[l]``: ``(P_l, l + 1)`` global node ids
+        (:func:`kernelkit.kernels._graph_paths.enumerate_paths`), sorted by
         start node.
     """
 
@@ -139,7 +98,7 @@ class GraphPaths:
         max_length: int,
     ) -> GraphPaths:
         """Enumerate the paths of ``0 .. max_length`` edges of a block-diagonal CSR graph."""
-        found = enumerate_paths(adj_ptr, adj_idx, x.shape[0], max_length)
+        found, _ = enumerate_paths(adj_ptr, adj_idx, x.shape[0], max_length)
         return cls(x, node_ptr, [torch.as_tensor(p, device=x.device) for p in found])
 
     def __len__(self) -> int:
