@@ -82,9 +82,9 @@ def test_is_the_small_sigma_limit_of_the_relaxed_path_kernel():
     from kernelkit import GraphCKNFeatures
 
     graphs = _random_graphs(4, 2)
-    est = GraphCKNFeatures(120, 2, sigma=0.05, shift=0.0, normalize=False, random_state=0).fit(
-        graphs
-    )
+    est = GraphCKNFeatures(
+        120, 2, sigma=0.05, shift=0.0, normalize=False, standardize=False, random_state=0
+    ).fit(graphs)
     batch = est._inputs(graphs, reset=False)
     generator = torch.Generator().manual_seed(0)
     for length, anchors in enumerate(est.network_.layers[0].maps):

@@ -114,7 +114,7 @@ def _exact_anchors(est: GraphCKNFeatures, graphs: list, generator: torch.Generat
 def test_one_layer_with_all_paths_as_anchors_is_the_relaxed_path_kernel(max_length):
     graphs, sigma = _two_graphs(), 0.6
     est = GraphCKNFeatures(
-        60, max_length, sigma=sigma, shift=0.0, normalize=False, random_state=0
+        60, max_length, sigma=sigma, shift=0.0, normalize=False, standardize=False, random_state=0
     ).fit(graphs)
     _exact_anchors(est, graphs, torch.Generator().manual_seed(1))
     Phi = est.transform(graphs)
@@ -135,7 +135,14 @@ def test_one_layer_exact_on_continuous_attributes():
             g.nodes[v]["attributes"] = rng.normal(size=3) + np.array([1.5, 0.0, 0.0])
     sigma, k = 0.7, 2
     est = GraphCKNFeatures(
-        90, k, node_label=None, sigma=sigma, shift=0.0, normalize=False, random_state=0
+        90,
+        k,
+        node_label=None,
+        sigma=sigma,
+        shift=0.0,
+        normalize=False,
+        standardize=False,
+        random_state=0,
     )
     est.fit(graphs)
     _exact_anchors(est, graphs, torch.Generator().manual_seed(2))
@@ -195,7 +202,7 @@ def test_features_are_invariant_to_node_permutation(n_filters):
 def test_k0_is_the_sum_of_node_embeddings():
     """``max_length = 0``: Phi(G) = sum_u psi(a(u)) (course part 3, GCKN checks)."""
     graphs = _two_graphs()
-    est = GraphCKNFeatures(4, 0, normalize=False, random_state=0).fit(graphs)
+    est = GraphCKNFeatures(4, 0, normalize=False, standardize=False, random_state=0).fit(graphs)
     layer = est.network_.layers[0]
     batch = est._inputs(graphs, reset=False)
     anchors = layer.maps[0]
@@ -278,7 +285,7 @@ def test_classifier_trains_end_to_end():
 
 def test_per_layer_path_lengths_and_normalised_layer_blocks():
     graphs = _two_graphs() * 2
-    est = GraphCKNFeatures((6, 5), (2, 0), random_state=0).fit(graphs)
+    est = GraphCKNFeatures((6, 5), (2, 0), standardize=False, random_state=0).fit(graphs)
     assert [layer.max_length for layer in est.network_.layers] == [2, 0]
     Phi = est.transform(graphs)
     assert Phi.shape == (4, 3 * 6 + 1 * 5) == (4, est.n_components_)

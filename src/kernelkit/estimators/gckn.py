@@ -51,6 +51,7 @@ from kernelkit.models._gckn import (
     GraphCKN,
     GraphPaths,
     fit_path_anchors,
+    fit_standardization,
     keep_layers,
     layer_prefixes,
 )
@@ -240,6 +241,13 @@ class _GraphCKN(_CKNBase):
         )
 
     def _fit_anchors(self, network: GraphCKN, X: GraphPaths, generator: torch.Generator) -> None:
+        self._fit_path_anchors(network, X, generator)
+        if self.standardize:
+            fit_standardization(network, X, self.batch_size)
+
+    def _fit_path_anchors(
+        self, network: GraphCKN, X: GraphPaths, generator: torch.Generator
+    ) -> None:
         fit_path_anchors(
             network,
             X,
@@ -256,6 +264,7 @@ GCKN_CONSTRAINTS: dict[str, list[Any]] = {
     "aggregation": [StrOptions(set(AGGREGATIONS))],
     "pooling": [StrOptions(set(GRAPH_POOLINGS))],
     "normalize": ["boolean"],
+    "standardize": ["boolean"],
     "node_label": [str, None],
     "node_attribute": [str, None],
     "n_paths": [Interval(Integral, 1, None, closed="left")],
@@ -276,6 +285,10 @@ _GCKN_PARAMS_DOC = """
         Sum or mean of the node features over a graph's nodes.
     normalize : bool, default {normalize}
         Scale each layer's pooled features to unit norm (the normalised kernel of each layer).
+    standardize : bool, default True
+        Standardise every output feature by its mean and standard deviation over the training
+        graphs (the ``StandardScaler`` of the reference implementation before its classifier;
+        fixed after ``fit``, also during supervised training).
     node_label : str or None, default "label"
         Node attribute of the discrete label (one-hot encoded), used when the training
         graphs carry it; ``None`` ignores labels.
@@ -362,6 +375,7 @@ class GraphCKNFeatures(CKNTransformerMixin, _GraphCKN):
         aggregation: str = "sum",
         pooling: str = "sum",
         normalize: bool = True,
+        standardize: bool = True,
         node_label: str | None = "label",
         node_attribute: str | None = "attributes",
         kappa: str = "exp",
@@ -436,6 +450,7 @@ class GraphCKNClassifier(ClassifierMixin, CKNClassifierMixin, _GraphCKN):
         aggregation: str = "sum",
         pooling: str = "sum",
         normalize: bool = True,
+        standardize: bool = True,
         node_label: str | None = "label",
         node_attribute: str | None = "attributes",
         kappa: str = "exp",

@@ -300,6 +300,12 @@ class GraphCKN(nn.Module):
         Sum or mean of the node features over the nodes of a graph.
     normalize : bool
         Scale each layer's pooled block to unit norm (the normalised kernel of each layer).
+
+    Attributes
+    ----------
+    standardize : bool
+        Whether the output is standardised by ``feature_mean`` / ``feature_scale``
+        (buffers set by :func:`fit_standardization`; off at construction).
     """
 
     def __init__(
@@ -343,6 +349,10 @@ class GraphCKN(nn.Module):
             dims.append(layers[-1].out_features)
         self.layers = nn.ModuleList(layers)
         self.pooling, self.normalize = pooling, bool(normalize)
+        self.standardize = False
+        width = sum(layer.out_features for layer in layers)
+        self.register_buffer("feature_mean", torch.zeros(width, dtype=dtype))
+        self.register_buffer("feature_scale", torch.ones(width, dtype=dtype))
 
     @property
     def n_features(self) -> int:
@@ -371,7 +381,10 @@ class GraphCKN(nn.Module):
                 norms = torch.linalg.vector_norm(pooled, dim=1, keepdim=True)
                 pooled = pooled / torch.where(norms > 0, norms, torch.ones_like(norms))
             blocks.append(pooled)
-        return torch.cat(blocks, dim=1)
+        out = torch.cat(blocks, dim=1)
+        if self.standardize:
+            out = (out - self.feature_mean) / self.feature_scale
+        return out
 
 
 def layer_prefixes(network: GraphCKN) -> tuple[torch.Tensor, ...]:
@@ -384,8 +397,25 @@ def layer_prefixes(network: GraphCKN) -> tuple[torch.Tensor, ...]:
 
 
 def keep_layers(network: GraphCKN, n_layers: int) -> None:
-    """Keep the first ``n_layers`` layers of ``network``."""
+    """Keep the first ``n_layers`` layers of ``network`` (and their standardisation)."""
     network.layers = nn.ModuleList(list(network.layers)[:n_layers])
+    width = network.n_features
+    network.feature_mean = network.feature_mean[:width].clone()
+    network.feature_scale = network.feature_scale[:width].clone()
+
+
+def fit_standardization(network: GraphCKN, batch: GraphPaths, batch_size: int = 256) -> None:
+    """Standardise every feature of ``network`` by its mean and standard deviation over the
+    graphs of ``batch`` (a constant feature is only centred), as the ``StandardScaler`` the
+    reference implementation puts before its classifier (claying/GCKN,
+    ``experiments/gckn_unsup.py``)."""
+    network.standardize = False
+    features = map_in_batches(network, batch, batch_size)
+    std = features.std(0, unbiased=False)
+    with torch.no_grad():
+        network.feature_mean.copy_(features.mean(0))
+        network.feature_scale.copy_(torch.where(std > 0, std, torch.ones_like(std)))
+    network.standardize = True
 
 
 def fit_path_anchors(
@@ -438,6 +468,7 @@ __all__ = [
     "PathLayer",
     "enumerate_paths",
     "fit_path_anchors",
+    "fit_standardization",
     "keep_layers",
     "layer_prefixes",
 ]
