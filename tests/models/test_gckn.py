@@ -293,3 +293,24 @@ def test_per_layer_path_lengths_and_normalised_layer_blocks():
     np.testing.assert_allclose(np.linalg.norm(Phi[:, 18:], axis=1), 1.0)
     with pytest.raises(ValueError, match="max_length"):
         GraphCKNFeatures((6, 5), (2, 0, 1)).fit(graphs)
+
+
+def test_standardized_features_and_layer_truncation():
+    graphs = _two_graphs() * 3
+    graphs[1].add_edge(0, 2)
+    est = GraphCKNFeatures((6, 5), (2, 0), random_state=0).fit(graphs)
+    Phi = est.transform(graphs)
+    np.testing.assert_allclose(Phi.mean(0), 0.0, atol=1e-10)
+    std = Phi.std(0)
+    assert np.all(np.isclose(std, 1.0) | np.isclose(std, 0.0))
+    raw = GraphCKNFeatures((6, 5), (2, 0), standardize=False, random_state=0).fit(graphs)
+    np.testing.assert_allclose(
+        Phi * est.network_.feature_scale.numpy() + est.network_.feature_mean.numpy(),
+        raw.transform(graphs),
+        rtol=1e-10,
+        atol=1e-12,
+    )
+    from kernelkit.models._gckn import keep_layers
+
+    keep_layers(est.network_, 1)
+    np.testing.assert_allclose(est.transform(graphs), Phi[:, :18], rtol=1e-12, atol=1e-12)
