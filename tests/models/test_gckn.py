@@ -298,7 +298,7 @@ def test_per_layer_path_lengths_and_normalised_layer_blocks():
 def test_standardized_features_and_layer_truncation():
     graphs = _two_graphs() * 3
     graphs[1].add_edge(0, 2)
-    est = GraphCKNFeatures((6, 5), (2, 0), random_state=0).fit(graphs)
+    est = GraphCKNFeatures((6, 5), (2, 0), standardize=True, random_state=0).fit(graphs)
     Phi = est.transform(graphs)
     np.testing.assert_allclose(Phi.mean(0), 0.0, atol=1e-10)
     std = Phi.std(0)
