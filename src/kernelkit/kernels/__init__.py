@@ -8,6 +8,7 @@ torch.Size([3, 3])
 """
 
 from kernelkit.kernels._graph_paths import BoundedPath
+from kernelkit.kernels._graph_relabel import morgan_index, morgan_relabel
 from kernelkit.kernels.alignment import LocalAlignment, LogNormalizedAlignment
 from kernelkit.kernels.base import (
     Constant,
@@ -121,4 +122,6 @@ __all__ = [
     "WeightedDegree",
     "WeisfeilerLehman",
     "WeisfeilerLehmanOptimalAssignment",
+    "morgan_index",
+    "morgan_relabel",
 ]
