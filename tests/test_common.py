@@ -32,6 +32,8 @@ from kernelkit import (
     CKNFeatures,
     ConcatenatedKernelRegressor,
     GaussianProcessRegressor,
+    GraphCKNClassifier,
+    GraphCKNFeatures,
     InvariantEmbedding,
     KernelAutoencoder,
     KernelCCA,
@@ -151,6 +153,9 @@ ESTIMATORS = [
     CKNClassifier((8,), (1,), (1,), n_patches=500, lam=1e-4, max_iter=30, lr=0.05, batch_size=64),
     SequenceCKNFeatures(6, 2, gap_penalty=0.5, n_kmers=500),
     SequenceCKNClassifier(8, 1, n_kmers=500, lam=1e-4, max_iter=30, lr=0.05, batch_size=64),
+    GraphCKNFeatures(6, 2, n_paths=500),
+    GraphCKNFeatures((4, 5), 1, aggregation="mean", pooling="mean", normalize=True, n_paths=500),
+    GraphCKNClassifier(8, 1, n_paths=500, lam=1e-4, max_iter=30, lr=0.05, batch_size=64),
 ]
 """Every estimator of kernelkit, in the configurations the common checks run (the CKN
 classifiers with a fixed ``lam``: ``lam="auto"``'s cross-validation has its own tests and

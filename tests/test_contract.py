@@ -63,6 +63,8 @@ CKN_IMAGES = {"n_filters": (6,), "patch_sizes": (1,), "subsamplings": (1,), "n_p
 # 30 of the 80 training 2-mers: with all of them, k-means from two seeds reached the same
 # anchors in 3 of 40 fits, and the random_state=None test could not tell the fits apart
 CKN_SEQ = {"n_filters": 6, "k": 2, "n_kmers": 30}
+# the (40, 3) rows are read as one-node graphs: 30 of the 40 nodes for k-means
+CKN_GRAPH = {"n_filters": 6, "max_length": 1, "n_paths": 30}
 
 CASES: dict[str, Callable[[], BaseEstimator]] = {
     "BiasFreeSVC": lambda: kernelkit.BiasFreeSVC(Gaussian(1.0)),
@@ -71,6 +73,8 @@ CASES: dict[str, Callable[[], BaseEstimator]] = {
     "ConcatenatedKernelRegressor": lambda: kernelkit.ConcatenatedKernelRegressor(
         n_restarts=2, max_iter=5
     ),
+    "GraphCKNClassifier": lambda: kernelkit.GraphCKNClassifier(**CKN_GRAPH, lam=1e-4, max_iter=5),
+    "GraphCKNFeatures": lambda: kernelkit.GraphCKNFeatures(**CKN_GRAPH),
     "GaussianProcessRegressor": lambda: kernelkit.GaussianProcessRegressor(
         Gaussian(1.0), n_restarts_optimizer=1, solver="nystrom", n_centers=10
     ),
@@ -269,7 +273,7 @@ SUPERVISED = [c for c in ESTIMATORS if _supervised(c)]
 
 
 def test_every_supervised_estimator_accepts_on_error():
-    assert len(SUPERVISED) >= 11
+    assert len(SUPERVISED) >= 12
     for cls in SUPERVISED:
         assert CASES[cls.__name__]().get_params()["on_error"] == "raise", cls.__name__
 

@@ -40,6 +40,8 @@ _LAZY = {
     "CKNClassifier": "kernelkit.estimators._ckn",
     "SequenceCKNFeatures": "kernelkit.estimators._ckn_seq",
     "SequenceCKNClassifier": "kernelkit.estimators._ckn_seq",
+    "GraphCKNFeatures": "kernelkit.estimators._gckn",
+    "GraphCKNClassifier": "kernelkit.estimators._gckn",
     "config_context": "kernelkit.utils._config",
     "get_config": "kernelkit.utils._config",
     "set_config": "kernelkit.utils._config",

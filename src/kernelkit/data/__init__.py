@@ -8,11 +8,13 @@ from kernelkit.data._molecule_datasets import MoleculeDataset, load_esol, load_s
 from kernelkit.data._molecules import MoleculeBatch, as_molecule_batch
 from kernelkit.data._scaffold import ScaffoldKFold
 from kernelkit.data._strings import ALPHABETS, StringBatch, as_string_batch
+from kernelkit.data._tu import TU_SETS, GraphDataset, load_tu  # noqa: F401 (TU_SETS: importable)
 
 __all__ = [
     "ALPHABETS",
     "BagBatch",
     "GraphBatch",
+    "GraphDataset",
     "MoleculeBatch",
     "MoleculeDataset",
     "ScaffoldKFold",
@@ -27,4 +29,5 @@ __all__ = [
     "load_esol",
     "load_promoter",
     "load_solubility",
+    "load_tu",
 ]

@@ -8,6 +8,7 @@ from kernelkit.estimators._ckn import CKNClassifier, CKNFeatures
 from kernelkit.estimators._ckn_seq import SequenceCKNClassifier, SequenceCKNFeatures
 from kernelkit.estimators._clustering import KernelKMeans
 from kernelkit.estimators._features import NystromFeatures, RandomFourierFeatures
+from kernelkit.estimators._gckn import GraphCKNClassifier, GraphCKNFeatures
 from kernelkit.estimators._huber import KernelHuberRegressor
 from kernelkit.estimators._kcca import KernelCCA
 from kernelkit.estimators._logistic import KernelLogisticRegression
@@ -24,6 +25,8 @@ __all__ = [
     "BiasFreeSVC",
     "CKNClassifier",
     "CKNFeatures",
+    "GraphCKNClassifier",
+    "GraphCKNFeatures",
     "KernelCCA",
     "KernelHuberRegressor",
     "KernelKMeans",

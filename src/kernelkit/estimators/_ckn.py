@@ -40,7 +40,6 @@ from kernelkit.models._ckn import CKN, as_pair
 from kernelkit.models._ckn_train import fit_image_anchors
 from kernelkit.utils._constraints import Interval
 from kernelkit.utils._errors import InputError
-from kernelkit.utils._kinds import InputKind
 from kernelkit.utils._progress import VerboseLike
 
 __all__ = ["CKNClassifier", "CKNFeatures"]
@@ -291,7 +290,6 @@ class CKNClassifier(ClassifierMixin, CKNClassifierMixin, _ImageCKN):
         **IMAGE_CONSTRAINTS,
         **SUPERVISED_CONSTRAINTS,
     }
-    _record_kind = InputKind.VECTOR
 
     def __init__(
         self,

@@ -16,7 +16,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
-from kernelkit.data._detect import drop_invalid_records
+from kernelkit.data._detect import detect_input_kind, drop_invalid_records
 from kernelkit.estimators._base import (
     ON_ERROR_CONSTRAINT,
     RANDOM_STATE_CONSTRAINT,
@@ -36,7 +36,6 @@ from kernelkit.models._ckn_train import (
 )
 from kernelkit.utils._constraints import Interval, StrOptions
 from kernelkit.utils._errors import InputError
-from kernelkit.utils._kinds import InputKind
 from kernelkit.utils._seeding import torch_generator
 from kernelkit.utils._validation import check_finite, like_input
 
@@ -214,10 +213,9 @@ class CKNClassifierMixin:
     training: str
     verbose: int
     on_error: str
-    _record_kind: InputKind
 
     def _fit_classifier(self, X: Any, y: Any) -> Any:
-        X, y, _ = drop_invalid_records(X, y, None, self._record_kind, self.on_error)
+        X, y, _ = drop_invalid_records(X, y, None, detect_input_kind(X), self.on_error)
         Xt, generator = self._fit_network(X)
         y = column_or_1d(to_numpy(y), warn=True)
         if len(y) != Xt.shape[0]:

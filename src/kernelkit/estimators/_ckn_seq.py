@@ -48,7 +48,6 @@ from kernelkit.models._ckn_seq import (
 )
 from kernelkit.utils._constraints import Interval, StrOptions
 from kernelkit.utils._errors import InputError
-from kernelkit.utils._kinds import InputKind
 from kernelkit.utils._progress import VerboseLike
 
 __all__ = ["SequenceCKNClassifier", "SequenceCKNFeatures"]
@@ -322,7 +321,6 @@ class SequenceCKNClassifier(ClassifierMixin, CKNClassifierMixin, _SequenceCKN):
         **SEQUENCE_CONSTRAINTS,
         **SUPERVISED_CONSTRAINTS,
     }
-    _record_kind = InputKind.STRING
 
     def __init__(
         self,

@@ -50,7 +50,9 @@ from kernelkit.kernels._graph_matching import SubgraphMatching
 from kernelkit.kernels._graph_multiscale import MultiscaleLaplacian
 from kernelkit.kernels._graph_nspdk import NeighborhoodSubgraphPairwiseDistance
 from kernelkit.kernels._graph_oddsth import OddSth
+from kernelkit.kernels._graph_paths import BoundedPath
 from kernelkit.kernels._graph_pyramid import PyramidMatch
+from kernelkit.kernels._graph_relabel import morgan_index, morgan_relabel
 from kernelkit.kernels._graph_theta import LovaszTheta, SvmTheta
 from kernelkit.kernels._graph_wwl import WassersteinWeisfeilerLehman
 from kernelkit.kernels._graphs import ShortestPath, WeisfeilerLehman
@@ -73,6 +75,7 @@ __all__ = [
     "ArcCosine",
     "BagFisherVector",
     "BallSpectrum",
+    "BoundedPath",
     "Brownian",
     "CenteredKernel",
     "Chi2",
@@ -142,4 +145,6 @@ __all__ = [
     "WeightedDegree",
     "WeisfeilerLehman",
     "WeisfeilerLehmanOptimalAssignment",
+    "morgan_index",
+    "morgan_relabel",
 ]
