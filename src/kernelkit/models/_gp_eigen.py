@@ -57,8 +57,8 @@ def _rotate(K: np.ndarray, B: np.ndarray) -> tuple[np.ndarray, np.ndarray] | Non
     LAPACK's ``dsytrd`` (Householder tridiagonalisation), ``Q^T B`` by its reflectors,
     ``T = V diag(s) V^T`` by ``dstemr`` (MRRR, ``O(n^2)``), ``U^T B = V^T Q^T B``; about
     ``4/3 n^3`` flops against the ``~9 n^3`` of a full eigendecomposition with vectors
-    (Golub and Van Loan 2013, sections 8.3 and 8.4; measured 14.7 s against 21 s at
-    n = 3360 on one thread).  ``None`` when LAPACK reports a failure."""
+    (Golub and Van Loan 2013, sections 8.3 and 8.4; measured in
+    ``docs/gaussian_processes.md``).  ``None`` when LAPACK reports a failure."""
     n = K.shape[0]
     lwork, info = lapack.dsytrd_lwork(n, lower=1)
     if info != 0:
