@@ -132,9 +132,9 @@ class SpectralClustering(kernelkit.SpectralClustering):
         )
         self.affinity = affinity
 
-    def _kernel_extras(self):
+    def _kernel_extras(self, spec=None):
         # scikit-learn's gamma=1.0 default is read only by the kernels that use it
-        extras = super()._kernel_extras()
+        extras = super()._kernel_extras(spec)
         if self.affinity not in ("rbf", "laplacian", "poly", "polynomial"):
             extras["gamma"] = None
         return extras
@@ -182,11 +182,11 @@ class SVC(kernelkit.KernelSVC):
         self.cache_size = cache_size
         self.verbose = verbose
 
-    def _kernel_extras(self):
+    def _kernel_extras(self, spec=None):
         # scikit-learn's defaults gamma="scale", degree=3, coef0=0 are ignored by the kernels
         # that do not read them; any other value is passed on (and refused there, as
         # kernelkit does)
-        extras = super()._kernel_extras()
+        extras = super()._kernel_extras(spec)
         name = self.kernel if isinstance(self.kernel, str) else None
         reads = SKLEARN_KERNELS.get(name, ())
         for param, default in (("gamma", "scale"), ("degree", 3), ("coef0", 0.0)):
@@ -226,9 +226,9 @@ class RBFSampler(kernelkit.RandomFourierFeatures):
         super().__init__(n_components=n_components, random_state=random_state)
         self.gamma = gamma
 
-    def _kernel_extras(self):
+    def _kernel_extras(self, spec=None):
         # gamma is read here, into the Gaussian's sigma
-        return {**super()._kernel_extras(), "gamma": None}
+        return {**super()._kernel_extras(spec), "gamma": None}
 
     def fit(self, X, y=None):
         gamma = self.gamma

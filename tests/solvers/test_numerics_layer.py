@@ -222,7 +222,7 @@ def test_guard_fails_on_a_planted_call(kind, tmp_path):
     copy = tmp_path / "kernelkit"
     shutil.copytree(SRC, copy, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     assert package_violations(copy) == {}
-    target = copy / "gram" / "nystrom.py"
+    target = copy / "gram" / "_nystrom.py"
     target.write_text(target.read_text(encoding="utf-8") + PLANTS[kind], encoding="utf-8")
     bad = package_violations(copy)
     assert list(bad) == ["gram/_nystrom.py"] and {k for k, _ in bad["gram/_nystrom.py"]} == {kind}

@@ -34,6 +34,7 @@ KERNEL_DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
     "wl": ("graphs", {"n_iter": 3, "node_label": "label", "edge_label": None}),
     "shortest-path": ("graphs", {"node_label": "label"}),
     "precomputed": ("gram", {}),
+    "igv": ("bags", {"lam": 1.0, "kernel": None}),
 }
 """Kernel name -> (plural name of the kind of input it takes, parameter -> default)."""
 

@@ -18,7 +18,7 @@ from kernelkit.kernels._base import Batch, ScaledKernel
 from kernelkit.models._gp import GPFit
 from kernelkit.models._gp_icm import icm_fit, icm_predict, observed_entries, task_covariance
 from kernelkit.models._hyperparams import continuous_params, differentiable_params, kernel_with
-from kernelkit.solvers import lbfgs
+from kernelkit.solvers import lbfgs, symmetric_eigh
 from kernelkit.utils._errors import InputError
 from kernelkit.utils._validation import like_input
 
@@ -74,7 +74,7 @@ def _fixed_task_covariance(value: Any, p: int) -> torch.Tensor:
         )
     if not np.allclose(B, B.T, atol=1e-12 * max(1.0, np.abs(B).max())):
         raise InputError("task_covariance: expected a symmetric matrix, got an asymmetric one")
-    if np.linalg.eigvalsh(B).min() < -1e-10 * max(1.0, np.abs(B).max()):
+    if float(symmetric_eigh(B).values.min()) < -1e-10 * max(1.0, np.abs(B).max()):
         raise InputError("task_covariance: expected a positive semi-definite matrix")
     return torch.as_tensor(B)
 
@@ -86,7 +86,8 @@ def _initial_factors(Y: torch.Tensor, rank: int, floor: float) -> tuple[torch.Te
     Z = torch.nan_to_num(Yc)
     C = (Z.mT @ Z) / (obs.mT @ obs).clamp_min(1.0)
     C = (C + C.mT) / 2 + floor * torch.eye(C.shape[0], dtype=Y.dtype)
-    vals, vecs = torch.linalg.eigh(C)
+    eig = symmetric_eigh(C, signs=False)
+    vals, vecs = eig.values, eig.vectors
     r = min(rank, C.shape[0])
     top = vals.flip(0)[:r].clamp_min(0.0)
     W = torch.zeros(C.shape[0], rank, dtype=Y.dtype)

@@ -22,6 +22,7 @@ import torch
 
 from kernelkit.data import BagBatch, as_bag_batch
 from kernelkit.kernels._base import Kernel
+from kernelkit.solvers._dense import logdet_pd
 from kernelkit.utils._errors import InputError
 from kernelkit.utils._kinds import InputKind
 from kernelkit.utils._validation import check_positive, to_tensor
@@ -41,12 +42,6 @@ def _bag_moments(batch: BagBatch) -> tuple[torch.Tensor, torch.Tensor]:
     return torch.stack(means), torch.stack(covs)
 
 
-def _logdet_pd(A: torch.Tensor) -> torch.Tensor:
-    """``log det A`` of a batch of symmetric positive definite matrices (by Cholesky)."""
-    L, info = torch.linalg.cholesky_ex(A)
-    if bool((info > 0).any()):  # round-off on a nearly singular matrix: eigenvalues instead
-        return torch.linalg.eigvalsh(A).clamp_min(torch.finfo(A.dtype).tiny).log().sum(-1)
-    return 2.0 * L.diagonal(dim1=-2, dim2=-1).log().sum(-1)
 
 
 class InverseGeneralizedVariance(Kernel):
@@ -144,7 +139,7 @@ class InverseGeneralizedVariance(Kernel):
         for i in range(len(X)):
             delta = mx[i] - my  # (m, d)
             S = (cx[i] + cy) / 2 + delta[:, :, None] * delta[:, None, :] / 4 + eye
-            rows.append(torch.exp(-_logdet_pd(S)))
+            rows.append(torch.exp(-logdet_pd(S)))
         return torch.stack(rows)
 
     # ------------------------------------------------------------------ kernelised form
@@ -158,7 +153,7 @@ class InverseGeneralizedVariance(Kernel):
         M = M + sBs[..., None, None] * s[..., :, None] * s[..., None, :]
         M = (M + M.transpose(-1, -2)) / 2
         eye = torch.eye(K.shape[-1], dtype=K.dtype, device=K.device)
-        return _logdet_pd(eye + M / self.lam)
+        return logdet_pd(eye + M / self.lam)
 
     def _padded(self, Y: BagBatch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Per-bag base Grams ``(m, q, q)``, point indices ``(m, q)`` and weights ``(m, q)``
@@ -206,7 +201,7 @@ class InverseGeneralizedVariance(Kernel):
         if self.kernel is None:
             _, cx = _bag_moments(X)
             eye = self.lam * torch.eye(X.n_features, dtype=X.dtype, device=X.points.device)
-            return torch.exp(-_logdet_pd(cx + eye))
+            return torch.exp(-logdet_pd(cx + eye))
         out = []
         for i in range(len(X)):
             P = X.bag(i)

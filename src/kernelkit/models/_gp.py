@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import torch
 
 from kernelkit.solvers import cholesky_factor
-from kernelkit.solvers._cholesky import solve_triangular
+from kernelkit.solvers._cholesky import solve, solve_triangular
 
 __all__ = ["GPFit", "gp_fit", "gp_predict", "log_marginal_likelihood"]
 
@@ -77,7 +77,7 @@ def gp_fit(
     beta = None
     if design is not None:
         KiH = fac.solve(design)
-        beta = torch.linalg.solve(design.mT @ KiH, KiH.mT @ y)
+        beta = solve(design.mT @ KiH, KiH.mT @ y, name="H^T K^-1 H")
         y = y - design @ beta
     coef = fac.solve(y)
     p = 1 if y.ndim == 1 else y.shape[1]

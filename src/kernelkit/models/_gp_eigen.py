@@ -22,15 +22,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-import scipy.linalg.lapack as lapack
 import torch
 from threadpoolctl import threadpool_limits
 
 from kernelkit.solvers import symmetric_eigh
+from kernelkit.solvers._dense import tridiagonal_rotation
 
 _TRIDIAGONAL_MIN_N = 1000
-"""From this order on a CPU the rotation goes through the tridiagonal form (:func:`_rotate`)."""
+"""From this order on a CPU the rotation goes through the tridiagonal form
+(:func:`~kernelkit.solvers._dense.tridiagonal_rotation`)."""
 
 
 @dataclass(frozen=True)
@@ -52,42 +52,18 @@ class SpectralGP:
     rotated_ones: torch.Tensor | None
 
 
-def _rotate(K: np.ndarray, B: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """Eigenvalues ``s`` of ``K`` and ``U^T B`` without forming ``U``: ``K = Q T Q^T`` by
-    LAPACK's ``dsytrd`` (Householder tridiagonalisation), ``Q^T B`` by its reflectors,
-    ``T = V diag(s) V^T`` by ``dstemr`` (MRRR, ``O(n^2)``), ``U^T B = V^T Q^T B``; about
-    ``4/3 n^3`` flops against the ``~9 n^3`` of a full eigendecomposition with vectors
-    (Golub and Van Loan 2013, sections 8.3 and 8.4; measured in
-    ``docs/gaussian_processes.md``).  ``None`` when LAPACK reports a failure."""
-    n = K.shape[0]
-    lwork, info = lapack.dsytrd_lwork(n, lower=1)
-    if info != 0:
-        return None
-    c, d, e, tau, info = lapack.dsytrd(K, lower=1, lwork=int(lwork))
-    if info != 0:
-        return None
-    Z = B.copy()
-    for i in range(n - 1):
-        v = c[i + 1 :, i].copy()
-        v[0] = 1.0
-        Z[i + 1 :] -= tau[i] * np.outer(v, v @ Z[i + 1 :])
-    m, w, V, info = lapack.dstemr(d, np.append(e, 0.0), 0, 0.0, 0.0, 0, 0, compute_v=1)
-    if info != 0 or m != n:
-        return None
-    return w, V.T @ Z
-
-
 def spectral_gp(K: torch.Tensor, y: torch.Tensor, constant_mean: bool = False) -> SpectralGP:
     """Eigendecompose ``K`` (amplitude 1) and rotate ``y`` (and the constant) once: through
-    the tridiagonal form (:func:`_rotate`) for a float64 CPU matrix of order
-    :data:`_TRIDIAGONAL_MIN_N` or more, :func:`~kernelkit.solvers.symmetric_eigh` otherwise."""
+    the tridiagonal form (:func:`~kernelkit.solvers._dense.tridiagonal_rotation`) for a
+    float64 CPU matrix of order :data:`_TRIDIAGONAL_MIN_N` or more,
+    :func:`~kernelkit.solvers.symmetric_eigh` otherwise."""
     n = K.shape[0]
     ones = torch.ones(n, dtype=K.dtype, device=K.device)
     B = torch.cat([y.reshape(n, -1), ones[:, None]], 1).detach()
     out = None
     if K.device.type == "cpu" and K.dtype == torch.float64 and n >= _TRIDIAGONAL_MIN_N:
         with threadpool_limits(limits=torch.get_num_threads(), user_api="blas"):
-            out = _rotate(K.detach().numpy(), B.numpy())
+            out = tridiagonal_rotation(K.detach().numpy(), B.numpy())
     if out is None:
         eig = symmetric_eigh(K.detach(), signs=False, name="K")
         s, R = eig.values, eig.vectors.mT @ B

@@ -17,10 +17,9 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import scipy.linalg
-import scipy.optimize
 
 from kernelkit.kernels import Kernel
+from kernelkit.solvers._dense import least_norm_above_one
 from kernelkit.utils._errors import InputError
 
 __all__ = ["graph_search"]
@@ -68,13 +67,10 @@ def graph_search(network: Kernel | Any, query: Any) -> np.ndarray:
     if q.dtype.kind not in "iu" or q.min() < 0 or q.max() >= K.shape[0]:
         raise InputError(f"query: expected node indices in [0, {K.shape[0]}), got {q.tolist()}")
     KQQ = (K[np.ix_(q, q)] + K[np.ix_(q, q)].T) / 2
-    try:
-        L = scipy.linalg.cholesky(KQQ, lower=True)
-    except np.linalg.LinAlgError as exc:
+    mu = least_norm_above_one(KQQ)
+    if mu is None:
         raise InputError(
             "network: the kernel is singular on the query nodes (use a strictly p.d. node "
             "kernel such as Diffusion or RegularizedLaplacian)"
-        ) from exc
-    target = scipy.linalg.solve_triangular(L, np.ones(len(q)), lower=True)
-    mu, _ = scipy.optimize.nnls(L.T, target)
+        )
     return K[:, q] @ mu
