@@ -130,20 +130,22 @@ def drop_invalid_records(
     bad = invalid_smiles(items)
     if not bad:
         return X, y, sample_weight
+    shown = [repr(items[i]) for i in bad[:5]]
     _warn_left_out(
-        bad, len(items), "records that are not valid SMILES", items, "records is a valid SMILES"
+        bad, len(items), "records that are not valid SMILES", shown, "records is a valid SMILES"
     )
     keep = np.setdiff1d(np.arange(len(items)), bad)
     return [items[i] for i in keep], _take(y, keep), _take(sample_weight, keep)
 
 
-def _warn_left_out(bad: list[int], n: int, what: str, items: Any, valid: str) -> None:
-    """Refuse when every record is bad, else warn naming the first five left out."""
+def _warn_left_out(bad: list[int], n: int, what: str, shown: list[str], valid: str) -> None:
+    """Refuse when every record is bad, else warn naming the first five left out (``shown``:
+    their texts)."""
     if len(bad) == n:
         raise InvalidRecordsError(f"X: none of the {n} {valid}; nothing left to fit", bad)
     warnings.warn(
         f"on_error='skip': left out {len(bad)} of {n} {what}: "
-        + ", ".join(f"X[{i}] = {items[i]!r}" for i in bad[:5])
+        + ", ".join(f"X[{i}] = {text}" for i, text in zip(bad[:5], shown, strict=True))
         + (" ..." if len(bad) > 5 else ""),
         UserWarning,
         stacklevel=4,
@@ -168,33 +170,23 @@ def _drop_non_finite_rows(X: Any, y: Any, sample_weight: Any) -> tuple[Any, Any,
         values = X.detach()
         if not values.is_floating_point() or values.ndim < 2:
             return X, y, sample_weight
-        finite = torch.isfinite(values.reshape(len(values), -1)).all(1).cpu().numpy()
+        rows = values.reshape(len(values), -1).cpu().numpy()
     else:
         array = X.to_numpy() if hasattr(X, "to_numpy") else X
         if not isinstance(array, np.ndarray) or array.ndim < 2 or array.dtype.kind != "f":
             return X, y, sample_weight
-        finite = np.isfinite(array.reshape(len(array), -1)).all(1)
+        rows = array.reshape(len(array), -1)
+    finite = np.isfinite(rows).all(1)
     bad = np.flatnonzero(~finite).tolist()
     if not bad:
         return X, y, sample_weight
-    rows = X.iloc if hasattr(X, "iloc") else X
-    _warn_left_out(
-        bad, len(finite), "rows with a NaN or infinite value", _RowText(rows), "rows is finite"
-    )
+    shown = [
+        "[" + ", ".join(f"{v:g}" for v in rows[i, :4]) + (", ...]" if rows.shape[1] > 4 else "]")
+        for i in bad[:5]
+    ]
+    _warn_left_out(bad, len(finite), "rows with a NaN or infinite value", shown, "rows is finite")
     keep = np.flatnonzero(finite)
     return _take(X, keep), _take(y, keep), _take(sample_weight, keep)
-
-
-class _RowText:
-    """``rows[i]`` as a short text for the warning (first values of the row)."""
-
-    def __init__(self, rows: Any) -> None:
-        self.rows = rows
-
-    def __getitem__(self, i: int) -> str:
-        row = np.asarray(self.rows[i], dtype=float).ravel()
-        head = ", ".join(f"{v:g}" for v in row[:4])
-        return f"[{head}{', ...' if row.size > 4 else ''}]"
 
 
 __all__ = ["detect_input_kind", "drop_invalid_records"]

@@ -99,22 +99,20 @@ aligned sequences, all of one length, take :data:`ALIGNED_STRING_SPEC` instead).
 ALIGNED_STRING_SPEC = "weighted-degree:degree=8"
 """The default kernel of aligned sequences (every training sequence of one length): the
 weighted-degree kernel of Rätsch & Sonnenburg (course part 2, "Weighted degree kernel"),
-position-aware, where the spectrum kernel ignores where a k-mer sits.  On the aligned
-promoters of ``../shared/data/promoter`` (106 sequences of 57 bases, 10-fold CV, KernelSVC):
-spectrum k=3 0.905, weighted degree 3 / 5 / 8: 0.952 / 0.971 / 0.943 (``docs/strings.md``)."""
+position-aware, where the spectrum kernel ignores where a k-mer sits (measured in
+``docs/estimators.md``, "Default kernels per kind of input")."""
 
 
 def default_spec(kind: InputKind, X: Any = None) -> str | None:
     """The spec of the default kernel of ``kind`` for the data ``X`` (see
     :data:`DEFAULT_KERNEL_SPECS`): sequences all of one length are aligned, and take the
     position-aware :data:`ALIGNED_STRING_SPEC`."""
-    if kind is InputKind.STRING and X is not None:
-        texts = X.sequences if hasattr(X, "sequences") else X
-        if isinstance(texts, (list, tuple)) or hasattr(texts, "tolist"):
-            items = texts.tolist() if hasattr(texts, "tolist") else list(texts)
-            lengths = {len(s) for s in items if isinstance(s, str)}
-            if len(items) > 1 and len(lengths) == 1 and all(isinstance(s, str) for s in items):
-                return ALIGNED_STRING_SPEC
+    texts = getattr(X, "sequences", X)
+    if hasattr(texts, "tolist"):  # NumPy arrays, pandas Series
+        texts = texts.tolist()
+    if kind is InputKind.STRING and isinstance(texts, (list, tuple)) and len(texts) > 1:
+        if all(isinstance(s, str) for s in texts) and len({len(s) for s in texts}) == 1:
+            return ALIGNED_STRING_SPEC
     return DEFAULT_KERNEL_SPECS.get(kind)
 
 
