@@ -67,6 +67,7 @@ from kernelkit.kernels._neural import ArcCosine, ReLUNTK
 from kernelkit.kernels._nodes import CommuteTime, Diffusion, RegularizedLaplacian
 from kernelkit.kernels._precomputed import Precomputed, PrecomputedBatch
 from kernelkit.kernels._random_walk import RandomWalk
+from kernelkit.kernels._mutual_information import MutualInformation
 from kernelkit.kernels._strings import Mismatch, Spectrum, Subsequence
 from kernelkit.kernels._vector import Gaussian, Laplacian, Linear, Matern, Polynomial, TensorMatern
 from kernelkit.kernels._weighted_degree import UnequalLengthError, WeightedDegree
@@ -106,6 +107,7 @@ __all__ = [
     "Matern",
     "MinMax",
     "Mismatch",
+    "MutualInformation",
     "MultiscaleLaplacian",
     "NeighborhoodHash",
     "NeighborhoodSubgraphPairwiseDistance",
