@@ -30,6 +30,7 @@ from kernelkit.kernels._course_kernels import (
     LaplaceTransform,
     PeriodicSobolev,
 )
+from kernelkit.kernels._dictionary import DictionaryKernel
 from kernelkit.kernels._dot_product import (
     SphereExponential,
     SphereInversePolynomial,
@@ -62,12 +63,12 @@ from kernelkit.kernels._measures import (
     InverseGeneralizedVariance,
 )
 from kernelkit.kernels._molecules import MinMax, Tanimoto
+from kernelkit.kernels._mutual_information import MutualInformation
 from kernelkit.kernels._network import NetworkLinear, SpectralNode
 from kernelkit.kernels._neural import ArcCosine, ReLUNTK
 from kernelkit.kernels._nodes import CommuteTime, Diffusion, RegularizedLaplacian
 from kernelkit.kernels._precomputed import Precomputed, PrecomputedBatch
 from kernelkit.kernels._random_walk import RandomWalk
-from kernelkit.kernels._mutual_information import MutualInformation
 from kernelkit.kernels._strings import Mismatch, Spectrum, Subsequence
 from kernelkit.kernels._vector import Gaussian, Laplacian, Linear, Matern, Polynomial, TensorMatern
 from kernelkit.kernels._weighted_degree import UnequalLengthError, WeightedDegree
@@ -83,6 +84,7 @@ __all__ = [
     "CommuteTime",
     "Constant",
     "CoreFramework",
+    "DictionaryKernel",
     "Diffusion",
     "DotProductKernel",
     "EdgeHistogram",
@@ -107,8 +109,8 @@ __all__ = [
     "Matern",
     "MinMax",
     "Mismatch",
-    "MutualInformation",
     "MultiscaleLaplacian",
+    "MutualInformation",
     "NeighborhoodHash",
     "NeighborhoodSubgraphPairwiseDistance",
     "NetworkLinear",
