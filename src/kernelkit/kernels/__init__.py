@@ -67,6 +67,7 @@ from kernelkit.kernels._mutual_information import MutualInformation
 from kernelkit.kernels._network import NetworkLinear, SpectralNode
 from kernelkit.kernels._neural import ArcCosine, ReLUNTK
 from kernelkit.kernels._nodes import CommuteTime, Diffusion, RegularizedLaplacian
+from kernelkit.kernels._physico_chemical import PhysicoChemical
 from kernelkit.kernels._precomputed import Precomputed, PrecomputedBatch
 from kernelkit.kernels._random_walk import RandomWalk
 from kernelkit.kernels._strings import Mismatch, Spectrum, Subsequence
@@ -117,6 +118,7 @@ __all__ = [
     "NormalizedKernel",
     "OddSth",
     "PeriodicSobolev",
+    "PhysicoChemical",
     "Polynomial",
     "PowerKernel",
     "Precomputed",
