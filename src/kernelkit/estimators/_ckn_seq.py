@@ -46,6 +46,7 @@ from kernelkit.estimators._ckn_base import (
     store_params,
 )
 from kernelkit.kernels._alignment import blosum62
+from kernelkit.models._ckn_logos import draw_logos, filter_pwms, information_content
 from kernelkit.models._ckn_seq import (
     POOLINGS,
     GappedKmerLayer,
@@ -53,6 +54,7 @@ from kernelkit.models._ckn_seq import (
     KmerStack,
     fit_kmer_anchors,
     keep_levels,
+    kmer_layers,
     positive_ints,
     pyramid_prefixes,
 )
@@ -176,6 +178,49 @@ class _SequenceCKN(_CKNBase):
         if stacked:
             return KmerStack(layers)
         return layers[0] if isinstance(self.k, Integral) else KmerLengthSum(layers)
+
+    def logos(self, n_logos: int = 16) -> tuple[list[np.ndarray], Any]:
+        """Position weight matrices of the first-layer filters, and a figure of their logos.
+
+        The pre-image of each filter (:mod:`kernelkit.models._ckn_logos`): ``P[j, l, a]``
+        proportional to the response of position ``l`` of filter ``j`` to letter ``a``
+        (string input: the letters of ``alphabet_`` in their encoding; numeric input: the
+        unit vector of each channel).
+
+        Parameters
+        ----------
+        n_logos : int, default 16
+            Logos drawn: the filters of largest total information content, all k-mer
+            lengths together.
+
+        Returns
+        -------
+        pwms : list of ndarray
+            One ``(q, k, |A|)`` array per first-layer k-mer length.
+        figure : matplotlib.figure.Figure
+            The logos (needs matplotlib, the ``plot`` extra).
+        """
+        check_is_fitted(self, "network_")
+        net = self.network_
+        first = [net.layers[0]] if isinstance(net, KmerStack) else kmer_layers(net)
+        dtype = first[0].weight.dtype
+        if self.alphabet_ is None:
+            letters: list[str] = [str(c) for c in range(self.n_channels_)]
+            encodings = torch.eye(self.n_channels_, dtype=dtype)
+        else:
+            letters = list(self.alphabet_)
+            encodings = torch.eye(len(letters), dtype=dtype)
+            if self.encoding == "blosum62":
+                encodings = blosum_rows(self.alphabet_, dtype)
+        pwms = [filter_pwms(layer, encodings) for layer in first]
+        panels = [
+            (f"k={layer.k}, filter {j}", pwm[j], float(information_content(pwm[j]).sum()))
+            for layer, pwm in zip(first, pwms, strict=True)
+            for j in range(pwm.shape[0])
+        ]
+        panels.sort(key=lambda panel: -panel[2])
+        figure = draw_logos([(title, pwm) for title, pwm, _ in panels[:n_logos]], letters)
+        return pwms, figure
 
     def _fit_anchors(
         self, network: GappedKmerLayer, X: torch.Tensor, generator: torch.Generator
