@@ -53,7 +53,7 @@ def _brute_h(Z, x, k, lam, ends=None, reduce=max):
 
 def test_gap_max_is_the_decayed_running_maximum_across_blocks():
     """``c[t] = max_{s<=t} lambda^{t-s} v[s]`` against a double loop, with ``lambda`` small
-    enough that float32 needs several blocks (a block of 6 positions for lambda = 1e-4)."""
+    enough that float32 needs many blocks (2 positions each for lambda = 1e-4)."""
     rng = np.random.default_rng(0)
     v = rng.random((3, 40))
     for lam, dtype in (
