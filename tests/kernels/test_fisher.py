@@ -94,11 +94,12 @@ def test_hmm_fisher_kernel_equals_finite_difference_scores(one_torch_thread):
 
 def test_check_examples_roundtrip_and_errors(tmp_path):
     for cls in (FisherVector, HMMFisher, HMMMarginalized):
-        kernel, X, Y = cls._check_example()
-        check_kernel(kernel, X, Y)
-        path = tmp_path / f"{cls.__name__}.kk"
-        save(kernel, path)
-        np.testing.assert_array_equal(load(path)(X, Y).numpy(), kernel(X, Y).numpy())
+        examples = cls._check_example()
+        for i, (kernel, X, Y) in enumerate(examples if isinstance(examples, list) else [examples]):
+            check_kernel(kernel, X, Y)
+            path = tmp_path / f"{cls.__name__}-{i}.kk"
+            save(kernel, path)
+            np.testing.assert_array_equal(load(path)(X, Y).numpy(), kernel(X, Y).numpy())
     with pytest.raises(InputError, match="weights: expected non-negative probabilities"):
         FisherVector([0.5, 0.6], [[0.0], [1.0]], [[1.0], [1.0]])
     with pytest.raises(InputError, match="variances: expected positive values"):
@@ -150,3 +151,35 @@ def test_hmm_marginalized_equals_sum_over_hidden_paths():
     F = kernel.features(kernel.prepare(X)).numpy()
     np.testing.assert_allclose(F.sum(1), [len(x) for x in X], rtol=1e-12)
     check_kernel(kernel, X, Y)
+
+
+def test_second_order_marginalized_count_kernel_by_enumerating_hidden_paths():
+    """``order=2``: ``Phi_{(a,s),(b,u)} = sum_t 1[x_t x_{t+1} = a b] P(y_t y_{t+1} = s u | x)``
+    with the posterior of every hidden path ``P(h | x) ∝ pi(h_1) prod T prod B`` enumerated
+    (itertools), against the scaled forward-backward."""
+
+    start = np.array([0.6, 0.4])
+    trans = np.array([[0.9, 0.1], [0.2, 0.8]])
+    emit = np.array([[0.4, 0.1, 0.1, 0.4], [0.1, 0.1, 0.1, 0.7]])
+    kernel = HMMMarginalized(start, trans, emit, order=2)
+    seqs = ["GATTACA", "ACGT", "TT", "A"]
+    S, A = 2, 4
+    expected = np.zeros((len(seqs), S, A, S, A))
+    for i, s in enumerate(seqs):
+        x = ["ACGT".index(c) for c in s]
+        paths = list(itertools.product(range(S), repeat=len(x)))
+        weights = np.array([
+            start[h[0]] * emit[h[0], x[0]]
+            * np.prod([trans[h[t - 1], h[t]] * emit[h[t], x[t]] for t in range(1, len(x))])
+            for h in paths
+        ])  # fmt: skip
+        weights /= weights.sum()
+        for w, h in zip(weights, paths, strict=True):
+            for t in range(len(x) - 1):
+                expected[i, h[t], x[t], h[t + 1], x[t + 1]] += w
+    F = expected.reshape(len(seqs), -1)
+    np.testing.assert_allclose(kernel(seqs).numpy(), F @ F.T, rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(kernel(["gattaca"], seqs).numpy(), F[:1] @ F.T, rtol=1e-10)
+    check_kernel(kernel, seqs, ["TTAG", "GGG"])
+    with pytest.raises(InputError, match="order"):
+        HMMMarginalized(start, trans, emit, order=3)

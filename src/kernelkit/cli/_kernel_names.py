@@ -31,6 +31,14 @@ KERNEL_DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
     "mismatch": ("sequences", {"k": 3, "m": 1, "alphabet": None}),
     "subsequence": ("sequences", {"k": 2, "lam": 0.5, "alphabet": None}),
     "weighted-degree": ("sequences", {"degree": 3, "shift": 0, "alphabet": None}),
+    "mutual-information": (
+        "sequences",
+        {"depth": 0, "prior": 0.5, "split": 0.5, "alphabet": "dna", "normalize": True},
+    ),
+    "physico-chemical": (
+        "sequences",
+        {"lags": 5, "properties": ("hydrophobicity", "polarity"), "sigma": None},
+    ),
     "wl": ("graphs", {"n_iter": 3, "node_label": "label", "edge_label": None}),
     "shortest-path": ("graphs", {"node_label": "label"}),
     "precomputed": ("gram", {}),

@@ -9,7 +9,15 @@ multinomial logistic classifier on top.
 Input: strings (list, tuple, 1-D array or pandas Series of ``str``) one-hot encoded over
 ``alphabet`` (an unknown letter is an :class:`~kernelkit.utils.InputError` naming it), or
 numeric arrays: ``(n, T)`` (sequences of scalars) or ``(n, T, A)`` (sequences of position
-vectors, e.g. one-hot or substitution-matrix profiles).
+vectors, e.g. one-hot, PSSM or substitution-matrix profiles).  ``encoding="blosum62"``
+encodes the letters of protein strings by BLOSUM62 rows instead of one-hot: letter ``a`` is
+the vector of odds ratios ``2^{s(a, b) / 2}`` (BLOSUM62 scores ``s`` are in half bits)
+over the letters ``b``, scaled to sum 1 (the BLOSUM62 input of Chen, Jacob & Mairal 2019b,
+section 5).
+
+Several layers: ``n_filters=(q_1, ..., q_L)`` stacks ``L`` gapped k-mer layers
+(:class:`~kernelkit.models._ckn_seq.KmerStack`; multilayer CKN-seq / RKN), ``k`` one length
+for all of them or one per layer; ``pooling="max"`` with ``gap_penalty > 0`` is RKN-max.
 """
 
 from __future__ import annotations
@@ -37,12 +45,16 @@ from kernelkit.estimators._ckn_base import (
     float_tensor,
     store_params,
 )
+from kernelkit.kernels._alignment import blosum62
+from kernelkit.models._ckn_logos import draw_logos, filter_pwms, information_content
 from kernelkit.models._ckn_seq import (
     POOLINGS,
     GappedKmerLayer,
     KmerLengthSum,
+    KmerStack,
     fit_kmer_anchors,
     keep_levels,
+    kmer_layers,
     positive_ints,
     pyramid_prefixes,
 )
@@ -76,15 +88,23 @@ def one_hot(batch: StringBatch, dtype: torch.dtype) -> torch.Tensor:
     return out
 
 
+def blosum_rows(alphabet: str, dtype: torch.dtype) -> torch.Tensor:
+    """``R[a, b] = 2^{s(a, b) / 2} / sum_c 2^{s(a, c) / 2}`` over ``alphabet`` (module
+    docstring); an alphabet BLOSUM62 does not cover is an :class:`InputError`."""
+    odds = torch.as_tensor(2.0 ** (blosum62(alphabet) / 2.0), dtype=dtype)
+    return odds / odds.sum(1, keepdim=True)
+
+
 class _SequenceCKN(_CKNBase):
     """Sequence input and the gapped k-mer layer of the sequence CKN estimators."""
 
     alphabet: Any
-    n_filters: int
+    n_filters: int | tuple[int, ...]
     k: int
     gap_penalty: float
     pooling: str
     n_kmers: int
+    encoding: str
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
@@ -102,6 +122,8 @@ class _SequenceCKN(_CKNBase):
             batch = StringBatch.from_sequences(X, self.alphabet if reset else self.alphabet_)
             dtype = torch.float64 if reset else next(self.network_.parameters()).dtype
             x = one_hot(batch, dtype)
+            if self.encoding == "blosum62":
+                x = torch.einsum("nat,ab->nbt", x, blosum_rows(batch.alphabet, dtype))
             if reset:
                 self.alphabet_, self.input_kind_ = batch.alphabet, "strings"
             return x
@@ -120,26 +142,85 @@ class _SequenceCKN(_CKNBase):
             )
         return x.to(next(self.network_.parameters()).dtype) if not reset else x
 
-    def _make_network(self, X: torch.Tensor) -> GappedKmerLayer | KmerLengthSum:
+    def _make_network(self, X: torch.Tensor) -> GappedKmerLayer | KmerLengthSum | KmerStack:
         lengths = positive_ints(self.k, "k")
+        filters = positive_ints(self.n_filters, "n_filters")
         positive_ints(self.n_bins, "n_bins")
-        layers = [
-            GappedKmerLayer(
-                X.shape[1],
-                self.n_filters,
-                k,
-                gap_penalty=self.gap_penalty,
-                kappa=self.kappa,
-                sigma=self.sigma,
-                pooling=self.pooling,
-                n_bins=self.n_bins,
-                normalize=self.normalize,
-                shift=self.shift,
-                dtype=X.dtype,
+        stacked = len(filters) > 1
+        if stacked and len(lengths) not in (1, len(filters)):
+            raise InputError(
+                f"k: expected one length or one per layer ({len(filters)} layers in "
+                f"n_filters), got {self.k!r}"
             )
-            for k in lengths
-        ]
+        if stacked:
+            per_layer = lengths * len(filters) if len(lengths) == 1 else lengths
+            plan = list(zip(filters, per_layer, strict=True))
+        else:
+            plan = [(filters[0], k) for k in lengths]
+        layers = []
+        for i, (q, k) in enumerate(plan):
+            top = not stacked or i == len(plan) - 1
+            layers.append(
+                GappedKmerLayer(
+                    layers[-1].n_filters if stacked and i else X.shape[1],
+                    q,
+                    k,
+                    gap_penalty=self.gap_penalty,
+                    kappa=self.kappa,
+                    sigma=self.sigma,
+                    pooling=self.pooling,
+                    n_bins=self.n_bins if top else 1,
+                    normalize=self.normalize and top,
+                    shift=self.shift,
+                    dtype=X.dtype,
+                )
+            )
+        if stacked:
+            return KmerStack(layers)
         return layers[0] if isinstance(self.k, Integral) else KmerLengthSum(layers)
+
+    def logos(self, n_logos: int = 16) -> tuple[list[np.ndarray], Any]:
+        """Position weight matrices of the first-layer filters, and a figure of their logos.
+
+        The pre-image of each filter (:mod:`kernelkit.models._ckn_logos`): ``P[j, l, a]``
+        proportional to the response of position ``l`` of filter ``j`` to letter ``a``
+        (string input: the letters of ``alphabet_`` in their encoding; numeric input: the
+        unit vector of each channel).
+
+        Parameters
+        ----------
+        n_logos : int, default 16
+            Logos drawn: the filters of largest total information content, all k-mer
+            lengths together.
+
+        Returns
+        -------
+        pwms : list of ndarray
+            One ``(q, k, |A|)`` array per first-layer k-mer length.
+        figure : matplotlib.figure.Figure
+            The logos (needs matplotlib, the ``plot`` extra).
+        """
+        check_is_fitted(self, "network_")
+        net = self.network_
+        first = [net.layers[0]] if isinstance(net, KmerStack) else kmer_layers(net)
+        dtype = first[0].weight.dtype
+        if self.alphabet_ is None:
+            letters: list[str] = [str(c) for c in range(self.n_channels_)]
+            encodings = torch.eye(self.n_channels_, dtype=dtype)
+        else:
+            letters = list(self.alphabet_)
+            encodings = torch.eye(len(letters), dtype=dtype)
+            if self.encoding == "blosum62":
+                encodings = blosum_rows(self.alphabet_, dtype)
+        pwms = [filter_pwms(layer, encodings) for layer in first]
+        panels = [
+            (f"k={layer.k}, filter {j}", pwm[j], float(information_content(pwm[j]).sum()))
+            for layer, pwm in zip(first, pwms, strict=True)
+            for j in range(pwm.shape[0])
+        ]
+        panels.sort(key=lambda panel: -panel[2])
+        figure = draw_logos([(title, pwm) for title, pwm, _ in panels[:n_logos]], letters)
+        return pwms, figure
 
     def _fit_anchors(
         self, network: GappedKmerLayer, X: torch.Tensor, generator: torch.Generator
@@ -150,7 +231,7 @@ class _SequenceCKN(_CKNBase):
 
 
 SEQUENCE_CONSTRAINTS: dict[str, list[Any]] = {
-    "n_filters": [Interval(Integral, 1, None, closed="left")],
+    "n_filters": [Interval(Integral, 1, None, closed="left"), tuple, list],
     "k": [Interval(Integral, 1, None, closed="left"), tuple, list],
     "gap_penalty": [Interval(Real, 0, 1, closed="both")],
     "pooling": [StrOptions(set(POOLINGS))],
@@ -158,21 +239,28 @@ SEQUENCE_CONSTRAINTS: dict[str, list[Any]] = {
     "normalize": ["boolean"],
     "alphabet": [str, None],
     "n_kmers": [Interval(Integral, 1, None, closed="left")],
+    "encoding": [StrOptions({"one_hot", "blosum62"})],
     **COMMON_CONSTRAINTS,
 }
 
 _SEQ_PARAMS_DOC = """
-    n_filters : int, default {n_filters}
-        Number ``q`` of anchors (of each k-mer length).
+    n_filters : int or sequence of int, default {n_filters}
+        Number ``q`` of anchors (of each k-mer length); a sequence ``(q_1, ..., q_L)`` of
+        two or more stacks ``L`` layers (multilayer CKN-seq / RKN,
+        :class:`~kernelkit.models._ckn_seq.KmerStack`): the position features of layer ``l``
+        are the input of layer ``l + 1``, the last layer pools.
     k : int or sequence of int, default {k}
-        k-mer length; a sequence of lengths sums their kernels (one layer of ``n_filters``
-        anchors per length, features concatenated:
-        :class:`~kernelkit.models._ckn_seq.KmerLengthSum`).
+        k-mer length; with one layer a sequence of lengths sums their kernels (one layer of
+        ``n_filters`` anchors per length, features concatenated:
+        :class:`~kernelkit.models._ckn_seq.KmerLengthSum`); with stacked layers one length
+        for all or one per layer.
     gap_penalty : float in [0, 1], default 0.0
         ``lambda``: each skipped position inside a k-mer costs a factor ``lambda``; 0 keeps
         contiguous k-mers only (CKN-seq).
-    pooling : {"mean", "sum"}, default "mean"
-        Sum of ``h[t]`` over end positions, or its mean over the non-padding positions.
+    pooling : {"mean", "sum", "max"}, default "mean"
+        Sum of ``h[t]`` over end positions, or its mean over the non-padding positions, or
+        ``"max"``: the best gapped k-mer, a maximum over index tuples and end positions
+        (RKN-max with ``gap_penalty > 0``; :mod:`kernelkit.models._ckn_seq`).
     n_bins : int or sequence of int, default {n_bins}
         Number of position bins pooled separately (:mod:`kernelkit.models._ckn_seq`):
         1 is the global pooling of CKN-seq (a bag of k-mers), ``B > 1`` keeps where along
@@ -186,6 +274,9 @@ _SEQ_PARAMS_DOC = """
         training strings); ignored for numeric arrays.  Lower case is the upper-case letter
         and ``N`` / ``X`` of a named alphabet have a zero one-hot column (the case rule of
         :mod:`kernelkit.data._strings`).
+    encoding : {"one_hot", "blosum62"}, default "one_hot"
+        Position vectors of string input: one-hot letters, or BLOSUM62 rows (normalised
+        odds ratios, module docstring; protein alphabets only).
     kappa : {"exp", "inverse_polynomial", "polynomial", "vovk"}, default "exp"
         Per-position dot-product kernel.
     sigma : float, default 0.6
@@ -241,7 +332,7 @@ class SequenceCKNFeatures(CKNTransformerMixin, _SequenceCKN):
 
     def __init__(
         self,
-        n_filters: int = 64,
+        n_filters: int | tuple[int, ...] = 64,
         k: int | tuple[int, ...] = 8,
         *,
         gap_penalty: float = 0.0,
@@ -249,6 +340,7 @@ class SequenceCKNFeatures(CKNTransformerMixin, _SequenceCKN):
         n_bins: int | tuple[int, ...] = 1,
         normalize: bool = False,
         alphabet: str | None = None,
+        encoding: str = "one_hot",
         kappa: str = "exp",
         sigma: float = 0.6,
         shift: float = 0.01,
@@ -324,7 +416,7 @@ class SequenceCKNClassifier(ClassifierMixin, CKNClassifierMixin, _SequenceCKN):
 
     def __init__(
         self,
-        n_filters: int = 256,
+        n_filters: int | tuple[int, ...] = 256,
         k: int | tuple[int, ...] = (3, 4, 5),
         *,
         gap_penalty: float = 0.0,
@@ -332,6 +424,7 @@ class SequenceCKNClassifier(ClassifierMixin, CKNClassifierMixin, _SequenceCKN):
         n_bins: int | tuple[int, ...] = (1, 4),
         normalize: bool = True,
         alphabet: str | None = None,
+        encoding: str = "one_hot",
         kappa: str = "exp",
         sigma: float = 0.6,
         shift: float = 0.01,

@@ -30,6 +30,7 @@ from kernelkit.kernels._course_kernels import (
     LaplaceTransform,
     PeriodicSobolev,
 )
+from kernelkit.kernels._dictionary import DictionaryKernel
 from kernelkit.kernels._dot_product import (
     SphereExponential,
     SphereInversePolynomial,
@@ -62,9 +63,11 @@ from kernelkit.kernels._measures import (
     InverseGeneralizedVariance,
 )
 from kernelkit.kernels._molecules import MinMax, Tanimoto
+from kernelkit.kernels._mutual_information import MutualInformation
 from kernelkit.kernels._network import NetworkLinear, SpectralNode
 from kernelkit.kernels._neural import ArcCosine, ReLUNTK
 from kernelkit.kernels._nodes import CommuteTime, Diffusion, RegularizedLaplacian
+from kernelkit.kernels._physico_chemical import PhysicoChemical
 from kernelkit.kernels._precomputed import Precomputed, PrecomputedBatch
 from kernelkit.kernels._random_walk import RandomWalk
 from kernelkit.kernels._strings import Mismatch, Spectrum, Subsequence
@@ -82,6 +85,7 @@ __all__ = [
     "CommuteTime",
     "Constant",
     "CoreFramework",
+    "DictionaryKernel",
     "Diffusion",
     "DotProductKernel",
     "EdgeHistogram",
@@ -107,12 +111,14 @@ __all__ = [
     "MinMax",
     "Mismatch",
     "MultiscaleLaplacian",
+    "MutualInformation",
     "NeighborhoodHash",
     "NeighborhoodSubgraphPairwiseDistance",
     "NetworkLinear",
     "NormalizedKernel",
     "OddSth",
     "PeriodicSobolev",
+    "PhysicoChemical",
     "Polynomial",
     "PowerKernel",
     "Precomputed",

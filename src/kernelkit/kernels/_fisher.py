@@ -12,7 +12,9 @@ the identity (common in practice).  The kernels here have explicit features (a t
 * :class:`HMMFisher`: the score of a discrete hidden Markov model on strings with respect to
   its emission parameters, posteriors from hmmlearn's forward-backward.
 * :class:`HMMMarginalized`: the marginalised count kernel of the same HMM (Tsuda et al. 2002,
-  course part 2, section 2), the expected (symbol, state) counts under those posteriors.
+  course part 2, section 2), the expected (symbol, state) counts under those posteriors, or
+  (``order=2``) the expected counts of adjacent (symbol, state) pairs under the pairwise
+  posteriors of a scaled forward-backward pass (:func:`pair_posteriors`).
 """
 
 from __future__ import annotations
@@ -161,6 +163,19 @@ class _HMMStringKernel(_StringKernel):
         model.emissionprob_ = self._emit
         return model
 
+    def _known(self, X: StringBatch) -> StringBatch:
+        """``X`` encoded with the kernel's alphabet; the unknown residue is refused by name."""
+        X = self._encoded(X)
+        if not X.known.all():
+            p = int(np.argmin(X.known))
+            i = int(np.searchsorted(X.offsets, p, side="right") - 1)
+            raise InputError(
+                f"X: sequence {i} has the unknown-residue letter at position "
+                f"{p - int(X.offsets[i])}; {type(self).__name__} needs letters its HMM emits "
+                f"({self._alphabet_chars()!r}); drop or replace the unknown residues"
+            )
+        return X
+
     def features(self, X: StringBatch) -> torch.Tensor:
         """``sum_t P(y_t = s | x) (1[x_t = a] - c b_{s,a})``, shape ``(n, S A)`` (state-major).
 
@@ -171,15 +186,7 @@ class _HMMStringKernel(_StringKernel):
         InputError
             For the unknown-residue letter (``N``, ``X``): an emission needs a known letter.
         """
-        X = self._encoded(X)
-        if not X.known.all():
-            p = int(np.argmin(X.known))
-            i = int(np.searchsorted(X.offsets, p, side="right") - 1)
-            raise InputError(
-                f"X: sequence {i} has the unknown-residue letter at position "
-                f"{p - int(X.offsets[i])}; {type(self).__name__} needs letters its HMM emits "
-                f"({self._alphabet_chars()!r}); drop or replace the unknown residues"
-            )
+        X = self._known(X)
         lengths = X.lengths
         S, A = self._emit.shape
         out = np.zeros((len(X), S, A))
@@ -251,17 +258,81 @@ class HMMMarginalized(_HMMStringKernel):
     state posteriors by hmmlearn's forward-backward).  Tsuda et al. divide ``Phi`` by ``|x|``;
     ``.normalized()`` removes the length scale altogether.  p.d. (explicit features).
 
+    The second-order marginalised count kernel (``order=2``; Tsuda et al. 2002, section 4)
+    counts adjacent pairs,
+
+    .. math:: \Phi_{(a,s),(b,u)}(x) = \sum_{t=1}^{|x|-1} \mathbb{1}[x_t = a, x_{t+1} = b]\,
+              P(y_t = s, y_{t+1} = u \mid x),
+
+    with the pairwise posteriors of :func:`pair_posteriors`.
+
     Parameters
     ----------
     startprob, transmat, emissionprob, alphabet
         The HMM and its alphabet, as for :class:`HMMFisher`.
+    order : {1, 2}, default 1
+        Count single (symbol, state) pairs or adjacent pairs of them.
     """
 
     _centred: ClassVar[bool] = False
 
+    def __init__(
+        self,
+        startprob: Any,
+        transmat: Any,
+        emissionprob: Any,
+        alphabet: str = "dna",
+        order: int = 1,
+    ):
+        super().__init__(startprob, transmat, emissionprob, alphabet)
+        if order not in (1, 2):
+            raise InputError(f"order: expected 1 or 2, got {order!r}")
+        self.order = order
+
     @classmethod
-    def _check_example(cls) -> tuple[Kernel, Any, Any]:
-        return cls._example()
+    def _check_example(cls) -> list[tuple[Kernel, Any, Any]]:
+        kernel, X, Y = cls._example()
+        second = cls(kernel.startprob, kernel.transmat, kernel.emissionprob, order=2)
+        return [(kernel, X, Y), (second, X, Y)]
+
+    def features(self, X: StringBatch) -> torch.Tensor:
+        """Expected counts: ``(n, S A)`` for ``order=1``, ``(n, (S A)^2)`` for ``order=2``
+        (index ``((s A + a) S + u) A + b``)."""
+        if self.order == 1:
+            return super().features(X)
+        X = self._known(X)
+        S, A = self._emit.shape
+        out = np.zeros((len(X), S, A, S, A))
+        for i, seq in enumerate(np.split(X.codes, X.offsets[1:-1])):
+            if len(seq) < 2:
+                continue
+            xi = pair_posteriors(seq, self._start, self._trans, self._emit)  # (T-1, S, S)
+            for t in range(len(seq) - 1):
+                out[i, :, seq[t], :, seq[t + 1]] += xi[t]
+        return torch.as_tensor(out.reshape(len(X), (S * A) ** 2))
 
 
-__all__ = ["FisherVector", "HMMFisher", "HMMMarginalized"]
+def pair_posteriors(
+    codes: np.ndarray, start: np.ndarray, trans: np.ndarray, emit: np.ndarray
+) -> np.ndarray:
+    """``P(y_t = s, y_{t+1} = u | x)`` for ``t < |x| - 1``, shape ``(|x| - 1, S, S)``.
+
+    Scaled forward-backward (Rabiner 1989, section V.A): ``alpha_t`` normalised by
+    ``c_t = sum_s alpha_t(s)``, ``beta_t`` by the same constants, and
+    ``xi_t(s, u) = alpha_t(s) T(s, u) B(u, x_{t+1}) beta_{t+1}(u) / c_{t+1}``.
+    """
+    T, S = len(codes), len(start)
+    alpha, beta, scale = np.zeros((T, S)), np.ones((T, S)), np.zeros(T)
+    a = start * emit[:, codes[0]]
+    for t in range(T):
+        if t:
+            a = (alpha[t - 1] @ trans) * emit[:, codes[t]]
+        scale[t] = a.sum()
+        alpha[t] = a / scale[t]
+    for t in range(T - 2, -1, -1):
+        beta[t] = trans @ (emit[:, codes[t + 1]] * beta[t + 1]) / scale[t + 1]
+    right = emit[:, codes[1:]].T * beta[1:] / scale[1:, None]  # (T-1, S)
+    return alpha[:-1, :, None] * trans[None] * right[:, None, :]
+
+
+__all__ = ["FisherVector", "HMMFisher", "HMMMarginalized", "pair_posteriors"]

@@ -31,7 +31,9 @@ from kernelkit.kernels._dot_product import (
 from kernelkit.kernels._graphs import ShortestPath, WeisfeilerLehman
 from kernelkit.kernels._measures import InverseGeneralizedVariance
 from kernelkit.kernels._molecules import MinMax, Tanimoto
+from kernelkit.kernels._mutual_information import MutualInformation
 from kernelkit.kernels._neural import ArcCosine, ReLUNTK
+from kernelkit.kernels._physico_chemical import PhysicoChemical
 from kernelkit.kernels._precomputed import Precomputed
 from kernelkit.kernels._sparse import SparseRows, row_keys
 from kernelkit.kernels._strings import Mismatch, Spectrum, Subsequence
@@ -78,6 +80,8 @@ KERNEL_SPECS: dict[str, tuple[InputKind, type[Kernel]]] = {
     "mismatch": (InputKind.STRING, Mismatch),
     "subsequence": (InputKind.STRING, Subsequence),
     "weighted-degree": (InputKind.STRING, WeightedDegree),
+    "mutual-information": (InputKind.STRING, MutualInformation),
+    "physico-chemical": (InputKind.STRING, PhysicoChemical),
     "wl": (InputKind.GRAPH, WeisfeilerLehman),
     "shortest-path": (InputKind.GRAPH, ShortestPath),
     "precomputed": (InputKind.GRAM, Precomputed),
@@ -210,9 +214,7 @@ def spec_kind(spec: str, *, argument: str = "kernel") -> InputKind:
     return KERNEL_SPECS[parse_kernel_spec(spec, argument=argument)[0]][0]
 
 
-def kind_mismatch(
-    argument: str, label: str, takes: InputKind, holds: InputKind
-) -> KernelSpecError:
+def kind_mismatch(argument: str, label: str, takes: InputKind, holds: InputKind) -> KernelSpecError:
     """The error of a kernel ``label`` that takes ``takes`` given input holding ``holds``,
     listing the kernel names for ``holds``."""
     others = ", ".join(n for n, (k, _) in KERNEL_SPECS.items() if k == holds)

@@ -29,6 +29,23 @@ computed by the recursion of part 3, section 10: ``c_0 = 1``,
 (no loop over positions).  Pooling over positions sums ``h[t]`` over the end positions ``t``
 (``"sum"``, the kernel above) or averages it over the non-padding positions (``"mean"``).
 
+Max pooling (``"max"``, RKN-max of Chen, Jacob & Mairal 2019b, section 3.3; the max variant of
+the course digest, part 3, section 10): the sum over index tuples becomes a maximum,
+
+.. math:: h^{\max}_z(x) = \max_{i \in I(k, |x|)} \lambda^{\mathrm{gaps}(i)} \prod_l b_l(i_l),
+
+by the max-product recursion ``c_l[t] = max(lambda c_l[t-1], c_{l-1}[t-1] b_l(t))`` and
+``h[t] = c_{k-1}[t-1] b_k(t)``, then the maximum of ``h[t]`` over the end positions ``t`` (of
+each bin); ``Psi(x) = K_0(Z, Z)^{-1/2} h^max(x)``, the Nyström form of a relaxation of the
+local alignment kernel's best alignment.  The scan ``c[t] = max_{s <= t} lambda^{t-s} v[s]``
+is ``lambda^t cummax_s(lambda^{-s} v[s])`` in blocks short enough that ``lambda^{-s}`` stays
+below the fourth root of the dtype's largest value (no loop over positions within a block).
+
+Several layers (:class:`KmerStack`, multilayer CKN-seq / RKN; Chen, Jacob & Mairal 2019a,
+section 3; 2019b, section 3.4): the position features ``psi_1[t] = K_1(Z_1, Z_1)^{-1/2} h_1[t]``
+of layer 1 (k-mers ending at ``t``, not pooled) are the position vectors of layer 2, and so
+on; only the last layer pools, in the bins of the input sequence.
+
 Position bins (``n_bins = B > 1``): the non-padding positions ``0 .. L-1`` of a sequence are cut
 into ``B`` consecutive bins, ``t`` in bin ``floor(t B / L)``, and ``h`` is pooled in each bin
 separately, giving ``B`` blocks ``Psi_b(x) = K_0(Z, Z)^{-1/2} pool_{t in bin b} h(x)[t]``; the
@@ -55,6 +72,8 @@ kernels' table (``docs/strings.md``).
 
 from __future__ import annotations
 
+import itertools
+import math
 from numbers import Integral
 from typing import Any
 
@@ -68,7 +87,7 @@ from kernelkit.models._spherical_kmeans import spherical_kmeans
 from kernelkit.solvers._matfun import inverse_sqrt
 from kernelkit.utils._errors import InputError
 
-POOLINGS = ("mean", "sum")
+POOLINGS = ("mean", "sum", "max")
 """Pooling over positions of :class:`GappedKmerLayer`."""
 
 
@@ -88,6 +107,30 @@ def gap_matrix(length: int, gap_penalty: float, dtype: torch.dtype, device: Any)
     return torch.where(diff >= 0, powers, torch.zeros_like(powers))
 
 
+def gap_max(v: torch.Tensor, gap_penalty: float) -> torch.Tensor:
+    """``c[t] = max_{s <= t} lambda^{t - s} v[s]`` along the last axis (``0^0 = 1``).
+
+    ``lambda^t cummax_s(lambda^{-s} v[s])`` within blocks of positions over which
+    ``lambda^{-s}`` stays below ``finfo.max^{1/4}``; a block starts from ``lambda`` times the
+    last value of the previous one.
+    """
+    if gap_penalty == 0.0:
+        return v
+    if gap_penalty == 1.0:
+        return v.cummax(-1).values
+    log_range = math.log(torch.finfo(v.dtype).max) / 4
+    block = max(1, int(log_range / -math.log(gap_penalty)))
+    parts: list[torch.Tensor] = []
+    for start in range(0, v.shape[-1], block):
+        seg = v[..., start : start + block]
+        powers = gap_penalty ** torch.arange(seg.shape[-1], dtype=v.dtype, device=v.device)
+        run = (seg / powers).cummax(-1).values * powers
+        if parts:
+            run = torch.maximum(run, parts[-1][..., -1:] * (gap_penalty * powers))
+        parts.append(run)
+    return torch.cat(parts, dim=-1)
+
+
 class GappedKmerLayer(nn.Module):
     r"""The gapped k-mer Nyström map ``Psi(x) = K_0(Z, Z)^{-1/2} pool(h(x))`` (module docstring).
 
@@ -105,8 +148,9 @@ class GappedKmerLayer(nn.Module):
         A name of :data:`kernelkit.kernels._dot_product.KAPPAS`.
     sigma : float
         ``kappa="exp"``: ``kappa(u) = exp((u - 1) / sigma^2)`` per position.
-    pooling : {"mean", "sum"}
-        Pooling of ``h[t]`` over the end positions ``t`` (of each bin).
+    pooling : {"mean", "sum", "max"}
+        Pooling of ``h[t]`` over the end positions ``t`` (of each bin); ``"max"`` also
+        replaces the sum over index tuples by their maximum (RKN-max, module docstring).
     n_bins : int or sequence of int
         Number ``B`` of position bins pooled separately (output ``B q`` features, bin-major);
         a sequence ``(B_1, ..., B_m)`` is a pyramid (``(B_1 + ... + B_m) q`` features, level
@@ -188,15 +232,24 @@ class GappedKmerLayer(nn.Module):
         xu, norms = unit_rows(x.transpose(1, 2))  # (n, T, A), (n, T)
         cos = torch.einsum("qla,nta->nlqt", self.anchors(), xu).clamp(-1.0, 1.0)
         b = self.kappa(cos) * norms[:, None, None, :]  # b_l(t), (n, k, q, T)
-        gapped = self.gap_penalty > 0  # lambda = 0: Lambda is the identity
+        # lambda = 0: Lambda is the identity; max pooling scans instead (gap_max)
+        gapped = self.gap_penalty > 0 and self.pooling != "max"
         lam = gap_matrix(length, self.gap_penalty, x.dtype, x.device) if gapped else None
         c = torch.ones_like(b[:, 0])  # c_0[t - 1]
         for step in range(self.k - 1):
             v = c * b[:, step]
-            if lam is not None:
+            if self.pooling == "max":
+                v = gap_max(v, self.gap_penalty)
+            elif lam is not None:
                 v = v @ lam
             c = F.pad(v[..., :-1], (1, 0))  # c_l[t - 1], c_l[0] = 0
         return c * b[:, self.k - 1]
+
+    def position_features(self, x: torch.Tensor) -> torch.Tensor:
+        """``K_0(Z, Z)^{-1/2} h[t]`` at every position, shape ``(n, q, T)`` (padding stays 0):
+        the input of the next layer of a :class:`KmerStack`."""
+        inv = inverse_sqrt(self.anchor_gram(), shift=self.shift)
+        return (self.position_map(x).transpose(1, 2) @ inv).transpose(1, 2)
 
     def bin_matrix(self, x: torch.Tensor, n_bins: int | None = None) -> torch.Tensor:
         """``M[n, t, b] = 1`` if position ``t`` of sequence ``n`` is in bin ``b``; ``(n, T, B)``.
@@ -216,12 +269,26 @@ class GappedKmerLayer(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """``Psi(x)``, shape ``(n, B q)`` (bin ``b`` in columns ``b q .. (b + 1) q - 1``, the
         levels of a pyramid one after the other)."""
-        h = self.position_map(x)
+        return self.pool(self.position_map(x), x)
+
+    def pool(self, h: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        """The pooled Nyström features of the position map ``h`` (``(n, q, T)``), in the
+        bins of the input sequences ``x`` (``(n, A, T)``, zero columns = padding)."""
         inv = inverse_sqrt(self.anchor_gram(), shift=self.shift)
         blocks = []
         for n_bins in self.levels:
             bins = self.bin_matrix(x, n_bins)
-            pooled = torch.einsum("nqt,ntb->nbq", h, bins)
+            if self.pooling == "max":
+                pooled = torch.stack(
+                    [
+                        torch.where(bins[:, None, :, b] > 0, h, -torch.inf).amax(-1)
+                        for b in range(n_bins)
+                    ],
+                    dim=1,
+                )  # (n, B, q); an empty bin gives -inf, set to 0
+                pooled = torch.where(torch.isfinite(pooled), pooled, torch.zeros_like(pooled))
+            else:
+                pooled = torch.einsum("nqt,ntb->nbq", h, bins)
             if self.pooling == "mean":
                 pooled = pooled / bins.sum(1).clamp_min(1)[..., None]
             block = (pooled @ inv).reshape(x.shape[0], n_bins * self.n_filters)
@@ -256,12 +323,56 @@ class KmerLengthSum(nn.Module):
         return torch.cat([layer(x) for layer in self.layers], dim=1)
 
 
-def kmer_layers(network: GappedKmerLayer | KmerLengthSum) -> list[GappedKmerLayer]:
-    """The :class:`GappedKmerLayer` of ``network`` (itself, or those of a sum)."""
+class KmerStack(nn.Module):
+    r"""Stacked :class:`GappedKmerLayer` s: multilayer CKN-seq / RKN (module docstring).
+
+    ``Psi(x) = pool_L(h_L(psi_{L-1}(... psi_1(x))))`` with ``psi_l`` the position features
+    (:meth:`GappedKmerLayer.position_features`) of layer ``l``; the last layer pools (its
+    ``pooling``, ``n_bins``, ``normalize``) in the bins of the input ``x``.
+
+    Parameters
+    ----------
+    layers : sequence of GappedKmerLayer
+        The layers in order; layer ``l + 1`` has ``in_channels`` equal to the ``n_filters``
+        of layer ``l``.
+    """
+
+    def __init__(self, layers: list[GappedKmerLayer]):
+        super().__init__()
+        for i, (low, high) in enumerate(itertools.pairwise(layers)):
+            if high.in_channels != low.n_filters:
+                raise InputError(
+                    f"layers[{i + 1}]: expected {low.n_filters} input channels (the filters of "
+                    f"layer {i}), got {high.in_channels}"
+                )
+        self.layers = nn.ModuleList(layers)
+        self.n_bins = layers[-1].n_bins
+        self.n_filters = layers[-1].n_filters
+
+    def lower(self, x: torch.Tensor, n_layers: int | None = None) -> torch.Tensor:
+        """Position features of the first ``n_layers`` layers (default: all but the last)."""
+        n_layers = len(self.layers) - 1 if n_layers is None else n_layers
+        for layer in list(self.layers)[:n_layers]:
+            x = layer.position_features(x)
+        return x
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """The pooled features of the last layer, shape ``(n, B q_L)``."""
+        last = self.layers[-1]
+        return last.pool(last.position_map(self.lower(x)), x)
+
+
+def kmer_layers(network: GappedKmerLayer | KmerLengthSum | KmerStack) -> list[GappedKmerLayer]:
+    """The pooling :class:`GappedKmerLayer` s of ``network`` (itself, those of a sum, or the
+    last layer of a stack)."""
+    if isinstance(network, KmerStack):
+        return [network.layers[-1]]
     return list(network.layers) if isinstance(network, KmerLengthSum) else [network]
 
 
-def pyramid_prefixes(network: GappedKmerLayer | KmerLengthSum) -> tuple[torch.Tensor, ...]:
+def pyramid_prefixes(
+    network: GappedKmerLayer | KmerLengthSum | KmerStack,
+) -> tuple[torch.Tensor, ...]:
     """Boolean masks of the feature columns of the first ``1, 2, ..., m`` pyramid levels.
 
     Mask ``j`` keeps, in every layer's block, the columns of levels ``0 .. j`` (levels
@@ -280,17 +391,17 @@ def pyramid_prefixes(network: GappedKmerLayer | KmerLengthSum) -> tuple[torch.Te
     return tuple(masks)
 
 
-def keep_levels(network: GappedKmerLayer | KmerLengthSum, n_levels: int) -> None:
+def keep_levels(network: GappedKmerLayer | KmerLengthSum | KmerStack, n_levels: int) -> None:
     """Keep the first ``n_levels`` levels of every layer's pyramid (``n_bins`` shortened)."""
     for layer in kmer_layers(network):
         layer.levels = layer.levels[:n_levels]
         layer.n_bins = sum(layer.levels)
-    if isinstance(network, KmerLengthSum):
-        network.n_bins = network.layers[0].n_bins
+    if isinstance(network, (KmerLengthSum, KmerStack)):
+        network.n_bins = kmer_layers(network)[0].n_bins
 
 
 def fit_kmer_anchors(
-    layer: GappedKmerLayer | KmerLengthSum,
+    layer: GappedKmerLayer | KmerLengthSum | KmerStack,
     x: torch.Tensor,
     *,
     n_kmers: int,
@@ -302,11 +413,21 @@ def fit_kmer_anchors(
     The k-mers ``(x_t, ..., x_{t+k-1})`` without padding positions are drawn uniformly (at
     most ``n_kmers``), and clustered on the product of the ``k`` unit spheres
     (:func:`~kernelkit.models._spherical_kmeans.spherical_kmeans` with ``blocks=k``), the anchor set
-    of the layer; a :class:`KmerLengthSum` has each of its layers fitted in turn.
+    of the layer; a :class:`KmerLengthSum` has each of its layers fitted in turn, a
+    :class:`KmerStack` each layer on the position features of the fitted layers below it,
+    computed on ``ceil(2 n_kmers / T)`` random sequences (all when fewer).
     """
     if isinstance(layer, KmerLengthSum):
         for sub in kmer_layers(layer):
             fit_kmer_anchors(sub, x, n_kmers=n_kmers, n_iter=n_iter, generator=generator)
+        return
+    if isinstance(layer, KmerStack):
+        n_seq = min(x.shape[0], math.ceil(2 * n_kmers / max(1, x.shape[2])))
+        x = x[torch.randperm(x.shape[0], generator=generator)[:n_seq].to(x.device)]
+        for depth, sub in enumerate(layer.layers):
+            with torch.no_grad():
+                z = layer.lower(x, depth)
+            fit_kmer_anchors(sub, z, n_kmers=n_kmers, n_iter=n_iter, generator=generator)
         return
     k, a = layer.k, layer.in_channels
     if x.shape[2] >= k:
@@ -325,8 +446,10 @@ def fit_kmer_anchors(
 __all__ = [
     "GappedKmerLayer",
     "KmerLengthSum",
+    "KmerStack",
     "fit_kmer_anchors",
     "gap_matrix",
+    "gap_max",
     "keep_levels",
     "kmer_layers",
     "positive_ints",

@@ -3,17 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-from kernelkit.utils._optional import require
-
-
-def _pyplot() -> Any:
-    matplotlib = require("matplotlib", purpose="Writing plots")
-    matplotlib.use("Agg")
-    return require("matplotlib.pyplot", purpose="Writing plots")
+from kernelkit.utils._optional import pyplot as _pyplot
 
 
 def _two_columns(codes: np.ndarray) -> np.ndarray:

@@ -37,3 +37,10 @@ def require(module: str, *, purpose: str) -> ModuleType:
         raise MissingDependencyError(
             f"{purpose} needs the optional package '{top}', which is not installed: {hint}"
         ) from exc
+
+
+def pyplot(purpose: str = "Writing plots") -> ModuleType:
+    """``matplotlib.pyplot`` on the non-interactive Agg backend (optional extra ``plot``)."""
+    matplotlib = require("matplotlib", purpose=purpose)
+    matplotlib.use("Agg")
+    return require("matplotlib.pyplot", purpose=purpose)
