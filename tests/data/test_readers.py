@@ -221,3 +221,23 @@ def test_column_without_kind_points_to_kind_option(tmp_path):
         read_data(path, column="smiles")
     assert read_data(path, column="smiles", kind="molecules").items == ["CCO"]
     assert read_data(path, kind=InputKind.MOLECULE).kind is InputKind.MOLECULE
+
+
+def test_a_table_with_a_smiles_or_sequence_column_holds_those_records(tmp_path):
+    # a .csv is vectors by its extension, but a header naming a column "smiles" (any case)
+    # or "sequence" says what the records are; the note says so, --columns keeps vectors
+    mols = tmp_path / "mols.csv"
+    mols.write_text("SMILES,logp\nCCO,-0.0014\nc1ccccc1,1.6866\nCC(=O)O,0.0909\n")
+    data = read_data(mols)
+    assert data.kind is InputKind.MOLECULE and data.items == ["CCO", "c1ccccc1", "CC(=O)O"]
+    assert "column 'SMILES' read as molecules" in data.note
+    assert data.take([0, 2]).note == data.note
+    vectors = read_data(mols, columns=["logp"])
+    assert vectors.kind is InputKind.VECTOR and vectors.items.shape == (3, 1)
+    seqs = tmp_path / "seqs.csv"
+    seqs.write_text("sequence,y\nACGTAC,1\nacgttt,0\n")
+    data = read_data(seqs)
+    assert data.kind is InputKind.STRING and data.items == ["ACGTAC", "ACGTTT"]
+    assert data.note.startswith("column 'sequence' read as sequences")
+    with pytest.raises(DataFileError, match="expected a number"):
+        read_data(mols, kind="vectors")

@@ -175,7 +175,8 @@ def read_data(
         raise InputError(f"on_error: expected one of {ON_ERROR}, got {on_error!r}")
     if not path.exists():
         raise DataFileError(path, "no such file or folder")
-    kind = detect_kind(path) if kind is None else _check_kind(kind)
+    detected = kind is None
+    kind = detect_kind(path) if detected else _check_kind(kind)
     if column is not None and kind is InputKind.VECTOR:
         raise InputError(
             f"--column {column!r}: names the column of SMILES or sequences; pass --kind "
@@ -203,7 +204,9 @@ def read_data(
         elif holds is InputKind.STRING:
             data = read_fasta(path, text, alphabet)
         else:
-            data = read_table(path, text, kind, column, columns, target, alphabet, on_error)
+            data = read_table(
+                path, text, kind, column, columns, target, alphabet, on_error, detected
+            )
     if target is not None and target not in data.columns:
         data.target(target)
     if standardize and data.kind is InputKind.MOLECULE:

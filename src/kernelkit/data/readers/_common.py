@@ -45,8 +45,9 @@ class DataFile:
     standardized : bool
         Whether the molecules were standardised (``standardize=True`` of ``read_data``).
     note : str
-        How the reader treated the letters of sequences (lower case read as upper case,
-        unknown residues; :func:`kernelkit.data.readers._fasta.case_note`), empty otherwise.
+        How the reader read the file where it chose something: a table's column of SMILES or
+        sequences found by its name, the letters of sequences (lower case read as upper case,
+        unknown residues; :func:`kernelkit.data.readers._fasta.case_note`); empty otherwise.
     """
 
     kind: InputKind
@@ -82,6 +83,8 @@ class DataFile:
             {k: [v[i] for i in rows] for k, v in self.columns.items()},
             self.alphabet,
             self.feature_names,
+            standardized=self.standardized,
+            note=self.note,
         )
 
     def target(self, name: str, task: str | None = None) -> Targets:

@@ -21,6 +21,13 @@ from kernelkit.utils._kinds import InputKind
 from kernelkit.utils._textfiles import delimiter
 
 _ID_COLUMNS = ("id", "name", "compound id", "compound", "identifier", "title", "mol_id")
+_RECORD_COLUMNS = {
+    "smiles": InputKind.MOLECULE,
+    "canonical_smiles": InputKind.MOLECULE,
+    "sequence": InputKind.STRING,
+    "seq": InputKind.STRING,
+}
+"""Header names (any case) that make a table of detected kind hold molecules or sequences."""
 
 
 def is_id_column(name: str) -> bool:
@@ -39,8 +46,14 @@ def read_table(
     target: str | None,
     alphabet: str | None,
     on_error: str = "raise",
+    detected: bool = False,
 ) -> DataFile:
-    """A CSV / TSV file: vectors, or a column of SMILES or sequences."""
+    """A CSV / TSV file: vectors, or a column of SMILES or sequences.
+
+    ``detected`` (the kind came from the extension): a table without ``columns`` whose header
+    has a column of :data:`_RECORD_COLUMNS` (``smiles``, ``sequence``...) holds the molecules
+    or sequences of that column, said in the file's ``note``.
+    """
     reader = csv.reader(text.splitlines(), delimiter=delimiter(text.split("\n", 1)[0], path.suffix))
     rows: list[tuple[int, list[str]]] = []
     limit = csv.field_size_limit()
@@ -80,6 +93,13 @@ def read_table(
     lines = [number for number, _ in rows]
     id_column = next((n for n in names if is_id_column(n) and n != target), None)
     ids = table[id_column] if id_column else [str(number) for number in lines]
+    named = next((n for n in names if n.lower() in _RECORD_COLUMNS and n != target), None)
+    detected_note = ""
+    if detected and kind is InputKind.VECTOR and columns is None and named is not None:
+        kind, column = _RECORD_COLUMNS[named.lower()], named
+        detected_note = (
+            f"column {named!r} read as {kind.plural} (--kind vectors --columns reads numbers)"
+        )
     if kind is InputKind.VECTOR:
         return _vectors(path, table, names, lines, ids, columns, target)
     if column is None and kind is InputKind.MOLECULE:
@@ -94,9 +114,10 @@ def read_table(
     values = table[column]
     if kind is InputKind.MOLECULE:
         keep = check_smiles(path, values, lines, on_error)
-        return skip_records(DataFile(kind, values, ids, path, lines, table), keep)
+        data = DataFile(kind, values, ids, path, lines, table, note=detected_note)
+        return skip_records(data, keep)
     seqs, alpha = check_sequences(path, values, lines, alphabet)
-    note = case_note(values, seqs, alpha)
+    note = "; ".join(n for n in (detected_note, case_note(values, seqs, alpha)) if n)
     return DataFile(kind, seqs, ids, path, lines, table, alphabet=alpha, note=note)
 
 
