@@ -347,6 +347,7 @@ def _side_by_side(
             values.append(v[ptr[i] : ptr[i + 1]])
     return indptr, np.concatenate(keys), np.concatenate(values)
 
+
 MACCS_BITS = 167
 """Width of RDKit's MACCS bit vector (bit 0 unused)."""
 
