@@ -175,10 +175,10 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         its statistics are summed unmapped, see ``tol``),
         ``C_nystrom = t n m (E + 2d + 4c) + 2 m^3``, with the block kept
         ``n m (E + 126 + 2d + 4c) + (t - 1) n m (37 + 4c) + 2 m^3``; exact when ``m >= n`` or
-        ``C_exact`` is below ``5e10`` flops or below both others, else the cheaper Nyström
-        solver (at ``lam = 1e-6``: one-pass up to ``m`` of about 800 at ``tol = 1e-4``, 1000 at
-        ``1e-6`` with the block kept; 1500 and 2000 streamed; PCG from smaller ``m`` at larger
-        ``lam``).  Choosing ``lam`` (``"auto"`` or a grid),
+        ``C_exact`` is below the option ``exact_flops`` or below both others, else the cheaper
+        Nyström solver (at ``lam = 1e-6``: one-pass up to ``m`` of about 800 at
+        ``tol = 1e-4``, 1000 at ``1e-6`` with the block kept; 1500 and 2000 streamed; PCG from
+        smaller ``m`` at larger ``lam``).  Choosing ``lam`` (``"auto"`` or a grid),
         the eigendecompositions replace the factorisations, ``C_exact = n^2 (E + 2d) + 6 n^3``
         against the one-pass path ``n m (E_1 + 2d + 2c) + 1.66 n m^2 + (1/3 + 6) m^3`` (exact
         up to ``n`` of about 2000 with ``m < n``; :func:`~kernelkit.models._falkon.solver_costs`
