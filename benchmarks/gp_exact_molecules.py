@@ -21,7 +21,7 @@ since the fragprints default; the Morgan-only ``Tanimoto()`` with ``--kernel tan
 Also prints the modelled costs of :func:`kernelkit.models._falkon.solver_costs` at this ``n``,
 the option ``exact_flops`` under which ``solver="auto"`` keeps the exact solver, and whether
 ``KernelRidge()``'s predictions equal ``KernelRidge(solver="exact")``'s.
-Writes ``benchmarks/results/gp_exact_molecules.json``.
+Writes ``benchmarks/results/gp_exact_molecules.json`` (``--out``).
 """
 
 from __future__ import annotations
@@ -86,6 +86,7 @@ def main() -> None:
     ap.add_argument("--no-general", action="store_true")
     ap.add_argument("--pairs", type=int, default=5)
     ap.add_argument("--kernel", default=None, help="kernel spec (default: the estimators')")
+    ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args()
     kernel = args.kernel
     torch.set_num_threads(1)
@@ -153,8 +154,8 @@ def main() -> None:
         "exact_flops_needed_lam_auto": costs["exact"],
     }
     print(json.dumps(out, indent=1))
-    OUT.parent.mkdir(exist_ok=True)
-    OUT.write_text(json.dumps(out, indent=1) + "\n")
+    args.out.parent.mkdir(exist_ok=True)
+    args.out.write_text(json.dumps(out, indent=1) + "\n")
 
 
 if __name__ == "__main__":
