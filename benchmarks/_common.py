@@ -102,3 +102,19 @@ def report(name: str, rows: list[dict[str, Any]]) -> None:
         "rows": rows,
     }
     (RESULTS_DIR / f"{name}.json").write_text(json.dumps(payload, indent=2))
+
+
+def solver_params(method: str) -> dict:
+    """``KernelRidge`` / ``KernelLogisticRegression`` parameters that force ``method``:
+    ``"auto"``, ``"exact"``, or a Nyström method (``"onepass"``, ``"pcg"``; ``"nystrom"`` is
+    the benchmarks' historical label of PCG)."""
+    if method in ("auto", "exact"):
+        return {"solver": method}
+    return {"solver": "nystrom", "nystrom_method": "pcg" if method == "nystrom" else method}
+
+
+def method_of(model) -> str:
+    """The method that fitted, in the benchmarks' labels: ``"exact"``, ``"onepass"`` or
+    ``"nystrom"`` (PCG)."""
+    method = getattr(model, "nystrom_method_", model.solver_)
+    return "nystrom" if method == "pcg" else method

@@ -34,7 +34,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _common import RESULTS_DIR
+from _common import RESULTS_DIR, method_of
 from bench_falkon import N_TEST, _data, _kernelkit_model, _sklearn_model
 from bench_nystrom_unsupervised import SIGMA_CIRCLES, SIGMA_KPCA, _circles, _kpca_data
 from sklearn.metrics import adjusted_rand_score
@@ -77,7 +77,7 @@ def supervised_row(task: str, variant: str, method: str, n: int, m: int, device:
     _sync(device)
     row["seconds"] = round(time.perf_counter() - start, 3)
     if method != "sklearn":
-        row["solver"] = model.solver_
+        row["solver"] = method_of(model)
         row["output_device"] = str(pred.device) if isinstance(pred, torch.Tensor) else "numpy"
         if hasattr(model, "lam_"):
             row["lam"] = float(model.lam_)

@@ -52,7 +52,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _common import RESULTS_DIR, machine_info, report
+from _common import RESULTS_DIR, machine_info, report, solver_params
 
 D, SIGMA, LAM, ITERATIONS = 10, 5.0, 1e-6, 8
 
@@ -83,6 +83,7 @@ def _estimator(m: int, max_iter: int, verbose=0):
         Gaussian(SIGMA),
         lam=LAM,
         solver="nystrom",
+        nystrom_method="pcg",
         n_centers=m,
         tol=1e-14,
         max_iter=max_iter,
@@ -286,7 +287,7 @@ def run_passes(n: int, m: int, tol: float, lam: float) -> None:
                 X = _open_counted(root, "X.zarr", root / f"log-X-{solver}")
                 y = _open_counted(root, "y.zarr", root / f"log-y-{solver}")
                 model = KernelRidge(
-                    Gaussian(SIGMA), lam=lam, solver=solver, n_centers=m, tol=tol,
+                    Gaussian(SIGMA), lam=lam, **solver_params(solver), n_centers=m, tol=tol,
                     max_iter=100, random_state=0,
                 )  # fmt: skip
                 t0 = time.perf_counter()

@@ -1,6 +1,7 @@
 """Falkon's CG iterations against ``lam``, ``m`` and ``tol`` (the model of ``cg_passes``).
 
-``KernelRidge(solver="nystrom")`` on ``bench_falkon``'s problem (d = 10, Gaussian(SIGMA),
+``KernelRidge(solver="nystrom", nystrom_method="pcg")`` on ``bench_falkon``'s problem (d = 10,
+Gaussian(SIGMA),
 float32 data, noise 0.1) at ``--n`` points, ``random_state=0`` centres, ``max_iter=500``, for
 every ``m`` of ``--m``, ``tol`` of ``--tol`` and ``lam`` of ``--lam``: the iterations CG took
 (``n_iter_``) next to :func:`kernelkit.models._falkon.cg_passes` of the same settings (ridge:
@@ -42,8 +43,8 @@ def main() -> None:
         for tol in args.tol:
             for lam in args.lam:
                 model = KernelRidge(
-                    Gaussian(SIGMA), lam=lam, tol=tol, solver="nystrom", n_centers=m,
-                    random_state=0, max_iter=500,
+                    Gaussian(SIGMA), lam=lam, tol=tol, solver="nystrom", nystrom_method="pcg",
+                    n_centers=m, random_state=0, max_iter=500,
                 ).fit(X, y)  # fmt: skip
                 rows.append(
                     {

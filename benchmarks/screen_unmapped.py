@@ -38,7 +38,7 @@ from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _common import RESULTS_DIR, machine_info
+from _common import RESULTS_DIR, machine_info, method_of, solver_params
 from bench_falkon import N_TEST, SIGMA, _data
 
 from kernelkit import KernelRidge
@@ -106,7 +106,7 @@ def fits(n: int, m: int, lam: float, tol: float, device: str) -> dict:
                     Gaussian(SIGMA),
                     lam=lam,
                     tol=solver_tol,
-                    solver=solver,
+                    **solver_params(solver),
                     n_centers=m,
                     random_state=0,
                 ).fit(X, y)
@@ -118,7 +118,7 @@ def fits(n: int, m: int, lam: float, tol: float, device: str) -> dict:
         result[name] = {
             "seconds": round(best, 3),
             "unmapped": bool(calls),
-            "solver_": model.solver_,
+            "solver_": method_of(model),
             "test_mse": float(((pred.double().cpu().numpy() - yt) ** 2).mean()),
         }
     return result

@@ -116,7 +116,9 @@ def test_extra_kernel_configurations(index):
 # same problem (repetition is exact in the model) but stop at different approximations of it.
 ESTIMATORS = [
     KernelRidge(),
-    KernelRidge(solver="nystrom", n_centers=20, lam=1e-3, tol=1e-12),  # a float lam: PCG
+    KernelRidge(
+        solver="nystrom", nystrom_method="pcg", n_centers=20, lam=1e-3, tol=1e-12
+    ),  # a float lam: PCG
     KernelPCA(),
     KernelSVC(tol=1e-8),
     KernelSVR(tol=1e-8),
@@ -124,7 +126,7 @@ ESTIMATORS = [
     KernelHuberRegressor(tol=1e-10),
     KernelHuberRegressor(solver="nystrom", n_centers=10, random_state=0, tol=1e-10),
     KernelLogisticRegression(),
-    KernelLogisticRegression(solver="nystrom", n_centers=10, random_state=0),
+    KernelLogisticRegression(solver="nystrom", nystrom_method="pcg", n_centers=10, random_state=0),
     KernelLogisticRegression(lam="auto", random_state=0),
     BiasFreeSVC(),
     BiasFreeSVC(loss="squared_hinge"),

@@ -85,13 +85,13 @@ CASES: dict[str, Callable[[], BaseEstimator]] = {
     "KernelCCA": lambda: kernelkit.KernelCCA(),
     "KernelKMeans": lambda: kernelkit.KernelKMeans(5, Gaussian(1.0), n_init=1),
     "KernelLogisticRegression": lambda: kernelkit.KernelLogisticRegression(
-        Gaussian(1.0), solver="nystrom", n_centers=10
+        Gaussian(1.0), solver="nystrom", nystrom_method="pcg", n_centers=10
     ),
     "KernelPCA": lambda: kernelkit.KernelPCA(
         Gaussian(2.0), n_components=3, eigen_solver="arpack", fit_inverse_transform=True
     ),
     "KernelRidge": lambda: kernelkit.KernelRidge(  # a float lam: Falkon's PCG, with progress
-        Gaussian(1.0), lam=1e-3, solver="nystrom", n_centers=10
+        Gaussian(1.0), lam=1e-3, solver="nystrom", nystrom_method="pcg", n_centers=10
     ),
     "KernelSVC": lambda: kernelkit.KernelSVC(Gaussian(1.0), probability=True),
     "KernelSVR": lambda: kernelkit.KernelSVR(Gaussian(1.0), solver="nystrom", n_centers=10),

@@ -113,21 +113,27 @@ TOLERANCE = {torch.float32: 1e-3, torch.float64: 1e-7}
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
-@pytest.mark.parametrize("solver", ["onepass", "nystrom", "auto"])
-def test_nystrom_ridge_on_the_device_equals_the_cpu_fit(solver, dtype):
+@pytest.mark.parametrize("method", ["onepass", "pcg", "auto"])
+def test_nystrom_ridge_on_the_device_equals_the_cpu_fit(method, dtype):
     X, y = _regression(20_000, dtype)
     preds = {}
     for device in ("cpu", DEVICE):
         est = kernelkit.KernelRidge(
-            Gaussian(2.0), lam=1e-5, solver=solver, n_centers=800, random_state=0, tol=1e-8
+            Gaussian(2.0),
+            lam=1e-5,
+            solver="auto" if method == "auto" else "nystrom",
+            nystrom_method="auto" if method == "auto" else method,
+            n_centers=800,
+            random_state=0,
+            tol=1e-8,
         )
         data = torch.as_tensor(X, device=device)
         est.fit(data, torch.as_tensor(y, device=device))
         pred = est.predict(data)
         assert pred.device.type == data.device.type and est.dual_coef_.device == data.device
-        preds[device] = (pred, est.solver_)
+        preds[device] = (pred, getattr(est, "nystrom_method_", est.solver_))
     assert preds[DEVICE][1] == preds["cpu"][1], "auto chose by the device"
-    _close(preds[DEVICE][0], preds["cpu"][0], TOLERANCE[dtype], f"KernelRidge[{solver}]")
+    _close(preds[DEVICE][0], preds["cpu"][0], TOLERANCE[dtype], f"KernelRidge[{method}]")
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
@@ -140,7 +146,13 @@ def test_unmapped_one_pass_on_the_device_equals_the_cpu_fit(dtype, monkeypatch):
     preds = {}
     for device in ("cpu", DEVICE):
         est = kernelkit.KernelRidge(
-            Gaussian(2.0), lam=1e-3, solver="onepass", n_centers=300, random_state=0, tol=1e-4
+            Gaussian(2.0),
+            lam=1e-3,
+            solver="nystrom",
+            nystrom_method="onepass",
+            n_centers=300,
+            random_state=0,
+            tol=1e-4,
         )
         data = torch.as_tensor(X, device=device)
         preds[device] = est.fit(data, torch.as_tensor(y, device=device)).predict(data)
@@ -156,7 +168,13 @@ def test_nystrom_logistic_regression_on_the_device_equals_the_cpu_fit(dtype):
     values = {}
     for device in ("cpu", DEVICE):
         est = kernelkit.KernelLogisticRegression(
-            Gaussian(2.0), lam=1e-5, solver="nystrom", n_centers=800, random_state=0, tol=1e-8
+            Gaussian(2.0),
+            lam=1e-5,
+            solver="nystrom",
+            nystrom_method="pcg",
+            n_centers=800,
+            random_state=0,
+            tol=1e-8,
         )
         data = torch.as_tensor(X, device=device)
         est.fit(data, torch.as_tensor(labels, device=device))

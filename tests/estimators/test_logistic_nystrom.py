@@ -1,5 +1,5 @@
-"""``KernelLogisticRegression(solver="nystrom" / "onepass" / "auto")``: Falkon's Newton-PCG and
-the one-pass Newton behind the KLR estimator."""
+"""``KernelLogisticRegression(solver="nystrom" / "auto")`` with ``nystrom_method="pcg"`` /
+``"onepass"``: Falkon's Newton-PCG and the one-pass Newton behind the KLR estimator."""
 
 from __future__ import annotations
 
@@ -20,25 +20,37 @@ def blobs():
     return X, y
 
 
-@pytest.mark.parametrize("solver", ["nystrom", "onepass"])
-def test_all_points_as_centres_equal_the_exact_fit(blobs, solver):
+@pytest.mark.parametrize("method", ["pcg", "onepass"])
+def test_all_points_as_centres_equal_the_exact_fit(blobs, method):
     X, y = blobs
     exact = KernelLogisticRegression(Gaussian(1.5), lam=1e-2, tol=1e-12, solver="exact").fit(X, y)
     nystrom = KernelLogisticRegression(
-        Gaussian(1.5), lam=1e-2, solver=solver, n_centers=len(X), tol=1e-12, random_state=0
+        Gaussian(1.5),
+        lam=1e-2,
+        solver="nystrom",
+        nystrom_method=method,
+        n_centers=len(X),
+        tol=1e-12,
+        random_state=0,
     ).fit(X, y)
-    assert nystrom.solver_ == solver
+    assert nystrom.solver_ == "nystrom" and nystrom.nystrom_method_ == method
     np.testing.assert_array_equal(np.sort(nystrom.center_indices_), np.arange(len(X)))
     np.testing.assert_allclose(nystrom.predict_proba(X), exact.predict_proba(X), rtol=0, atol=1e-6)
     assert list(nystrom.classes_) == ["neg", "pos"]
 
 
-@pytest.mark.parametrize("solver", ["nystrom", "onepass"])
-def test_matches_logistic_regression_on_the_same_nystrom_features(blobs, solver):
+@pytest.mark.parametrize("method", ["pcg", "onepass"])
+def test_matches_logistic_regression_on_the_same_nystrom_features(blobs, method):
     X, y = blobs
     lam, m = 1e-2, 40
     model = KernelLogisticRegression(
-        Gaussian(1.5), lam=lam, solver=solver, n_centers=m, tol=1e-12, random_state=3
+        Gaussian(1.5),
+        lam=lam,
+        solver="nystrom",
+        nystrom_method=method,
+        n_centers=m,
+        tol=1e-12,
+        random_state=3,
     ).fit(X, y)
     centres = X[model.center_indices_]
     # f = K_nC alpha with penalty alpha^T K_CC alpha = ||w||^2 for the features Z = K_nC K_CC^-1/2
@@ -56,15 +68,22 @@ def test_multiclass_one_vs_rest_and_named_errors(blobs):
     X, _ = blobs
     y = np.digitize(X[:, 0], [-0.5, 0.5])
     model = KernelLogisticRegression(
-        Gaussian(1.5), lam=5e-3, solver="nystrom", n_centers=60, random_state=0
+        Gaussian(1.5),
+        lam=5e-3,
+        solver="nystrom",
+        nystrom_method="pcg",
+        n_centers=60,
+        random_state=0,
     ).fit(X, y)
     proba = model.predict_proba(X)
     assert proba.shape == (len(X), 3)
     np.testing.assert_allclose(proba.sum(1), 1.0)
     assert (model.predict(X) == y).mean() > 0.9
-    for solver in ("nystrom", "onepass"):  # more centres than points: the exact fit, warned
+    for method in ("pcg", "onepass"):  # more centres than points: the exact fit, warned
         with pytest.warns(UserWarning, match="is more than the"):
-            big = KernelLogisticRegression(Gaussian(1.0), solver=solver, n_centers=len(X) + 1)
+            big = KernelLogisticRegression(
+                Gaussian(1.0), solver="nystrom", nystrom_method=method, n_centers=len(X) + 1
+            )
             big.fit(X, y)
         assert big.solver_ == "exact"
 
@@ -78,8 +97,10 @@ def test_auto_records_its_choice_and_streams_predictions(blobs):
     yl = (Xl[:, 0] + 0.3 * rng.normal(size=6000) > 0).astype(int)
     kw = dict(lam=1e-3, n_centers=100, tol=1e-6, random_state=0)
     auto = KernelLogisticRegression(Gaussian(1.5), **kw).fit(Xl, yl)
-    assert auto.solver_ == "onepass"
-    pcg = KernelLogisticRegression(Gaussian(1.5), solver="nystrom", **kw).fit(Xl, yl)
+    assert auto.solver_ == "nystrom" and auto.nystrom_method_ == "onepass"
+    pcg = KernelLogisticRegression(Gaussian(1.5), solver="nystrom", nystrom_method="pcg", **kw).fit(
+        Xl, yl
+    )
     np.testing.assert_allclose(
         auto.decision_function(Xl[:500]), pcg.decision_function(Xl[:500]), rtol=0, atol=1e-3
     )

@@ -37,11 +37,15 @@ def _data(seed=0):
 
 
 def _krr(**kw):
-    return KernelRidge(KERNEL, lam=1e-3, solver="onepass", random_state=0, **kw)
+    return KernelRidge(
+        KERNEL, lam=1e-3, solver="nystrom", nystrom_method="onepass", random_state=0, **kw
+    )
 
 
 def _klr(**kw):
-    return KernelLogisticRegression(KERNEL, lam=1e-3, solver="onepass", random_state=0, **kw)
+    return KernelLogisticRegression(
+        KERNEL, lam=1e-3, solver="nystrom", nystrom_method="onepass", random_state=0, **kw
+    )
 
 
 def _features(**kw):
@@ -190,13 +194,17 @@ def test_given_centres_give_the_same_solution_by_pcg_and_by_one_pass():
     rng = np.random.default_rng(3)
     C, w = rng.normal(size=(15, 3)), rng.uniform(0.5, 2.0, N)
     kw = {"lam": 1e-3, "centers": C}
-    pcg = KernelRidge(KERNEL, solver="nystrom", tol=1e-12, max_iter=500, **kw)
-    one = KernelRidge(KERNEL, solver="onepass", **kw)
+    pcg = KernelRidge(KERNEL, solver="nystrom", nystrom_method="pcg", tol=1e-12, max_iter=500, **kw)
+    one = KernelRidge(KERNEL, solver="nystrom", nystrom_method="onepass", **kw)
     np.testing.assert_allclose(
         pcg.fit(X, y, sample_weight=w).predict(X),
         one.fit(X, y, sample_weight=w).predict(X),
         atol=1e-8,
     )
-    pcg = KernelLogisticRegression(KERNEL, solver="nystrom", tol=1e-12, **kw).fit(X, labels)
-    one = KernelLogisticRegression(KERNEL, solver="onepass", tol=1e-12, **kw).fit(X, labels)
+    pcg = KernelLogisticRegression(
+        KERNEL, solver="nystrom", nystrom_method="pcg", tol=1e-12, **kw
+    ).fit(X, labels)
+    one = KernelLogisticRegression(
+        KERNEL, solver="nystrom", nystrom_method="onepass", tol=1e-12, **kw
+    ).fit(X, labels)
     np.testing.assert_allclose(pcg.decision_function(X), one.decision_function(X), atol=1e-6)

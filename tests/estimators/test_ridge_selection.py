@@ -255,7 +255,7 @@ def test_default_lam_is_auto_and_its_criterion_follows_the_solver():
     loo = KernelRidge(Gaussian(sigma=1.0), lam="auto", cv="loo").fit(X, y)
     assert exact.solver_ == "exact" and exact.lam_ == loo.lam_
     np.testing.assert_array_equal(exact.loo_residuals_, loo.loo_residuals_)
-    kw = dict(solver="onepass", n_centers=30, random_state=0)
+    kw = dict(solver="nystrom", nystrom_method="onepass", n_centers=30, random_state=0)
     nys = KernelRidge(Gaussian(sigma=1.0), **kw).fit(X, y)  # cv=None: GCV on Nyström
     gcv = KernelRidge(Gaussian(sigma=1.0), cv="gcv", **kw).fit(X, y)
     assert nys.lam_ == gcv.lam_ and not hasattr(nys, "loo_residuals_")
@@ -266,7 +266,7 @@ def test_weighted_nystrom_selection_fits_the_chosen_lam():
     X = rng.normal(size=(200, 2))
     y = np.sin(2 * X[:, 0]) + 0.1 * rng.normal(size=200)
     w = rng.uniform(0.0, 3.0, size=200)
-    kw = dict(solver="onepass", n_centers=40, random_state=0)
+    kw = dict(solver="nystrom", nystrom_method="onepass", n_centers=40, random_state=0)
     for cv in (None, "loo"):
         auto = KernelRidge(Gaussian(sigma=1.0), cv=cv, **kw).fit(X, y, sample_weight=w)
         fixed = KernelRidge(Gaussian(sigma=1.0), lam=auto.lam_, **kw).fit(X, y, sample_weight=w)
@@ -281,7 +281,7 @@ def test_lam_path_solver_prices_the_eigendecomposition():
     rng = np.random.default_rng(6)
     X = rng.normal(size=(4000, 2))
     y = np.sin(X[:, 0])
-    assert KernelRidge(Gaussian(sigma=1.0)).fit(X, y).solver_ == "onepass"
+    assert KernelRidge(Gaussian(sigma=1.0)).fit(X, y).nystrom_method_ == "onepass"
     assert choose_solver(3360, 1000, select=True) == "exact"
     assert choose_solver(3700, 1000, select=True) == "onepass"
     assert KernelRidge(Gaussian(sigma=1.0), lam=1e-3).fit(X[:1500], y[:1500]).solver_ == "exact"
@@ -298,5 +298,8 @@ def test_selection_runs_without_the_torch_optim_lbfgs(monkeypatch):
     monkeypatch.setattr(torch.optim, "LBFGS", refuse)
     X = np.random.default_rng(7).normal(size=(60, 2))
     assert KernelRidge().fit(X, X[:, 0]).lam_ > 0
-    assert KernelRidge(solver="onepass", n_centers=10).fit(X, X[:, 0]).lam_ > 0
+    assert (
+        KernelRidge(solver="nystrom", nystrom_method="onepass", n_centers=10).fit(X, X[:, 0]).lam_
+        > 0
+    )
     assert KernelRidge(kernel_params="auto").fit(X, X[:, 0]).kernel_.sigma > 0

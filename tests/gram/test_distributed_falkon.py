@@ -34,6 +34,9 @@ from kernelkit.models._falkon_logistic import (  # noqa: E402
 )
 from kernelkit.utils._errors import InputError  # noqa: E402
 
+ONEPASS = dict(solver="nystrom", nystrom_method="onepass")
+PCG = dict(solver="nystrom", nystrom_method="pcg")
+
 
 @pytest.fixture
 def client(dask_client):
@@ -50,7 +53,7 @@ def data():
 @pytest.mark.parametrize(("dtype", "rtol"), [(np.float64, 1e-10), (np.float32, 1e-5)])
 def test_kernel_ridge_on_dask_equals_in_memory(client, data, dtype, rtol):
     X, y = data[0].astype(dtype), data[1]
-    params = dict(solver="nystrom", lam=1e-2, tol=1e-14, max_iter=15)
+    params = dict(solver="nystrom", nystrom_method="pcg", lam=1e-2, tol=1e-14, max_iter=15)
     X_dask = da.from_array(X, chunks=(170, 5)).persist()
     with pytest.warns(UserWarning, match="CG"):  # tol=1e-14: all 15 iterations run on both sides
         remote = KernelRidge(Gaussian(2.0), n_centers=40, random_state=2, **params).fit(
@@ -136,19 +139,23 @@ def test_one_pass_on_dask_is_one_map_reduce_equal_to_in_memory(client, data):
     remote = KernelRidge(Gaussian(2.0), n_centers=40, lam=1e-3, random_state=2).fit(
         X_dask, da.from_array(y, chunks=170)
     )
-    assert remote.solver_ == "onepass"  # "auto" on a Dask array: never the exact solver
+    assert remote.nystrom_method_ == "onepass"  # "auto" on a Dask array: never the exact solver
     centres = X[remote.center_indices_]
-    local = KernelRidge(Gaussian(2.0), solver="onepass", centers=centres, lam=1e-3).fit(X, y)
+    local = KernelRidge(
+        Gaussian(2.0), solver="nystrom", nystrom_method="onepass", centers=centres, lam=1e-3
+    ).fit(X, y)
     scale = np.abs(local.dual_coef_).max()
     np.testing.assert_allclose(remote.dual_coef_, local.dual_coef_, rtol=0, atol=1e-10 * scale)
 
 
 def test_named_errors_for_dask_ridge(data):
     X_dask = da.from_array(data[0], chunks=(200, 5))
-    with pytest.raises(InputError, match="solver='auto', 'onepass' or 'nystrom'"):
+    with pytest.raises(InputError, match="solver='auto' or 'nystrom'"):
         KernelRidge(Gaussian(1.0), solver="exact").fit(X_dask, data[1])
     with pytest.raises(InputError, match="n_centers"):
-        KernelRidge(Gaussian(1.0), solver="nystrom", n_centers=601).fit(X_dask, data[1])
+        KernelRidge(Gaussian(1.0), solver="nystrom", nystrom_method="pcg", n_centers=601).fit(
+            X_dask, data[1]
+        )
 
 
 def test_kernel_ridge_on_a_bag_of_strings_equals_in_memory(client):
@@ -158,7 +165,15 @@ def test_kernel_ridge_on_a_bag_of_strings_equals_in_memory(client):
     rng = np.random.default_rng(4)
     seqs = ["".join(rng.choice(list("ACGT"), 20)) for _ in range(120)]
     y = np.array([s.count("GC") - s.count("AT") for s in seqs], dtype=float)
-    params = dict(solver="nystrom", n_centers=30, lam=1e-2, tol=1e-14, max_iter=10, random_state=5)
+    params = dict(
+        solver="nystrom",
+        nystrom_method="pcg",
+        n_centers=30,
+        lam=1e-2,
+        tol=1e-14,
+        max_iter=10,
+        random_state=5,
+    )
     with pytest.warns(UserWarning, match="CG"):
         local = KernelRidge(Spectrum(3), **params).fit(seqs, y)
     bag = db.from_sequence(seqs, npartitions=4)
@@ -174,7 +189,7 @@ def test_kernel_ridge_on_a_bag_of_strings_equals_in_memory(client):
     np.testing.assert_allclose(pred.compute(), expected, rtol=0, atol=1e-9 * np.abs(y).max())
 
 
-@pytest.mark.parametrize("solver", ["onepass", "nystrom"])
+@pytest.mark.parametrize("solver", ["onepass", "pcg"])
 @pytest.mark.parametrize("n_classes", [2, 3])
 def test_logistic_estimator_on_dask_fits_on_the_workers(
     client, data, monkeypatch, solver, n_classes
@@ -183,7 +198,9 @@ def test_logistic_estimator_on_dask_fits_on_the_workers(
     y = np.digitize(t, np.quantile(t, np.linspace(0, 1, n_classes + 1)[1:-1]))
     # Newton to 1e-12: the inexact CG steps stop at iteration counts that last-bit differences
     # can shift, so both fits are run to convergence (measured agreement ~1e-10)
-    params = dict(solver=solver, n_centers=40, lam=1e-3, random_state=2, tol=1e-12)
+    params = dict(
+        solver="nystrom", nystrom_method=solver, n_centers=40, lam=1e-3, random_state=2, tol=1e-12
+    )
     # the Dask draw: 40 rows by position; the in-memory fit on the same centres is the oracle
     index = draw_by_keys(np.arange(len(X), dtype=np.uint64), 40, None, 2)
     local = KernelLogisticRegression(Gaussian(2.0), **params, centers=X[index]).fit(X, y)
@@ -207,7 +224,7 @@ def test_logistic_estimator_on_dask_fits_on_the_workers(
     monkeypatch.setattr(distributed_nystrom, "run_row_blocks", counted)
     remote = KernelLogisticRegression(Gaussian(2.0), **params).fit(X_dask, da.from_array(y, 170))
     monkeypatch.undo()
-    assert remote.solver_ == local.solver_ == solver
+    assert remote.nystrom_method_ == local.nystrom_method_ == solver
     np.testing.assert_array_equal(remote.center_indices_, index)
     np.testing.assert_array_equal(remote.classes_, local.classes_)
     if solver == "onepass":  # PCG: in process, the row-sampled preconditioner can take
@@ -235,7 +252,7 @@ def test_logistic_estimator_on_dask_fits_on_the_workers(
 def test_named_errors_for_dask_logistic(data):
     X_dask = da.from_array(data[0], chunks=(200, 5))
     y = (data[1] > 0).astype(int)
-    with pytest.raises(InputError, match="solver='auto', 'onepass' or 'nystrom'"):
+    with pytest.raises(InputError, match="solver='auto' or 'nystrom'"):
         KernelLogisticRegression(Gaussian(1.0), solver="exact").fit(X_dask, y)
     with pytest.raises(InputError, match="centers='uniform'"):
         KernelLogisticRegression(Gaussian(1.0), centers="greedy").fit(X_dask, y)
@@ -256,9 +273,11 @@ def test_auto_on_dask_logistic_records_the_cheaper_nystrom_solver(data):
         auto.fit(X_dask, y)
     steps = get_config()["logistic_newton_steps"]
     expected = choose_solver(600, 20, d=5, newton_steps=steps, exact=False)
-    assert auto.solver_ == expected and expected != "exact"
+    assert auto.nystrom_method_ == expected and expected != "exact"
     centres = data[0][auto.center_indices_]
-    local = KernelLogisticRegression(Gaussian(1.0), 1e-3, solver=expected, centers=centres)
+    local = KernelLogisticRegression(
+        Gaussian(1.0), 1e-3, solver="nystrom", nystrom_method=expected, centers=centres
+    )
     f_local = local.fit(data[0], y).decision_function(data[0])
     scale = np.abs(f_local).max()
     np.testing.assert_allclose(auto.decision_function(data[0]), f_local, rtol=0, atol=1e-8 * scale)
@@ -335,28 +354,30 @@ def test_one_pass_reads_each_chunk_once_and_pcg_once_per_iteration(
             model.fit(X_dask, target)
         return model, *reads()
 
-    one, one_reads, one_bytes = fit("onepass", solver="onepass", n_centers=40, random_state=2)
+    one, one_reads, one_bytes = fit("onepass", **ONEPASS, n_centers=40, random_state=2)
     assert one_reads == [1] * 6 and one_bytes == X.nbytes  # X read once: its stored bytes
     np.testing.assert_array_equal(
         one.center_indices_, draw_by_keys(np.arange(600, dtype=np.uint64), 40, None, 2)
     )
     # equal to the in-memory fit on the same centres (float64)
     centres = X[one.center_indices_]
-    local = KernelRidge(Gaussian(2.0), lam=1e-2, solver="onepass", centers=centres).fit(X, y)
+    local = KernelRidge(
+        Gaussian(2.0), lam=1e-2, solver="nystrom", nystrom_method="onepass", centers=centres
+    ).fit(X, y)
     scale = np.abs(local.dual_coef_).max()
     np.testing.assert_allclose(one.dual_coef_, local.dual_coef_, rtol=0, atol=1e-8 * scale)
-    _, given_reads, _ = fit("given", solver="onepass", centers=centres)
+    _, given_reads, _ = fit("given", **ONEPASS, centers=centres)
     assert given_reads == [1] * 6
 
-    kept, kept_reads, _ = fit("kept", solver="nystrom", centers=centres)
+    kept, kept_reads, _ = fit("kept", **PCG, centers=centres)
     assert kept.n_iter_ >= 2 and kept_reads == [1] * 6
     monkeypatch.setattr(falkon_distributed, "cluster_keep_budget", lambda client=None: 0)
-    pcg, pcg_reads, _ = fit("pcg", solver="nystrom", centers=centres)
+    pcg, pcg_reads, _ = fit("pcg", **PCG, centers=centres)
     assert pcg.n_iter_ >= 2 and pcg_reads == [pcg.n_iter_ + 1] * 6
     scale = np.abs(pcg.dual_coef_).max()  # the same tiles: equal up to the sums' order
     np.testing.assert_allclose(kept.dual_coef_, pcg.dual_coef_, rtol=0, atol=1e-10 * scale)
     # PCG on 3 drawn centres: the chunks holding them read once, the others once per pass
-    few, few_reads, _ = fit("few", solver="nystrom", n_centers=3, random_state=0)
+    few, few_reads, _ = fit("few", **PCG, n_centers=3, random_state=0)
     held = set(few.center_indices_ // 100)
     assert 0 < len(held) < 6
     assert few_reads == [1 if k in held else few.n_iter_ + 1 for k in range(6)]
@@ -365,7 +386,7 @@ def test_one_pass_reads_each_chunk_once_and_pcg_once_per_iteration(
     # every chunk, its Newton steps (one pass each) read X once in all
     labels = (y > 0).astype(int)
     klr, klr_reads, _ = fit(
-        "klr", KernelLogisticRegression, labels, solver="onepass", n_centers=40, random_state=2
+        "klr", KernelLogisticRegression, labels, **ONEPASS, n_centers=40, random_state=2
     )
     np.testing.assert_array_equal(klr.center_indices_, one.center_indices_)
     assert klr.n_iter_ >= 2 and klr_reads == [1] * 6
@@ -415,9 +436,13 @@ def test_nystrom_features_on_dask_draw_the_centres_of_kernel_ridge(data):
     params = dict(n_centers=40, random_state=2)
     with dask.config.set(scheduler="threads"):  # the threaded scheduler: no cluster needed
         feats = NystromFeatures(Gaussian(2.0), **params).fit(X_dask)
-        ridge = KernelRidge(Gaussian(2.0), lam=1e-2, solver="onepass", **params)
+        ridge = KernelRidge(
+            Gaussian(2.0), lam=1e-2, solver="nystrom", nystrom_method="onepass", **params
+        )
         ridge.fit(X_dask, y)
-        klr = KernelLogisticRegression(Gaussian(2.0), lam=1e-2, solver="onepass", **params)
+        klr = KernelLogisticRegression(
+            Gaussian(2.0), lam=1e-2, solver="nystrom", nystrom_method="onepass", **params
+        )
         klr.fit(X_dask, (y > 0).astype(int))
     index = draw_by_keys(np.arange(len(X), dtype=np.uint64), 40, None, 2)
     np.testing.assert_array_equal(feats.component_indices_, index)
@@ -434,9 +459,9 @@ def test_given_centres_on_dask(client, data, estimator):
         y = (y > 0).astype(int)
     X_dask = da.from_array(X, chunks=(200, 5))
     centres = np.random.default_rng(1).normal(size=(30, 5))  # not training points
-    remote = estimator(Gaussian(2.0), solver="onepass", centers=centres, lam=1e-3)
+    remote = estimator(Gaussian(2.0), **ONEPASS, centers=centres, lam=1e-3)
     remote.fit(X_dask, y)
-    local = estimator(Gaussian(2.0), solver="onepass", centers=centres, lam=1e-3).fit(X, y)
+    local = estimator(Gaussian(2.0), **ONEPASS, centers=centres, lam=1e-3).fit(X, y)
     assert remote.center_indices_ is None and local.center_indices_ is None
     scale = np.abs(local.dual_coef_).max()
     np.testing.assert_allclose(remote.dual_coef_, local.dual_coef_, rtol=0, atol=1e-8 * scale)
@@ -452,8 +477,10 @@ def test_default_lam_auto_on_dask_is_the_in_memory_gcv_path(client, data):
     X, y = data
     X_dask = da.from_array(X, chunks=(170, 5))
     remote = KernelRidge(Gaussian(2.0), n_centers=40, random_state=2).fit(X_dask, y)
-    assert remote.solver_ == "onepass"
-    local = KernelRidge(Gaussian(2.0), centers=X[remote.center_indices_], solver="onepass")
+    assert remote.nystrom_method_ == "onepass"
+    local = KernelRidge(
+        Gaussian(2.0), centers=X[remote.center_indices_], solver="nystrom", nystrom_method="onepass"
+    )
     local.fit(X, y)
     assert remote.lam_ == pytest.approx(local.lam_, rel=1e-8)
     np.testing.assert_allclose(
@@ -473,10 +500,10 @@ def test_auto_on_dask_prices_pcg_as_streamed(client):
     rng = np.random.default_rng(0)
     X = rng.standard_normal((200_000, 10)).astype(np.float32)
     y = np.sin(X @ np.linspace(-1, 1, 10) / 4) + 0.1 * rng.standard_normal(200_000)
-    assert choose_solver(200_000, 500, d=10, tol=1e-3, exact=False, lam=1e-4) == "nystrom"
+    assert choose_solver(200_000, 500, d=10, tol=1e-3, exact=False, lam=1e-4) == "pcg"
     X_dask = da.from_array(X, chunks=(25_000, 10)).persist()
     model = KernelRidge(Gaussian(5.0), lam=1e-4, tol=1e-3, n_centers=500, random_state=0)
-    assert model.fit(X_dask, da.from_array(y, chunks=25_000)).solver_ == "onepass"
+    assert model.fit(X_dask, da.from_array(y, chunks=25_000)).nystrom_method_ == "onepass"
 
 
 def test_kept_blocks_are_released_when_the_fit_ends(client, data):
@@ -494,9 +521,14 @@ def test_kept_blocks_are_released_when_the_fit_ends(client, data):
     nystrom_ridge(system, torch.as_tensor(y), 1e-2, max_iter=3)
     assert kept_tasks() == 6  # one kept operator per block during the fit
     del system
-    KernelRidge(Gaussian(2.0), lam=1e-2, solver="nystrom", n_centers=40, random_state=0).fit(
-        X_dask, da.from_array(y, chunks=100)
-    )
+    KernelRidge(
+        Gaussian(2.0),
+        lam=1e-2,
+        solver="nystrom",
+        nystrom_method="pcg",
+        n_centers=40,
+        random_state=0,
+    ).fit(X_dask, da.from_array(y, chunks=100))
     with _deadline(10):
         while kept_tasks():
             time.sleep(0.05)

@@ -109,19 +109,32 @@ def test_kernel_ridge_selects_lam_on_the_nystrom_path():
     grid = [1e-7, 1e-5, 1e-3, 1e-1]
     for cv in ("loo", "gcv"):
         est = KernelRidge(
-            Gaussian(1.0), lam=grid, cv=cv, solver="onepass", n_centers=40, random_state=0
+            Gaussian(1.0),
+            lam=grid,
+            cv=cv,
+            solver="nystrom",
+            nystrom_method="onepass",
+            n_centers=40,
+            random_state=0,
         ).fit(X, y)
-        assert est.solver_ == "onepass" and len(est.center_indices_) == 40
+        assert est.nystrom_method_ == "onepass" and len(est.center_indices_) == 40
         scores = -est.cv_results_["mean_test_score"]
         assert est.lam_ == grid[int(np.argmin(scores))]
         plain = KernelRidge(
-            Gaussian(1.0), lam=est.lam_, solver="onepass", n_centers=40, random_state=0
+            Gaussian(1.0),
+            lam=est.lam_,
+            solver="nystrom",
+            nystrom_method="onepass",
+            n_centers=40,
+            random_state=0,
         ).fit(X, y)
         np.testing.assert_allclose(est.predict(X[:20]), plain.predict(X[:20]), atol=1e-8)
-    kw = dict(cv="gcv", solver="onepass", n_centers=40, random_state=0)
+    kw = dict(cv="gcv", solver="nystrom", nystrom_method="onepass", n_centers=40, random_state=0)
     auto = KernelRidge(Gaussian(1.0), lam="auto", **kw).fit(X, y)
     at_choice = KernelRidge(Gaussian(1.0), lam=[auto.lam_], **kw).fit(X, y)
     best_on_grid = -auto.cv_results_["mean_test_score"].min()
     assert -at_choice.cv_results_["mean_test_score"][0] <= best_on_grid * (1 + 1e-12)
     with pytest.raises(InputError, match="cv=None, 'loo' or 'gcv'"):
-        KernelRidge(Gaussian(1.0), lam=grid, cv=3, solver="onepass", n_centers=40).fit(X, y)
+        KernelRidge(
+            Gaussian(1.0), lam=grid, cv=3, solver="nystrom", nystrom_method="onepass", n_centers=40
+        ).fit(X, y)

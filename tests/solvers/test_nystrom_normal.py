@@ -300,9 +300,13 @@ def test_one_pass_with_its_tolerance_equals_pcg_through_the_estimator(monkeypatc
     calls = []
     monkeypatch.setattr(falkon, "to_features", lambda *a: calls.append(1) or to_features(*a))
     common = {"lam": 1e-4, "n_centers": 300, "random_state": 0}
-    one = KernelRidge(kernel, solver="onepass", tol=1e-3, **common).fit(X.numpy(), y.numpy())
+    one = KernelRidge(kernel, solver="nystrom", nystrom_method="onepass", tol=1e-3, **common).fit(
+        X.numpy(), y.numpy()
+    )
     assert calls == [1]
-    pcg = KernelRidge(kernel, solver="nystrom", tol=1e-10, max_iter=1000, **common)
+    pcg = KernelRidge(
+        kernel, solver="nystrom", nystrom_method="pcg", tol=1e-10, max_iter=1000, **common
+    )
     pcg.fit(X.numpy(), y.numpy())
     a, b = one.predict(Xt.numpy()), pcg.predict(Xt.numpy())
     assert np.abs(a - b).max() <= 1e-3 * np.abs(b).max()

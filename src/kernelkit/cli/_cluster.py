@@ -23,7 +23,8 @@ def add_cluster_options(p: argparse.ArgumentParser) -> None:
         "--solver",
         choices=("exact", "nystrom"),
         default="exact",
-        help="ridge solver: exact, or Nyström-preconditioned CG (Falkon) for large n",
+        help="ridge solver: exact, or Nyström on --centers centres for large n (the one-pass "
+        "normal equations or Falkon's preconditioned CG, by cost)",
     )
     p.add_argument(
         "--centers", type=int, default=1000, help="Nyström centres m (with --solver nystrom)"

@@ -19,11 +19,11 @@ from kernelkit.estimators._base import (
     KernelEstimatorMixin,
     progress_of,
 )
-from kernelkit.estimators._nystrom_unsupervised import fill_empty_clusters, nystrom_kmeans
+from kernelkit.estimators._nystrom_unsupervised import nystrom_kmeans
 from kernelkit.gram import gram
-from kernelkit.gram._centres import kmeanspp_seeds
 from kernelkit.gram._nystrom import CENTRE_METHODS, centre_count, choose_centres, too_many_centres
 from kernelkit.kernels import Kernel, PrecomputedBatch
+from kernelkit.solvers._kmeans import GramClusters, kmeanspp_seeds, lloyd, one_hot
 from kernelkit.utils._constraints import Interval, StrOptions
 from kernelkit.utils._errors import InputError
 from kernelkit.utils._progress import Progress, VerboseLike
@@ -89,71 +89,12 @@ def kmeans_plusplus(K: torch.Tensor, k: int, rng: np.random.Generator) -> np.nda
 
     Arthur and Vassilvitskii (2007) with scikit-learn's greedy variant (the best of
     ``2 + floor(log k)`` D^2 draws per step): the library's one seeding,
-    :func:`kernelkit.gram._centres.kmeanspp_seeds`, on the columns of the Gram ``K``.
+    :func:`kernelkit.solvers._kmeans.kmeanspp_seeds`, on the columns of the Gram ``K``.
     """
     cols = torch.as_tensor(K)
     return kmeanspp_seeds(
         cols.diagonal(), lambda idx: cols[:, idx], k, rng, trials=2 + int(math.log(k))
     )
-
-
-def _lloyd(
-    K: torch.Tensor,
-    diag: torch.Tensor,
-    centres: np.ndarray,
-    max_iter: int,
-    progress: Progress | None = None,
-) -> KernelKMeansResult:
-    """Lloyd iterations in the feature space from the centres ``phi(x_c)`` (``progress``
-    receives the number of points that changed cluster at every iteration).
-
-    ``K A`` (``A`` the one-hot assignment matrix) is updated from the rows of the points
-    that changed cluster, ``K A += K[changed]^T (A_new - A_old)[changed]`` (``K``
-    symmetric), so a late iteration that moves few points costs far less than ``n^2``.
-    """
-    n, k = K.shape[0], len(centres)
-    c = torch.as_tensor(centres, device=K.device)
-    D = diag[:, None] - 2 * K[c].T + K[c, c][None, :]
-    labels = fill_empty_clusters(D.argmin(1), D, k)
-    KA = K @ _one_hot(labels, k, K.dtype)
-    it = 0
-    for it in range(1, max_iter + 1):
-        D, norms = _distances(KA, diag, labels, k)
-        new = fill_empty_clusters(D.argmin(1), D, k)
-        changed = torch.nonzero(new != labels).flatten()
-        if progress is not None:
-            progress.update(it, changed=len(changed))
-        if not len(changed):
-            break
-        if len(changed) > n // 4:
-            KA = K @ _one_hot(new, k, K.dtype)
-        else:
-            delta = _one_hot(new[changed], k, K.dtype) - _one_hot(labels[changed], k, K.dtype)
-            KA += K[changed].T @ delta
-        labels = new
-    else:  # stopped by max_iter: centres of the final labels
-        D, norms = _distances(KA, diag, labels, k)
-    inertia = float(D.gather(1, labels[:, None]).clamp_min(0).sum())
-    return KernelKMeansResult(labels.cpu().numpy(), inertia, it, norms.cpu().numpy())
-
-
-def _one_hot(labels: torch.Tensor, k: int, dtype: torch.dtype) -> torch.Tensor:
-    """The assignment matrix, shape (len(labels), k)."""
-    A = torch.zeros((len(labels), k), dtype=dtype, device=labels.device)
-    A[torch.arange(len(labels), device=labels.device), labels] = 1.0
-    return A
-
-
-def _distances(
-    KA: torch.Tensor, diag: torch.Tensor, labels: torch.Tensor, k: int
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """Squared feature-space distances of every point to the ``k`` cluster means of
-    ``labels``, shape (n, k), and the squared norms ``||mu_l||^2`` of the means, from
-    ``K A``."""
-    A = _one_hot(labels, k, KA.dtype)
-    sizes = A.sum(0)
-    norms = (A * KA).sum(0) / sizes**2
-    return diag[:, None] - 2 * KA / sizes + norms[None, :], norms
 
 
 def kernel_kmeans(
@@ -202,7 +143,6 @@ def kernel_kmeans(
     n = K.shape[0]
     check_n_clusters(n_clusters, n)
     rng = check_random_state(random_state)
-    diag = K.diagonal().clone()
     if not isinstance(init, str):
         starts = [check_init(init, n_clusters, n)]
     elif init == "random":
@@ -213,7 +153,10 @@ def kernel_kmeans(
     for r, centres in enumerate(starts):
         if progress is not None and len(starts) > 1:
             progress.stage(f"run {r + 1}/{len(starts)}")
-        runs.append(_lloyd(K, diag, centres, max_iter, progress))
+        clusters = GramClusters(K, n_clusters)
+        labels, iterations, inertia = lloyd(clusters, centres, max_iter, progress)
+        norms = clusters.centre_norms().cpu().numpy()
+        runs.append(KernelKMeansResult(labels.cpu().numpy(), inertia, iterations, norms))
     return min(runs, key=lambda r: r.inertia)
 
 
@@ -402,7 +345,7 @@ class KernelKMeans(KernelEstimatorMixin, ClusterMixin, BaseEstimator):
             return like_input(self._nystrom(self._predict_X(X)).argmin(1), X)
         Kt = gram(self.kernel_, self._predict_X(X), self.X_fit_).to(torch.float64)
         labels = torch.as_tensor(self.labels_, device=Kt.device)
-        A = _one_hot(labels, self.n_clusters, Kt.dtype)
+        A = one_hot(labels, self.n_clusters, Kt.dtype)
         sizes = A.sum(0).clamp_min(1)
         norms = torch.as_tensor(self.centre_norms_, dtype=Kt.dtype, device=Kt.device)
         return like_input((-2 * (Kt @ A) / sizes + norms).argmin(1), X)

@@ -15,6 +15,8 @@ from kernelkit.estimators._base import (
     RANDOM_STATE_CONSTRAINT,
     check_distributed_nystrom,
     progress_of,
+    record_method,
+    requested_solver,
     warn_max_iter,
 )
 from kernelkit.estimators._classes import (
@@ -32,10 +34,10 @@ from kernelkit.gram._nystrom import CENTRE_METHODS, centre_count, choose_centres
 from kernelkit.kernels import Kernel, PrecomputedBatch
 from kernelkit.kernels._base import Batch
 from kernelkit.models._falkon import (
-    SOLVERS,
+    NYSTROM_METHODS,
     NystromSystem,
     choose_solver,
-    forced_solver,
+    fitting_method,
     keeps_block,
     nystrom_predict,
     nystrom_system,
@@ -107,29 +109,31 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
         significant fall), and ``lam_`` is fitted on every row from that iterate.  ``lam_``
         and ``cv_results_`` record it.  The grid is relative to the kernel's scale
         ``mean k(x, x)`` (1 for the Gaussian).
-    solver : {"auto", "exact", "onepass", "nystrom"}, default "auto"
+    solver : {"auto", "exact", "nystrom"}, default "auto"
         ``"exact"``: IRLS on the full ``n x n`` Gram matrix (one Cholesky of
-        ``W^{1/2} K W^{1/2} + 2 n lam I`` per Newton step).  ``"onepass"`` and ``"nystrom"``: the
-        same objective over ``f = sum_j alpha_j k(c_j, .)`` on the ``n_centers`` ``centers``,
-        ``K_nm`` streamed in row tiles (PCG: computed once and kept for every later pass
-        when it fits a quarter of the available memory,
-        :func:`kernelkit.models._falkon.nystrom_system`); each Newton step is a weighted
-        Nyström ridge problem, formed in ONE weighted pass over the data and solved by Cholesky
-        (``"onepass"``, :func:`kernelkit.models._falkon_logistic.nystrom_logistic_onepass`)
-        or solved by Falkon's preconditioned CG (``"nystrom"``, Meanti et al., NeurIPS 2020;
-        :func:`kernelkit.models._falkon_logistic.nystrom_logistic_fit`).  With
-        ``n_centers = n`` they solve the exact problem.  ``"auto"`` picks by the cost model
-        of :func:`kernelkit.models._falkon.solver_costs` with ``s = 8`` Newton steps and PCG
-        on the kept block where it fits (exact when ``m >= n`` or its cost is small);
-        ``solver_`` records the choice.  A Dask
-        array or bag ``X`` is fitted on the workers that hold it by a Nyström solver
-        (``"auto"``: the cheaper one) on uniform centres drawn by row position (the chunks
-        holding one read once and kept for the passes) or on centres given as points, each
-        pass over ``K_nm`` one map-reduce; ``solver="exact"`` or other centre methods refuse
-        it with a named error.
+        ``W^{1/2} K W^{1/2} + 2 n lam I`` per Newton step).  ``"nystrom"``: the same
+        objective over ``f = sum_j alpha_j k(c_j, .)`` on the ``n_centers`` ``centers``, each
+        Newton step a weighted Nyström ridge problem solved by ``nystrom_method``; with
+        ``n_centers = n`` it solves the exact problem.  ``"auto"`` picks by the cost model of
+        :func:`kernelkit.models._falkon.solver_costs` with ``s = 8`` Newton steps (exact when
+        ``m >= n`` or its cost is small); ``solver_`` records the choice.  A Dask array or
+        bag ``X`` is fitted on the workers that hold it by the Nyström solver on uniform
+        centres drawn by row position (the chunks holding one read once and kept for the
+        passes) or on centres given as points, each pass over ``K_nm`` one map-reduce;
+        ``solver="exact"`` or other centre methods refuse it with a named error.
+        ``"onepass"`` is a deprecated spelling of ``solver="nystrom",
+        nystrom_method="onepass"``.
+    nystrom_method : {"auto", "onepass", "pcg"}, default "auto"
+        ``"onepass"``: each Newton system formed in ONE weighted pass over the data and
+        solved by Cholesky (:func:`kernelkit.models._falkon_logistic.nystrom_logistic_onepass`);
+        ``"pcg"``: solved by Falkon's preconditioned CG (Meanti et al., NeurIPS 2020;
+        :func:`kernelkit.models._falkon_logistic.nystrom_logistic_fit`), ``K_nm`` computed
+        once and kept for every later pass when it fits a quarter of the available memory
+        (:func:`kernelkit.models._falkon.nystrom_system`); ``"auto"``: the cheaper by the
+        cost model.  ``nystrom_method_`` records the method.
     tol : float, default 1e-6
         ``"exact"``: stop when the largest entry of ``grad J(alpha)`` is at most ``tol``;
-        ``"nystrom"`` and ``"onepass"``: when every Newton decrement ``-grad^T delta`` is at
+        ``"nystrom"``: when every Newton decrement ``-grad^T delta`` is at
         most ``tol``.  Near the minimum the decrement is about twice ``J - min J``
         (Boyd and Vandenberghe, *Convex Optimization*, section 9.5.1), so the default stops
         orders of magnitude below the sampling error of ``J`` itself, about ``1 / sqrt(n)``
@@ -176,9 +180,11 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
         ``"nystrom"`` only: indices of the centres among the training points (``X_fit_``
         then holds the centres and ``dual_coef_`` their coefficients).
     n_cg_ : int
-        ``"nystrom"`` only: CG iterations over all Newton steps.
+        ``nystrom_method_ = "pcg"`` only: CG iterations over all Newton steps.
     solver_ : str
-        The solver that fitted: ``"exact"``, ``"onepass"`` or ``"nystrom"``.
+        The solver that fitted: ``"exact"`` or ``"nystrom"``.
+    nystrom_method_ : str
+        ``"nystrom"`` only: ``"onepass"`` or ``"pcg"``.
     lam_ : float
         The ``lam`` of the fit (``lam``, or the one ``"auto"`` chose).
     cv_results_ : dict
@@ -199,7 +205,8 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **MARGIN_CONSTRAINTS,
         "lam": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
-        "solver": [StrOptions({"auto", *SOLVERS})],
+        "solver": [StrOptions({"auto", "exact", "nystrom", "onepass"})],
+        "nystrom_method": [StrOptions({"auto", *NYSTROM_METHODS})],
         "tol": [Interval(Real, 0, None, closed="left")],
         "n_centers": [Interval(Integral, 1, None, closed="left")],
         "centers": [StrOptions(set(CENTRE_METHODS)), "array-like"],
@@ -213,6 +220,7 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
         lam: float | str = "auto",
         *,
         solver: str = "auto",
+        nystrom_method: str = "auto",
         tol: float = 1e-6,
         max_iter: int = 100,
         n_centers: int = 1000,
@@ -227,6 +235,7 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
         self.kernel = kernel
         self.lam = lam
         self.solver = solver
+        self.nystrom_method = nystrom_method
         self.tol = tol
         self.max_iter = max_iter
         self.n_centers = n_centers
@@ -249,7 +258,7 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
             self.__dict__.pop(name, None)
         if not self._auto:
             self.lam_ = float(self.lam)
-        self.solver_ = self._choose_solver(Xb, Y)
+        record_method(self, self._choose_solver(Xb, Y, *requested_solver(self)))
         progress = progress_of(self, self.max_iter)
         if self.solver_ != "exact":
             return self._fit_nystrom(Xb, y, X, progress)
@@ -266,24 +275,30 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
             warn_max_iter(self, f"gradient {float(gradients.max()):.3g}")
         return self
 
-    def _choose_solver(self, Xb: Batch, Y: torch.Tensor) -> str:
-        """``solver``, or the choice of ``"auto"`` (:func:`~kernelkit.models._falkon.choose_solver`
-        with 8 Newton steps); a Nyström solver with more centres than points: the exact one."""
+    def _choose_solver(self, Xb: Batch, Y: torch.Tensor, solver: str, method: str) -> str:
+        """The method of ``solver`` and ``nystrom_method``
+        (:func:`~kernelkit.models._falkon.fitting_method`, the cost model with 8 Newton
+        steps); ``"auto"`` is exact on a Gram input."""
+        if solver == "auto" and isinstance(Xb, PrecomputedBatch):
+            return "exact"
         n, m = len(Xb), centre_count(self.n_centers, self.centers)
-        if self.solver == "auto":
-            if isinstance(Xb, PrecomputedBatch):
-                return "exact"
-            d = Xb.shape[1] if isinstance(Xb, torch.Tensor) and Xb.ndim == 2 else 0
-            keep = keeps_block(Xb, m)
-            steps = options().logistic_newton_steps
-            return choose_solver(n, m, d=d, c=Y.shape[1], newton_steps=steps, keep=keep)
-        return forced_solver(str(self.solver), n, m)
+        d = Xb.shape[1] if isinstance(Xb, torch.Tensor) and Xb.ndim == 2 else 0
+        keep, steps = keeps_block(Xb, m), options().logistic_newton_steps
+        return fitting_method(
+            solver,
+            method,
+            n,
+            m,
+            lambda exact: choose_solver(
+                n, m, d=d, c=Y.shape[1], newton_steps=steps, keep=keep, exact=exact
+            ),
+        )
 
     def _fit_nystrom(
         self, Xb: Batch, y: Any, X: Any, progress: Progress
     ) -> KernelLogisticRegression:
         """Newton steps on the ``centers``: one weighted pass per step (``"onepass"``) or
-        Falkon's PCG (``"nystrom"``)."""
+        Falkon's PCG (``"pcg"``)."""
         choice = choose_centres(
             self.kernel_,
             Xb,
@@ -302,7 +317,7 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
         grid's smallest) in the one-pass feature coordinates, ``2 lam`` for PCG (the Hessian
         of ``lam ||f||^2``)."""
         lam = float(AUTO_GRID[-1]) if self._auto else float(self.lam)
-        return lam * (1 if self.solver_ == "onepass" else 2)
+        return lam * (1 if self.nystrom_method_ == "onepass" else 2)
 
     @property
     def _auto(self) -> bool:
@@ -323,7 +338,7 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
         block is read twice for the draw.  Centres given as points read nothing before the
         passes.  The labels (``n`` values) are gathered on the client, and every
         pass over ``K_nm`` (one per Newton step for ``"onepass"``, one per gradient and CG
-        iteration for ``"nystrom"``) is one map-reduce over the row blocks on the workers
+        iteration for ``"pcg"``) is one map-reduce over the row blocks on the workers
         that hold them (:class:`~kernelkit.gram._distributed_nystrom.DistributedNystromOperator`,
         the pass of :class:`~kernelkit.KernelRidge`'s Dask fit); ``"auto"`` picks the
         cheaper Nyström solver by :func:`~kernelkit.models._falkon.choose_solver`.
@@ -341,11 +356,12 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
         y = np.asarray(y)  # the n labels (a Dask array is computed): the client's Newton state
         self.classes_, Y = signed_targets(y)
         self._check_y_length(Y, n)
-        self.solver_ = str(self.solver)
-        if self.solver == "auto":
+        _, method = requested_solver(self)
+        if method == "auto":
             d = centres.shape[1] if isinstance(centres, torch.Tensor) and centres.ndim == 2 else 0
             steps = options().logistic_newton_steps
-            self.solver_ = choose_solver(n, m, d=d, c=Y.shape[1], newton_steps=steps, exact=False)
+            method = choose_solver(n, m, d=d, c=Y.shape[1], newton_steps=steps, exact=False)
+        record_method(self, method)
         system = distributed_nystrom_system(
             self.kernel_, blocks, m, centres=centres, indices=index, lam=self._system_lam()
         )
@@ -355,7 +371,7 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
         self, system: NystromSystem, y: Any, X: Any, progress: Progress
     ) -> KernelLogisticRegression:
         """Run the one-pass Newton or Newton-PCG on a prepared system; store the attributes."""
-        progress.stage(f"Newton steps on {system.op.shape[1]} centres ({self.solver_})")
+        progress.stage(f"Newton steps on {system.op.shape[1]} centres ({self.nystrom_method_})")
         res: NystromLogisticResult
         if self._auto:
             held_out = holdout_rows(system.op.shape[0], self.random_state)
@@ -363,12 +379,12 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
                 system,
                 y,
                 held_out,
-                solver=str(self.solver_),
+                solver=str(self.nystrom_method_),
                 max_newton=self.max_iter,
                 newton_tol=self.tol,
             )
             self._record_path(path)
-        elif self.solver_ == "onepass":
+        elif self.nystrom_method_ == "onepass":
             res = nystrom_logistic_onepass(
                 system, y, float(self.lam), max_newton=self.max_iter, newton_tol=self.tol
             )
@@ -388,7 +404,7 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
         self.center_indices_ = res.indices
         self.dual_coef_ = like_input(squeeze_binary(res.coef), X)
         self.n_iter_ = int(res.n_newton)
-        if self.solver_ == "nystrom":
+        if self.nystrom_method_ == "pcg":
             self.n_cg_ = res.n_cg
         self.objectives_ = [[float(J)] for J in np.atleast_1d(res.objective)]
         progress.update(res.n_newton, objective=float(np.max(res.objective)))

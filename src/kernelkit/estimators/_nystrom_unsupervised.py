@@ -26,7 +26,7 @@ solve and the update), ``O(m^3)``; memory ``O(n d + m^2)`` besides the ``n x p``
 
 *Kernel k-means* (Dhillon, Guan and Kulis, KDD 2004, on the approximated Gram): Lloyd's
 algorithm in the Nyström feature space, seeded by the library's k-means++
-(:func:`kernelkit.gram._centres.kmeanspp_seeds`).  The features are never held whole
+(:func:`kernelkit.solvers._kmeans.kmeanspp_seeds`).  The features are never held whole
 (``n x m`` float64 is 16 GB at ``n = 10^6``, ``m = 2000``, and re-streaming them costs a kernel
 pass per Lloyd iteration): the pass of the kernel PCA above gives ``S = V Delta V^T`` and
 Lloyd runs on the codes ``Z_r = (Phi - 1 mu^T) V_r`` of the top ``r`` principal directions.
@@ -57,7 +57,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from kernelkit.gram._centres import kmeanspp_seeds, uniform_centres
+from kernelkit.gram._centres import uniform_centres
 from kernelkit.gram._nystrom import CentreChoice
 from kernelkit.gram._streaming import NystromOperator
 from kernelkit.kernels import Kernel
@@ -71,6 +71,7 @@ from kernelkit.models._falkon import (
 from kernelkit.solvers import top_eigenpairs
 from kernelkit.solvers._cholesky import solve_triangular
 from kernelkit.solvers._eigen import fix_signs
+from kernelkit.solvers._kmeans import FeatureClusters, kmeanspp_seeds, lloyd
 from kernelkit.solvers._spectra import symmetric_eigvalsh
 from kernelkit.utils._errors import InputError
 from kernelkit.utils._numerics import eps
@@ -309,74 +310,6 @@ class NystromKMeans:
     rank: int
 
 
-LLOYD_TILE_BYTES = 4 << 20
-"""Bytes of codes per row tile of a Lloyd assignment (the ``b x k`` scores stay small)."""
-
-
-def _distances(Z: torch.Tensor, sq: torch.Tensor, C: torch.Tensor) -> torch.Tensor:
-    """``||z_i - c_l||^2`` for the rows of ``Z`` (squared norms ``sq``) and centres ``C``."""
-    return sq[:, None] - 2 * (Z @ C.mT) + (C * C).sum(1)[None, :]
-
-
-def _assign(Z: torch.Tensor, C: torch.Tensor) -> torch.Tensor:
-    """The nearest centre of every row, ``argmin_l ||c_l||^2 / 2 - z^T c_l``, in row tiles of
-    ``LLOYD_TILE_BYTES``."""
-    half = (C * C).sum(1) / 2
-    rows = max(1, LLOYD_TILE_BYTES // (8 * max(Z.shape[1], 1)))
-    return torch.cat([(half - Zb @ C.mT).argmin(1) for Zb in Z.split(rows)])
-
-
-def _lloyd(Z: torch.Tensor, sq: torch.Tensor, start: np.ndarray, max_iter: int) -> tuple:
-    """Lloyd iterations on the rows of ``Z`` from the rows ``start``, until no point changes
-    cluster; returns labels, reduced inertia and iterations.  The clusters' sums are updated
-    by the rows that changed cluster only (as :func:`kernel_kmeans` updates ``K A``), so an
-    iteration reads ``Z`` once."""
-    k = len(start)
-    C = Z[torch.as_tensor(start)]
-    labels = None
-    sums = Z.new_zeros(k, Z.shape[1])
-    it = 0
-    for it in range(1, max_iter + 1):  # noqa: B007 - reported to the caller
-        new = _assign(Z, C)
-        counts = torch.bincount(new, minlength=k)
-        if bool((counts == 0).any()):  # relocation: the full distances, the sums again
-            new = fill_empty_clusters(new, _distances(Z, sq, C), k)
-            counts = torch.bincount(new, minlength=k)
-            labels = None
-        if labels is None:
-            sums = Z.new_zeros(k, Z.shape[1]).index_add_(0, new, Z)
-        else:
-            moved = torch.nonzero(new != labels).flatten()
-            if not len(moved):
-                break
-            Zm = Z[moved]
-            sums.index_add_(0, new[moved], Zm).index_add_(0, labels[moved], -Zm)
-        labels = new
-        C = sums / counts.to(Z.dtype)[:, None]
-    D = _distances(Z, sq, C)
-    inertia = float(D.gather(1, labels[:, None]).clamp_min(0).sum())
-    return labels, inertia, it
-
-
-def fill_empty_clusters(labels: torch.Tensor, D: torch.Tensor, k: int) -> torch.Tensor:
-    """Give each empty cluster the point farthest from its current centre (scikit-learn's
-    relocation rule), taking points from clusters of two or more."""
-    counts = torch.bincount(labels, minlength=k)
-    if bool((counts > 0).all()):
-        return labels
-    labels = labels.clone()
-    far = D.gather(1, labels[:, None])[:, 0].argsort(descending=True).tolist()
-    for empty in torch.nonzero(counts == 0).flatten().tolist():
-        for i in far:
-            if counts[labels[i]] > 1:
-                counts[labels[i]] -= 1
-                labels[i] = empty
-                counts[empty] = 1
-                far.remove(i)
-                break
-    return labels
-
-
 def _best_lloyd(
     Z: torch.Tensor,
     k: int,
@@ -387,18 +320,18 @@ def _best_lloyd(
 ) -> tuple[torch.Tensor, int]:
     """Labels and iterations of the least-inertia Lloyd run on the rows of ``Z``: ``n_init``
     greedy k-means++ starts, or one from the rows ``init``."""
-    sq = (Z * Z).sum(1)
+    clusters = FeatureClusters(Z, k)
     rng = check_random_state(random_state)
     trials = 2 + int(math.log(k))
     best = None
     for _ in range(1 if init is not None else n_init):
         start = init
         if start is None:
-            start = kmeanspp_seeds(sq, lambda i: Z @ Z[i].mT, k, rng, trials=trials)
-        run = _lloyd(Z, sq, start, max_iter)
-        if best is None or run[1] < best[1]:
+            start = kmeanspp_seeds(clusters.sq, lambda i: Z @ Z[i].mT, k, rng, trials=trials)
+        run = lloyd(clusters, start, max_iter)
+        if best is None or run[2] < best[2]:
             best = run
-    labels, _, iterations = best  # type: ignore[misc]
+    labels, iterations, _ = best  # type: ignore[misc]
     return labels, iterations
 
 
@@ -457,14 +390,12 @@ def nystrom_kmeans(
 __all__ = [
     "KMEANS_FEATURE_BYTES",
     "KMEANS_TAIL",
-    "LLOYD_TILE_BYTES",
     "CentredScatter",
     "NystromKMeans",
     "NystromKPCA",
     "NystromLinearMap",
     "PreImageMap",
     "centred_scatter",
-    "fill_empty_clusters",
     "kmeans_rank",
     "nystrom_kmeans",
     "nystrom_kpca",

@@ -23,6 +23,8 @@ from kernelkit.estimators._base import (
     check_distributed_nystrom,
     check_sample_weight,
     progress_of,
+    record_method,
+    requested_solver,
     result_dtype,
     to_numpy,
     unit_mean_weights,
@@ -42,10 +44,10 @@ from kernelkit.gram._nystrom import CENTRE_METHODS, centre_count, choose_centres
 from kernelkit.kernels import Kernel, PrecomputedBatch
 from kernelkit.kernels._base import Batch
 from kernelkit.models._falkon import (
-    SOLVERS,
+    NYSTROM_METHODS,
     NystromSystem,
     choose_solver,
-    forced_solver,
+    fitting_method,
     keeps_block,
     nystrom_predict,
     nystrom_ridge,
@@ -149,44 +151,29 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         scikit-learn's kernel parameters, used only with its kernel names: ``gamma`` of
         ``"rbf"``, ``"laplacian"``, ``"poly"`` (``None``: ``1 / n_features``), ``degree``
         (``None``: 3) and ``coef0`` (``None``: 1) of ``"poly"``.
-    solver : {"auto", "exact", "onepass", "nystrom"}, default "auto"
+    solver : {"auto", "exact", "nystrom"}, default "auto"
         ``"exact"``: the Cholesky solve above (``O(n^2)`` memory, ``O(n^3)`` time).
-        ``"onepass"`` and ``"nystrom"`` restrict ``f`` to ``f(x) = sum_j alpha_j k(x, c_j)``
-        over ``n_centers`` centres and minimise the same objective over that span, with
-        ``K_nm`` streamed in row tiles (``"nystrom"``: computed once and kept for every later
-        pass when it fits a quarter of the available memory,
-        :func:`kernelkit.models._falkon.nystrom_system`): ``"onepass"`` forms the ``m x m``
-        normal equations ``(K_nm^T W K_nm / n + lam K_mm) alpha = K_nm^T W y / n`` in ONE
-        pass over the data and solves them by Cholesky
-        (:func:`kernelkit.models._falkon.nystrom_ridge_onepass`; ``2 n m^2 + m^3 / 3`` flops
-        besides the pass); ``"nystrom"`` is Falkon (Rudi, Carratino and Rosasco, NeurIPS 2017,
-        Algorithm 1; :mod:`kernelkit.models._falkon`): CG preconditioned with ``chol(K_mm)``
-        and ``chol(T T^T / m + lam I)``, one pass per iteration.  Both penalise
-        ``lam alpha^T (K_mm + tau s I) alpha`` with the same jitter
-        (:func:`~kernelkit.solvers._nystrom_pcg.centre_jitter`) and, with ``n_centers = n``,
-        equal the exact solver.  ``"auto"`` picks by the cost model of
-        :func:`kernelkit.models._falkon.solver_costs`, in float64 GEMM flops with constants
-        measured on the benchmark machine (``E = 100`` flops per kernel value of a PCG pass,
-        ``E_1 = 500`` of a one-pass tile, ``d`` features, ``c`` outputs,
-        ``t = max(8.25 log10(1 / tol) (m / 1000)^(-2/3) (lam / 1e-6)^(-0.3), 2 log10(1 / tol))``
-        CG passes):
-        ``C_exact = n^2 (E + 2d) + n^3 / 3``,
-        ``C_onepass = n m (E_1 + 2d + 2c) + 1.66 n m^2 + 2 m^3 / 3`` (its pass halved when
-        its statistics are summed unmapped, see ``tol``),
-        ``C_nystrom = t n m (E + 2d + 4c) + 2 m^3``, with the block kept
-        ``n m (E + 126 + 2d + 4c) + (t - 1) n m (37 + 4c) + 2 m^3``; exact when ``m >= n`` or
-        ``C_exact`` is below the option ``exact_flops`` or below both others, else the cheaper
-        Nyström solver (at ``lam = 1e-6``: one-pass up to ``m`` of about 800 at
-        ``tol = 1e-4``, 1000 at ``1e-6`` with the block kept; 1500 and 2000 streamed; PCG from
-        smaller ``m`` at larger ``lam``).  Choosing ``lam`` (``"auto"`` or a grid),
-        the eigendecompositions replace the factorisations, ``C_exact = n^2 (E + 2d) + 6 n^3``
-        against the one-pass path ``n m (E_1 + 2d + 2c) + 1.66 n m^2 + (1/3 + 6) m^3`` (exact
-        up to ``n`` of about 2000 with ``m < n``; :func:`~kernelkit.models._falkon.solver_costs`
-        with ``select``).
-        ``solver_`` records the choice.  ``"auto"`` fits precomputed kernels and ``lam = 0``
-        exactly.  A ``lam`` path (``"auto"`` or a list) on a Nyström solver runs on the
-        one-pass statistics (``solver_ = "onepass"``, also when ``"nystrom"`` is forced); PCG
-        fits a float ``lam``.  The parameters below are used by the Nyström solvers only.
+        ``"nystrom"``: ``f`` restricted to ``f(x) = sum_j alpha_j k(x, c_j)`` over
+        ``n_centers`` centres, the same objective minimised over that span by
+        ``nystrom_method``; with ``n_centers = n`` it equals the exact solver.  ``"auto"``:
+        the cheapest by the cost model of :func:`kernelkit.models._falkon.solver_costs`
+        (float64 GEMM flops, kernel evaluations included; its constants are options,
+        ``docs/configuration.md``; its derivation ``docs/scale.md``, "Cost model"): exact
+        when ``m >= n`` or its cost is below the option ``exact_flops``; a precomputed
+        kernel and ``lam = 0`` are exact.  ``solver_`` records the choice.  ``"onepass"``
+        is a deprecated spelling of ``solver="nystrom", nystrom_method="onepass"``.
+    nystrom_method : {"auto", "onepass", "pcg"}, default "auto"
+        How the Nyström system is solved, ``K_nm`` streamed in row tiles (kept in memory for
+        later passes when it fits a quarter of it, :func:`kernelkit.models._falkon.
+        nystrom_system`).  ``"onepass"``: the ``m x m`` normal equations
+        ``(K_nm^T W K_nm / n + lam K_mm) alpha = K_nm^T W y / n`` formed in ONE pass and
+        solved by Cholesky (:func:`kernelkit.models._falkon.nystrom_ridge_onepass`).
+        ``"pcg"``: Falkon (Rudi, Carratino and Rosasco, NeurIPS 2017, Algorithm 1): CG
+        preconditioned with ``chol(K_mm)`` and ``chol(T T^T / m + lam I)``, one pass per
+        iteration.  Both penalise ``lam alpha^T (K_mm + tau s I) alpha`` with the same jitter
+        (:func:`~kernelkit.solvers._nystrom_pcg.centre_jitter`).  ``"auto"``: the cheaper by
+        the cost model.  A ``lam`` path (``"auto"`` or a list) runs on the one-pass
+        statistics whatever this says; ``nystrom_method_`` records the method.
     n_centers : int, default 1000
         Number ``m`` of Nyström centres; more than ``n_samples`` with a forced Nyström
         solver fits the exact solver, with a warning that says so.
@@ -203,7 +190,7 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         before the passes and keep nothing
         (:func:`kernelkit.gram._distributed.draw_kept_centres`).
     max_iter : int, default 100
-        Most CG iterations of ``"nystrom"`` (each is one pass over the training rows).
+        Most CG iterations of ``"pcg"`` (each is one pass over the training rows).
     tol : float, default 1e-6
         Relative residual of the preconditioned system at which CG stops; a
         :class:`~kernelkit.utils._errors.ConvergenceWarning` with the residual reached is
@@ -258,10 +245,12 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
     center_indices_ : ndarray of int
         ``"nystrom"`` only: indices of the centres among the training points.
     n_iter_ : int
-        CG iterations run (``"nystrom"``); 1 for the exact and one-pass solvers (one direct
+        CG iterations run (``"pcg"``); 1 for the exact and one-pass solvers (one direct
         solve).
     solver_ : str
-        The solver that fitted: ``"exact"``, ``"onepass"`` or ``"nystrom"``.
+        The solver that fitted: ``"exact"`` or ``"nystrom"``.
+    nystrom_method_ : str
+        ``"nystrom"`` only: ``"onepass"`` or ``"pcg"``.
     n_features_in_ : int
         Number of features (vector input) or of training points (precomputed Gram).
 
@@ -300,7 +289,8 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         "gamma": [Interval(Real, 0, None, closed="neither"), None],
         "degree": [Interval(Integral, 1, None, closed="left"), None],
         "coef0": [Interval(Real, 0, None, closed="left"), None],
-        "solver": [StrOptions({"auto", *SOLVERS})],
+        "solver": [StrOptions({"auto", "exact", "nystrom", "onepass"})],
+        "nystrom_method": [StrOptions({"auto", *NYSTROM_METHODS})],
         "n_centers": [Interval(Integral, 1, None, closed="left")],
         "centers": [StrOptions(set(CENTRE_METHODS)), "array-like"],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
@@ -322,6 +312,7 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         degree: int | None = None,
         coef0: float | None = None,
         solver: str = "auto",
+        nystrom_method: str = "auto",
         n_centers: int = 1000,
         centers: str = "uniform",
         max_iter: int = 100,
@@ -339,6 +330,7 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         self.degree = degree
         self.coef0 = coef0
         self.solver = solver
+        self.nystrom_method = nystrom_method
         self.n_centers = n_centers
         self.centers = centers
         self.max_iter = max_iter
@@ -360,13 +352,14 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         for attr in ("center_indices_", "lam_", "cv_results_", "loo_residuals_", "loo_groups_"):
             self.__dict__.pop(attr, None)
         self._y_fit, self._sample_weight = Y, w
+        solver, method = requested_solver(self)
         if selects_hyperparameters(self):
-            self.solver_ = self._selection_solver(Xb, Y)
+            record_method(self, self._selection_solver(Xb, Y, solver))
             if self.solver_ == "exact":
                 return fit_selected(self, Xb, Y, w, X)
             return fit_selected_nystrom(self, Xb, Y, w, X)
         lam = self.lam_ = float(self.lam)
-        self.solver_ = self._choose_solver(Xb, Y)
+        record_method(self, self._choose_solver(Xb, Y, solver, method))
         if self.solver_ != "exact":
             return self._fit_nystrom(Xb, Y, w, X)
         coef, self.jitter_ = weighted_kernel_ridge(lambda: gram(self.kernel_, Xb), Y, w, lam=lam)
@@ -404,33 +397,39 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         check_is_fitted(self, "dual_coef_")
         return ridge_interval(self, X, alpha, method)
 
-    def _selection_solver(self, Xb: Batch, Y: torch.Tensor) -> str:
-        """The solver of a ``lam`` selection: exact, or ``"onepass"`` (the Nyström path from
+    def _selection_solver(self, Xb: Batch, Y: torch.Tensor, solver: str) -> str:
+        """The method of a ``lam`` selection: exact, or ``"onepass"`` (the Nyström path from
         the one-pass statistics) when forced or when ``"auto"``'s cost model of the path
         (``select``) picks it; ``kernel_params`` and a Gram input select on the exact path."""
-        n, m = len(Xb), centre_count(self.n_centers, self.centers)
-        if self.solver == "exact" or self.kernel_params is not None:
+        if self.kernel_params is not None or isinstance(Xb, PrecomputedBatch):
             return "exact"
-        if self.solver == "auto":
-            if isinstance(Xb, PrecomputedBatch):
-                return "exact"
-            d, c = _cost_dims(Xb, Y)
-            return choose_solver(n, m, d=d, c=c, select=True)
-        return "onepass" if forced_solver(str(self.solver), n, m) != "exact" else "exact"
+        n, m = len(Xb), centre_count(self.n_centers, self.centers)
+        d, c = _cost_dims(Xb, Y)
+        method = fitting_method(
+            solver,
+            "onepass",
+            n,
+            m,
+            lambda exact: choose_solver(n, m, d=d, c=c, select=True, exact=exact),
+        )
+        return "exact" if method == "exact" else "onepass"
 
-    def _choose_solver(self, Xb: Batch, Y: torch.Tensor) -> str:
-        """``solver``, or the choice of ``"auto"``
-        (:func:`~kernelkit.models._falkon.choose_solver`); a Nyström solver with more centres
-        than points falls back to the exact one."""
-        n, m = len(Xb), centre_count(self.n_centers, self.centers)
-        if self.solver == "auto" and (isinstance(Xb, PrecomputedBatch) or float(self.lam) <= 0):
+    def _choose_solver(self, Xb: Batch, Y: torch.Tensor, solver: str, method: str) -> str:
+        """The method of ``solver`` and ``nystrom_method``
+        (:func:`~kernelkit.models._falkon.fitting_method`); ``"auto"`` is exact on a Gram
+        input and for ``lam = 0``."""
+        if solver == "auto" and (isinstance(Xb, PrecomputedBatch) or float(self.lam) <= 0):
             return "exact"
-        if self.solver == "auto":
-            d, c = _cost_dims(Xb, Y)
-            return choose_solver(
-                n, m, d=d, c=c, tol=float(self.tol), keep=keeps_block(Xb, m), lam=float(self.lam)
-            )
-        return forced_solver(str(self.solver), n, m)
+        n, m = len(Xb), centre_count(self.n_centers, self.centers)
+        d, c = _cost_dims(Xb, Y)
+        keep, lam, tol = keeps_block(Xb, m), float(self.lam), float(self.tol)
+        return fitting_method(
+            solver,
+            method,
+            n,
+            m,
+            lambda exact: choose_solver(n, m, d=d, c=c, tol=tol, keep=keep, lam=lam, exact=exact),
+        )
 
     def _fit_nystrom(self, Xb: Batch, Y: torch.Tensor, w: np.ndarray | None, X: Any) -> KernelRidge:
         """Nyström fit on ``n_centers`` centres: one pass or Falkon's PCG (``solver_``)."""
@@ -471,12 +470,12 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         statistics would be summed unmapped (:func:`~kernelkit.models._falkon.unmapped_onepass`),
         which the cost model prices lower (``unmapped=True``); PCG on a kept ``K_nm`` as
         :func:`~kernelkit.models._falkon.priced_as_kept` says."""
-        if not (self.solver == "auto" and self.solver_ == "nystrom"):
+        if not (self.nystrom_method == "auto" and self.nystrom_method_ == "pcg"):
             return
         if not unmapped_onepass(system, lam, float(self.tol)):
             return
         d, c = _cost_dims(system.op.centres, Y)
-        self.solver_ = choose_solver(
+        self.nystrom_method_ = choose_solver(
             system.n,
             len(system.K_mm),
             d=d,
@@ -497,7 +496,7 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         weights = None if w is None else torch.as_tensor(w, dtype=torch.float64)
         self.X_fit_ = system.op.centres
         self.center_indices_ = system.indices
-        if self.solver_ == "onepass":
+        if self.nystrom_method_ == "onepass":
             one = nystrom_ridge_onepass(system, Y, lam, sample_weight=weights, tol=self.tol)
             coef = one.coef[:, 0] if Y.ndim == 1 else one.coef
             self.n_iter_ = 1
@@ -543,15 +542,16 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         for attr in ("center_indices_", "lam_", "cv_results_", "loo_residuals_", "loo_groups_"):
             self.__dict__.pop(attr, None)
         selecting = selects_hyperparameters(self)
-        self.solver_ = self.solver
+        _, method = requested_solver(self)
         if selecting:  # the lam path stands on the one-pass statistics
             check_nystrom_selection(self, distributed=True)
-            self.solver_ = "onepass"
-        elif self.solver == "auto":
+            method = "onepass"
+        elif method == "auto":
             d, c = _cost_dims(X, y)
-            self.solver_ = choose_solver(
+            method = choose_solver(
                 n, m, d=d, c=c, tol=float(self.tol), exact=False, lam=float(self.lam)
             )
+        record_method(self, method)
         self._check_nystrom_lam()
         if not selecting:
             self.lam_ = float(self.lam)

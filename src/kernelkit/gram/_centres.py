@@ -9,7 +9,6 @@ that :mod:`kernelkit.gram._nystrom` builds its maps on.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +19,7 @@ from kernelkit.gram._engine import prepare_pair
 from kernelkit.kernels._base import Batch, Kernel
 from kernelkit.kernels._precomputed import PrecomputedBatch
 from kernelkit.kernels._sparse import SparseRows, row_keys
+from kernelkit.solvers._kmeans import kmeanspp_seeds
 from kernelkit.utils._errors import NotPSDError
 from kernelkit.utils._numerics import eps
 from kernelkit.utils._seeding import check_random_state
@@ -119,74 +119,10 @@ def weighted_centres(
     return draw_by_keys(centre_keys(Xb), m, sample_weight, random_state)
 
 
-def kmeanspp_seeds(
-    diag: torch.Tensor,
-    columns: Callable[[np.ndarray], torch.Tensor],
-    m: int,
-    rng: np.random.Generator,
-    *,
-    trials: int = 1,
-) -> np.ndarray:
-    r"""k-means++ D^2 seeding by kernel evaluations only: the one implementation of the library.
-
-    Arthur and Vassilvitskii (SODA 2007), section 2.2: the first centre is uniform; each next
-    one is drawn with probability proportional to ``D(x)^2``, the squared feature-space
-    distance to the nearest centre chosen so far,
-
-    .. math:: d^2(x, c) = k(x, x) + k(c, c) - 2 k(x, c)
-
-    (clipped at 0 against round-off).  With ``trials = t > 1`` it is scikit-learn's greedy
-    variant: ``t`` candidates are drawn and the one leaving the least potential
-    ``sum_x D(x)^2`` is kept (``t = 2 + floor(log m)`` in :class:`~kernelkit.KernelKMeans`).
-    A point already chosen has ``D = 0`` and is never drawn again; when every ``D`` is 0
-    (fewer distinct points than ``m``) the next centre is a uniform draw among the unused
-    points, so the ``m`` indices are distinct.
-
-    Parameters
-    ----------
-    diag : torch.Tensor, shape (n,)
-        ``k(x_i, x_i)``.
-    columns : callable
-        ``columns(idx)`` returns ``[k(x_i, x_j)]`` for every ``i`` and ``j in idx``, shape
-        ``(n, len(idx))``.
-    m : int
-        Number of centres (at most ``n``).
-    rng : numpy.random.Generator
-        Source of the draws.
-    trials : int, default 1
-        Candidates per step.
-
-    Returns
-    -------
-    ndarray of int, shape (m,)
-        The centres in the order chosen.
-    """
-    n = int(diag.shape[0])
-    diag = diag.detach().to("cpu", torch.float64)
-    chosen = [int(rng.integers(n))]
-    closest = (diag + diag[chosen[0]] - 2 * _column_block(columns, chosen)[:, 0]).clamp_min(0)
-    for _ in range(1, m):
-        total = float(closest.sum())
-        if total <= 0:
-            chosen.append(int(rng.choice(np.setdiff1d(np.arange(n), chosen))))
-            continue
-        p = (closest / total).numpy()
-        cand = rng.choice(n, size=trials, p=p / p.sum())
-        dist = (diag[:, None] + diag[cand][None, :] - 2 * _column_block(columns, cand)).clamp_min(0)
-        pots = torch.minimum(closest[:, None], dist)
-        best = int(pots.sum(0).argmin())
-        chosen.append(int(cand[best]))
-        closest = pots[:, best]
-    return np.asarray(chosen, dtype=np.int64)
-
-
-def _column_block(columns: Callable[[np.ndarray], torch.Tensor], idx: Any) -> torch.Tensor:
-    return columns(np.asarray(idx)).detach().to("cpu", torch.float64)
-
-
 def kmeanspp_centres(kernel: Kernel, X: Any, m: int, random_state: Any = None) -> np.ndarray:
     """``m`` Nyström centres among the rows of ``X`` by k-means++ seeding in the kernel's
-    feature space (:func:`kmeanspp_seeds`, one candidate per step), sorted."""
+    feature space (:func:`~kernelkit.solvers._kmeans.kmeanspp_seeds`, one candidate per step),
+    sorted."""
     Xb, _ = prepare_pair(kernel, X)
     diag = kernel.block_diag(Xb)
     seeds = kmeanspp_seeds(
@@ -286,7 +222,6 @@ __all__ = [
     "centre_keys",
     "draw_by_keys",
     "kmeanspp_centres",
-    "kmeanspp_seeds",
     "pivoted_cholesky",
     "take",
     "uniform_centres",

@@ -56,9 +56,9 @@ from kernelkit.solvers._nystrom_pcg import (
 from kernelkit.utils._config import deprecated_options, options
 from kernelkit.utils._errors import InputError
 
-SOLVERS = ("exact", "onepass", "nystrom")
-"""Solvers of ridge and logistic regression: the exact ``n x n`` Cholesky, the one-pass Nyström
-normal equations, Falkon's Nyström PCG (``"nystrom"``, its historical name)."""
+NYSTROM_METHODS = ("onepass", "pcg")
+"""The methods of the Nyström system of ridge and logistic regression (their
+``nystrom_method``): the one-pass normal equations and Falkon's preconditioned CG."""
 
 __getattr__ = deprecated_options(
     __name__,
@@ -186,7 +186,7 @@ def solver_costs(
         "exact": s * n * n * entry + s * factor * n**3,
         "onepass": (s + (0 if ridge else 1)) * pass_fraction * (n * m * tile + update)
         + (1 / 3 + system) * m**3,
-        "nystrom": (
+        "pcg": (
             n * m * (entry + opt.keep_fill_flops + 4 * c + (t - 1) * (opt.kept_entry_flops + 4 * c))
             if keep
             else t * n * m * (entry + 4 * c)
@@ -227,11 +227,11 @@ def choose_solver(
         unmapped=unmapped,
     )
     if select:
-        cost["nystrom"] = float("inf")
-    nystrom = min(cost["onepass"], cost["nystrom"])
+        cost["pcg"] = float("inf")
+    nystrom = min(cost["onepass"], cost["pcg"])
     if exact and (m >= n or cost["exact"] <= max(options().exact_flops, nystrom)):
         return "exact"
-    return "onepass" if cost["onepass"] <= cost["nystrom"] else "nystrom"
+    return "onepass" if cost["onepass"] <= cost["pcg"] else "pcg"
 
 
 def keeps_block(Xb: Batch, m: int) -> bool:
@@ -259,6 +259,27 @@ def forced_solver(solver: str, n: int, m: int, *, stacklevel: int = 5) -> str:
     ):
         return "exact"
     return solver
+
+
+def fitting_method(
+    solver: str, nystrom_method: str, n: int, m: int, auto: Callable[[bool], str]
+) -> str:
+    """The method that fits ridge or logistic regression: ``"exact"``, ``"onepass"`` or
+    ``"pcg"``.
+
+    ``solver="exact"`` is exact; ``"nystrom"`` is ``nystrom_method``, or for ``"auto"`` the
+    cheaper Nyström method, ``auto(False)`` (:func:`choose_solver` with ``exact=False``), and
+    the exact solver with a warning when ``m >= n`` (:func:`forced_solver`); ``"auto"`` is
+    ``auto(True)``, with ``nystrom_method`` in place of its Nyström choice when given.
+    """
+    if solver == "exact":
+        return "exact"
+    if solver == "nystrom":
+        if forced_solver(solver, n, m, stacklevel=6) == "exact":
+            return "exact"
+        return nystrom_method if nystrom_method != "auto" else auto(False)
+    chosen = auto(True)
+    return chosen if chosen == "exact" or nystrom_method == "auto" else nystrom_method
 
 
 def centre_gram(kernel: Kernel, centres: Batch) -> torch.Tensor:
@@ -535,10 +556,12 @@ def nystrom_predict(
 
 
 __all__ = [
+    "NYSTROM_METHODS",
     "NystromSystem",
     "centre_gram",
     "cg_passes",
     "choose_solver",
+    "fitting_method",
     "forced_solver",
     "keeps_block",
     "nystrom_predict",

@@ -232,13 +232,13 @@ def logistic_lam_path(
     held_out: np.ndarray,
     lams: Any = None,
     *,
-    solver: str = "nystrom",
+    solver: str = "pcg",
     patience: int | None = None,
 ) -> LogisticPath:
     """Follow the decreasing ``lams`` with one warm-started Newton step each on the rows not
     ``held_out`` and score every iterate on the held-out rows (module docstring).
 
-    ``solver``: ``"nystrom"`` (Newton-PCG,
+    ``solver``: ``"pcg"`` (Newton-PCG,
     :func:`~kernelkit.models._falkon_logistic.nystrom_logistic_fit`, each step's CG to the
     relative residual of the option ``logistic_path_cg_tol``, the preconditioner rebuilt by
     the rule of ``logistic_rebuild``) or ``"onepass"``
@@ -320,7 +320,7 @@ def nystrom_logistic_auto(
     y: Any,
     held_out: np.ndarray,
     *,
-    solver: str = "nystrom",
+    solver: str = "pcg",
     lams: Any = None,
     max_newton: int = 30,
     newton_tol: float = 1e-10,
