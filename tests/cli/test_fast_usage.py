@@ -72,6 +72,12 @@ def _usage_errors(tmp: Path) -> list[tuple[list[str], str]]:
         (["gram", str(v), "--block-size", "0", "--out", str(tmp / "k.npy")], "--block-size"),
         (["two-sample", str(v), str(v), "--permutations", "0", "--out", o], "--permutations"),
         (["two-sample", str(v), str(v), "--gram", "--out", o], "--gram: two-sample"),
+        (["suggest", str(v), "--target", "y", "--n", "0"], "--n: expected >= 1"),
+        (
+            ["suggest", str(v), "--target", "y", "--kernel", "spectrum", "--kind", "vectors"],
+            "takes",
+        ),
+        (["suggest", str(v), "--target", "y", "--out", str(v)], "is or holds the input"),
         (["info", "--bogus"], "unrecognized arguments"),
         (["autoencode", str(v), "--threads", "0", "--out", o], "--threads: expected >= 1"),
     ]

@@ -286,7 +286,9 @@ def test_kind_names_are_the_readers_kinds():
     assert sorted(_KINDS) == sorted(k.plural for k in KINDS)
 
 
-@pytest.mark.parametrize("command", ["demo", "autoencode", "fit", "predict", "gram", "info"])
+@pytest.mark.parametrize(
+    "command", ["demo", "autoencode", "fit", "predict", "gram", "suggest", "info"]
+)
 def test_every_subcommand_has_a_description_and_shows_defaults(cli, command):
     with pytest.raises(SystemExit):
         main([command, "--help"])
@@ -296,7 +298,7 @@ def test_every_subcommand_has_a_description_and_shows_defaults(cli, command):
     assert len(description.split()) > 8, description
     if command not in ("predict", "info"):
         assert "(default: " in text
-    if command in ("autoencode", "fit", "gram"):
+    if command in ("autoencode", "fit", "gram", "suggest"):
         assert "spectrum (sequences): k=3" in text and "wl (graphs): n_iter=3" in text
 
 

@@ -117,7 +117,7 @@ def test_auto_picks_by_the_cost_model_and_records_it():
     X, y = _data()
     assert KernelRidge(Gaussian(1.5)).fit(X, y).solver_ == "exact"  # n <= n_centers
     rng = np.random.default_rng(0)
-    Xl = rng.standard_normal((8000, 3))
+    Xl = rng.standard_normal((12_000, 3))  # exact: n^3 / 3 = 5.8e11 flops > exact_flops
     yl = np.sin(Xl.sum(1))
     kw = dict(lam=1e-4, n_centers=200, random_state=0, tol=1e-8, max_iter=500)
     auto = KernelRidge(Gaussian(2.0), **kw).fit(Xl, yl)

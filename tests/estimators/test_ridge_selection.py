@@ -11,6 +11,7 @@ from sklearn.model_selection import GridSearchCV, KFold
 from kernelkit import KernelRidge
 from kernelkit.kernels import Gaussian
 from kernelkit.models._conformal import jackknife_plus, loo_operator
+from kernelkit.models._falkon import choose_solver
 from kernelkit.models._ridge_path import ridge_spectrum
 from kernelkit.utils._errors import InputError, ParameterError
 
@@ -274,12 +275,15 @@ def test_weighted_nystrom_selection_fits_the_chosen_lam():
 
 
 def test_lam_path_solver_prices_the_eigendecomposition():
-    # n = 2500 > ~2000: the exact path's n x n eigendecomposition costs more than the
-    # one-pass path with the default 1000 centres (solver_costs(..., select=True))
+    # n = 4000 > ~3700: the exact path's n x n eigendecomposition (6 n^3 = 3.8e11 modelled
+    # flops) is over exact_flops (3e11) and costs more than the one-pass path with the
+    # default 1000 centres (solver_costs(..., select=True)); n = 3360 stays exact (2.3e11)
     rng = np.random.default_rng(6)
-    X = rng.normal(size=(2500, 2))
+    X = rng.normal(size=(4000, 2))
     y = np.sin(X[:, 0])
     assert KernelRidge(Gaussian(sigma=1.0)).fit(X, y).nystrom_method_ == "onepass"
+    assert choose_solver(3360, 1000, select=True) == "exact"
+    assert choose_solver(3700, 1000, select=True) == "onepass"
     assert KernelRidge(Gaussian(sigma=1.0), lam=1e-3).fit(X[:1500], y[:1500]).solver_ == "exact"
 
 

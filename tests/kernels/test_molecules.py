@@ -87,6 +87,56 @@ def test_tanimoto_counts_brute_force_and_minmax_on_bits():
     torch.testing.assert_close(MinMax(2, 1024, counts=False)(MOLS), Tanimoto(2, 1024)(MOLS))
 
 
+def _rdkit_fragprints(radius, n_bits, smiles):
+    """GAUCHE's fragprints written with RDKit's own functions: the Morgan bit vector, then
+    each ``fr_`` descriptor of ``Descriptors.descList`` (oracle for ``"fragprints"``)."""
+    from rdkit.Chem import Descriptors
+
+    gen = rdFingerprintGenerator.GetMorganGenerator(radius=radius, fpSize=n_bits)
+    frags = [f for name, f in Descriptors.descList if name.startswith("fr_")]
+    rows = []
+    for s in smiles:
+        mol = Chem.MolFromSmiles(s)
+        rows.append(np.concatenate([gen.GetFingerprintAsNumPy(mol), [f(mol) for f in frags]]))
+    return np.asarray(rows, dtype=np.float64)
+
+
+def test_fragprints_equal_rdkit_morgan_bits_and_fragment_descriptors():
+    expected = _rdkit_fragprints(3, 2048, MOLS)
+    batch = MoleculeBatch.from_molecules(MOLS)
+    np.testing.assert_array_equal(
+        batch.fingerprint_matrix(radius=3, kind="fragprints", dense=True), expected
+    )
+    np.testing.assert_array_equal(
+        batch.fingerprint_matrix(kind="fragments", dense=True), expected[:, 2048:]
+    )
+    assert expected[:, 2048:].sum() > 0  # the set does have fragments to count
+    G = expected @ expected.T
+    sq = np.diag(G)
+    K = Tanimoto(3, fingerprint="fragprints")(MOLS).numpy()
+    np.testing.assert_allclose(K, G / (sq[:, None] + sq[None, :] - G), atol=1e-12)
+    mins = np.minimum(expected[:, None, :], expected[None, :, :]).sum(-1)
+    maxs = np.maximum(expected[:, None, :], expected[None, :, :]).sum(-1)
+    np.testing.assert_allclose(
+        MinMax(3, counts=False, fingerprint="fragprints")(MOLS).numpy(), mins / maxs, atol=1e-12
+    )
+
+
+def test_unfolded_fragprints_keep_the_fragments_apart_from_morgan_keys():
+    # unfolded Morgan keys are RDKit's 32-bit identifiers; the fragment counts sit above them,
+    # so the kernel equals the one on the two parts written side by side
+    batch = MoleculeBatch.from_molecules(MOLS[:15])
+    indptr, keys, values = batch.fingerprints(radius=2, n_bits=None, kind="fragprints")
+    morgan = batch.fingerprints(radius=2, n_bits=None)
+    frag = batch.fingerprint_matrix(kind="fragments", dense=True)
+    assert keys[values > 0].size == keys.size and np.all(np.diff(indptr) >= 0)
+    for i in range(15):
+        row = slice(indptr[i], indptr[i + 1])
+        low = keys[row] < 2**32
+        np.testing.assert_array_equal(keys[row][low], morgan[1][morgan[0][i] : morgan[0][i + 1]])
+        np.testing.assert_array_equal(values[row][~low], frag[i][frag[i] > 0])
+
+
 def test_tanimoto_takes_mol_objects_and_batches():
     mols = [Chem.MolFromSmiles(s) for s in SMILES]
     k = Tanimoto()
@@ -97,7 +147,13 @@ def test_tanimoto_takes_mol_objects_and_batches():
 
 @pytest.mark.parametrize(
     "kernel",
-    [Tanimoto(), Tanimoto(counts=True), MinMax(), MinMax(3, None)],
+    [
+        Tanimoto(),
+        Tanimoto(counts=True),
+        MinMax(),
+        MinMax(3, None),
+        Tanimoto(3, fingerprint="fragprints"),
+    ],
     ids=repr,
 )
 def test_check_kernel(kernel):

@@ -337,6 +337,37 @@ def _build_parser(command: str | None = None) -> argparse.ArgumentParser:
     _add_output_options(two, "two_sample_output", "output folder")
     two.set_defaults(handler=_run_two_sample)
 
+    sug = _subcommand(
+        sub,
+        "suggest",
+        "the next records to measure (Bayesian optimisation over a library)",
+        "Fit a Gaussian process on the records of a library whose --target is measured "
+        "(an empty cell, nan or NA marks a record not measured yet) and rank the others by "
+        "an acquisition (kernelkit.bo.suggest): prints the next --n picks, with the "
+        "posterior mean and standard deviation, and writes them with --out.",
+    )
+    sug.add_argument("input", help="library file (e.g. a CSV with SMILES and a target column)")
+    _add_reader_options(sug, kernel("suggest"))
+    sug.add_argument("--target", required=True, help="column of the measured values")
+    sug.add_argument("--n", type=int, default=5, help="how many records to suggest")
+    sug.add_argument(
+        "--acquisition",
+        choices=("ei", "ucb", "pi", "thompson"),
+        default="ei",
+        help="expected improvement, upper confidence bound, probability of improvement or "
+        "Thompson sampling (batches: kriging believer, or joint draws for thompson)",
+    )
+    sug.add_argument("--minimize", action="store_true", help="look for the lowest target")
+    sug.add_argument("--seed", type=int, default=0, help="random seed")
+    sug.add_argument("--out", help="CSV file of the picks (default: printed only)")
+    sug.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace an existing output (only one kernelkit wrote; never an input)",
+    )
+    sug.add_argument("--quiet", action="store_true", help="no progress, print only errors")
+    sug.set_defaults(handler=_run_suggest)
+
     info = _subcommand(
         sub,
         "info",
@@ -392,6 +423,12 @@ def _run_two_sample(args: argparse.Namespace) -> int:
     return run_two_sample_command(args)
 
 
+def _run_suggest(args: argparse.Namespace) -> int:
+    from kernelkit.cli._suggest import run_suggest_command
+
+    return run_suggest_command(args)
+
+
 def _run_info(args: argparse.Namespace) -> int:
     from kernelkit.cli._info import collect_info
 
@@ -425,7 +462,8 @@ def _command_on_line(argv: Sequence[str]) -> str | None:
         (
             a
             for a in argv
-            if a in ("demo", "autoencode", "fit", "predict", "gram", "two-sample", "info")
+            if a
+            in ("demo", "autoencode", "fit", "predict", "gram", "two-sample", "suggest", "info")
         ),
         None,
     )

@@ -37,6 +37,7 @@ _OUTPUT_KINDS = {
     "fit": "model",
     "predict": "file",
     "gram": "file",
+    "suggest": "file",
 }
 
 
@@ -186,6 +187,7 @@ def _positive(args: argparse.Namespace, *names: str, minimum: float = 1) -> None
 def _check_options(args: argparse.Namespace) -> None:
     _positive(args, "threads", "max-iter", "trees", "permutations", "block-size")
     _positive(args, "top", minimum=0)
+    _positive(args, "n")
     if args.command == "autoencode":
         if not 0 < args.test_size < 1:
             raise UsageError(f"--test-size: expected a fraction in (0, 1), got {args.test_size}")
@@ -256,7 +258,7 @@ def _inputs(args: argparse.Namespace) -> list[str | None]:
         return [args.model, args.input, args.diag]
     if args.command == "two-sample":
         return [args.a, args.b]
-    if args.command in ("autoencode", "fit", "gram"):
+    if args.command in ("autoencode", "fit", "gram", "suggest"):
         return [args.input, getattr(args, "labels", None), getattr(args, "against", None)]
     return []
 
@@ -277,8 +279,9 @@ def precheck(args: argparse.Namespace) -> None:
     inputs = _inputs(args)
     if args.command != "demo":
         _check_kernel(args)
-    args.out = check_output(
-        args.out, overwrite=args.overwrite, kind=_OUTPUT_KINDS[args.command], inputs=inputs
-    )
+    if args.out is not None:  # suggest prints its picks without --out
+        args.out = check_output(
+            args.out, overwrite=args.overwrite, kind=_OUTPUT_KINDS[args.command], inputs=inputs
+        )
     for path in inputs:
         _check_input(path)

@@ -10,7 +10,9 @@ RDKit is optional (the ``chem`` extra) and imported only when molecules are actu
 * :meth:`MoleculeBatch.fingerprints` gives Morgan (ECFP-like) fingerprints (Rogers & Hahn,
   "Extended-connectivity fingerprints", J. Chem. Inf. Model. 50, 2010), atom-pair and
   topological-torsion fingerprints (bits or counts, folded to ``n_bits`` or unfolded,
-  ``n_bits=None``, keys = RDKit's identifiers) and MACCS keys (:data:`FINGERPRINTS`).
+  ``n_bits=None``, keys = RDKit's identifiers), MACCS keys, RDKit's fragment counts and
+  "fragprints", Morgan bits and fragment counts side by side (GAUCHE's representation,
+  Griffiths et al., NeurIPS 2023, section 3) (:data:`FINGERPRINTS`).
 """
 
 from __future__ import annotations
@@ -236,14 +238,22 @@ class MoleculeBatch:
             Folded size; ``None`` keeps RDKit's unfolded identifiers as keys (MACCS: its 167
             keys, whatever ``n_bits``).
         counts : bool
-            Occurrence counts instead of bits (a bit is set where the count is positive).
-        kind : {"morgan", "atom-pair", "torsion", "maccs"}
+            Occurrence counts instead of bits (a bit is set where the count is positive); the
+            fragment counts of ``"fragments"`` and ``"fragprints"`` are always counts.
+        kind : {"morgan", "atom-pair", "torsion", "maccs", "fragments", "fragprints"}
             See :data:`FINGERPRINTS`.
         """
         if kind not in FINGERPRINTS:
             raise InputError(f"fingerprint: expected one of {FINGERPRINTS}, got {kind!r}")
         if kind == "maccs":
             return self._maccs()
+        if kind == "fragments":
+            return self._fragments(0)
+        if kind == "fragprints":
+            return _side_by_side(
+                self.fingerprints(radius=radius, n_bits=n_bits, counts=counts),
+                self._fragments(_UNFOLDED_KEYS if n_bits is None else n_bits),
+            )
         gen = _generator(kind, radius, n_bits)
         indptr = [0]
         keys: list[np.ndarray] = []
@@ -273,6 +283,16 @@ class MoleculeBatch:
         keys = np.concatenate(on) if on else np.zeros(0, np.int64)
         return indptr, keys, np.ones(len(keys))
 
+    def _fragments(self, offset: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Counts of RDKit's fragment patterns (the ``fr_`` entries of ``Descriptors.descList``,
+        in its order) as CSR-like rows, the ``j``-th pattern under key ``offset + j``."""
+        rows = [[f(mol) for f in _fragment_functions()] for mol in self.mols]
+        dense = np.asarray(rows, dtype=np.float64).reshape(len(self.mols), -1)
+        nz = dense > 0
+        indptr = np.concatenate([[0], np.cumsum(nz.sum(axis=1))]).astype(np.int64)
+        keys = offset + np.nonzero(nz)[1].astype(np.int64)
+        return indptr, keys, dense[nz]
+
     def fingerprint_matrix(
         self,
         *,
@@ -287,17 +307,46 @@ class MoleculeBatch:
         indptr, keys, values = self.fingerprints(
             radius=radius, n_bits=n_bits, counts=counts, kind=kind
         )
-        width = MACCS_BITS if kind == "maccs" else n_bits
+        width = {"maccs": MACCS_BITS, "fragments": 0}.get(kind, n_bits)
+        width += len(_fragment_functions()) if kind in ("fragments", "fragprints") else 0
         m = sp.csr_matrix((values, keys, indptr), shape=(len(self), width))
         return m.toarray() if dense else m
 
 
-FINGERPRINTS = ("morgan", "atom-pair", "torsion", "maccs")
+FINGERPRINTS = ("morgan", "atom-pair", "torsion", "maccs", "fragments", "fragprints")
 """Fingerprints of :meth:`MoleculeBatch.fingerprints`: Morgan / ECFP (Rogers & Hahn 2010),
 atom pairs (Carhart, Smith & Venkataraghavan, J. Chem. Inf. Comput. Sci. 25, 1985),
 topological torsions (Nilakantan et al., J. Chem. Inf. Comput. Sci. 27, 1987), all from
-RDKit's ``rdFingerprintGenerator``, and the MACCS structural keys (Durant et al., J. Chem.
-Inf. Comput. Sci. 42, 2002; RDKit's ``MACCSkeys``)."""
+RDKit's ``rdFingerprintGenerator``, the MACCS structural keys (Durant et al., J. Chem.
+Inf. Comput. Sci. 42, 2002; RDKit's ``MACCSkeys``), the counts of RDKit's 85 fragment
+patterns (``rdkit.Chem.Fragments``, the ``fr_`` descriptors) and "fragprints": the Morgan
+fingerprint (keys below ``n_bits``) followed by the fragment counts (keys ``n_bits + j``;
+unfolded, ``2^32 + j``), the representation of GAUCHE's best Tanimoto GP (Griffiths et al.,
+"GAUCHE: a library for Gaussian processes in chemistry", NeurIPS 2023, section 3)."""
+
+_UNFOLDED_KEYS = 1 << 32
+"""First key above RDKit's unfolded (32-bit) fingerprint identifiers."""
+
+
+def _fragment_functions() -> list[Any]:
+    """RDKit's fragment counters, the ``fr_`` entries of ``Descriptors.descList`` in order."""
+    desc = require("rdkit.Chem.Descriptors", purpose="counting fragments")
+    return [f for name, f in desc.descList if name.startswith("fr_")]
+
+
+def _side_by_side(
+    *parts: tuple[np.ndarray, np.ndarray, np.ndarray],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """CSR-like rows of the same items, concatenated row by row (keys kept; the parts' keys
+    are disjoint and each part's keys ascend, so the rows' keys ascend)."""
+    indptr = sum(p[0] for p in parts)
+    keys, values = [], []
+    for i in range(len(indptr) - 1):
+        for ptr, k, v in parts:
+            keys.append(k[ptr[i] : ptr[i + 1]])
+            values.append(v[ptr[i] : ptr[i + 1]])
+    return indptr, np.concatenate(keys), np.concatenate(values)
+
 
 MACCS_BITS = 167
 """Width of RDKit's MACCS bit vector (bit 0 unused)."""

@@ -1,5 +1,5 @@
 """Kernels between molecules on RDKit fingerprints (Morgan, atom pairs, topological torsions,
-MACCS keys): Tanimoto and MinMax.
+MACCS keys, fragment counts, fragprints): Tanimoto and MinMax.
 
 Course part 2, section 4 (explicit-feature baselines, fingerprints); Ralaivola, Swamidass,
 Saigo & Baldi, "Graph kernels for chemical informatics", Neural Networks 18 (2005), section
@@ -135,9 +135,13 @@ class Tanimoto(_FingerprintKernel):
         Folded fingerprint size; ``None``: unfolded (no bit collisions).
     counts : bool
         Count fingerprints instead of bits.
-    fingerprint : {"morgan", "atom-pair", "torsion", "maccs"}
+    fingerprint : {"morgan", "atom-pair", "torsion", "maccs", "fragments", "fragprints"}
         RDKit fingerprint of the molecules (:data:`kernelkit.data._molecules.FINGERPRINTS`);
-        ``radius`` applies to Morgan only, MACCS keys are 167 bits whatever ``n_bits``.
+        ``radius`` applies to Morgan only, MACCS keys are 167 bits whatever ``n_bits``;
+        ``"fragprints"`` is the Morgan fingerprint followed by the counts of RDKit's 85
+        fragment patterns (``counts`` applies to the Morgan part; ``Tanimoto(3,
+        fingerprint="fragprints")`` is the kernel of GAUCHE's best Tanimoto GP, Griffiths
+        et al., NeurIPS 2023), ``"fragments"`` those counts alone.
     """
 
     def __init__(
@@ -162,6 +166,7 @@ class Tanimoto(_FingerprintKernel):
             (cls(3, None), _EXAMPLE_X, _EXAMPLE_Y),
             (cls(fingerprint="atom-pair"), _EXAMPLE_X, _EXAMPLE_Y),
             (cls(fingerprint="maccs"), _EXAMPLE_X, _EXAMPLE_Y),
+            (cls(3, fingerprint="fragprints"), _EXAMPLE_X, _EXAMPLE_Y),
             (cls(), *_example_matrices(binary=True)),
         ]
 
@@ -190,7 +195,7 @@ class MinMax(_FingerprintKernel):
         Folded fingerprint size; ``None``: unfolded.
     counts : bool
         Count fingerprints (default ``True``; ``False`` gives the bit Tanimoto kernel).
-    fingerprint : {"morgan", "atom-pair", "torsion", "maccs"}
+    fingerprint : {"morgan", "atom-pair", "torsion", "maccs", "fragments", "fragprints"}
         As in :class:`Tanimoto` (MACCS keys are bits: use ``counts=False``).
     """
 

@@ -91,7 +91,7 @@ KERNEL_SPECS: dict[str, tuple[InputKind, type[Kernel]]] = {
 
 DEFAULT_KERNEL_SPECS: dict[InputKind, str] = {
     InputKind.VECTOR: "gaussian",
-    InputKind.MOLECULE: "tanimoto",
+    InputKind.MOLECULE: "tanimoto:fingerprint=fragprints",
     InputKind.STRING: "spectrum:k=3",
     InputKind.GRAPH: "wl",
     InputKind.GRAM: "precomputed",

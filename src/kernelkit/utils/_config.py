@@ -108,9 +108,11 @@ class Options:
     path's factorisation): measured 4.7, 5.5 and 6.7 at k = 1000, 2000 and 3000
     (``docs/model_selection.md``, "Measured")."""
 
-    exact_flops: float = _option(5e10, _NON_NEGATIVE)
+    exact_flops: float = _option(3e11, _NON_NEGATIVE)
     """Modelled cost under which ``solver="auto"`` takes the exact solver whatever the
-    Nyström cost: the exact answer when it is cheap in absolute terms (a choice, not a fit)."""
+    Nyström cost: the exact answer while it is affordable in absolute terms (a choice, not a
+    fit): the exact ``lam`` path (``lam="auto"``) up to n of about 3700, a fixed-``lam``
+    fit up to about 9600 (``d = 0``; ``docs/configuration.md``)."""
 
     unmapped_rows_per_centre: int = _option(4, _AT_LEAST_ONE)
     """Fewest rows per centre for the unmapped one-pass sums (their final map costs ``2 m^3``;
@@ -224,7 +226,7 @@ def get_config() -> dict[str, Any]:
     --------
     >>> import kernelkit
     >>> kernelkit.get_config()["exact_flops"]
-    50000000000.0
+    300000000000.0
     """
     return dataclasses.asdict(_current)
 
@@ -300,7 +302,7 @@ def config_context(**values: Any) -> Iterator[None]:
     ...     kernelkit.get_config()["exact_flops"]
     0.0
     >>> kernelkit.get_config()["exact_flops"]
-    50000000000.0
+    300000000000.0
     """
     global _current
     previous = _current
