@@ -83,9 +83,13 @@ def test_markov_equals_enumerated_walk_probabilities(tottering, edges):
         graphs, graphs[:4], range(13), lambda _: 1.0, "markov", lam, tottering, edges
     )
     np.testing.assert_allclose(k(graphs, graphs[:4]).numpy(), expected, rtol=1e-9, atol=1e-12)
-    np.testing.assert_allclose(k.diag(graphs).numpy(), np.diag(_brute_force(
-        graphs, graphs, range(13), lambda _: 1.0, "markov", lam, tottering, edges
-    )), rtol=1e-9)
+    np.testing.assert_allclose(
+        k.diag(graphs).numpy(),
+        np.diag(
+            _brute_force(graphs, graphs, range(13), lambda _: 1.0, "markov", lam, tottering, edges)
+        ),
+        rtol=1e-9,
+    )
 
 
 @pytest.mark.parametrize("tottering", [True, False])

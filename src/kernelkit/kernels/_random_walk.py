@@ -114,9 +114,7 @@ def walk_states(X: GraphBatch, kind: str, lam: float, tottering: bool) -> GraphB
             edge_labels = np.concatenate([X.edge_labels, X.edge_labels[nxt]])[order]
         batch = GraphBatch(
             ptr,
-            np.concatenate([[0], np.cumsum(np.bincount(src, minlength=n_states))]).astype(
-                np.int64
-            ),
+            np.concatenate([[0], np.cumsum(np.bincount(src, minlength=n_states))]).astype(np.int64),
             dst[order],
             None if X.node_labels is None else labels,
             edge_labels,
