@@ -53,6 +53,7 @@ from kernelkit.kernels._graph_oddsth import OddSth
 from kernelkit.kernels._graph_paths import BoundedPath
 from kernelkit.kernels._graph_pyramid import PyramidMatch
 from kernelkit.kernels._graph_relabel import morgan_index, morgan_relabel
+from kernelkit.kernels._graph_subtree import TreePattern
 from kernelkit.kernels._graph_theta import LovaszTheta, SvmTheta
 from kernelkit.kernels._graph_wwl import WassersteinWeisfeilerLehman
 from kernelkit.kernels._graphs import ShortestPath, WeisfeilerLehman
@@ -139,6 +140,7 @@ __all__ = [
     "SvmTheta",
     "Tanimoto",
     "TensorMatern",
+    "TreePattern",
     "UnequalLengthError",
     "VertexHistogram",
     "WassersteinWeisfeilerLehman",
