@@ -65,7 +65,7 @@ from kernelkit.kernels._measures import (
 from kernelkit.kernels._molecules import MinMax, Tanimoto
 from kernelkit.kernels._network import NetworkLinear, SpectralNode
 from kernelkit.kernels._neural import ArcCosine, ReLUNTK
-from kernelkit.kernels._nodes import CommuteTime, Diffusion, RegularizedLaplacian
+from kernelkit.kernels._nodes import CommuteTime, Diffusion, GraphDistance, RegularizedLaplacian
 from kernelkit.kernels._precomputed import Precomputed, PrecomputedBatch
 from kernelkit.kernels._random_walk import RandomWalk
 from kernelkit.kernels._strings import Mismatch, Spectrum, Subsequence
@@ -91,6 +91,7 @@ __all__ = [
     "FeatureSpaceGaussian",
     "FisherVector",
     "Gaussian",
+    "GraphDistance",
     "GraphHopper",
     "GraphletSampling",
     "HMMFisher",
