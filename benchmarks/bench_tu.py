@@ -10,8 +10,9 @@ every method), accuracy mean and standard deviation over the folds.
   ``{10^-3, ..., 10^3}`` (the Grams of every ``h`` computed once on all graphs: each entry
   depends on its two graphs only).
 * **GCKN**: ``GraphCKNClassifier(random_state=0)`` with its defaults, fitted on each training
-  part (its ``lam`` and number of layers chosen by its own internal cross-validation on that
-  part) and scored on the test part.
+  part (its ``lam``, number of layers and feature scaling chosen by its own internal
+  cross-validation on that part) and scored on the test part; ``gckn-one-layer``: the same
+  with one layer (``n_filters=32, max_length=2``), to see what the second layer brings.
 
 Times are wall-clock seconds of the whole 10-fold run (Grams included for WL), torch on one
 thread.  ``python benchmarks/bench_tu.py [--sets MUTAG ...] [--data ../shared/data]``
@@ -84,13 +85,14 @@ def run_gckn(graphs: list[Any], y: np.ndarray, **params: Any) -> dict[str, Any]:
     from kernelkit import GraphCKNClassifier
 
     start = time.perf_counter()
-    accs, layers, lams = [], [], []
+    accs, layers, lams, scalings = [], [], [], []
     for train, test in folds(y):
         clf = GraphCKNClassifier(random_state=0, **params)
         clf.fit([graphs[i] for i in train], y[train])
         accs.append(clf.score([graphs[i] for i in test], y[test]))
         layers.append(len(clf.network_.layers))
         lams.append(float(clf.lam_))
+        scalings.append([clf.network_.normalize, clf.network_.standardize])
     return {
         "params": {k: str(v) for k, v in params.items()},
         "accuracy_mean": float(np.mean(accs)),
@@ -98,6 +100,7 @@ def run_gckn(graphs: list[Any], y: np.ndarray, **params: Any) -> dict[str, Any]:
         "fold_accuracies": [float(a) for a in accs],
         "layers_kept": layers,
         "lam": lams,
+        "normalize_standardize": scalings,
         "seconds": time.perf_counter() - start,
     }
 
@@ -122,6 +125,10 @@ def main(argv: list[str] | None = None) -> None:
         if "gckn" in args.methods:
             entry["GraphCKNClassifier()"] = run_gckn(data.graphs, data.y)
             print(name, "GCKN", entry["GraphCKNClassifier()"]["accuracy_mean"], flush=True)
+        if "gckn-one-layer" in args.methods:
+            row = run_gckn(data.graphs, data.y, n_filters=32, max_length=2)
+            entry["GraphCKNClassifier(32, 2) (one layer)"] = row
+            print(name, "GCKN one layer", row["accuracy_mean"], flush=True)
         RESULTS.parent.mkdir(exist_ok=True)
         RESULTS.write_text(json.dumps(results, indent=1))
     for name, entry in results.items():
