@@ -10,9 +10,10 @@ every method), accuracy mean and standard deviation over the folds.
   ``{10^-3, ..., 10^3}`` (the Grams of every ``h`` computed once on all graphs: each entry
   depends on its two graphs only).
 * **GCKN**: ``GraphCKNClassifier(random_state=0)`` with its defaults, fitted on each training
-  part (its ``lam``, number of layers and feature scaling chosen by its own internal
-  cross-validation on that part) and scored on the test part; ``gckn-one-layer``: the same
-  with one layer (``n_filters=32, max_length=2``), to see what the second layer brings.
+  part (its ``lam`` and number of layers chosen by its own internal cross-validation on
+  that part) and scored on the test part; ``gckn-one-layer``: the same
+  with one layer (``n_filters=32, max_length=2``), to see what the second layer brings;
+  ``gckn-auto``: ``normalize`` and ``standardize`` chosen by that cross-validation too.
 
 Times are wall-clock seconds of the whole 10-fold run (Grams included for WL), torch on one
 thread.  ``python benchmarks/bench_tu.py [--sets MUTAG ...] [--data ../shared/data]``
@@ -125,6 +126,10 @@ def main(argv: list[str] | None = None) -> None:
         if "gckn" in args.methods:
             entry["GraphCKNClassifier()"] = run_gckn(data.graphs, data.y)
             print(name, "GCKN", entry["GraphCKNClassifier()"]["accuracy_mean"], flush=True)
+        if "gckn-auto" in args.methods:
+            row = run_gckn(data.graphs, data.y, normalize="auto", standardize="auto")
+            entry['GraphCKNClassifier(normalize="auto", standardize="auto")'] = row
+            print(name, "GCKN auto", row["accuracy_mean"], flush=True)
         if "gckn-one-layer" in args.methods:
             row = run_gckn(data.graphs, data.y, n_filters=32, max_length=2)
             entry["GraphCKNClassifier(32, 2) (one layer)"] = row

@@ -1,6 +1,6 @@
 """GraphCKNClassifier(normalize="auto", standardize="auto"): the internal cross-validation
 chooses the feature scaling with lam and the layers, and the chosen model equals the one
-fitted with that choice fixed."""
+fitted with that choice fixed; the defaults are normalised, not standardised."""
 
 from __future__ import annotations
 
@@ -47,7 +47,8 @@ def test_each_candidate_equals_the_model_fitted_with_it_fixed(index, monkeypatch
         return 1e-3, index
 
     monkeypatch.setattr(ckn_base, "cross_validate_lam", choose)
-    clf = GraphCKNClassifier((6, 4), (2, 0), random_state=0).fit(graphs, y)
+    clf = GraphCKNClassifier((6, 4), (2, 0), normalize="auto", standardize="auto", random_state=0)
+    clf.fit(graphs, y)
     norm, std, layers = CANDIDATES[index]
     assert seen["widths"] == [18, 22] * 4
     assert seen["features"].shape == (24, 4 * 22)
@@ -75,15 +76,19 @@ def test_each_candidate_equals_the_model_fitted_with_it_fixed(index, monkeypatch
     )
 
 
-def test_fixed_lam_uses_normalised_plain_features():
+def test_fixed_lam_or_defaults_use_normalised_plain_features():
     graphs, y = _rings_and_chains()
-    clf = GraphCKNClassifier(6, 2, lam=1e-3, random_state=0).fit(graphs, y)
+    auto = {"normalize": "auto", "standardize": "auto"}
+    clf = GraphCKNClassifier(6, 2, lam=1e-3, random_state=0, **auto).fit(graphs, y)
+    assert (clf.network_.normalize, clf.network_.standardize) == (True, False)
+    clf = GraphCKNClassifier(6, 2, random_state=0).fit(graphs, y)
     assert (clf.network_.normalize, clf.network_.standardize) == (True, False)
 
 
 def test_auto_fit_is_consistent_and_predicts():
     graphs, y = _rings_and_chains()
-    clf = GraphCKNClassifier((6, 4), (2, 0), random_state=0).fit(graphs, y)
+    auto = {"normalize": "auto", "standardize": "auto"}
+    clf = GraphCKNClassifier((6, 4), (2, 0), random_state=0, **auto).fit(graphs, y)
     assert clf.score(graphs, y) == 1.0
-    again = GraphCKNClassifier((6, 4), (2, 0), random_state=0).fit(graphs, y)
+    again = GraphCKNClassifier((6, 4), (2, 0), random_state=0, **auto).fit(graphs, y)
     np.testing.assert_array_equal(clf.decision_function(graphs), again.decision_function(graphs))

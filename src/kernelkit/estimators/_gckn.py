@@ -328,14 +328,14 @@ _FEATURE_DEFAULTS = {
 
 _CLASSIFIER_DEFAULTS = {
     **_FEATURE_DEFAULTS,
-    "normalize": '"auto"',
-    "standardize": '"auto"',
     "auto": ' or "auto"',
     "normalize_auto": """  ``"auto"`` (either parameter): chosen with ``lam`` and the number of
         layers by the internal cross-validation of ``lam="auto"`` on the training graphs
         (candidates in the order normalised / plain, then not standardised / standardised;
-        ties go to the earlier one); with a fixed ``lam``, ``"auto"`` means normalised and
-        not standardised.""",
+        ties go to the earlier one; four times the candidates of the fixed choice); with a
+        fixed ``lam``, ``"auto"`` means normalised and not standardised.  The defaults are
+        the normalised kernel of the graph-kernel protocol and no rescaling of the features
+        (``docs/graphs.md``).""",
 }
 
 
@@ -467,8 +467,8 @@ class GraphCKNClassifier(ClassifierMixin, CKNClassifierMixin, _GraphCKN):
         *,
         aggregation: str = "sum",
         pooling: str = "sum",
-        normalize: bool | str = "auto",
-        standardize: bool | str = "auto",
+        normalize: bool | str = True,
+        standardize: bool | str = False,
         node_label: str | None = "label",
         node_attribute: str | None = "attributes",
         kappa: str = "exp",
