@@ -1,8 +1,8 @@
 r"""Tree-pattern (subtree) kernels of Ramon & Gärtner and of Mahé & Vert.
 
 Ramon & Gärtner, "Expressivity versus efficiency of graph kernels", First International
-Workshop on Mining Graphs, Trees and Sequences 2003, section 4; Mahé & Vert, "Graph kernels
-based on tree patterns for molecules", Machine Learning 75 (2009), section 3 (size-based
+Workshop on Mining Graphs, Trees and Sequences 2003; Mahé & Vert, "Graph kernels
+based on tree patterns for molecules", Machine Learning 75 (2009) (size-based
 weighting, non-tottering tree patterns); course part 2, section 4 ("subtree (tree-pattern)
 kernels").
 """
@@ -48,7 +48,7 @@ def matching_sums(W: np.ndarray) -> np.ndarray:
 class TreePattern(_GraphKernel):
     r"""Tree-pattern kernel: common labelled tree patterns of depth at most ``depth``.
 
-    Ramon & Gärtner (2003, section 4) and Mahé & Vert (2009, section 3); course part 2,
+    Ramon & Gärtner (2003) and Mahé & Vert (2009); course part 2,
     section 4.  For nodes :math:`u \in G`, :math:`v \in G'` with equal labels,
 
     .. math::

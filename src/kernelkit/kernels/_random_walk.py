@@ -70,11 +70,12 @@ def _dense_graphs(
 def walk_states(X: GraphBatch, kind: str, lam: float, tottering: bool) -> GraphBatch:
     """The graphs the walks run on, with per-node (start, stop, step) weights as attributes.
 
-    ``tottering=False``: the augmented directed graph of Mahé et al. 2004 (section 3.2): the
-    states are the nodes (where walks start) and the directed edges ``u -> v`` (labelled
-    by ``v``); a node ``u`` leads to its edges ``u -> v``, an edge ``u -> v`` to the edges
-    ``v -> w`` with ``w != u``.  Walks of this graph from a node are exactly the walks of
-    ``X`` without a step back ``v_{i+2} = v_i``, with the same label sequences.
+    ``tottering=False``: the augmented directed graph of Mahé et al. ("Extensions of
+    marginalized graph kernels", ICML 2004): the states are the nodes (where walks start) and
+    the directed edges ``u -> v`` (labelled by ``v``); a node ``u`` leads to its edges ``u ->
+    v``, an edge ``u -> v`` to the edges ``v -> w`` with ``w != u``.  Walks of this graph from a
+    node are exactly the walks of ``X`` without a step back ``v_{i+2} = v_i``, with the same
+    label sequences.
 
     ``kind="markov"``: a walk starts at a uniform node (``1 / n``), stops with probability
     ``1 - lam`` (1 where there is no successor) and otherwise moves to a uniform successor
@@ -184,20 +185,20 @@ class RandomWalk(_GraphKernel):
     n-th order walk kernel :math:`1^T A_\times^n 1`, times :math:`\lambda^n`).  p.d. as a sum
     with non-negative weights of walk-count dot products.
 
-    ``kind="markov"`` is the marginalised graph kernel of Kashima, Tsuda & Inokuchi (ICML
-    2003, section 3; course part 2, "random-walk kernel"): each graph carries a Markov walk
-    that starts at a uniform node, stops after each node with probability
-    :math:`p_q = 1 - \lambda` (1 at a node without neighbours) and otherwise moves to a
-    uniform neighbour; with the Dirac kernel on labels,
-    :math:`k(G, G') = \sum_{h, h'} p(h \mid G)\, p(h' \mid G')\, \mathbb{1}[\ell(h) =
-    \ell(h')]`, the probability that the two label sequences are equal, summed on the product
-    graph as :math:`s^T \sum_k T_\times^k q` (start probabilities :math:`s`, transition
-    probabilities :math:`T_\times = P \otimes P'` on the matching pairs, stop probabilities
-    :math:`q`).  ``tottering=False`` forbids steps straight back (:math:`v_{i+2} \ne v_i`):
-    the walks run on the augmented directed graph of Mahé, Ueda, Akutsu, Perret & Vert (ICML
-    2004, section 3.2), whose states are the nodes and the directed edges (see
-    :func:`walk_states`); it applies to every kind (for ``"markov"`` the walk moves to a
-    uniform neighbour other than the previous node, and stops where there is none).
+    ``kind="markov"`` is the marginalised graph kernel of Kashima, Tsuda & Inokuchi
+    ("Marginalized kernels between labeled graphs", ICML 2003; course part 2, "random-walk
+    kernel"): each graph carries a Markov walk that starts at a uniform node, stops after each
+    node with probability :math:`p_q = 1 - \lambda` (1 at a node without neighbours) and
+    otherwise moves to a uniform neighbour; with the Dirac kernel on labels, :math:`k(G, G') =
+    \sum_{h, h'} p(h \mid G)\, p(h' \mid G')\, \mathbb{1}[\ell(h) = \ell(h')]`, the probability
+    that the two label sequences are equal, summed on the product graph as :math:`s^T \sum_k
+    T_\times^k q` (start probabilities :math:`s`, transition probabilities :math:`T_\times = P
+    \otimes P'` on the matching pairs, stop probabilities :math:`q`).  ``tottering=False``
+    forbids steps straight back (:math:`v_{i+2} \ne v_i`): the walks run on the augmented
+    directed graph of Mahé, Ueda, Akutsu, Perret & Vert ("Extensions of marginalized graph
+    kernels", ICML 2004), whose states are the nodes and the directed edges (see
+    :func:`walk_states`); it applies to every kind (for ``"markov"`` the walk moves to a uniform
+    neighbour other than the previous node, and stops where there is none).
 
     The geometric series converges iff :math:`\lambda < 1/\rho(A_\times)`; since
     :math:`\rho(A_\times) \le \rho(A)\rho(A')` (Perron-Frobenius, :math:`A_\times` is a
