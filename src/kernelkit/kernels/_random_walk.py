@@ -340,8 +340,8 @@ class RandomWalk(_GraphKernel):
     ) -> np.ndarray:
         """Kernel values of the pairs ``(X[ix[k]], Y[iy[k]])`` (one batched solve per chunk)."""
         self._check_convergence(X, Y, ix, iy)
-        X, Y = self._states(X), (self._states(Y) if Y is not X else None)
-        Y = X if Y is None else Y
+        states = self._states(X)
+        X, Y = states, (states if Y is X else self._states(Y))
         cx, cy, n_classes = self._edge_classes(X, Y)
         lx, ly = self._node_codes(X), self._node_codes(Y)
         nx_, ny_ = X.n_nodes[ix], Y.n_nodes[iy]
