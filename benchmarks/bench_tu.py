@@ -10,8 +10,10 @@ every method), accuracy mean and standard deviation over the folds.
   ``{10^-3, ..., 10^3}`` (the Grams of every ``h`` computed once on all graphs: each entry
   depends on its two graphs only).
 * **GCKN**: ``GraphCKNClassifier(random_state=0)`` with its defaults, fitted on each training
-  part (its ``lam`` and number of layers chosen by its own internal cross-validation on that
-  part) and scored on the test part.
+  part (its ``lam`` and number of layers chosen by its own internal cross-validation on
+  that part) and scored on the test part; ``gckn-one-layer``: the same
+  with one layer (``n_filters=32, max_length=2``), to see what the second layer brings;
+  ``gckn-auto``: ``normalize`` and ``standardize`` chosen by that cross-validation too.
 
 Times are wall-clock seconds of the whole 10-fold run (Grams included for WL), torch on one
 thread.  ``python benchmarks/bench_tu.py [--sets MUTAG ...] [--data ../shared/data]``
@@ -40,22 +42,16 @@ def folds(y: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
     return list(StratifiedKFold(10, shuffle=True, random_state=0).split(np.zeros(len(y)), y))
 
 
-def run_wl(graphs: list[Any], y: np.ndarray) -> dict[str, Any]:
-    """WL subtree, normalised Gram, SVC with (h, C) chosen by inner 5-fold CV."""
+def svc_cv(grams: dict[Any, np.ndarray], y: np.ndarray) -> dict[str, Any]:
+    """SVC on precomputed Grams; the Gram (key) and ``C`` chosen by inner 5-fold CV."""
     from sklearn.model_selection import StratifiedKFold
     from sklearn.svm import SVC
 
-    from kernelkit.data import as_graph_batch
-    from kernelkit.kernels import WeisfeilerLehman
-
-    start = time.perf_counter()
-    batch = as_graph_batch(graphs)
-    grams = {h: WeisfeilerLehman(h).normalized()(batch).numpy() for h in range(1, 6)}
     accs, chosen = [], []
     for train, test in folds(y):
         inner = StratifiedKFold(5, shuffle=True, random_state=0)
-        best = (-1.0, 0, 0.0)
-        for h, K in grams.items():
+        best = (-1.0, None, 0.0)
+        for key, K in grams.items():
             for C in 10.0 ** np.arange(-3, 4):
                 score = np.mean([
                     SVC(C=C, kernel="precomputed")
@@ -64,33 +60,72 @@ def run_wl(graphs: list[Any], y: np.ndarray) -> dict[str, Any]:
                     for a, b in inner.split(np.zeros(len(train)), y[train])
                 ])  # fmt: skip
                 if score > best[0]:
-                    best = (score, h, C)
-        _, h, C = best
-        K = grams[h]
+                    best = (score, key, C)
+        _, key, C = best
+        K = grams[key]
         svc = SVC(C=C, kernel="precomputed").fit(K[np.ix_(train, train)], y[train])
         accs.append(svc.score(K[np.ix_(test, train)], y[test]))
-        chosen.append([h, C])
+        chosen.append([key, C])
     return {
         "accuracy_mean": float(np.mean(accs)),
         "accuracy_std": float(np.std(accs)),
         "fold_accuracies": [float(a) for a in accs],
         "chosen_h_C": chosen,
-        "seconds": time.perf_counter() - start,
     }
 
 
-def run_gckn(graphs: list[Any], y: np.ndarray, **params: Any) -> dict[str, Any]:
-    """GraphCKNClassifier (defaults unless ``params``) fitted on each training part."""
+def run_wl(graphs: list[Any], y: np.ndarray) -> dict[str, Any]:
+    """WL subtree, normalised Gram, SVC with (h, C) chosen by inner 5-fold CV."""
+    from kernelkit.data import as_graph_batch
+    from kernelkit.kernels import WeisfeilerLehman
+
+    start = time.perf_counter()
+    batch = as_graph_batch(graphs)
+    grams = {h: WeisfeilerLehman(h).normalized()(batch).numpy() for h in range(1, 6)}
+    return {**svc_cv(grams, y), "seconds": time.perf_counter() - start}
+
+
+def run_kernels(graphs: list[Any], y: np.ndarray) -> dict[str, dict[str, Any]]:
+    """The course's other graph kernels at fixed parameters (WL shortest-path: ``h`` by inner
+    CV), normalised Grams, SVC with ``C`` by inner CV."""
+    from kernelkit.data import as_graph_batch
+    from kernelkit.kernels import RandomWalk, ShortestPath, TreePattern, WeisfeilerLehman
+
+    batch = as_graph_batch(graphs)
+    cases: dict[str, dict[Any, Any]] = {
+        "WL shortest-path (h by inner CV)": {
+            h: WeisfeilerLehman(h, base_graph_kernel=ShortestPath()) for h in range(1, 6)
+        },
+        "TreePattern(2, lam=0.5)": {0: TreePattern(2, lam=0.5)},
+        "TreePattern(2, lam=0.5, tottering=False)": {0: TreePattern(2, lam=0.5, tottering=False)},
+        'RandomWalk(0.5, kind="markov")': {0: RandomWalk(0.5, kind="markov")},
+        'RandomWalk(0.5, kind="markov", tottering=False)': {
+            0: RandomWalk(0.5, kind="markov", tottering=False)
+        },
+    }
+    out = {}
+    for name, kernels in cases.items():
+        start = time.perf_counter()
+        grams = {key: k.normalized()(batch).numpy() for key, k in kernels.items()}
+        out[name] = {**svc_cv(grams, y), "seconds": time.perf_counter() - start}
+        print(name, out[name]["accuracy_mean"], round(out[name]["seconds"]), flush=True)
+    return out
+
+
+def run_gckn(graphs: list[Any], y: np.ndarray, n_folds: int = 10, **params: Any) -> dict[str, Any]:
+    """GraphCKNClassifier (defaults unless ``params``) fitted on each training part (the
+    first ``n_folds`` of the ten)."""
     from kernelkit import GraphCKNClassifier
 
     start = time.perf_counter()
-    accs, layers, lams = [], [], []
-    for train, test in folds(y):
+    accs, layers, lams, scalings = [], [], [], []
+    for train, test in folds(y)[:n_folds]:
         clf = GraphCKNClassifier(random_state=0, **params)
         clf.fit([graphs[i] for i in train], y[train])
         accs.append(clf.score([graphs[i] for i in test], y[test]))
         layers.append(len(clf.network_.layers))
         lams.append(float(clf.lam_))
+        scalings.append([clf.network_.normalize, clf.network_.standardize])
     return {
         "params": {k: str(v) for k, v in params.items()},
         "accuracy_mean": float(np.mean(accs)),
@@ -98,6 +133,7 @@ def run_gckn(graphs: list[Any], y: np.ndarray, **params: Any) -> dict[str, Any]:
         "fold_accuracies": [float(a) for a in accs],
         "layers_kept": layers,
         "lam": lams,
+        "normalize_standardize": scalings,
         "seconds": time.perf_counter() - start,
     }
 
@@ -107,6 +143,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--sets", nargs="+", default=["MUTAG", "PTC_MR", "PROTEINS", "ENZYMES"])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--methods", nargs="+", default=["wl", "gckn"])
+    parser.add_argument("--n-folds", type=int, default=10, help="gckn-auto: folds run")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     from kernelkit.data import load_tu
@@ -119,9 +156,22 @@ def main(argv: list[str] | None = None) -> None:
         if "wl" in args.methods:
             entry["WL subtree (h, C by inner CV)"] = run_wl(data.graphs, data.y)
             print(name, "WL", entry["WL subtree (h, C by inner CV)"]["accuracy_mean"], flush=True)
+        if "kernels" in args.methods:
+            entry.update(run_kernels(data.graphs, data.y))
         if "gckn" in args.methods:
             entry["GraphCKNClassifier()"] = run_gckn(data.graphs, data.y)
             print(name, "GCKN", entry["GraphCKNClassifier()"]["accuracy_mean"], flush=True)
+        if "gckn-auto" in args.methods:
+            auto = {"normalize": "auto", "standardize": "auto"}
+            row = run_gckn(data.graphs, data.y, args.n_folds, **auto)
+            entry[
+                f'GraphCKNClassifier(normalize="auto", standardize="auto"), folds 1-{args.n_folds}'
+            ] = row
+            print(name, "GCKN auto", row["accuracy_mean"], flush=True)
+        if "gckn-one-layer" in args.methods:
+            row = run_gckn(data.graphs, data.y, n_filters=32, max_length=2)
+            entry["GraphCKNClassifier(32, 2) (one layer)"] = row
+            print(name, "GCKN one layer", row["accuracy_mean"], flush=True)
         RESULTS.parent.mkdir(exist_ok=True)
         RESULTS.write_text(json.dumps(results, indent=1))
     for name, entry in results.items():

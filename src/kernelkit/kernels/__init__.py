@@ -54,6 +54,7 @@ from kernelkit.kernels._graph_oddsth import OddSth
 from kernelkit.kernels._graph_paths import BoundedPath
 from kernelkit.kernels._graph_pyramid import PyramidMatch
 from kernelkit.kernels._graph_relabel import morgan_index, morgan_relabel
+from kernelkit.kernels._graph_subtree import TreePattern
 from kernelkit.kernels._graph_theta import LovaszTheta, SvmTheta
 from kernelkit.kernels._graph_wwl import WassersteinWeisfeilerLehman
 from kernelkit.kernels._graphs import ShortestPath, WeisfeilerLehman
@@ -66,7 +67,7 @@ from kernelkit.kernels._molecules import MinMax, Tanimoto
 from kernelkit.kernels._mutual_information import MutualInformation
 from kernelkit.kernels._network import NetworkLinear, SpectralNode
 from kernelkit.kernels._neural import ArcCosine, ReLUNTK
-from kernelkit.kernels._nodes import CommuteTime, Diffusion, RegularizedLaplacian
+from kernelkit.kernels._nodes import CommuteTime, Diffusion, GraphDistance, RegularizedLaplacian
 from kernelkit.kernels._physico_chemical import PhysicoChemical
 from kernelkit.kernels._precomputed import Precomputed, PrecomputedBatch
 from kernelkit.kernels._random_walk import RandomWalk
@@ -94,6 +95,7 @@ __all__ = [
     "FeatureSpaceGaussian",
     "FisherVector",
     "Gaussian",
+    "GraphDistance",
     "GraphHopper",
     "GraphletSampling",
     "HMMFisher",
@@ -145,6 +147,7 @@ __all__ = [
     "SvmTheta",
     "Tanimoto",
     "TensorMatern",
+    "TreePattern",
     "UnequalLengthError",
     "VertexHistogram",
     "WassersteinWeisfeilerLehman",

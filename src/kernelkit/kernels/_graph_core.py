@@ -11,10 +11,16 @@ from typing import Any
 import numpy as np
 import torch
 
-from kernelkit.data._graphs import GraphBatch, hash_combine
+from kernelkit.data._graphs import GraphBatch
 from kernelkit.kernels._base import Batch, Kernel
 from kernelkit.kernels._features import SparseFeatures
-from kernelkit.kernels._graphs import ShortestPath, WeisfeilerLehman, _GraphKernel, example_graphs
+from kernelkit.kernels._graphs import (
+    ShortestPath,
+    WeisfeilerLehman,
+    _GraphKernel,
+    example_graphs,
+    tagged_features,
+)
 from kernelkit.utils._errors import InputError
 from kernelkit.utils._validation import check_int
 
@@ -113,23 +119,13 @@ class CoreFramework(_GraphKernel):
 
     def features(self, X: GraphBatch) -> SparseFeatures | None:
         """Level-tagged base features of every core, or ``None`` without base features."""
-        gids, keys, values = [], [], []
+        parts = []
         for i, present, sub in self._levels(X):
             F = self.base_.features(sub)
             if F is None:
                 return None
-            rows = np.repeat(present, np.diff(F.indptr))
-            gids.append(rows)
-            keys.append(hash_combine(F.keys, np.full(len(F.keys), i)).view(np.int64))
-            values.append(F.values)
-        if not gids:
-            return SparseFeatures(
-                np.zeros(len(X) + 1, np.int64), np.zeros(0, np.int64), np.zeros(0)
-            )
-        g, k, v = np.concatenate(gids), np.concatenate(keys), np.concatenate(values)
-        order = np.lexsort((k, g))
-        indptr = np.searchsorted(g[order], np.arange(len(X) + 1)).astype(np.int64)
-        return SparseFeatures(indptr, k[order], v[order])
+            parts.append((i, present, F))
+        return tagged_features(parts, len(X))
 
     def block(self, X: Batch, Y: Batch) -> torch.Tensor:
         if self.base_.features(X[:1]) is not None:

@@ -12,6 +12,7 @@ default ``None``: ignored) are used by the WL and random-walk kernels.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -27,7 +28,13 @@ from kernelkit.utils._errors import InputError
 from kernelkit.utils._kinds import InputKind
 from kernelkit.utils._validation import check_int
 
-__all__ = ["ShortestPath", "WeisfeilerLehman", "count_features", "feature_gram"]
+__all__ = [
+    "ShortestPath",
+    "WeisfeilerLehman",
+    "count_features",
+    "feature_gram",
+    "tagged_features",
+]
 
 _UNLABELLED = int(label_codes([""])[0])
 _SALT_NB = np.uint64(0x6A09E667F3BCC909)
@@ -58,6 +65,24 @@ def count_features(
     run_g = g[starts]
     indptr = np.searchsorted(run_g, np.arange(n_graphs + 1), side="left").astype(np.int64)
     return SparseFeatures(indptr, k[starts].astype(np.int64), sums)
+
+
+def tagged_features(
+    parts: list[tuple[int, np.ndarray, SparseFeatures]], n_graphs: int
+) -> SparseFeatures:
+    """Sum of feature maps with disjoint keys: ``(tag, rows, F)`` puts the rows of ``F`` on
+    graphs ``rows`` with keys ``hash(key, tag)`` (one block per level of a framework kernel)."""
+    gids, keys, values = [], [], []
+    for tag, rows, F in parts:
+        gids.append(np.repeat(rows, np.diff(F.indptr)))
+        keys.append(hash_combine(F.keys, np.full(len(F.keys), tag)).view(np.int64))
+        values.append(F.values)
+    if not gids:
+        return SparseFeatures(np.zeros(n_graphs + 1, np.int64), np.zeros(0, np.int64), np.zeros(0))
+    g, k, v = np.concatenate(gids), np.concatenate(keys), np.concatenate(values)
+    order = np.lexsort((k, g))
+    indptr = np.searchsorted(g[order], np.arange(n_graphs + 1)).astype(np.int64)
+    return SparseFeatures(indptr, k[order], v[order])
 
 
 def feature_gram(FX: SparseFeatures, FY: SparseFeatures) -> torch.Tensor:
@@ -187,6 +212,13 @@ class WeisfeilerLehman(_GraphKernel):
     label; all of it vectorised over the CSR adjacency (no per-node Python loop).  Feature keys
     are hashes of (iteration, label).
 
+    With ``base_graph_kernel`` the WL relabelling is a preprocessing for another kernel
+    (Shervashidze et al. 2011, section 3, the "general WL kernel"; course part 2, section 4:
+    WL shortest-path, WL edge): :math:`k(G, G') = \sum_{i=0}^{h} k_{\mathrm{base}}(G_i, G'_i)`,
+    :math:`G_i` the graph with the labels :math:`\ell_i` (a sum of p.d. kernels, so p.d.), as
+    GraKeL 0.1.11's ``WeisfeilerLehman(n_iter=h, base_graph_kernel=...)`` (checked in the
+    tests).  The subtree kernel is the base :class:`~kernelkit.kernels.VertexHistogram`.
+
     Parameters
     ----------
     n_iter : int
@@ -194,6 +226,11 @@ class WeisfeilerLehman(_GraphKernel):
         ``n_iter=0`` is the vertex-label histogram kernel.  Same meaning as GraKeL 0.1.11's
         ``WeisfeilerLehman(n_iter=h, base_graph_kernel=VertexHistogram)`` (checked in the
         tests); the course's "h" is the same number.
+    base_graph_kernel : graph Kernel or None
+        Kernel applied to the relabelled graphs of every iteration (e.g.
+        :class:`~kernelkit.kernels.ShortestPath` for WL shortest-path); it reads the WL labels
+        as its node labels, so its ``node_label`` must not be ``None``.  ``None``: the
+        histogram of the labels (the subtree kernel).
     node_label : str or None
         Node attribute holding the discrete label (``None``: unlabelled graphs).
     edge_label : str or None
@@ -202,24 +239,37 @@ class WeisfeilerLehman(_GraphKernel):
     """
 
     def __init__(
-        self, n_iter: int = 3, *, node_label: str | None = "label", edge_label: str | None = None
+        self,
+        n_iter: int = 3,
+        *,
+        base_graph_kernel: Kernel | None = None,
+        node_label: str | None = "label",
+        edge_label: str | None = None,
     ):
         super().__init__()
         self.n_iter = check_int(n_iter, name="n_iter", minimum=0)
+        if base_graph_kernel is not None and (
+            not isinstance(base_graph_kernel, _GraphKernel) or base_graph_kernel.node_label is None
+        ):
+            raise InputError(
+                "base_graph_kernel: expected a kernelkit graph kernel that reads node labels "
+                f"(e.g. ShortestPath()), got {base_graph_kernel!r}"
+            )
+        self.base_graph_kernel = base_graph_kernel
         self.node_label = _check_label_name(node_label, "node_label")
         self.edge_label = _check_label_name(edge_label, "edge_label")
 
-    def features(self, X: GraphBatch) -> SparseFeatures:
-        """WL features ``Phi(X)``: counts of (iteration, label) per graph, int64 keys."""
+    def labels(self, X: GraphBatch) -> list[np.ndarray]:
+        r"""The labels :math:`\ell_0, \dots, \ell_h` of every node (uint64 codes)."""
         lab = self._node_codes(X).view(np.uint64)
         deg = np.diff(X.adj_ptr)
         nbr = X.adj_idx
         edge_term = None
         if self.edge_label is not None and X.edge_labels is not None:
             edge_term = mix64(X.edge_labels.view(np.uint64) ^ _SALT_NB)
-        keys = [mix64(lab ^ _SALT_ITER)]
+        out = [lab]
         with np.errstate(over="ignore"):
-            for it in range(1, self.n_iter + 1):
+            for _ in range(self.n_iter):
                 term = mix64(lab[nbr] + _SALT_NB)
                 if edge_term is not None:
                     term = mix64(term ^ edge_term)
@@ -227,14 +277,56 @@ class WeisfeilerLehman(_GraphKernel):
                 np.cumsum(term, out=csum[1:])
                 multiset = csum[X.adj_ptr[1:]] - csum[X.adj_ptr[:-1]]
                 lab = mix64(mix64(lab) ^ multiset ^ mix64(deg.astype(np.uint64)))
-                keys.append(mix64(lab ^ (_SALT_ITER + np.uint64(it))))
+                out.append(lab)
+        return out
+
+    def relabelled(self, X: GraphBatch) -> list[GraphBatch]:
+        r"""The graphs :math:`G_0, \dots, G_h` with the WL labels as node labels."""
+        return [
+            replace(X, node_labels=lab.view(np.int64), node_label="label") for lab in self.labels(X)
+        ]
+
+    def features(self, X: GraphBatch) -> SparseFeatures | None:
+        """WL features ``Phi(X)``: counts of (iteration, label) per graph, int64 keys; with a
+        base kernel its iteration-tagged features (``None`` if it has none)."""
+        if self.base_graph_kernel is not None:
+            parts = []
+            for it, G in enumerate(self.relabelled(X)):
+                F = self.base_graph_kernel.features(G)
+                if F is None:
+                    return None
+                parts.append((it, np.arange(len(X)), F))
+            return tagged_features(parts, len(X))
+        with np.errstate(over="ignore"):
+            keys = [
+                mix64(lab ^ (_SALT_ITER + np.uint64(it))) for it, lab in enumerate(self.labels(X))
+            ]
         gid = np.tile(X.graph_index, self.n_iter + 1)
         return count_features(gid, np.concatenate(keys), len(X))
+
+    def block(self, X: Batch, Y: Batch) -> torch.Tensor:
+        base = self.base_graph_kernel
+        if base is None or base.features(X[:1]) is not None:
+            return super().block(X, Y)
+        GX = self.relabelled(X)
+        GY = GX if Y is X else self.relabelled(Y)
+        return sum(base.block(a, b).to(torch.float64) for a, b in zip(GX, GY, strict=True))
+
+    def block_diag(self, X: Batch) -> torch.Tensor:
+        base = self.base_graph_kernel
+        if base is None or base.features(X[:1]) is not None:
+            return super().block_diag(X)
+        return sum(base.block_diag(G).to(torch.float64) for G in self.relabelled(X))
 
     @classmethod
     def _check_example(cls) -> list[tuple[Kernel, Any, Any]]:
         X, Y = example_graphs()
-        return [(cls(2), X, Y), (cls(1, node_label=None), X, Y), (cls(3, edge_label="label"), X, Y)]
+        return [
+            (cls(2), X, Y),
+            (cls(1, node_label=None), X, Y),
+            (cls(3, edge_label="label"), X, Y),
+            (cls(2, base_graph_kernel=ShortestPath()), X, Y),
+        ]
 
 
 class ShortestPath(_GraphKernel):

@@ -11,6 +11,9 @@ function ``K = sum_i r(lambda_i) u_i u_i^T``:
 * :class:`RegularizedLaplacian`: ``r = 1 / (lambda + eps)``, ``K = (L + eps I)^-1``;
 * :class:`CommuteTime`: ``r = 1 / lambda`` on ``Im L``, ``K = L^+`` (Fouss et al. 2007).
 
+:class:`GraphDistance` (``K = exp(-t d_G)``, shortest-path distances) is not spectral; it
+shares the node input and the cached Gram.
+
 The full node Gram is computed once (lazily, by one ``eigh``) and indexed afterwards;
 ``set_params`` re-runs ``__init__``, which drops the cache.
 """
@@ -23,14 +26,23 @@ from typing import Any, ClassVar
 import numpy as np
 import scipy.sparse as sp
 import torch
+from scipy.sparse import csgraph
 
 from kernelkit.kernels._base import Batch, Kernel
 from kernelkit.solvers import symmetric_eigh
+from kernelkit.solvers._spectra import symmetric_eigvalsh
 from kernelkit.utils._errors import InputError
 from kernelkit.utils._kinds import InputKind
 from kernelkit.utils._validation import check_positive
 
-__all__ = ["CommuteTime", "Diffusion", "NodeBatch", "RegularizedLaplacian", "graph_laplacian"]
+__all__ = [
+    "CommuteTime",
+    "Diffusion",
+    "GraphDistance",
+    "NodeBatch",
+    "RegularizedLaplacian",
+    "graph_laplacian",
+]
 
 
 @dataclass(eq=False)
@@ -257,3 +269,63 @@ class CommuteTime(_SpectralNodeKernel):
     @classmethod
     def _check_example(cls) -> tuple[Kernel, Any, Any]:
         return cls(_example_adjacency()), _EXAMPLE_X, _EXAMPLE_Y
+
+
+class GraphDistance(_SpectralNodeKernel):
+    r"""Graph-distance kernel ``K = exp(-t d_G)``, refused where it is not p.d.
+
+    Course part 2, section 5 ("shortest-path graph distance"): :math:`K_{ij} = e^{-t\,
+    d_G(i, j)}`, :math:`d_G` the number of edges of a shortest path (0 across connected
+    components: :math:`d_G = \infty`).  :math:`K` is p.d. for every :math:`t > 0` iff
+    :math:`-d_G` is conditionally p.d. (Schoenberg), which holds on trees and cycles but not in
+    general (the course's counterexample :math:`K_{2,3}`: :math:`\lambda_{\min} = -0.0278` at
+    :math:`t = 0.2`).  The construction computes :math:`K` and raises
+    :class:`~kernelkit.utils.InputError` when its smallest eigenvalue is below
+    :math:`-10^{-10} \lambda_{\max}`; :meth:`conditionally_pd` tells whether every
+    :math:`t` is safe.
+
+    Parameters
+    ----------
+    graph : networkx.Graph or array-like (m, m)
+        The graph (edge weights are ignored: distances count edges).
+    t : float
+        Scale :math:`t > 0`.
+    """
+
+    def __init__(self, graph: Any, t: float = 1.0):
+        super().__init__()
+        self._init_graph(graph)
+        self.t = check_positive(t, name="t")
+        self._distances = csgraph.shortest_path(
+            sp.csr_matrix(self._laplacian < 0), directed=False, unweighted=True
+        )
+        K = torch.as_tensor(np.exp(-self.t * self._distances))
+        eig = symmetric_eigvalsh(K)
+        low, high = float(eig.min()), float(eig.max())
+        if low < -1e-10 * high:
+            raise InputError(
+                f"t: exp(-t d_G) is not positive definite on this graph at t={self.t:g} "
+                f"(smallest eigenvalue {low:.3g}): -d_G is not conditionally p.d. here; try "
+                "other values of t, or Diffusion / RegularizedLaplacian"
+            )
+        self._gram = K
+
+    def node_gram(self) -> torch.Tensor:
+        """The full ``m x m`` Gram ``exp(-t d_G)``."""
+        return self._gram
+
+    def conditionally_pd(self) -> bool:
+        r"""Whether :math:`-d_G` is conditionally p.d. on every connected component, i.e.
+        :math:`x^T d_G x \le 0` whenever :math:`\sum_i x_i = 0` (then every ``t`` is safe)."""
+        _, comp = csgraph.connected_components(sp.csr_matrix(self._laplacian < 0), directed=False)
+        for c in np.unique(comp):
+            D = self._distances[np.ix_(comp == c, comp == c)]
+            P = np.eye(len(D)) - 1.0 / len(D)
+            top = float(symmetric_eigvalsh(torch.as_tensor(P @ D @ P)).max())
+            if top > 1e-10 * max(float(D.max()), 1.0) * len(D):
+                return False
+        return True
+
+    @classmethod
+    def _check_example(cls) -> tuple[Kernel, Any, Any]:
+        return cls(_example_adjacency(), t=0.5), _EXAMPLE_X, _EXAMPLE_Y
