@@ -108,10 +108,10 @@ class GaussianProcessRegressor(KernelEstimatorMixin, RegressorMixin, BaseEstimat
         ``n_centers`` centres; ``"auto"``: exact unless the cost model of kernel ridge
         regression (:func:`~kernelkit.models._falkon.choose_solver`) prefers a Nyström solver.
         More centres than training points fits the exact GP, with a warning.
-    n_centers : int, default 500
-        Number of centres (inducing points) of the Nyström solver (half KernelRidge's
-        default: learning the hyper-parameters takes one pass per evaluation of the bound,
-        about 20 evaluations, each ``O(n m^2)``).
+    n_centers : int, default 1000
+        Number of centres (inducing points) of the Nyström solver; the default of every
+        estimator whose ``solver`` has a Nyström choice (learning the hyper-parameters takes
+        one pass per evaluation of the bound, about 20 evaluations, each ``O(n m^2)``).
     centers : {"uniform", "kmeans++", "greedy"}, default "uniform"
         How the centres are chosen among the training points (as in
         :class:`~kernelkit.estimators.KernelRidge`).
@@ -218,7 +218,7 @@ class GaussianProcessRegressor(KernelEstimatorMixin, RegressorMixin, BaseEstimat
         n_restarts_optimizer: int = 0,
         normalize_y: bool = False,
         solver: str = "auto",
-        n_centers: int = 500,
+        n_centers: int = 1000,
         centers: str = "uniform",
         random_state: Any = None,
         on_error: str = "raise",
