@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import scipy.linalg
 import torch
+from test_ckn_seq import ALPHA, _one_hot
 
 from kernelkit.models._ckn_seq import (
     GappedKmerLayer,
@@ -21,16 +22,6 @@ from kernelkit.utils._errors import InputError
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
-ALPHA = 1 / 0.5**2
-
-
-def _one_hot(seqs, alphabet="ACGT"):
-    T = max(map(len, seqs))
-    x = torch.zeros(len(seqs), len(alphabet), T, dtype=torch.float64)
-    for i, s in enumerate(seqs):
-        for t, ch in enumerate(s):
-            x[i, alphabet.index(ch), t] = 1.0
-    return x
 
 
 def _b(z, v):
