@@ -5,10 +5,10 @@ Per data set of :mod:`model_selection` (same data, kernels and standardisation) 
 root mean squared error of
 
 * ``auto``: ``KernelRidge(kernel, lam="auto")`` (closed-form leave-one-out over
-  ``AUTO_GRID``, groups of identical inputs left out together, then L-BFGS on ``log lam``);
-* ``grid5``: ``KernelRidge(kernel, lam=list(AUTO_GRID), cv=5)``: the 5-fold ``KFold`` refits
+  ``lam_grid()``, groups of identical inputs left out together, then L-BFGS on ``log lam``);
+* ``grid5``: ``KernelRidge(kernel, lam=list(lam_grid()), cv=5)``: the 5-fold ``KFold`` refits
   of every grid value (one eigendecomposition per fold), whose fold scores equal
-  ``GridSearchCV(KernelRidge(kernel), {"lam": AUTO_GRID}, cv=5)``'s (tested to 1e-8 in
+  ``GridSearchCV(KernelRidge(kernel), {"lam": lam_grid()}, cv=5)``'s (tested to 1e-8 in
   ``tests/estimators/test_ridge_selection.py``), then the refit at the best value;
   ``--check-gridsearch K`` runs the real ``GridSearchCV`` on the first ``K`` splits and
   asserts it picks the same ``lam``.
@@ -39,8 +39,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from model_selection import RESULTS, _datasets, _rmse, _split
 
 from kernelkit.estimators._ridge import KernelRidge
-from kernelkit.estimators._ridge_selection import AUTO_GRID
 from kernelkit.kernels import Gaussian
+from kernelkit.models._ridge_path import lam_grid
 
 MARGIN = 0.005
 """Non-inferiority margin of :func:`paired_summary`: 0.5% of the grid search's RMSE (the
@@ -113,11 +113,11 @@ def run(args: argparse.Namespace) -> dict:
         rows: dict[str, list] = {"auto": [], "grid5": []}
         for seed, Xtr, Xte, ytr, yte in _splits(X, y, is_gram, args.splits, args.first_seed):
             auto, auto_s = _timed(KernelRidge(kernel, lam="auto"), Xtr, ytr)
-            grid, grid_s = _timed(KernelRidge(kernel, lam=list(AUTO_GRID), cv=5), Xtr, ytr)
+            grid, grid_s = _timed(KernelRidge(kernel, lam=list(lam_grid()), cv=5), Xtr, ytr)
             if seed - args.first_seed < args.check_gridsearch:
                 search = GridSearchCV(
                     KernelRidge(kernel),
-                    {"lam": list(AUTO_GRID)},
+                    {"lam": list(lam_grid())},
                     cv=5,
                     scoring="neg_mean_squared_error",
                 ).fit(Xtr, ytr)
@@ -141,14 +141,14 @@ WIDTH_FACTORS = (0.25, 0.5, 1.0, 2.0, 4.0)
 
 
 def _width_grid_search(Xtr: np.ndarray, ytr: np.ndarray) -> KernelRidge:
-    """5-fold search over ``WIDTH_FACTORS x AUTO_GRID``: per width, the closed-form 5-fold
-    path over ``AUTO_GRID`` (fold scores equal to ``GridSearchCV``'s), then the width and
+    """5-fold search over ``WIDTH_FACTORS x lam_grid()``: per width, the closed-form 5-fold
+    path over ``lam_grid()`` (fold scores equal to ``GridSearchCV``'s), then the width and
     ``lam`` of the best mean fold score, refitted on all the rows (``GridSearchCV``'s rule
     over the product grid)."""
     sigma0 = float(np.median(pdist(Xtr)))  # the median heuristic, kernel=None's width
     best, best_score = None, -np.inf
     for factor in WIDTH_FACTORS:
-        model = KernelRidge(Gaussian(sigma=factor * sigma0), lam=list(AUTO_GRID), cv=5)
+        model = KernelRidge(Gaussian(sigma=factor * sigma0), lam=list(lam_grid()), cv=5)
         model.fit(Xtr, ytr)
         score = float(np.max(model.cv_results_["mean_test_score"]))
         if score > best_score:

@@ -4,11 +4,11 @@ Per data set and random 80/20 split (``--splits`` seeds; held-out root mean squa
 
 * ``default``: ``KernelRidge(kernel, lam=1e-3)``, the former default ``lam`` (now ``"auto"``);
 * ``auto``: ``KernelRidge(kernel, lam="auto")``: closed-form LOO over the 21-value grid
-  ``AUTO_GRID`` (1e-9 .. 10) from one eigendecomposition, then L-BFGS on ``log lam``;
+  ``lam_grid()`` (1e-9 .. 10) from one eigendecomposition, then L-BFGS on ``log lam``;
 * ``auto+width`` (vector sets): also ``kernel_params="auto"`` (the Gaussian width by a
   coordinate search, the median heuristic times 1/4 .. 4, each scored by its best LOO over
   the grid);
-* ``grid5``: ``GridSearchCV(KernelRidge(kernel), {"lam": AUTO_GRID}, cv=5)``, the same grid,
+* ``grid5``: ``GridSearchCV(KernelRidge(kernel), {"lam": lam_grid()}, cv=5)``, the same grid,
   on the first ``--grid-splits`` splits (what a user would run instead);
 * jackknife+ and split-conformal 90% intervals of the ``auto`` model: coverage of the held-out
   points and mean width, averaged over all splits.
@@ -36,8 +36,8 @@ from sklearn.model_selection import GridSearchCV
 
 from kernelkit.data._molecule_datasets import load_esol, load_solubility
 from kernelkit.estimators._ridge import KernelRidge
-from kernelkit.estimators._ridge_selection import AUTO_GRID
 from kernelkit.kernels import Spectrum, Tanimoto
+from kernelkit.models._ridge_path import lam_grid
 
 RESULTS = Path(__file__).parent / "results"
 
@@ -101,7 +101,7 @@ def run(args: argparse.Namespace) -> dict:
             if seed < args.grid_splits:
                 models["grid5"] = GridSearchCV(
                     KernelRidge(kernel),
-                    {"lam": list(AUTO_GRID)},
+                    {"lam": list(lam_grid())},
                     cv=5,
                     scoring="neg_mean_squared_error",
                 )

@@ -2,7 +2,7 @@
 
 On each random 80/20 split of the shipped vector sets (the splits of
 :mod:`lam_auto_vs_grid`), for every width of the grid ``WIDTH_FACTORS`` times the median
-heuristic: the best closed-form leave-one-out score over ``AUTO_GRID`` (what
+heuristic: the best closed-form leave-one-out score over ``lam_grid()`` (what
 ``KernelRidge(lam="auto", kernel_params="auto")`` compares) and the best 5-fold score over the
 same grid (what the 5-fold grid search compares), each with the held-out RMSE of the model
 refitted at that score's ``lam``.  Reported per set:
@@ -40,21 +40,21 @@ from lam_auto_vs_grid import WIDTH_FACTORS, _splits
 from model_selection import RESULTS, _datasets, _rmse
 
 from kernelkit.estimators._ridge import KernelRidge
-from kernelkit.estimators._ridge_selection import AUTO_GRID
 from kernelkit.kernels import Gaussian
+from kernelkit.models._ridge_path import lam_grid
 
 CRITERIA = {"loo": "loo", "5-fold": 5}
 """Label -> ``cv`` of :class:`KernelRidge`: closed-form leave-one-out, 5-fold ``KFold``."""
 
 
 def _scores(Xtr, Xte, ytr, yte) -> dict[str, np.ndarray]:
-    """Per criterion, ``(len(WIDTH_FACTORS), 2)``: best mean score (MSE) over ``AUTO_GRID`` and
+    """Per criterion, ``(len(WIDTH_FACTORS), 2)``: best mean score (MSE) over ``lam_grid()`` and
     the held-out RMSE at that ``lam``, per width."""
     sigma0 = float(np.median(pdist(Xtr)))
     out = {label: np.empty((len(WIDTH_FACTORS), 2)) for label in CRITERIA}
     for i, factor in enumerate(WIDTH_FACTORS):
         for label, cv in CRITERIA.items():
-            model = KernelRidge(Gaussian(sigma=factor * sigma0), lam=list(AUTO_GRID), cv=cv)
+            model = KernelRidge(Gaussian(sigma=factor * sigma0), lam=list(lam_grid()), cv=cv)
             model.fit(Xtr, ytr)
             score = float(-np.max(model.cv_results_["mean_test_score"]))
             out[label][i] = score, _rmse(model, Xte, yte)

@@ -232,13 +232,13 @@ def test_bad_interval_arguments_are_named():
 
 
 def test_auto_with_folds_is_the_fold_scored_grid():
-    from kernelkit.estimators._ridge_selection import AUTO_GRID
+    from kernelkit.models._ridge_path import lam_grid
 
     rng = np.random.default_rng(3)
     X = rng.normal(size=(120, 3))
     y = np.sin(X.sum(1)) + 0.1 * rng.normal(size=120)
     auto = KernelRidge(Gaussian(sigma=1.0), lam="auto", cv=3).fit(X, y)
-    grid = KernelRidge(Gaussian(sigma=1.0), lam=list(AUTO_GRID), cv=3).fit(X, y)
+    grid = KernelRidge(Gaussian(sigma=1.0), lam=list(lam_grid()), cv=3).fit(X, y)
     assert auto.lam_ == grid.lam_
     np.testing.assert_array_equal(
         auto.cv_results_["mean_test_score"], grid.cv_results_["mean_test_score"]

@@ -11,9 +11,9 @@ from sklearn.linear_model import LogisticRegression
 from kernelkit.models._ckn import CKN
 from kernelkit.models._ckn_seq import GappedKmerLayer
 from kernelkit.models._ckn_train import (
-    LAM_CV_GRID,
     cross_validate_lam,
     fit_linear_head,
+    lam_cv_grid,
     stratified_folds,
     train_alternating,
     train_classifier,
@@ -147,4 +147,5 @@ def test_cross_validate_lam_is_the_best_cv_accuracy_over_lams_and_column_sets():
             scores[(g, s)] = (-correct, ce)
     assert (lam, index) == min(scores, key=scores.get)
     assert index == 1
-    assert LAM_CV_GRID[0] == 1e-7 and LAM_CV_GRID[-1] == 1e-1
+    grid = lam_cv_grid()
+    assert grid[0] == 1e-7 and grid[-1] == 1e-1 and len(grid) == 7

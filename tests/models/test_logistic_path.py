@@ -20,11 +20,11 @@ from kernelkit.models._falkon_logistic import (
     nystrom_logistic_onepass,
 )
 from kernelkit.models._logistic_path import (
-    AUTO_GRID,
     held_out_scores,
     holdout_rows,
     logistic_lam_path,
     one_standard_error,
+    relative_grid,
 )
 from kernelkit.utils._errors import InputError
 from kernelkit.utils._validation import EncodedLabels, signed_targets
@@ -38,7 +38,7 @@ def problem():
     X = rng.standard_normal((500, 2))
     y = (np.sin(2 * X[:, 0]) + X[:, 1] + 0.6 * rng.standard_normal(500) > 0).astype(int)
     idx = centre_indices(KERNEL, torch.as_tensor(X), 60, random_state=0)
-    system = nystrom_system(KERNEL, torch.as_tensor(X), idx, lam=2 * AUTO_GRID[-1])
+    system = nystrom_system(KERNEL, torch.as_tensor(X), idx, lam=2 * relative_grid()[-1])
     return X, y, system
 
 
@@ -93,7 +93,7 @@ def test_refit_equals_a_cold_fit_at_the_chosen_lam(problem, solver):
     X, y, _ = problem
     kw = dict(solver="nystrom", nystrom_method=solver, n_centers=60, tol=1e-12, random_state=0)
     auto = KernelLogisticRegression(KERNEL, "auto", **kw).fit(X, y)
-    assert auto.lam_ in AUTO_GRID and auto.cv_results_["rank_test_score"].min() == 1
+    assert auto.lam_ in relative_grid() and auto.cv_results_["rank_test_score"].min() == 1
     res = auto.cv_results_
     chosen = one_standard_error(-res["mean_test_score"], res["sem_test_score"])
     assert res["params"][chosen] == {"lam": auto.lam_}
@@ -169,8 +169,8 @@ def test_encoded_labels_give_the_same_path_and_pass_through_signed_targets(probl
     assert classes is encoded.classes and Y is encoded.Y
     np.testing.assert_array_equal(classes, ["a", "b", "c"])
     held_out = holdout_rows(len(y), 0)
-    raw = logistic_lam_path(system, labels, held_out, AUTO_GRID[:4])
-    fast = logistic_lam_path(system, encoded, held_out, AUTO_GRID[:4])
+    raw = logistic_lam_path(system, labels, held_out, relative_grid()[:4])
+    fast = logistic_lam_path(system, encoded, held_out, relative_grid()[:4])
     np.testing.assert_array_equal(raw.loss, fast.loss)
     torch.testing.assert_close(raw.coef, fast.coef, rtol=0, atol=0)
 

@@ -377,7 +377,7 @@ class SequenceCKNClassifier(ClassifierMixin, CKNClassifierMixin, _SequenceCKN):
         + """
     lam : float or "auto", default "auto"
         Ridge penalty of the classifier; ``"auto"``: chosen among ``1e-7 .. 1e-1``
-        (:data:`~kernelkit.models._ckn_train.LAM_CV_GRID`), together with how many levels of
+        (:func:`~kernelkit.models._ckn_train.lam_cv_grid`), together with how many levels of
         the ``n_bins`` pyramid to keep (``(1,)`` or ``(1, 4)`` for the default), by 5-fold
         stratified cross-validated accuracy of the classifier on the k-means features of
         the training part (:func:`~kernelkit.models._ckn_train.cross_validate_lam`); the

@@ -50,10 +50,10 @@ from kernelkit.models._falkon_logistic import (
 )
 from kernelkit.models._logistic_exact import KLRResult, exact_lam_path, kernel_logistic_regression
 from kernelkit.models._logistic_path import (
-    AUTO_GRID,
     LogisticPath,
     holdout_rows,
     nystrom_logistic_auto,
+    relative_grid,
 )
 from kernelkit.utils._config import deprecated_options, options
 from kernelkit.utils._constraints import Interval, StrOptions
@@ -316,7 +316,7 @@ class KernelLogisticRegression(MarginClassifierMixin, ClassifierMixin, BaseEstim
         """The smallest ridge the Newton systems are solved for: ``lam`` (``"auto"``: the
         grid's smallest) in the one-pass feature coordinates, ``2 lam`` for PCG (the Hessian
         of ``lam ||f||^2``)."""
-        lam = float(AUTO_GRID[-1]) if self._auto else float(self.lam)
+        lam = float(relative_grid()[-1]) if self._auto else float(self.lam)
         return lam * (1 if self.nystrom_method_ == "onepass" else 2)
 
     @property

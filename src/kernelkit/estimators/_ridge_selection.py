@@ -11,7 +11,8 @@ leave-one-out fits, split conformal).
   ``KFold(cv)`` (no shuffling, as ``GridSearchCV(cv=int)``), a splitter or a list of
   ``(train, test)`` pairs on theirs (``sklearn.model_selection.check_cv``), one
   eigendecomposition per fold.
-* ``lam="auto"``: the grid :data:`AUTO_GRID`, then L-BFGS on ``log lam`` from the best grid
+* ``lam="auto"``: the grid :func:`~kernelkit.models._ridge_path.lam_grid` (``1e-9 .. 10``,
+  21 values), then L-BFGS on ``log lam`` from the best grid
   value on the closed-form criterion (with refits on folds, an int or splitter ``cv``: the
   best grid value).
 * ``cv="loo"`` leaves each group of training inputs the kernel cannot tell apart
@@ -63,15 +64,13 @@ from kernelkit.models._ridge_path import (
     check_lam_grid,
     duplicate_groups,
     kfold_path_errors,
+    lam_grid,
     ridge_spectrum,
 )
 from kernelkit.solvers._lbfgs import lbfgs_batched
 from kernelkit.utils._errors import InputError
 from kernelkit.utils._seeding import check_random_state
 from kernelkit.utils._validation import like_input
-
-AUTO_GRID = np.logspace(-9, 1, 21)
-"""``lam`` grid of ``lam="auto"`` before the continuous refinement."""
 
 MAX_ITER = 50
 """L-BFGS iterations of the ``log lam`` refinement."""
@@ -84,7 +83,6 @@ REFINE_TOL = 1e-9
 """Stopping tolerance of the ``log lam`` refinement (gradient entry or relative decrease)."""
 
 __all__ = [
-    "AUTO_GRID",
     "criterion",
     "fit_selected",
     "fit_selected_nystrom",
@@ -108,7 +106,7 @@ def selects_hyperparameters(est: Any) -> bool:
 
 def _grid(est: Any) -> tuple[np.ndarray, bool]:
     if isinstance(est.lam, str):
-        return AUTO_GRID, True
+        return lam_grid(), True
     if isinstance(est.lam, Real):
         return np.array([float(est.lam)]), False
     return check_lam_grid(est.lam), False

@@ -37,6 +37,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from kernelkit.models._ckn import CKN, extract_patches
+from kernelkit.models._ridge_path import lam_grid
 from kernelkit.models._spherical_kmeans import spherical_kmeans
 from kernelkit.solvers import lbfgs
 from kernelkit.solvers._lbfgs import LBFGSResult
@@ -323,9 +324,12 @@ def train_classifier(
     )
 
 
-LAM_CV_GRID = tuple(10.0**e for e in range(-7, 0))
-"""Ridge penalties tried by :func:`cross_validate_lam` (``1e-7 .. 1e-1``: normalised features
-of norm about 1 need the larger ones, raw mean-pooled k-mer features the smaller ones)."""
+def lam_cv_grid() -> tuple[float, ...]:
+    """Ridge penalties tried by :func:`cross_validate_lam`: the decades ``1e-7 .. 1e-1`` of
+    the one ``lam`` lattice (:func:`~kernelkit.models._ridge_path.lam_grid`; normalised
+    features of norm about 1 need the larger ones, raw mean-pooled k-mer features the smaller
+    ones)."""
+    return tuple(float(v) for v in lam_grid(1e-7, 1e-1, per_decade=1))
 
 
 def stratified_folds(y: torch.Tensor, n_folds: int, generator: torch.Generator) -> torch.Tensor:
@@ -348,12 +352,12 @@ def cross_validate_lam(
     generator: torch.Generator,
     column_sets: tuple[torch.Tensor | None, ...] = (None,),
     n_folds: int | None = None,
-    grid: tuple[float, ...] = LAM_CV_GRID,
+    grid: tuple[float, ...] | None = None,
     max_iter: int = 50,
 ) -> tuple[float, int]:
-    r"""The ``lam`` of ``grid`` and the column set of best ``n_folds``-fold cross-validated
-    accuracy of the multinomial logistic regression :func:`fit_linear_head` on fixed
-    ``features``.
+    r"""The ``lam`` of ``grid`` (default :func:`lam_cv_grid`) and the column set of best
+    ``n_folds``-fold cross-validated accuracy of the multinomial logistic regression
+    :func:`fit_linear_head` on fixed ``features``.
 
     ``column_sets`` are boolean masks of the feature columns to use (``None``: all), e.g.
     the levels of a pyramid of position bins kept.  Folds are stratified
@@ -373,7 +377,7 @@ def cross_validate_lam(
     index : int
         The position of the chosen column set in ``column_sets``.
     """
-    order = sorted(grid, reverse=True)
+    order = sorted(lam_cv_grid() if grid is None else grid, reverse=True)
     if n_folds is None:
         n_folds = 5 if len(y) < 1000 else 3
     fold = stratified_folds(y, n_folds, generator)
@@ -506,6 +510,7 @@ __all__ = [
     "cross_validate_lam",
     "fit_image_anchors",
     "fit_linear_head",
+    "lam_cv_grid",
     "map_in_batches",
     "project_anchors_",
     "sample_rows",

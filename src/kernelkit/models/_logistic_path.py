@@ -7,7 +7,7 @@ out, the objective of :mod:`kernelkit.models._falkon_logistic` restricted to the
 .. math:: J_\lambda(\alpha) = \frac{1}{n_\text{tr}} \sum_{i \in \text{tr}}
           \log\big(1 + e^{-y_i f(x_i)}\big) + \lambda \alpha^T K_{mm} \alpha,
 
-is followed along the decreasing grid :data:`AUTO_GRID` with one warm-started Newton step per
+is followed along the decreasing grid :func:`relative_grid` with one warm-started Newton step per
 value (the homotopy of logistic Falkon: Meanti, Carratino, Rosasco and Rudi, "Kernel methods
 through the roof", NeurIPS 2020, section 3 and appendix; one Newton step per penalty of a
 geometrically decreasing list keeps the iterate in the region of quadratic convergence of the
@@ -46,14 +46,19 @@ from kernelkit.models._falkon_logistic import (
     rebuild_passes,
     sample_passes,
 )
+from kernelkit.models._ridge_path import lam_grid
 from kernelkit.utils._config import deprecated_options, options
 from kernelkit.utils._errors import InputError
 from kernelkit.utils._seeding import check_random_state
 from kernelkit.utils._validation import EncodedLabels
 
-AUTO_GRID = np.logspace(-1, -9, 17)
-"""``lam`` values of ``lam="auto"`` relative to the kernel's scale (:func:`auto_grid`),
-decreasing by half decades (the homotopy's order)."""
+
+def relative_grid() -> np.ndarray:
+    """``lam`` values of ``lam="auto"`` relative to the kernel's scale (:func:`auto_grid`):
+    the one ``lam`` lattice up to ``1e-1`` (:func:`~kernelkit.models._ridge_path.lam_grid`;
+    ``1e-1 .. 1e-9`` in half decades), decreasing (the homotopy's order)."""
+    return lam_grid(high=1e-1)[::-1].copy()
+
 
 __getattr__ = deprecated_options(
     __name__,
@@ -122,7 +127,7 @@ class LogisticPath:
 
 
 def auto_grid(diagonal: torch.Tensor) -> np.ndarray:
-    """:data:`AUTO_GRID` times the kernel's scale ``mean_i k(x_i, x_i)`` (over ``diagonal``,
+    """:func:`relative_grid` times the kernel's scale ``mean_i k(x_i, x_i)`` (over ``diagonal``,
     the centres' or the points'): scaling the kernel by ``c`` scales the ``lam`` of the same
     model by ``c`` (``lam alpha^T K alpha`` with ``f = K alpha``), so the grid follows it;
     1 for the Gaussian kernel.  At the grid's top, ``1e-1`` of the scale, the first Newton
@@ -135,7 +140,7 @@ def auto_grid(diagonal: torch.Tensor) -> np.ndarray:
             f"kernel: lam='auto' scales its grid by the mean k(x, x); expected it positive "
             f"and finite, got {scale!r}"
         )
-    return AUTO_GRID * scale
+    return relative_grid() * scale
 
 
 def holdout_rows(n: int, random_state: Any = None, fraction: float | None = None) -> np.ndarray:
@@ -368,4 +373,5 @@ __all__ = [
     "logistic_lam_path",
     "nystrom_logistic_auto",
     "one_standard_error",
+    "relative_grid",
 ]

@@ -55,6 +55,7 @@ differentiable in a tensor ``lam`` (the ``log lam`` refinement of ``lam="auto"``
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -65,6 +66,7 @@ from scipy.sparse.csgraph import connected_components
 
 from kernelkit.solvers import symmetric_eigh
 from kernelkit.solvers._cholesky import solve
+from kernelkit.utils._config import options
 from kernelkit.utils._errors import InputError
 
 CRITERIA = ("loo", "gcv")
@@ -319,6 +321,33 @@ def ridge_spectrum(
         None if root_w is None else K,
         () if groups is None else tuple(g.to(K.device) for g in group_blocks(groups)),
     )
+
+
+def lam_grid(
+    low: float | None = None, high: float | None = None, per_decade: int | None = None
+) -> np.ndarray:
+    """A window of the library's one ``lam`` lattice, ascending.
+
+    The lattice is ``10^(j / p)`` between the options ``lam_grid_low`` and ``lam_grid_high``,
+    ``p = lam_grid_per_decade`` (``1e-9 .. 10`` in half decades: 21 values); the window keeps
+    the values in ``[low, high]``, every ``p / per_decade``-th one when ``per_decade`` is
+    coarser (a decade grid is a sub-lattice).  Every ``lam="auto"`` selector draws its grid
+    from it: ridge regression all of it, logistic regression the window up to ``1e-1``, the
+    convolutional kernel networks ``1e-7 .. 1e-1`` and the autoencoder ``1e-5 .. 1e-1`` in
+    decades (``docs/model_selection.md``, "One lam lattice").
+    """
+    opt = options()
+    p = int(opt.lam_grid_per_decade)
+    step = max(1, p // int(per_decade)) if per_decade else 1
+    first = math.ceil(round(math.log10(max(opt.lam_grid_low, low or 0.0)) * p, 9))
+    last = math.floor(round(math.log10(min(opt.lam_grid_high, high or math.inf)) * p, 9))
+    exponents = [j for j in range(first, last + 1) if j % step == 0]
+    if not exponents:
+        raise InputError(
+            f"lam_grid_low, lam_grid_high: the lam lattice has no value in [{low}, {high}]; "
+            f"got {opt.lam_grid_low}, {opt.lam_grid_high}"
+        )
+    return np.logspace(exponents[0] / p, exponents[-1] / p, len(exponents))
 
 
 def check_lam_grid(lams: Sequence[float] | np.ndarray, name: str = "lam") -> np.ndarray:

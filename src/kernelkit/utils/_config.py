@@ -137,6 +137,17 @@ class Options:
     hessian_sample_bytes: int = _option(256 << 20, _AT_LEAST_ONE)
     """Most bytes of that sample's float64 kernel rows (never fewer rows than centres)."""
 
+    # --- the lam lattice of every lam="auto" (kernelkit.models._ridge_path.lam_grid) --------
+    lam_grid_low: float = _option(1e-9)
+    """Smallest value of the one ``lam`` lattice the ``lam="auto"`` selectors take their
+    grids from (each a window of it, relative to the kernel's scale where stated)."""
+
+    lam_grid_high: float = _option(10.0)
+    """Largest value of the ``lam`` lattice."""
+
+    lam_grid_per_decade: int = _option(2, _AT_LEAST_ONE)
+    """Values of the ``lam`` lattice per decade (2: half decades)."""
+
     # --- lam="auto" of kernel logistic regression (kernelkit.models._logistic_path) --------
     logistic_holdout: float = _option(0.2, _FRACTION)
     """Fraction of the training rows held out to score the ``lam`` path."""
