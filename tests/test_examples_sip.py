@@ -28,6 +28,12 @@ DATA = ROOT / ".." / "shared" / "data"
             "| Embed (default) |",
             marks=pytest.mark.slow,
         ),
+        pytest.param(
+            "sip_table1_mnist.py",
+            ["--pairs", "4v9", "--readings", "", "--dual", "a", "--strength-scale", "0.01"],
+            "| Dual (a) |",
+            marks=pytest.mark.slow,
+        ),
         ("sip_table2_mixup.py", [], "| p = 1n | Embed |"),
         ("sip_table2_mixup.py", ["--aggregate", "sum"], "| p = 1n | Embed (sum) |"),
         ("sip_table3_hierarchy.py", [], "| Embed |"),
