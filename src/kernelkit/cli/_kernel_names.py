@@ -24,9 +24,12 @@ KERNEL_DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
     "sphere-vovk": ("vectors", {"degree": 3, "homogeneous": False}),
     "tanimoto": (
         "molecules",
-        {"radius": 2, "n_bits": 2048, "counts": False, "fingerprint": "morgan"},
+        {"radius": 2, "n_bits": 2048, "counts": False, "fingerprint": "morgan", "max_path": 7},
     ),
-    "minmax": ("molecules", {"radius": 2, "n_bits": 2048, "counts": True, "fingerprint": "morgan"}),
+    "minmax": (
+        "molecules",
+        {"radius": 2, "n_bits": 2048, "counts": True, "fingerprint": "morgan", "max_path": 7},
+    ),
     "spectrum": ("sequences", {"k": 3, "alphabet": None}),
     "mismatch": ("sequences", {"k": 3, "m": 1, "alphabet": None}),
     "subsequence": ("sequences", {"k": 2, "lam": 0.5, "alphabet": None}),

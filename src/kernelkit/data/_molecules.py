@@ -12,7 +12,9 @@ RDKit is optional (the ``chem`` extra) and imported only when molecules are actu
   topological-torsion fingerprints (bits or counts, folded to ``n_bits`` or unfolded,
   ``n_bits=None``, keys = RDKit's identifiers), MACCS keys, RDKit's fragment counts and
   "fragprints", Morgan bits and fragment counts side by side (GAUCHE's representation,
-  Griffiths et al., NeurIPS 2023, section 3) (:data:`FINGERPRINTS`).
+  Griffiths et al., NeurIPS 2023, section 3), and linear-path fingerprints (RDKit's
+  path-based fingerprint without branched subgraphs, the linear-path features of Ralaivola et
+  al., Neural Networks 18, 2005, section 2.1) (:data:`FINGERPRINTS`).
 """
 
 from __future__ import annotations
@@ -227,6 +229,7 @@ class MoleculeBatch:
         n_bits: int | None = 2048,
         counts: bool = False,
         kind: str = "morgan",
+        max_path: int = 7,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Fingerprints of RDKit's generators as CSR-like ``(indptr, keys, values)``.
 
@@ -240,8 +243,10 @@ class MoleculeBatch:
         counts : bool
             Occurrence counts instead of bits (a bit is set where the count is positive); the
             fragment counts of ``"fragments"`` and ``"fragprints"`` are always counts.
-        kind : {"morgan", "atom-pair", "torsion", "maccs", "fragments", "fragprints"}
+        kind : {"morgan", "atom-pair", "torsion", "maccs", "fragments", "fragprints", "paths"}
             See :data:`FINGERPRINTS`.
+        max_path : int
+            Longest linear path, in bonds (``kind="paths"`` only).
         """
         if kind not in FINGERPRINTS:
             raise InputError(f"fingerprint: expected one of {FINGERPRINTS}, got {kind!r}")
@@ -254,7 +259,7 @@ class MoleculeBatch:
                 self.fingerprints(radius=radius, n_bits=n_bits, counts=counts),
                 self._fragments(_UNFOLDED_KEYS if n_bits is None else n_bits),
             )
-        gen = _generator(kind, radius, n_bits)
+        gen = _generator(kind, radius, n_bits, max_path)
         indptr = [0]
         keys: list[np.ndarray] = []
         values: list[np.ndarray] = []
@@ -301,11 +306,12 @@ class MoleculeBatch:
         counts: bool = False,
         dense: bool = False,
         kind: str = "morgan",
+        max_path: int = 7,
     ) -> sp.csr_matrix | np.ndarray:
         """Folded fingerprints as a SciPy CSR matrix ``(n, n_bits)`` (or dense array;
         ``(n, 167)`` for MACCS)."""
         indptr, keys, values = self.fingerprints(
-            radius=radius, n_bits=n_bits, counts=counts, kind=kind
+            radius=radius, n_bits=n_bits, counts=counts, kind=kind, max_path=max_path
         )
         width = {"maccs": MACCS_BITS, "fragments": 0}.get(kind, n_bits)
         width += len(_fragment_functions()) if kind in ("fragments", "fragprints") else 0
@@ -313,7 +319,7 @@ class MoleculeBatch:
         return m.toarray() if dense else m
 
 
-FINGERPRINTS = ("morgan", "atom-pair", "torsion", "maccs", "fragments", "fragprints")
+FINGERPRINTS = ("morgan", "atom-pair", "torsion", "maccs", "fragments", "fragprints", "paths")
 """Fingerprints of :meth:`MoleculeBatch.fingerprints`: Morgan / ECFP (Rogers & Hahn 2010),
 atom pairs (Carhart, Smith & Venkataraghavan, J. Chem. Inf. Comput. Sci. 25, 1985),
 topological torsions (Nilakantan et al., J. Chem. Inf. Comput. Sci. 27, 1987), all from
@@ -322,7 +328,11 @@ Inf. Comput. Sci. 42, 2002; RDKit's ``MACCSkeys``), the counts of RDKit's 85 fra
 patterns (``rdkit.Chem.Fragments``, the ``fr_`` descriptors) and "fragprints": the Morgan
 fingerprint (keys below ``n_bits``) followed by the fragment counts (keys ``n_bits + j``;
 unfolded, ``2^32 + j``), the representation of GAUCHE's best Tanimoto GP (Griffiths et al.,
-"GAUCHE: a library for Gaussian processes in chemistry", NeurIPS 2023, section 3)."""
+"GAUCHE: a library for Gaussian processes in chemistry", NeurIPS 2023, section 3), and
+"paths": the linear paths of 1 to ``max_path`` bonds, each path (its atom and bond labels)
+hashed to one key by RDKit's ``GetRDKitFPGenerator(branchedPaths=False,
+numBitsPerFeature=1)``, the linear-path features of the Tanimoto kernel of Ralaivola et al.
+(Neural Networks 18, 2005, section 2.1) used by Laforgue et al. (AISTATS 2019, section 5.2)."""
 
 _UNFOLDED_KEYS = 1 << 32
 """First key above RDKit's unfolded (32-bit) fingerprint identifiers."""
@@ -352,7 +362,7 @@ MACCS_BITS = 167
 """Width of RDKit's MACCS bit vector (bit 0 unused)."""
 
 
-def _generator(kind: str, radius: int, n_bits: int | None) -> Any:
+def _generator(kind: str, radius: int, n_bits: int | None, max_path: int) -> Any:
     """RDKit's fingerprint generator of ``kind`` (folded to ``n_bits`` unless ``None``)."""
     gen_mod = require("rdkit.Chem.rdFingerprintGenerator", purpose="computing fingerprints")
     size = {} if n_bits is None else {"fpSize": n_bits}
@@ -360,6 +370,10 @@ def _generator(kind: str, radius: int, n_bits: int | None) -> Any:
         return gen_mod.GetMorganGenerator(radius=radius, **size)
     if kind == "atom-pair":
         return gen_mod.GetAtomPairGenerator(**size)
+    if kind == "paths":
+        return gen_mod.GetRDKitFPGenerator(
+            minPath=1, maxPath=max_path, branchedPaths=False, numBitsPerFeature=1, **size
+        )
     return gen_mod.GetTopologicalTorsionGenerator(**size)
 
 

@@ -1,5 +1,5 @@
 """Kernels between molecules on RDKit fingerprints (Morgan, atom pairs, topological torsions,
-MACCS keys, fragment counts, fragprints): Tanimoto and MinMax.
+MACCS keys, fragment counts, fragprints, linear paths): Tanimoto and MinMax.
 
 Course part 2, section 4 (explicit-feature baselines, fingerprints); Ralaivola, Swamidass,
 Saigo & Baldi, "Graph kernels for chemical informatics", Neural Networks 18 (2005), section
@@ -63,8 +63,11 @@ class _FingerprintKernel(Kernel):
     input_kind: ClassVar[InputKind] = InputKind.MOLECULE
     differentiable: ClassVar[bool] = False
 
-    def _init_fp(self, radius: int, n_bits: int | None, counts: bool, fingerprint: str) -> None:
+    def _init_fp(
+        self, radius: int, n_bits: int | None, counts: bool, fingerprint: str, max_path: int
+    ) -> None:
         self.radius = check_int(radius, name="radius", minimum=0)
+        self.max_path = check_int(max_path, name="max_path", minimum=1)
         self.n_bits = None if n_bits is None else check_int(n_bits, name="n_bits", minimum=1)
         if not isinstance(counts, (bool, np.bool_)):
             raise InputError(f"counts: expected True or False, got {counts!r}")
@@ -78,7 +81,11 @@ class _FingerprintKernel(Kernel):
     def fingerprints(self, X: Any) -> SparseFeatures:
         """The fingerprints of molecules as :class:`SparseFeatures` (int64 keys)."""
         indptr, keys, values = as_molecule_batch(X, name="X").fingerprints(
-            radius=self.radius, n_bits=self.n_bits, counts=self.counts, kind=self.fingerprint
+            radius=self.radius,
+            n_bits=self.n_bits,
+            counts=self.counts,
+            kind=self.fingerprint,
+            max_path=self.max_path,
         )
         return SparseFeatures(indptr, keys, values)
 
@@ -135,13 +142,18 @@ class Tanimoto(_FingerprintKernel):
         Folded fingerprint size; ``None``: unfolded (no bit collisions).
     counts : bool
         Count fingerprints instead of bits.
-    fingerprint : {"morgan", "atom-pair", "torsion", "maccs", "fragments", "fragprints"}
+    fingerprint : {"morgan", "atom-pair", "torsion", "maccs", "fragments", "fragprints", "paths"}
         RDKit fingerprint of the molecules (:data:`kernelkit.data._molecules.FINGERPRINTS`);
         ``radius`` applies to Morgan only, MACCS keys are 167 bits whatever ``n_bits``;
         ``"fragprints"`` is the Morgan fingerprint followed by the counts of RDKit's 85
         fragment patterns (``counts`` applies to the Morgan part; ``Tanimoto(3,
         fingerprint="fragprints")`` is the kernel of GAUCHE's best Tanimoto GP, Griffiths
-        et al., NeurIPS 2023), ``"fragments"`` those counts alone.
+        et al., NeurIPS 2023), ``"fragments"`` those counts alone, ``"paths"`` the linear
+        paths of 1 to ``max_path`` bonds (``Tanimoto(fingerprint="paths")`` is the linear-path
+        Tanimoto kernel of Ralaivola et al. 2005, section 2.1, used by Laforgue et al.,
+        AISTATS 2019, section 5.2).
+    max_path : int
+        Longest linear path in bonds (``fingerprint="paths"`` only; RDKit's default 7).
     """
 
     def __init__(
@@ -151,9 +163,10 @@ class Tanimoto(_FingerprintKernel):
         *,
         counts: bool = False,
         fingerprint: str = "morgan",
+        max_path: int = 7,
     ):
         super().__init__()
-        self._init_fp(radius, n_bits, counts, fingerprint)
+        self._init_fp(radius, n_bits, counts, fingerprint, max_path)
 
     def block(self, X: Batch, Y: Batch) -> torch.Tensor:
         return tanimoto_csr(*sparse_pair(X, Y))
@@ -167,6 +180,7 @@ class Tanimoto(_FingerprintKernel):
             (cls(fingerprint="atom-pair"), _EXAMPLE_X, _EXAMPLE_Y),
             (cls(fingerprint="maccs"), _EXAMPLE_X, _EXAMPLE_Y),
             (cls(3, fingerprint="fragprints"), _EXAMPLE_X, _EXAMPLE_Y),
+            (cls(fingerprint="paths", max_path=5), _EXAMPLE_X, _EXAMPLE_Y),
             (cls(), *_example_matrices(binary=True)),
         ]
 
@@ -195,8 +209,10 @@ class MinMax(_FingerprintKernel):
         Folded fingerprint size; ``None``: unfolded.
     counts : bool
         Count fingerprints (default ``True``; ``False`` gives the bit Tanimoto kernel).
-    fingerprint : {"morgan", "atom-pair", "torsion", "maccs", "fragments", "fragprints"}
+    fingerprint : {"morgan", "atom-pair", "torsion", "maccs", "fragments", "fragprints", "paths"}
         As in :class:`Tanimoto` (MACCS keys are bits: use ``counts=False``).
+    max_path : int
+        Longest linear path in bonds (``fingerprint="paths"`` only).
     """
 
     def __init__(
@@ -206,9 +222,10 @@ class MinMax(_FingerprintKernel):
         *,
         counts: bool = True,
         fingerprint: str = "morgan",
+        max_path: int = 7,
     ):
         super().__init__()
-        self._init_fp(radius, n_bits, counts, fingerprint)
+        self._init_fp(radius, n_bits, counts, fingerprint, max_path)
 
     def block(self, X: Batch, Y: Batch) -> torch.Tensor:
         return minmax_csr(*sparse_pair(X, Y))
@@ -219,5 +236,6 @@ class MinMax(_FingerprintKernel):
             (cls(), _EXAMPLE_X, _EXAMPLE_Y),
             (cls(3, None), _EXAMPLE_X, _EXAMPLE_Y),
             (cls(fingerprint="torsion", n_bits=None), _EXAMPLE_X, _EXAMPLE_Y),
+            (cls(fingerprint="paths", n_bits=None), _EXAMPLE_X, _EXAMPLE_Y),
             (cls(), *_example_matrices(binary=False)),
         ]
