@@ -336,6 +336,7 @@ def run_autoencode(
         "error_scale": _mean_self_similarity(kernel, data, te, X_te),
         "settings": asdict(settings),
         "results": results,
+        "verdict": verdict(results, None if target is None else target.name),
         "objective_evaluations": {f"{d}d": int(ae.n_iter_) for ae, d in rows},
         "wall_seconds": elapsed,
         "torch_threads": torch.get_num_threads(),
@@ -351,6 +352,32 @@ _DOWNSTREAM = {
     "rf_nmse": "RF NMSE",
     "rf_accuracy": "RF accuracy",
 }
+
+
+def verdict(results: list[dict[str, Any]], target: str | None) -> str | None:
+    """One sentence saying whether the K2AE codes beat the KPCA codes on the target.
+
+    The comparison is the random forest's held-out score on the codes (R² or accuracy,
+    higher is better) at each code size of ``results``; ``None`` without a target.
+    """
+    key = next((k for k in ("rf_r2", "rf_accuracy") if results and k in results[0]), None)
+    if key is None or target is None:
+        return None
+    score = {(r["method"], r["dims"]): r[key] for r in results}
+    dims = list(dict.fromkeys(r["dims"] for r in results))
+    wins = [d for d in dims if score["K2AE", d] > score["KPCA", d]]
+    if len(wins) == len(dims):
+        outcome = "beat the KPCA codes at every code size"
+    elif not wins:
+        outcome = "do not beat the KPCA codes at any code size"
+    else:
+        outcome = "beat the KPCA codes only at " + ", ".join(f"{d}-D" for d in wins)
+    numbers = "; ".join(f"{d}-D: {score['K2AE', d]:.3f} against {score['KPCA', d]:.3f}" for d in dims)
+    return (
+        f"Verdict on {target!r}: the K2AE codes {outcome} "
+        f"({_DOWNSTREAM[key]} of the random forest, K2AE against KPCA, higher is better; "
+        f"{numbers})."
+    )
 
 
 def _report(
@@ -387,6 +414,8 @@ def _report(
     ]
     report.add_heading("K2AE against kernel PCA")
     report.add_table(header, table)
+    if summary["verdict"] is not None:
+        report.add_paragraph(summary["verdict"])
     report.add_paragraph(
         "Reconstruction error: the mean over held-out records of the squared distance, in the "
         "input kernel's feature space, between phi(x) and its reconstruction; on the scale of "
