@@ -372,7 +372,9 @@ def verdict(results: list[dict[str, Any]], target: str | None) -> str | None:
         outcome = "do not beat the KPCA codes at any code size"
     else:
         outcome = "beat the KPCA codes only at " + ", ".join(f"{d}-D" for d in wins)
-    numbers = "; ".join(f"{d}-D: {score['K2AE', d]:.3f} against {score['KPCA', d]:.3f}" for d in dims)
+    numbers = "; ".join(
+        f"{d}-D: {score['K2AE', d]:.3f} against {score['KPCA', d]:.3f}" for d in dims
+    )
     return (
         f"Verdict on {target!r}: the K2AE codes {outcome} "
         f"({_DOWNSTREAM[key]} of the random forest, K2AE against KPCA, higher is better; "
