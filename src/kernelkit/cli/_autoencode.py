@@ -39,17 +39,20 @@ held-out reconstruction error at n = 1500, and 4200 molecules in under 2 minutes
 
 @dataclass
 class AutoencodeSettings:
-    """Options of the job (the command-line flags of the same names).
+    """Options of the job (the command-line flags of the same names; ``tol`` has none).
 
     ``max_iter`` bounds the L-BFGS iterations of each K2AE; each iteration takes one or more
     objective evaluations (at most ``1.25 max_iter + 1`` in all), and the report records the
-    evaluations used.  ``landmarks``: a number, ``None`` (exact) or ``"auto"``
+    evaluations used.  ``tol``: the K2AE's stopping test (L-BFGS stops when two successive
+    objectives differ by less than ``tol * |J_0|``; ``KernelAutoencoder``'s ``tol``).
+    ``landmarks``: a number, ``None`` (exact) or ``"auto"``
     (:data:`AUTO_LANDMARKS`).
     """
 
     dims: list[int]
     lam: float = 1e-3
     max_iter: int = 50
+    tol: float = 1e-4
     seed: int = 0
     test_size: float = 0.2
     trees: int = 100
@@ -116,6 +119,7 @@ def _fit_autoencoder(
         input_kernel=kernel,
         lam=settings.lam,
         max_iter=settings.max_iter,
+        tol=settings.tol,
         n_centers=landmarks,
         random_state=settings.seed,
         verbose=report if bar.active else 0,
@@ -337,7 +341,8 @@ def run_autoencode(
         "settings": asdict(settings),
         "results": results,
         "verdict": verdict(results, None if target is None else target.name),
-        "objective_evaluations": {f"{d}d": int(ae.n_iter_) for ae, d in rows},
+        "objective_evaluations": {f"{d}d": int(ae.n_eval_) for ae, d in rows},
+        "stopped": {f"{d}d": ae.stopped_ for ae, d in rows},
         "wall_seconds": elapsed,
         "torch_threads": torch.get_num_threads(),
     }
@@ -382,6 +387,14 @@ def verdict(results: list[dict[str, Any]], target: str | None) -> str | None:
     )
 
 
+def _stopping(stopped: dict[str, str]) -> str:
+    """Which fits met their stopping test and which ran out of iterations."""
+    met = [k for k, v in stopped.items() if v == "converged"]
+    if len(met) == len(stopped):
+        return "every K2AE fit met it"
+    return "not met by " + ", ".join(f"{k} ({v})" for k, v in stopped.items() if k not in met)
+
+
 def _report(
     summary: dict[str, Any], images: list[tuple[str, str]], files: list[tuple[str, str]], title: str
 ) -> Report:
@@ -399,7 +412,9 @@ def _report(
         f"{summary['n_test']} held-out records (seed {s['seed']}). "
         f"K2AE: 2 layers, Gaussian first layer on the kernel's feature space and Gaussian "
         f"last layer (median heuristic), lam = {s['lam']:g}, {landmarks}, at most "
-        f"{s['max_iter']} L-BFGS iterations; objective evaluations used: {evaluations}."
+        f"{s['max_iter']} L-BFGS iterations; objective evaluations used: {evaluations}. "
+        f"Stopping test: two successive objectives within {s['tol']:g} times the initial one; "
+        f"{_stopping(summary['stopped'])}."
     )
     header = ["method", "code", "held-out reconstruction error (RKHS)"]
     downstream = [k for k in _DOWNSTREAM if k in summary["results"][0]]
