@@ -382,7 +382,7 @@ def verdict(results: list[dict[str, Any]], target: str | None) -> str | None:
     )
     return (
         f"Verdict on {target!r}: the K2AE codes {outcome} "
-        f"({_DOWNSTREAM[key]} of the random forest, K2AE against KPCA, higher is better; "
+        f"({_DOWNSTREAM[key]} on the held-out records, K2AE against KPCA, higher is better; "
         f"{numbers})."
     )
 
