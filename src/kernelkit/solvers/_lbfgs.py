@@ -3,7 +3,8 @@ r"""L-BFGS: one problem on torch parameters, or many independent problems in a b
 :func:`lbfgs` minimises a scalar objective of torch parameters by strong-Wolfe L-BFGS
 (Nocedal and Wright, *Numerical Optimization*, 2nd ed., 2006, Algorithm 7.5 with the line
 search of Algorithm 3.5, :mod:`kernelkit.solvers._wolfe`), step for step as
-``torch.optim.LBFGS`` (same iterates) but without ``torch.optim``'s optimiser machinery.  :func:`lbfgs_batched` runs independent L-BFGS problems stacked in the
+``torch.optim.LBFGS`` (same iterates) but without ``torch.optim``'s optimiser machinery.
+:func:`lbfgs_batched` runs independent L-BFGS problems stacked in the
 rows of one tensor (random restarts of a non-convex fit), sharing only the evaluations, and
 can stop the rows that reach an optimum already found or that a rule eliminates;
 :func:`lbfgs_restarts` runs a pilot of restarts and, as soon as they are certain to disagree,
