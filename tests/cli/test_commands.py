@@ -16,6 +16,7 @@ from sklearn.ensemble import RandomForestRegressor
 from sklearn.metrics import mean_squared_error, r2_score
 
 from kernelkit import KernelRidge, KernelSVC
+from kernelkit.cli._autoencode import verdict
 from kernelkit.data.readers import read_data
 from kernelkit.io import load
 from kernelkit.kernels import Gaussian, Mismatch, Precomputed, Spectrum, Tanimoto, WeisfeilerLehman
@@ -63,6 +64,8 @@ def test_autoencode_molecules_csv_column(cli, data_dir, tmp_path):
     assert res.code == 0, res.err
     results = _check_autoencode_outputs(out, 60)
     assert results["kernel"].startswith("Tanimoto")
+    assert results["verdict"] == verdict(results["results"], "SOL")
+    assert results["verdict"] in (out / "report.md").read_text()
     # the forest's scores, recomputed by scikit-learn from the written codes and the target
     rows = _rows(out / "codes_2d.csv")
     Z = np.array([[float(r["code_1"]), float(r["code_2"])] for r in rows])

@@ -39,17 +39,20 @@ held-out reconstruction error at n = 1500, and 4200 molecules in under 2 minutes
 
 @dataclass
 class AutoencodeSettings:
-    """Options of the job (the command-line flags of the same names).
+    """Options of the job (the command-line flags of the same names; ``tol`` has none).
 
     ``max_iter`` bounds the L-BFGS iterations of each K2AE; each iteration takes one or more
     objective evaluations (at most ``1.25 max_iter + 1`` in all), and the report records the
-    evaluations used.  ``landmarks``: a number, ``None`` (exact) or ``"auto"``
+    evaluations used.  ``tol``: the K2AE's stopping test (L-BFGS stops when two successive
+    objectives differ by less than ``tol * |J_0|``; ``KernelAutoencoder``'s ``tol``).
+    ``landmarks``: a number, ``None`` (exact) or ``"auto"``
     (:data:`AUTO_LANDMARKS`).
     """
 
     dims: list[int]
     lam: float = 1e-3
     max_iter: int = 50
+    tol: float = 1e-4
     seed: int = 0
     test_size: float = 0.2
     trees: int = 100
@@ -116,6 +119,7 @@ def _fit_autoencoder(
         input_kernel=kernel,
         lam=settings.lam,
         max_iter=settings.max_iter,
+        tol=settings.tol,
         n_centers=landmarks,
         random_state=settings.seed,
         verbose=report if bar.active else 0,
@@ -336,7 +340,9 @@ def run_autoencode(
         "error_scale": _mean_self_similarity(kernel, data, te, X_te),
         "settings": asdict(settings),
         "results": results,
-        "objective_evaluations": {f"{d}d": int(ae.n_iter_) for ae, d in rows},
+        "verdict": verdict(results, None if target is None else target.name),
+        "objective_evaluations": {f"{d}d": int(ae.n_eval_) for ae, d in rows},
+        "stopped": {f"{d}d": ae.stopped_ for ae, d in rows},
         "wall_seconds": elapsed,
         "torch_threads": torch.get_num_threads(),
     }
@@ -351,6 +357,42 @@ _DOWNSTREAM = {
     "rf_nmse": "RF NMSE",
     "rf_accuracy": "RF accuracy",
 }
+
+
+def verdict(results: list[dict[str, Any]], target: str | None) -> str | None:
+    """One sentence saying whether the K2AE codes beat the KPCA codes on the target.
+
+    The comparison is the random forest's held-out score on the codes (R² or accuracy,
+    higher is better) at each code size of ``results``; ``None`` without a target.
+    """
+    key = next((k for k in ("rf_r2", "rf_accuracy") if results and k in results[0]), None)
+    if key is None or target is None:
+        return None
+    score = {(r["method"], r["dims"]): r[key] for r in results}
+    dims = list(dict.fromkeys(r["dims"] for r in results))
+    wins = [d for d in dims if score["K2AE", d] > score["KPCA", d]]
+    if len(wins) == len(dims):
+        outcome = "beat the KPCA codes at every code size"
+    elif not wins:
+        outcome = "do not beat the KPCA codes at any code size"
+    else:
+        outcome = "beat the KPCA codes only at " + ", ".join(f"{d}-D" for d in wins)
+    numbers = "; ".join(
+        f"{d}-D: {score['K2AE', d]:.3f} against {score['KPCA', d]:.3f}" for d in dims
+    )
+    return (
+        f"Verdict on {target!r}: the K2AE codes {outcome} "
+        f"({_DOWNSTREAM[key]} on the held-out records, K2AE against KPCA, higher is better; "
+        f"{numbers})."
+    )
+
+
+def _stopping(stopped: dict[str, str]) -> str:
+    """Which fits met their stopping test and which ran out of iterations."""
+    met = [k for k, v in stopped.items() if v == "converged"]
+    if len(met) == len(stopped):
+        return "every K2AE fit met it"
+    return "not met by " + ", ".join(f"{k} ({v})" for k, v in stopped.items() if k not in met)
 
 
 def _report(
@@ -370,7 +412,9 @@ def _report(
         f"{summary['n_test']} held-out records (seed {s['seed']}). "
         f"K2AE: 2 layers, Gaussian first layer on the kernel's feature space and Gaussian "
         f"last layer (median heuristic), lam = {s['lam']:g}, {landmarks}, at most "
-        f"{s['max_iter']} L-BFGS iterations; objective evaluations used: {evaluations}."
+        f"{s['max_iter']} L-BFGS iterations; objective evaluations used: {evaluations}. "
+        f"Stopping test: two successive objectives within {s['tol']:g} times the initial one; "
+        f"{_stopping(summary['stopped'])}."
     )
     header = ["method", "code", "held-out reconstruction error (RKHS)"]
     downstream = [k for k in _DOWNSTREAM if k in summary["results"][0]]
@@ -387,6 +431,8 @@ def _report(
     ]
     report.add_heading("K2AE against kernel PCA")
     report.add_table(header, table)
+    if summary["verdict"] is not None:
+        report.add_paragraph(summary["verdict"])
     report.add_paragraph(
         "Reconstruction error: the mean over held-out records of the squared distance, in the "
         "input kernel's feature space, between phi(x) and its reconstruction; on the scale of "

@@ -72,6 +72,7 @@ def run_demo(
     settings = AutoencodeSettings(
         dims=[2, 10],
         max_iter=max_iter,
+        tol=1e-5,  # the stopping test of the README's demo numbers (docs/demo_results.json)
         seed=seed,
         trees=trees,
         landmarks=None,

@@ -1,9 +1,10 @@
 r"""L-BFGS: one problem on torch parameters, or many independent problems in a batch.
 
-:func:`lbfgs` minimises a scalar objective of torch parameters with the strong-Wolfe L-BFGS of
-``torch.optim.LBFGS`` (Nocedal and Wright, *Numerical Optimization*, 2nd ed., 2006,
-Algorithm 7.5 with the line search of Algorithm 3.5); it is the one place where that
-optimiser is driven.  :func:`lbfgs_batched` runs independent L-BFGS problems stacked in the
+:func:`lbfgs` minimises a scalar objective of torch parameters by strong-Wolfe L-BFGS
+(Nocedal and Wright, *Numerical Optimization*, 2nd ed., 2006, Algorithm 7.5 with the line
+search of Algorithm 3.5, :mod:`kernelkit.solvers._wolfe`), step for step as
+``torch.optim.LBFGS`` (same iterates) but without ``torch.optim``'s optimiser machinery.
+:func:`lbfgs_batched` runs independent L-BFGS problems stacked in the
 rows of one tensor (random restarts of a non-convex fit), sharing only the evaluations, and
 can stop the rows that reach an optimum already found or that a rule eliminates;
 :func:`lbfgs_restarts` runs a pilot of restarts and, as soon as they are certain to disagree,
@@ -15,10 +16,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 
 from kernelkit.solvers._optima import DistinctOptima, Optimum
+from kernelkit.solvers._wolfe import strong_wolfe
+from kernelkit.utils._errors import InputError
 
 StopRule = Callable[[int, torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]
 """``stop(n_iter, x, values, running) -> mask`` of :func:`lbfgs_batched`."""
@@ -92,27 +96,121 @@ def lbfgs(
         Iterations, evaluations and whether a tolerance stopped the run.
     """
     params = list(params)
-    optimizer = torch.optim.LBFGS(
-        params,
-        lr=lr,
-        max_iter=max_iter,
-        max_eval=max_eval,
-        tolerance_grad=tolerance_grad,
-        tolerance_change=tolerance_change,
-        history_size=history_size,
-        line_search_fn=line_search,
-    )
+    max_eval = max_eval if max_eval is not None else max_iter * 5 // 4
+    if line_search not in (None, "strong_wolfe"):
+        raise InputError(f"line_search: expected 'strong_wolfe' or None, got {line_search!r}")
 
-    def closure() -> torch.Tensor:
-        optimizer.zero_grad()
-        value = objective()
-        value.backward()
-        return value
+    def evaluate() -> tuple[float, torch.Tensor]:
+        for p in params:
+            p.grad = None
+        with torch.enable_grad():
+            value = objective()
+            value.backward()
+        flat = [torch.zeros_like(p).view(-1) if p.grad is None else p.grad.view(-1) for p in params]
+        return float(value), torch.cat(flat)
 
-    optimizer.step(closure)
-    state = optimizer.state[params[0]]
-    n_iter = int(state.get("n_iter", 0))
-    return LBFGSResult(n_iter, int(state.get("func_evals", 0)), n_iter < max_iter)
+    def add(step: Any, direction: torch.Tensor) -> None:
+        offset = 0
+        for p in params:
+            p.add_(direction[offset : offset + p.numel()].view_as(p), alpha=step)
+            offset += p.numel()
+
+    def along(x: list[torch.Tensor], direction: torch.Tensor) -> Callable[[Any], Any]:
+        def phi(step: Any) -> tuple[float, torch.Tensor]:
+            add(step, direction)
+            out = evaluate()
+            for p, saved in zip(params, x, strict=True):
+                p.copy_(saved)
+            return out
+
+        return phi
+
+    with torch.no_grad():
+        n_iter, n_eval = _lbfgs_steps(
+            evaluate,
+            add,
+            along,
+            params,
+            max_iter,
+            max_eval,
+            tolerance_grad,
+            tolerance_change,
+            history_size,
+            lr,
+            line_search is not None,
+        )
+    return LBFGSResult(n_iter, n_eval, n_iter < max_iter)
+
+
+def _lbfgs_steps(
+    evaluate: Callable[[], tuple[float, torch.Tensor]],
+    add: Callable[[Any, torch.Tensor], None],
+    along: Callable[[list[torch.Tensor], torch.Tensor], Callable[[Any], Any]],
+    params: list[torch.Tensor],
+    max_iter: int,
+    max_eval: int,
+    tolerance_grad: float,
+    tolerance_change: float,
+    history_size: int,
+    lr: float,
+    wolfe: bool,
+) -> tuple[int, int]:
+    """The iterations of :func:`lbfgs` (two-loop recursion, Algorithm 7.4): iterations and
+    evaluations used."""
+    loss, g = evaluate()
+    evals = 1
+    if g.abs().max() <= tolerance_grad:
+        return 0, evals
+    dirs: list[torch.Tensor] = []
+    steps: list[torch.Tensor] = []
+    ro: list[Any] = []
+    al: list[Any] = [None] * history_size
+    H_diag: Any = 1
+    d = t = g_prev = None
+    n_iter = 0
+    while n_iter < max_iter:
+        n_iter += 1
+        if n_iter == 1:
+            d = g.neg()
+        else:
+            y, s = g.sub(g_prev), d.mul(t)
+            ys = y.dot(s)
+            if ys > 1e-10:
+                if len(dirs) == history_size:
+                    dirs.pop(0), steps.pop(0), ro.pop(0)
+                dirs.append(y), steps.append(s), ro.append(1.0 / ys)
+                H_diag = ys / y.dot(y)
+            q = g.neg()
+            for i in range(len(dirs) - 1, -1, -1):
+                al[i] = steps[i].dot(q) * ro[i]
+                q.add_(dirs[i], alpha=-al[i])
+            d = r = torch.mul(q, H_diag)
+            for i in range(len(dirs)):
+                r.add_(steps[i], alpha=al[i] - dirs[i].dot(r) * ro[i])
+        g_prev = g.clone(memory_format=torch.contiguous_format)
+        loss_prev = loss
+        t = min(1.0, 1.0 / g.abs().sum()) * lr if n_iter == 1 else lr
+        gtd = g.dot(d)
+        if gtd > -tolerance_change:
+            break
+        if wolfe:
+            x = [p.clone(memory_format=torch.contiguous_format) for p in params]
+            loss, g, t, used = strong_wolfe(
+                along(x, d), t, d, loss, g, gtd, max_ls=max_eval - evals
+            )
+            add(t, d)
+        else:
+            add(t, d)
+            used = 0
+            if n_iter != max_iter:
+                loss, g = evaluate()
+                used = 1
+        evals += used
+        if n_iter == max_iter or evals >= max_eval or g.abs().max() <= tolerance_grad:
+            break
+        if d.mul(t).abs().max() <= tolerance_change or abs(loss - loss_prev) < tolerance_change:
+            break
+    return n_iter, evals
 
 
 @dataclass
