@@ -16,7 +16,7 @@ from kernelkit.estimators._autoencoder import KernelAutoencoder
 from kernelkit.estimators._autoencoder_lam import (
     AUTO_FALLBACK_LAM,
     AUTO_MIN_VALIDATION,
-    LAM_GRID,
+    ae_lam_grid,
     held_out_split,
 )
 from kernelkit.kernels import Gaussian, Precomputed
@@ -79,11 +79,11 @@ def test_auto_walks_the_grid_down_and_stops_at_the_first_rise():
     fit, val = held_out_split(40, 0.25, seed=0)
     lams = [lam for lam, _ in auto.lam_curve_]
     errors = [e for _, e in auto.lam_curve_]
-    assert lams == sorted(LAM_GRID, reverse=True)[: len(lams)]
+    assert lams == sorted(ae_lam_grid(), reverse=True)[: len(lams)]
     first = KernelAutoencoder(lam=lams[0], **kw).fit(X[fit])
     assert errors[0] == pytest.approx(_held_out_error(first, X[val]), rel=1e-8)
     assert all(b < a for a, b in itertools.pairwise(errors[:-1]))
-    assert len(lams) == len(LAM_GRID) or errors[-1] >= min(errors[:-1])
+    assert len(lams) == len(ae_lam_grid()) or errors[-1] >= min(errors[:-1])
     assert auto.lam_ == lams[int(np.argmin(errors))]
     assert KernelAutoencoder(lam=1e-3, **kw).fit(X).lam_curve_ is None
 
@@ -159,8 +159,8 @@ def test_auto_with_minibatches_fits_every_grid_value_and_refits():
     kw = {"dims": (2,), "landmarks": 10, "optimizer": "adam", "batch_size": 16, "max_iter": 2}
     ae = KernelAutoencoder(validation_fraction=0.25, random_state=0, **kw).fit(X)
     fit, val = held_out_split(40, 0.25, seed=0)
-    assert [lam for lam, _ in ae.lam_curve_] == list(LAM_GRID)
-    one = KernelAutoencoder(lam=LAM_GRID[1], random_state=0, **kw).fit(X[fit])
+    assert [lam for lam, _ in ae.lam_curve_] == list(ae_lam_grid())
+    one = KernelAutoencoder(lam=ae_lam_grid()[1], random_state=0, **kw).fit(X[fit])
     assert ae.lam_curve_[1][1] == pytest.approx(_held_out_error(one, X[val]), rel=1e-10)
     assert ae.lam_ == min(ae.lam_curve_, key=lambda point: point[1])[0]
     refit = KernelAutoencoder(lam=ae.lam_, random_state=0, **kw).fit(X)

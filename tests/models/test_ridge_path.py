@@ -213,6 +213,7 @@ def test_one_lam_lattice_holds_every_auto_grid():
     # the grids of lam="auto" are windows of one lattice (half decades 1e-9 .. 10); the
     # options move them all, a coarser window is a sub-lattice
     from kernelkit import config_context
+    from kernelkit.estimators._autoencoder_lam import ae_lam_grid
     from kernelkit.models._ckn_train import lam_cv_grid
     from kernelkit.models._logistic_path import relative_grid
     from kernelkit.models._ridge_path import lam_grid
@@ -221,6 +222,7 @@ def test_one_lam_lattice_holds_every_auto_grid():
     np.testing.assert_array_equal(relative_grid(), np.logspace(-1, -9, 17))
     np.testing.assert_allclose(lam_cv_grid(), [10.0**e for e in range(-7, 0)], rtol=1e-15)
     assert set(lam_cv_grid()) <= set(lam_grid())
+    assert ae_lam_grid() == (1e-5, 1e-4, 1e-3, 1e-2, 1e-1)
     with config_context(lam_grid_low=1e-4, lam_grid_per_decade=1):
         np.testing.assert_allclose(lam_grid(), np.logspace(-4, 1, 6))
         np.testing.assert_allclose(relative_grid(), [1e-1, 1e-2, 1e-3, 1e-4])

@@ -19,7 +19,7 @@ from sklearn.utils.validation import check_is_fitted
 from kernelkit.data import detect_input_kind
 from kernelkit.estimators._autoencoder_lam import (
     AUTO_FALLBACK_LAM,
-    LAM_GRID,
+    ae_lam_grid,
     auto_split,
     fit_auto,
     lam_curve,
@@ -99,7 +99,7 @@ class KernelAutoencoder(
         (``Spectrum(k=3)``, ``Tanimoto()``, ``WeisfeilerLehman()``).
     lam : float, sequence of L floats or "auto"
         ``lam_l >= 0``; the last one must be ``> 0`` unless the last kernel is ``Linear()``.
-        ``"auto"`` (default): one value for all layers, the one of ``LAM_GRID = (1e-5, ...,
+        ``"auto"`` (default): one value for all layers, the one of ``ae_lam_grid() = (1e-5, ...,
         1e-1)`` whose fit on the rest of the training data has the lowest mean held-out
         reconstruction error on ``validation_fraction`` of it
         (:mod:`kernelkit.estimators._autoencoder_lam`): fits from ``1e-1`` down, stopping at
@@ -321,7 +321,7 @@ class KernelAutoencoder(
         self.lam_curve_ = None
         if isinstance(lam, str):
             random_state = as_seed(random_state)
-        dims, lams, kerns = check_params(self, LAM_GRID[-1] if isinstance(lam, str) else lam)
+        dims, lams, kerns = check_params(self, ae_lam_grid()[-1] if isinstance(lam, str) else lam)
         if self.input_kernel is not None or detect_input_kind(X) is not InputKind.VECTOR:
             if not self.closed_form:
                 raise InputError(
@@ -339,7 +339,7 @@ class KernelAutoencoder(
         split = None
         if isinstance(lam, str):
             split = auto_split(n, self.validation_fraction, random_state)
-            lam = AUTO_FALLBACK_LAM if split is None else LAM_GRID[-1]
+            lam = AUTO_FALLBACK_LAM if split is None else ae_lam_grid()[-1]
             if split is not None and self.batch_size is not None:
                 self.lam_curve_ = lam_curve(self, X, random_state, split)
                 lam, split = min(self.lam_curve_, key=lambda point: point[1])[0], None

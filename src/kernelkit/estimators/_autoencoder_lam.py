@@ -36,20 +36,27 @@ from kernelkit.estimators._autoencoder_setup import (
 )
 from kernelkit.kernels import Precomputed, PrecomputedBatch
 from kernelkit.models._autoencoder import AutoencoderData, reconstruction_errors
+from kernelkit.models._ridge_path import lam_grid
 from kernelkit.solvers._training import TrainResult
 from kernelkit.utils._errors import InputError
 
 __all__ = [
     "AUTO_FALLBACK_LAM",
     "AUTO_MIN_VALIDATION",
-    "LAM_GRID",
+    "ae_lam_grid",
     "auto_split",
     "fit_auto",
     "held_out_split",
     "lam_curve",
 ]
 
-LAM_GRID = (1e-5, 1e-4, 1e-3, 1e-2, 1e-1)
+
+def ae_lam_grid() -> tuple[float, ...]:
+    """The ``lam`` values of ``lam="auto"``: the decades ``1e-5 .. 1e-1`` of the one ``lam``
+    lattice (:func:`~kernelkit.models._ridge_path.lam_grid`)."""
+    return tuple(float(v) for v in lam_grid(1e-5, 1e-1, per_decade=1))
+
+
 AUTO_MIN_VALIDATION = 10
 """Fewest held-out points for which ``lam="auto"`` validates (95 samples at the default
 ``validation_fraction=0.1``): the mean error of fewer points is too noisy to rank ``lam``."""
@@ -106,7 +113,7 @@ def _rows(X: Any, index: np.ndarray) -> Any:
 def lam_curve(
     estimator: Any, X: Any, seed: int, split: tuple[np.ndarray, np.ndarray]
 ) -> list[tuple[float, float]]:
-    """``[(lam, mean held-out reconstruction error)]`` over :data:`LAM_GRID` (minibatch fits).
+    """``[(lam, mean held-out reconstruction error)]`` over :func:`ae_lam_grid` (minibatch fits).
 
     Every candidate is ``clone(estimator)`` with that ``lam`` and ``random_state=seed``,
     fitted on the fit part of ``split``.
@@ -115,7 +122,7 @@ def lam_curve(
     precomputed = isinstance(kernel, Precomputed) or kernel == "precomputed"
     X_fit, X_val = _split(X, *split, precomputed)
     curve = []
-    for lam in LAM_GRID:
+    for lam in ae_lam_grid():
         model = clone(estimator).set_params(lam=lam, random_state=seed).fit(X_fit)
         err = model.reconstruction_error(X_val)
         err = err.detach().cpu().numpy() if torch.is_tensor(err) else np.asarray(err)
@@ -161,7 +168,7 @@ def fit_auto(
             out_diag = held.k_diag.to(out_rows.dtype)
     curve: list[tuple[float, float]] = []
     best: tuple[float, float, Any] | None = None
-    for lam in sorted(LAM_GRID, reverse=True):
+    for lam in sorted(ae_lam_grid(), reverse=True):
         model = build(est, setup, data, [lam] * (len(setup.dims) + 1))
         run_training(est, model, data)
         coef, supports = model.head_coefficients(data)
