@@ -42,7 +42,10 @@ KERNEL_DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
         "sequences",
         {"lags": 5, "properties": ("hydrophobicity", "polarity"), "sigma": None},
     ),
-    "wl": ("graphs", {"n_iter": 3, "node_label": "label", "edge_label": None}),
+    "wl": (
+        "graphs",
+        {"n_iter": 3, "base_graph_kernel": None, "node_label": "label", "edge_label": None},
+    ),
     "shortest-path": ("graphs", {"node_label": "label"}),
     "precomputed": ("gram", {}),
     "igv": ("bags", {"lam": 1.0, "kernel": None}),
