@@ -86,9 +86,16 @@ def run_split(X: np.ndarray, y: np.ndarray, seed: int, args: argparse.Namespace)
     out["acc"]["Warping"], out["params"]["Warping"] = acc, params
     out["seconds"]["Warping"] = time.perf_counter() - t0
 
-    for name, variant in methods.embed_variants(args.readings).items():
+    runs = [
+        (name, variant, methods.embed_linear, {})
+        for name, variant in methods.embed_variants(args.readings).items()
+    ] + [
+        (name.replace("Embed", "Dual"), variant, methods.dual_rrm, {"max_iter": args.dual_max_iter})
+        for name, variant in methods.embed_variants(args.dual).items()
+    ]
+    for name, variant, fit, extra in runs:
         t0 = time.perf_counter()
-        params, acc, info = methods.embed_linear(
+        params, acc, info = fit(
             Xtr,
             ytr,
             Xte,
@@ -100,26 +107,7 @@ def run_split(X: np.ndarray, y: np.ndarray, seed: int, args: argparse.Namespace)
             strength_scale=args.strength_scale,
             strengths=args.embed_strengths,
             options=args.options,
-        )
-        out["acc"][name], out["params"][name] = acc, {**params, **info}
-        out["seconds"][name] = time.perf_counter() - t0
-
-    for name, variant in methods.embed_variants(args.dual).items():
-        t0 = time.perf_counter()
-        name = name.replace("Embed", "Dual")
-        params, acc, info = methods.dual_rrm(
-            Xtr,
-            ytr,
-            Xte,
-            yte,
-            sigma,
-            variant,
-            seed=seed,
-            folds=args.folds,
-            strength_scale=args.strength_scale,
-            strengths=args.embed_strengths,
-            options=args.options,
-            max_iter=args.dual_max_iter,
+            **extra,
         )
         out["acc"][name], out["params"][name] = acc, {**params, **info}
         out["seconds"][name] = time.perf_counter() - t0
