@@ -396,3 +396,24 @@ def test_save_load_round_trip(tmp_path, one_torch_thread):
     again = load(tmp_path / "m")
     np.testing.assert_array_equal(again.predict(X), model.predict(X))
     np.testing.assert_array_equal(again.center_indices_, model.center_indices_)
+
+
+def test_one_default_number_of_centres():
+    # docs/approximations.md: n_centers=1000 wherever solver has a Nyström choice, and
+    # solver_ speaks the same words there
+    import inspect
+
+    import kernelkit
+
+    with_choice = []
+    for name in kernelkit.__all__:
+        cls = getattr(kernelkit, name)
+        if not inspect.isclass(cls) or "solver" not in inspect.signature(cls).parameters:
+            continue
+        params = inspect.signature(cls).parameters
+        if "n_centers" in params:
+            with_choice.append(name)
+            assert params["n_centers"].default == 1000, name
+    assert {"KernelRidge", "GaussianProcessRegressor", "KernelPCA", "KernelKMeans"} <= set(
+        with_choice
+    )
