@@ -417,3 +417,14 @@ def test_one_default_number_of_centres():
     assert {"KernelRidge", "GaussianProcessRegressor", "KernelPCA", "KernelKMeans"} <= set(
         with_choice
     )
+
+
+def test_a_lam_path_runs_on_the_one_pass_statistics_whatever_the_method():
+    # the nystrom_method docstring: lam="auto" or a list runs on the one-pass statistics
+    X, y = _data()
+    for lam in ("auto", [1e-4, 1e-2]):
+        model = KernelRidge(
+            Gaussian(1.5), lam=lam, solver="nystrom", nystrom_method="pcg", n_centers=30,
+            random_state=0,
+        ).fit(X, y)  # fmt: skip
+        assert model.solver_ == "nystrom" and model.nystrom_method_ == "onepass"
