@@ -12,7 +12,7 @@ from kernelkit import KernelRidge
 from kernelkit.kernels import Gaussian
 from kernelkit.models._conformal import jackknife_plus, loo_operator
 from kernelkit.models._falkon import choose_solver
-from kernelkit.models._ridge_path import ridge_spectrum
+from kernelkit.models._ridge_path import lam_grid, ridge_spectrum
 from kernelkit.utils._errors import InputError, ParameterError
 
 GRID = [1e-5, 1e-4, 1e-3, 1e-2, 1e-1]
@@ -70,6 +70,17 @@ def test_auto_lam_is_no_worse_than_the_grid(cv):
     spec = ridge_spectrum(Gaussian(sigma=1.0)(torch.as_tensor(X)), torch.as_tensor(y))
     best_grid = -model.cv_results_["mean_test_score"].max()
     assert float(spec.criterion(model.lam_, cv)) <= best_grid + 1e-12
+
+
+@pytest.mark.parametrize("solver", ["exact", "nystrom"])
+def test_auto_lam_stays_on_the_lattice_range_when_the_criterion_falls_beyond_it(solver):
+    """Noiseless smooth targets: the criterion keeps falling as lam -> 0 (unbounded, the
+    exact refinement reached ~1e-44); the refinement stops at the lattice's edge."""
+    X = np.random.default_rng(0).normal(size=(80, 1))
+    model = KernelRidge(lam="auto", solver=solver, n_centers=40).fit(X, np.sin(X[:, 0]))
+    grid = lam_grid()
+    assert grid.min() <= model.lam_ <= grid.max()
+    assert model.lam_ == pytest.approx(grid.min(), rel=1e-9)
 
 
 def test_kernel_params_auto_lowers_the_loo_error_from_the_median_heuristic():

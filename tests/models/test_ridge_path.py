@@ -157,6 +157,21 @@ def test_duplicate_groups_find_planted_duplicates():
     assert sum(b.numel() for b in blocks) == 2 * 40 + 3 * 10
 
 
+def test_duplicate_groups_screen_keeps_every_twin_of_a_varying_diagonal():
+    """A linear Gram (diagonal ``|x|^2`` varies): ``x`` and a copy of ``x`` are twins,
+    ``x`` and ``2 x`` are not; the labels equal a pair-by-pair check of the definition."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(30, 4)) * rng.uniform(0.1, 5.0, size=(30, 1))
+    X = np.vstack([X, X[:5], 2.0 * X[5:10]])
+    K = torch.as_tensor(X @ X.T)
+    found = duplicate_groups(K)
+    d = np.diag(X @ X.T)
+    tol = np.finfo(float).eps ** (2 / 3)
+    twin = d[:, None] + d[None, :] - 2 * (X @ X.T) <= tol * np.maximum(d[:, None], d[None, :])
+    assert np.array_equal(found[:, None] == found[None, :], twin)
+    assert len(np.unique(found)) == 35
+
+
 @pytest.mark.parametrize("lam", [1e-5, 1e-3, 1e-1])
 def test_group_loo_residuals_equal_brute_force_group_refits(lam):
     K, y, labels, _ = _planted()

@@ -12,9 +12,9 @@ leave-one-out fits, split conformal).
   ``(train, test)`` pairs on theirs (``sklearn.model_selection.check_cv``), one
   eigendecomposition per fold.
 * ``lam="auto"``: the grid :func:`~kernelkit.models._ridge_path.lam_grid` (``1e-9 .. 10``,
-  21 values), then L-BFGS on ``log lam`` from the best grid
-  value on the closed-form criterion (with refits on folds, an int or splitter ``cv``: the
-  best grid value).
+  21 values), then L-BFGS on ``log lam`` from the best grid value on the closed-form
+  criterion, kept within the grid's range (with refits on folds, an int or splitter ``cv``:
+  the best grid value).
 * ``cv="loo"`` leaves each group of training inputs the kernel cannot tell apart
   (:func:`~kernelkit.models._ridge_path.duplicate_groups`: identical inputs, equal Gram rows)
   out together, in closed form; ``loo_residuals_`` are those residuals and ``loo_groups_``
@@ -112,10 +112,13 @@ def _grid(est: Any) -> tuple[np.ndarray, bool]:
     return check_lam_grid(est.lam), False
 
 
-def _minimise_log_lam(objective: Callable[[torch.Tensor], torch.Tensor], lam0: float) -> float:
+def _minimise_log_lam(
+    objective: Callable[[torch.Tensor], torch.Tensor], lam0: float, grid: np.ndarray
+) -> float:
     """L-BFGS on ``log lam`` of a closed-form criterion from ``lam0`` (the start when no step
-    improves); :func:`~kernelkit.solvers.lbfgs_batched` with one row, so no optimiser module
-    is imported on a default fit."""
+    improves), the result kept within the ``grid``'s range (the lattice's edge when the
+    descent leaves it); :func:`~kernelkit.solvers.lbfgs_batched` with one row, so no
+    optimiser module is imported on a default fit."""
 
     def fun(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         t = x[:, 0].detach().clone().requires_grad_(True)
@@ -127,8 +130,12 @@ def _minimise_log_lam(objective: Callable[[torch.Tensor], torch.Tensor], lam0: f
     with torch.no_grad():
         f0 = float(objective(torch.exp(x0[0, 0])))
     x, res = lbfgs_batched(fun, x0, max_iter=MAX_ITER, tol=REFINE_TOL)
-    f1 = float(res.values[0])
-    return float(np.exp(float(x[0, 0]))) if np.isfinite(f1) and f1 <= f0 else lam0
+    lam, f1 = float(np.exp(float(x[0, 0]))), float(res.values[0])
+    if not grid.min() <= lam <= grid.max():
+        lam = float(np.clip(lam, grid.min(), grid.max()))
+        with torch.no_grad():
+            f1 = float(objective(torch.tensor(lam, dtype=torch.float64)))
+    return lam if np.isfinite(f1) and f1 <= f0 else lam0
 
 
 def _spectrum(
@@ -252,7 +259,7 @@ def fit_selected_nystrom(
     best = int(errors.argmin())
     lam = float(grid[best])
     if auto and cv == "gcv":
-        lam = _minimise_log_lam(lambda v: path.gcv(v.reshape(1))[0], lam)
+        lam = _minimise_log_lam(lambda v: path.gcv(v.reshape(1))[0], lam, grid)
     elif auto:
         low, high = grid[max(best - 1, 0)], grid[min(best + 1, len(grid) - 1)]
         local = np.geomspace(low, high, 9)
@@ -292,7 +299,7 @@ def fit_selected(est: Any, Xb: Batch, Y: torch.Tensor, w: np.ndarray | None, X: 
         errors = kfold_path_errors(K, Y, grid, folds, sample_weight=wt)
     lam = float(grid[errors.mean(0).argmin()])
     if auto and closed:
-        lam = _minimise_log_lam(lambda v: spec.criterion(v, cv), lam)
+        lam = _minimise_log_lam(lambda v: spec.criterion(v, cv), lam, grid)
     fit = spec.fit(lam)
     est.lam_ = lam
     est.cv_results_ = _cv_results(grid, errors)
