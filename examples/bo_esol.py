@@ -14,7 +14,9 @@ per iteration.  Both share the initial molecules of a seed; ``--seeds`` seeds.
 
 Reported per iteration: the best value found (mean and standard deviation over the seeds),
 and the number of runs that have found one of the top 1% molecules.  Writes
-``examples/results/bo_esol.json`` and ``bo_esol.png`` (matplotlib, when installed).
+``examples/results/NAME.json`` and ``NAME.png`` (matplotlib, when installed), ``NAME`` from
+``--name`` (default ``bo_esol``; ``--data`` another library in ESOL's format, e.g. the
+held-out subset ``benchmarks/gauche_esol.py --held-out --write-data`` saves).
 Run: ``python examples/bo_esol.py`` (about a minute on one core).
 """
 
@@ -75,6 +77,7 @@ def main() -> None:
     ap.add_argument("--iters", type=int, default=30)
     ap.add_argument("--batch", type=int, default=1)
     ap.add_argument("--morgan", action="store_true", help="Morgan bits without the fragments")
+    ap.add_argument("--name", default="bo_esol", help="stem of the result files")
     args = ap.parse_args()
     torch.set_num_threads(1)
     smiles, y = load(args.data)
@@ -113,8 +116,8 @@ def main() -> None:
             f"{r['runs_in_top1pct'][i]:>10}"
         )
     out = {
-        "data": "ESOL (1128 molecules, ../shared/data/esol/ESOL.csv)",
-        "goal": f"maximise measured log solubility (largest 1.58; top 1% >= {top1:.2f})",
+        "data": f"{args.data.name} ({len(y)} molecules)",
+        "goal": f"maximise measured log solubility (largest {y.max():.2f}; top 1% >= {top1:.2f})",
         "model": "GaussianProcessRegressor(Tanimoto(), normalize_y=True) on "
         + ("Morgan r=2, 2048 bits" if args.morgan else "fragprints (Morgan r=2, 2048 bits + 85)"),
         "acquisition": "expected improvement, kernelkit.bo.suggest",
@@ -128,7 +131,7 @@ def main() -> None:
         "torch_threads": 1,
     }
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "bo_esol.json").write_text(json.dumps(out, indent=1) + "\n")
+    (RESULTS / f"{args.name}.json").write_text(json.dumps(out, indent=1) + "\n")
     try:
         import matplotlib
 
@@ -145,10 +148,10 @@ def main() -> None:
     ax.axhline(y.max(), color="k", lw=0.8, ls="--", label="best in library")
     ax.set_xlabel("molecules measured")
     ax.set_ylabel("best log solubility found")
-    ax.set_title(f"ESOL, {args.seeds} seeds")
+    ax.set_title(f"{args.name}: {len(y)} molecules, {args.seeds} seeds")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(RESULTS / "bo_esol.png", dpi=120)
+    fig.savefig(RESULTS / f"{args.name}.png", dpi=120)
 
 
 if __name__ == "__main__":

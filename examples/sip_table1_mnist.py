@@ -127,7 +127,8 @@ def report(results: dict[str, list[dict[str, Any]]], args: argparse.Namespace) -
     md = [
         f"# Table 1 (Ma et al. 2020, section 7.1): MNIST pairs, {args.n}/{args.n} splits\n",
         f"Command: `PYTHONPATH=src python examples/sip_table1_mnist.py {args.cmdline}`  ",
-        f"seeds {args.seeds}; hyper-parameters by {args.folds}-fold CV on the training split; "
+        f"seeds {args.first_seed}..{args.first_seed + args.seeds - 1}; "
+        f"hyper-parameters by {args.folds}-fold CV on the training split; "
         f"warping strengths {args.warping_strengths}, embedding strengths "
         f"{args.embed_strengths or methods.strength_grids(args.strength_scale, spectral)}; "
         f"embedding options {args.options or 'none (the defaults)'}.  "
@@ -181,6 +182,7 @@ def _fmt(params: dict[str, Any]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--first-seed", type=int, default=0, help="seeds first .. first+seeds-1")
     parser.add_argument("--n", type=int, default=500, help="training and test images per split")
     parser.add_argument("--pairs", default="4v9,2v3")
     parser.add_argument("--quick", action="store_true", help="tiny sizes, one seed (smoke run)")
@@ -255,7 +257,7 @@ def main() -> None:
         keep = (y == a) | (y == b)
         print(f"pair {pair}", flush=True)
         results[pair] = []
-        for seed in range(args.seeds):
+        for seed in range(args.first_seed, args.first_seed + args.seeds):
             results[pair].append(run_split(X[keep], y[keep], seed, args))
             # rewrite after every split, so an interrupted run keeps what it measured
             payload = {

@@ -185,7 +185,7 @@ def test_jackknife_plus_uses_the_brute_force_leave_one_out_models():
         sk.fit(K.numpy()[np.ix_(keep, keep)], y[keep])
         np.testing.assert_allclose(loo_pred[:, i], sk.predict(Kt.numpy()[:, keep]), atol=1e-9)
         assert float(r[i]) == pytest.approx(y[i] - sk.predict(K.numpy()[i : i + 1, keep])[0])
-    out = jackknife_plus(Kt @ coef, Kt @ G, coef, G.diagonal(), 0.2)
+    out = jackknife_plus(Kt @ coef, Kt @ G, r, 0.2)
     lo = np.sort((loo_pred - r.abs()).numpy(), 1)[:, int(np.floor(0.2 * 41)) - 1]
     hi = np.sort((loo_pred + r.abs()).numpy(), 1)[:, int(np.ceil(0.8 * 41)) - 1]
     np.testing.assert_allclose(out.numpy(), np.c_[lo, hi], atol=1e-12)

@@ -143,30 +143,6 @@ def renamed_parameter(
     return values.get(value, value) if values else value
 
 
-def requested_solver(estimator: Any) -> tuple[str, str]:
-    """``(solver, nystrom_method)`` of ridge or logistic regression, with the deprecated
-    ``solver="onepass"`` read as ``solver="nystrom", nystrom_method="onepass"`` (one
-    ``FutureWarning``)."""
-    if estimator.solver != "onepass":
-        return str(estimator.solver), str(estimator.nystrom_method)
-    warnings.warn(
-        f"{type(estimator).__name__}: solver='onepass' is deprecated and will be removed in "
-        "the next release; use solver='nystrom', nystrom_method='onepass'",
-        FutureWarning,
-        stacklevel=3,
-    )
-    return "nystrom", "onepass"
-
-
-def record_method(estimator: Any, method: str) -> None:
-    """Store ``solver_`` (``"exact"`` or ``"nystrom"``) and, for a Nyström fit,
-    ``nystrom_method_`` (``"onepass"`` or ``"pcg"``) of the ``method`` that fits."""
-    estimator.solver_ = "exact" if method == "exact" else "nystrom"
-    estimator.__dict__.pop("nystrom_method_", None)
-    if method != "exact":
-        estimator.nystrom_method_ = method
-
-
 def check_sample_weight(sample_weight: Any, n: int) -> np.ndarray | None:
     """Validated non-negative sample weights as a float64 array (None: unweighted).
 

@@ -22,6 +22,7 @@ from kernelkit.estimators._base import (
     to_numpy,
 )
 from kernelkit.estimators._gp_tasks import fit_tasks, is_auto, point_noise, predict_tasks
+from kernelkit.estimators._solver_choice import announce_solver
 from kernelkit.gram import gram
 from kernelkit.gram._centres import take
 from kernelkit.gram._nystrom import CENTRE_METHODS, choose_centres
@@ -269,6 +270,7 @@ class GaussianProcessRegressor(KernelEstimatorMixin, RegressorMixin, BaseEstimat
         base = self.kernel_
         exact_only = noise_vec is not None or design is not None
         self.solver_ = self._choose_solver(Xb, exact_only=exact_only)
+        announce_solver(self)
         centres = None
         if self.solver_ == "nystrom":
             choice = choose_centres(

@@ -15,8 +15,6 @@ from kernelkit.estimators._base import (
     RANDOM_STATE_CONSTRAINT,
     check_distributed_nystrom,
     progress_of,
-    record_method,
-    requested_solver,
     warn_max_iter,
 )
 from kernelkit.estimators._classes import (
@@ -25,6 +23,7 @@ from kernelkit.estimators._classes import (
     signed_targets,
     squeeze_binary,
 )
+from kernelkit.estimators._solver_choice import record_method, requested_solver
 from kernelkit.gram import gram
 from kernelkit.gram._distributed import (
     is_dask_collection,

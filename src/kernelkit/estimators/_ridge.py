@@ -23,8 +23,6 @@ from kernelkit.estimators._base import (
     check_distributed_nystrom,
     check_sample_weight,
     progress_of,
-    record_method,
-    requested_solver,
     result_dtype,
     to_numpy,
     unit_mean_weights,
@@ -38,6 +36,7 @@ from kernelkit.estimators._ridge_selection import (
     selects_hyperparameters,
     smallest_lam,
 )
+from kernelkit.estimators._solver_choice import record_method, requested_solver
 from kernelkit.gram import gram
 from kernelkit.gram._distributed import is_dask_collection, map_row_blocks
 from kernelkit.gram._nystrom import CENTRE_METHODS, centre_count, choose_centres
@@ -69,6 +68,9 @@ def _cost_dims(X: Any, Y: Any) -> tuple[int, int]:
     :func:`~kernelkit.models._falkon.choose_solver`."""
     d = int(X.shape[1]) if len(getattr(X, "shape", ())) == 2 else 0
     return d, int(Y.shape[1]) if len(getattr(Y, "shape", ())) == 2 else 1
+
+
+_FIT_STATE = ("center_indices_", "lam_", "cv_results_", "loo_residuals_", "loo_groups_", "_X_train")
 
 
 class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
@@ -349,9 +351,9 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         X, Xb, y, w = self._fit_samples(X, y, sample_weight)
         Y = self._validate_y_numeric(y, len(Xb), result_dtype(Xb))
         w = unit_mean_weights(w)
-        for attr in ("center_indices_", "lam_", "cv_results_", "loo_residuals_", "loo_groups_"):
+        for attr in _FIT_STATE:
             self.__dict__.pop(attr, None)
-        self._y_fit, self._sample_weight = Y, w
+        self._y_fit, self._sample_weight, self._X_train = Y, w, Xb
         solver, method = requested_solver(self)
         if selects_hyperparameters(self):
             record_method(self, self._selection_solver(Xb, Y, solver))
@@ -385,15 +387,14 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         r"""Conformal prediction intervals, shape ``(n_samples, 2)`` (lower, upper).
 
         ``"jackknife+"`` (Barber, Candès, Ramdas and Tibshirani, Ann. Statist. 2021): from the
-        closed-form leave-one-out fits ``f^{(-i)}`` (no refit; one factorisation of
-        ``K + n lam I``), ``[q^-_alpha{f^{(-i)}(x) - R_i}, q^+_alpha{f^{(-i)}(x) + R_i}]``;
-        for exchangeable data it covers a new response with probability at least
-        ``1 - 2 alpha`` (their Theorem 1), close to ``1 - alpha`` in practice.  ``"split"``:
-        a refit on a random half (``random_state``) at the same ``lam``, ``f(x) +- q`` with
-        ``q`` the ``ceil((1 - alpha)(n_cal + 1))``-th smallest absolute residual on the other
-        half; coverage at least ``1 - alpha``.  Exact solver, single output; see
-        :mod:`kernelkit.models._conformal`.
-        """
+        closed-form leave-one-out fits ``f^{(-i)}`` (no refit), ``[q^-_alpha{f^{(-i)}(x) -
+        R_i}, q^+_alpha{f^{(-i)}(x) + R_i}]``; coverage at least ``1 - 2 alpha`` for
+        exchangeable data (their Theorem 1), close to ``1 - alpha`` in practice.  ``"split"``:
+        a refit on a random half (``random_state``) at the same ``lam``, ``f(x) +- q``, ``q``
+        the ``ceil((1 - alpha)(n_cal + 1))``-th smallest absolute residual on the other half;
+        coverage at least ``1 - alpha``.  A Nyström fit (in memory) uses the leave-one-out
+        models of the Nyström model with its centres (two passes over the training rows).
+        Single output; see :mod:`kernelkit.models._conformal`."""
         check_is_fitted(self, "dual_coef_")
         return ridge_interval(self, X, alpha, method)
 
@@ -539,7 +540,7 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         """
         n = check_distributed_nystrom(self, X, points=True)
         m = centre_count(self.n_centers, self.centers)
-        for attr in ("center_indices_", "lam_", "cv_results_", "loo_residuals_", "loo_groups_"):
+        for attr in _FIT_STATE:
             self.__dict__.pop(attr, None)
         selecting = selects_hyperparameters(self)
         _, method = requested_solver(self)

@@ -55,7 +55,7 @@ from sklearn.model_selection import check_cv
 from kernelkit.gram import gram
 from kernelkit.kernels import Kernel
 from kernelkit.kernels._base import Batch
-from kernelkit.models._conformal import conformal_interval
+from kernelkit.models._conformal import conformal_interval, nystrom_interval
 from kernelkit.models._falkon import NystromSystem
 from kernelkit.models._hyperparams import continuous_params, kernel_with
 from kernelkit.models._nystrom_path import nystrom_path
@@ -312,19 +312,40 @@ def fit_selected(est: Any, Xb: Batch, Y: torch.Tensor, w: np.ndarray | None, X: 
 
 
 def ridge_interval(est: Any, X: Any, alpha: float, method: str) -> Any:
-    """Conformal intervals of a fitted single-output exact KernelRidge, shape ``(m, 2)``."""
-    if hasattr(est, "center_indices_"):
-        raise InputError("predict_interval: needs a model fitted with solver='exact'")
+    """Conformal intervals of a fitted single-output KernelRidge, shape ``(m, 2)``: the exact
+    model's, or the Nyström model's with its centres
+    (:func:`~kernelkit.models._conformal.nystrom_interval`)."""
+    if est.solver_ != "exact" and "_X_train" not in est.__dict__:
+        raise InputError(
+            "predict_interval: a Nyström fit of a Dask collection keeps no training rows; "
+            "fit in memory or with solver='exact'"
+        )
     if est._y_fit.ndim != 1:
         raise InputError(
             f"y: predict_interval needs a single-output fit, got {est._y_fit.shape[1]} outputs"
         )
     Xt = est._predict_X(X)
+    lam = float(getattr(est, "lam_", est.lam))
+    if est.solver_ != "exact":
+        w = est._sample_weight
+        out = nystrom_interval(
+            est.kernel_,
+            est._X_train,
+            est.X_fit_,
+            Xt,
+            est._y_fit.to(torch.float64),
+            shift=len(est._y_fit) * lam,
+            jitter=float(est.jitter_),
+            alpha=alpha,
+            method=method,
+            rng=check_random_state(est.random_state),
+            sample_weight=None if w is None else torch.as_tensor(w, dtype=torch.float64),
+        )
+        return like_input(out, X)
     K = gram(est.kernel_, est.X_fit_)
     Kt = gram(est.kernel_, Xt, est.X_fit_)
     w = est._sample_weight
     root_w = None if w is None else torch.as_tensor(np.sqrt(w), dtype=K.dtype, device=K.device)
-    lam = float(getattr(est, "lam_", est.lam))
     out = conformal_interval(
         K,
         Kt,

@@ -22,6 +22,17 @@ removing point ``i`` equals replacing ``y_i`` by ``f^{(-i)}(x_i)``, so
 
 one factorisation and one ``(m x n) (n x n)`` product for ``m`` test points.
 
+The **Nyström** model with fixed centres is ridge regression on the features
+``Phi = K_nc L^{-T}`` (``L L^T = K_cc + tau I``): ``beta = A^{-1} Phi^T W y`` with
+``A = Phi^T W Phi + mu I``.  Removing point ``i`` is a rank-one downdate of ``A``
+(Sherman-Morrison), so with the leverages ``h_i = w_i phi_i^T A^{-1} phi_i``
+
+.. math:: r_i = \frac{y_i - \phi_i^T\beta}{1 - h_i}, \qquad
+          f^{(-i)}(x) = f(x) - r_i\, w_i\, \phi(x)^T A^{-1} \phi_i,
+
+two streamed passes over the training rows and ``O(m n c)`` for ``m`` test points and
+``c`` centres (:func:`nystrom_interval`).
+
 **Split conformal** (Papadopoulos et al. 2002; Lei, G'Sell, Rinaldo, Tibshirani and Wasserman,
 JASA 2018, Algorithm 2): fit on one part, take the ``ceil((1 - alpha)(n_cal + 1))``-th
 smallest absolute residual ``q`` on the other part (``n_cal`` points); ``f(x) +- q`` covers with
@@ -31,11 +42,18 @@ probability at least ``1 - alpha``.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import torch
 
+from kernelkit.gram._centres import take
+from kernelkit.kernels import Kernel
+from kernelkit.kernels._base import Batch
+from kernelkit.models._gp_nystrom import row_tiles
 from kernelkit.solvers import cholesky_factor
+from kernelkit.solvers._cholesky import solve_triangular
 from kernelkit.utils._errors import InputError
 
 METHODS = ("jackknife+", "split")
@@ -46,6 +64,7 @@ __all__ = [
     "conformal_interval",
     "jackknife_plus",
     "loo_operator",
+    "nystrom_interval",
     "split_conformal",
 ]
 
@@ -75,11 +94,7 @@ def _kth(values: torch.Tensor, k: int, fill: float) -> torch.Tensor:
 
 
 def jackknife_plus(
-    center: torch.Tensor,
-    influence: torch.Tensor,
-    coef: torch.Tensor,
-    G_diag: torch.Tensor,
-    alpha: float,
+    center: torch.Tensor, influence: torch.Tensor, r: torch.Tensor, alpha: float
 ) -> torch.Tensor:
     """Jackknife+ intervals (module docstring), shape ``(m, 2)``.
 
@@ -88,19 +103,16 @@ def jackknife_plus(
     center : torch.Tensor, shape (m,)
         ``f(x)`` at the test points.
     influence : torch.Tensor, shape (m, n)
-        ``k(x)^T G``.
-    coef : torch.Tensor, shape (n,)
-        ``alpha = G y``.
-    G_diag : torch.Tensor, shape (n,)
-        ``diag(G)``; points with ``G_ii = 0`` (zero weight) are left out.
+        ``f(x) - f^{(-i)}(x) = r_i influence[x, i]``: ``k(x)^T G`` for KRR.
+    r : torch.Tensor, shape (n,)
+        Leave-one-out residuals ``y_i - f^{(-i)}(x_i)`` (zero-weight points left out of
+        both arguments by the caller).
     alpha : float
         Miscoverage level.
     """
-    keep = G_diag > 0
-    r = coef[keep] / G_diag[keep]
-    loo = center[:, None] - influence[:, keep] * r[None, :]
+    loo = center[:, None] - influence * r[None, :]
     R = r.abs()[None, :]
-    n = int(keep.sum())
+    n = len(r)
     lower = _kth(loo - R, math.floor(alpha * (n + 1)), -math.inf)
     upper = _kth(loo + R, math.ceil((1 - alpha) * (n + 1)), math.inf)
     return torch.stack([lower, upper], 1)
@@ -142,7 +154,9 @@ def conformal_interval(
     if method == "jackknife+":
         G = loo_operator(K, shift, root_w=root_w)
         coef = G @ y
-        return jackknife_plus(Kt @ coef, Kt @ G, coef, G.diagonal(), alpha)
+        keep = G.diagonal() > 0  # a zero weight leaves its point out
+        r = coef[keep] / G.diagonal()[keep]
+        return jackknife_plus(Kt @ coef, (Kt @ G)[:, keep], r, alpha)
     if n < 2:
         raise InputError(f"method: 'split' needs at least 2 training points, got {n}")
     perm = torch.as_tensor(rng.permutation(n), device=K.device)
@@ -152,3 +166,80 @@ def conformal_interval(
     coef = loo_operator(K[train][:, train], mu, root_w=rw) @ y[train]
     residuals = y[cal] - K[cal][:, train] @ coef
     return split_conformal(Kt[:, train] @ coef, residuals, alpha)
+
+
+def _nystrom_ridge(
+    features: Callable[[np.ndarray], torch.Tensor],
+    rows: np.ndarray,
+    y: torch.Tensor,
+    w: torch.Tensor,
+    shift: float,
+    m: int,
+) -> tuple[Any, torch.Tensor]:
+    """The factor of ``A = Phi^T W Phi + shift I`` and ``beta = A^{-1} Phi^T W y`` over the
+    training ``rows`` (one streamed pass of ``features``, ``m`` centres)."""
+    H, b = None, None
+    for i, j in row_tiles(len(rows), m):
+        part = rows[i:j]
+        Phi = features(part)
+        Pw = Phi * w[part, None]
+        H = Pw.mT @ Phi if H is None else H + Pw.mT @ Phi
+        b = Pw.mT @ y[part] if b is None else b + Pw.mT @ y[part]
+    factor = cholesky_factor(H, shift=shift, name="A")
+    return factor, factor.solve(b)
+
+
+def nystrom_interval(
+    kernel: Kernel,
+    Xb: Batch,
+    centres: Batch,
+    Xt: Batch,
+    y: torch.Tensor,
+    *,
+    shift: float,
+    jitter: float,
+    alpha: float,
+    method: str,
+    rng: np.random.Generator,
+    sample_weight: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """Intervals of the Nyström ridge fit with fixed ``centres`` at ``Xt``, shape ``(m, 2)``.
+
+    ``"jackknife+"``: the leave-one-out models of the module docstring (two streamed passes
+    over ``Xb``); ``"split"``: the fit on a random half with ``shift`` scaled to its size,
+    calibrated on the other half.  ``shift`` is ``mu = n lam``, ``jitter`` the ``tau`` of
+    ``K_cc + tau I`` the fit used, ``sample_weight`` of mean 1 (zero-weight points are
+    left out of the residuals).
+    """
+    alpha = check_alpha(alpha)
+    if method not in METHODS:
+        raise InputError(f"method: expected 'jackknife+' or 'split', got {method!r}")
+    K_cc = kernel.block(centres, centres).to(torch.float64)
+    L = cholesky_factor(K_cc, shift=jitter, jitter=0.0, name="K_mm").factor
+
+    def features(index: np.ndarray | None, batch: Batch = Xb) -> torch.Tensor:
+        part = batch if index is None else take(batch, index)
+        return solve_triangular(L, kernel.block(part, centres).to(L).mT).mT
+
+    n = len(y)
+    y = y.to(L)
+    w = torch.ones(n, dtype=L.dtype) if sample_weight is None else sample_weight.to(L)
+    Phi_t = features(None, Xt)
+    if method == "split":
+        if n < 2:
+            raise InputError(f"method: 'split' needs at least 2 training points, got {n}")
+        perm = rng.permutation(n)
+        train, cal = perm[: n // 2], perm[n // 2 :]
+        _, beta = _nystrom_ridge(features, train, y, w, shift * len(train) / n, len(L))
+        residuals = y[cal] - features(cal) @ beta
+        return split_conformal(Phi_t @ beta, residuals, alpha)
+    factor, beta = _nystrom_ridge(features, np.arange(n), y, w, shift, len(L))
+    T = factor.solve(Phi_t.mT).mT  # phi(x)^T A^{-1}
+    r_parts, influence_parts = [], []
+    for i, j in row_tiles(n, len(beta)):
+        part = np.arange(i, j)[w[i:j].cpu().numpy() > 0]
+        Phi = features(part)
+        h = w[part] * (factor.solve(Phi.mT).mT * Phi).sum(1)
+        r_parts.append((y[part] - Phi @ beta) / (1 - h))
+        influence_parts.append(T @ (Phi * w[part, None]).mT)
+    return jackknife_plus(Phi_t @ beta, torch.cat(influence_parts, 1), torch.cat(r_parts), alpha)
