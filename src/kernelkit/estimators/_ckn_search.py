@@ -95,7 +95,7 @@ def search_architecture(
     chosen = dict(estimator.architecture_)
     tried = [{**chosen, "cv_accuracy": -best.key[0] / len(y)}]
     skipped = []
-    for name in estimator._searched:
+    for name in [n for n in estimator._searched if getattr(estimator, n) == "auto"]:
         for value in estimator._architecture_values(name)[1:]:
             candidate = {**chosen, name: value}
             if time.perf_counter() - start + first_seconds > options().ckn_search_seconds:
