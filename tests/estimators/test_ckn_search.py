@@ -82,8 +82,9 @@ def test_a_motif_at_a_fixed_position_keeps_the_position_bins():
 def test_an_explicit_parameter_is_not_searched():
     X, y = _presence_not_count(60, 0)
     clf = SequenceCKNClassifier(**SMALL, pooling="mean").fit(X, y)
-    assert "pooling" not in clf.architecture_
-    assert [set(c) for c in clf.architecture_["candidates"]] == [{"encoding", "cv_accuracy"}]
+    # one candidate left (DNA: one-hot only): nothing is searched beyond lam="auto"
+    assert set(clf.architecture_) == {"encoding", "n_bins", "lam"}
+    assert clf.architecture_["encoding"] == "one_hot"
     assert all(layer.pooling == "mean" for layer in kmer_layers(clf.network_))
 
 
@@ -107,7 +108,7 @@ def test_blosum62_is_a_candidate_for_protein_strings_only():
     assert [c["encoding"] for c in clf.architecture_["candidates"]] == ["one_hot", "blosum62"]
     assert clf.architecture_["encoding"] in ("one_hot", "blosum62")
     dna = SequenceCKNClassifier(**SMALL, pooling="mean").fit(*_fixed_position(30, 0))
-    assert [c["encoding"] for c in dna.architecture_["candidates"]] == ["one_hot"]
+    assert "candidates" not in dna.architecture_ and dna.architecture_["encoding"] == "one_hot"
 
 
 def test_auto_is_refused_by_the_feature_transformer():

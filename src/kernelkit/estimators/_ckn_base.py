@@ -231,7 +231,7 @@ class CKNClassifierMixin:
         fraction = self.validation_fraction if n_epochs > 0 else 0.0
         train, held = validation_split(codes, fraction, generator)
         lam = self.lam
-        if searched:
+        if any(len(self._architecture_values(name)) > 1 for name in searched):
             Xt, generator, lam, features = search_architecture(
                 self, X, (Xt, generator), codes[train], train
             )
@@ -247,7 +247,7 @@ class CKNClassifierMixin:
                     self._keep_candidate(chosen)
                     train_features = (train_features[0][:, columns[chosen]], train_features[1])
             if self._searched:
-                self.architecture_ = {**self._architecture_extras(), "lam": lam}
+                self.architecture_.update({**self._architecture_extras(), "lam": lam})
         held_out = (Xt[held], codes[held]) if len(held) else None
         head = torch.nn.Linear(
             int(train_features[0].shape[1]), len(self.classes_), dtype=Xt.dtype, device=Xt.device

@@ -425,11 +425,12 @@ class SequenceCKNClassifier(ClassifierMixin, CKNClassifierMixin, _SequenceCKN):
     head_ : torch.nn.Linear
         The linear classifier.
     architecture_ : dict
-        What the fit chose: ``"n_bins"`` (the pyramid levels kept) and ``"lam"``; with
-        parameters set to ``"auto"`` also their chosen values, ``"cv_accuracy"`` (the
-        chosen model's cross-validated accuracy), ``"candidates"`` (every candidate scored,
-        with its ``"cv_accuracy"``), ``"skipped"`` (the candidates the time budget left out)
-        and ``"seconds"`` (the search's wall time)."""
+        What the fit chose: ``"n_bins"`` (the pyramid levels kept), ``"lam"`` and the
+        values of the parameters set to ``"auto"``; where the search had more than one
+        candidate also ``"cv_accuracy"`` (the chosen model's cross-validated accuracy),
+        ``"candidates"`` (every candidate scored, with its ``"cv_accuracy"``), ``"skipped"``
+        (the candidates the time budget left out) and ``"seconds"`` (the search's wall
+        time)."""
         + SUPERVISED_ATTRIBUTES_DOC
         + r"""
 
@@ -452,9 +453,10 @@ class SequenceCKNClassifier(ClassifierMixin, CKNClassifierMixin, _SequenceCKN):
     always scored, another one starts only while the seconds spent plus the first
     candidate's seconds stay within the budget (so a slow machine may score fewer
     candidates; ``architecture_["skipped"]`` names them).  A value given explicitly is not
-    searched.  The supervised epochs (``max_iter``) are not part of the search; with
-    ``max_iter > 0`` the held-out part keeps the starting (unsupervised) model when no epoch
-    beats it.
+    searched; with one candidate only (``pooling`` given, DNA or numeric input) nothing is
+    scored beyond ``lam="auto"``.  The supervised epochs (``max_iter``) are not part of the
+    search; with ``max_iter > 0`` the held-out part keeps the starting (unsupervised) model
+    when no epoch beats it.
     """
     )
 
