@@ -11,6 +11,9 @@ wall time of the whole CV (Grams included) with one thread.  No inner model sele
   SVM-pairwise map, whose reference set is the training fold (the empirical kernel map
   ``Phi(x) = (k(x, x_i))_{i in train}`` of the normalised 3-spectrum, then the normalised
   linear kernel on it);
+* ``SequenceCKNClassifier()``: the defaults (architecture search over ``encoding`` and
+  ``pooling``, ``lam`` and the pyramid's depth by its internal cross-validation on the
+  training fold only), with the choice of each fold (``encoding pooling n_bins``) counted;
 * CKN-seq / RKN: ``SequenceCKNClassifier`` (64 anchors per layer, ``normalize=True``, one
   bin, ``lam="auto"`` by its internal 5-fold CV, no end-to-end epochs), the variants named in
   the rows.
@@ -18,7 +21,8 @@ wall time of the whole CV (Grams included) with one thread.  No inner model sele
 The baseline of every row's time ratio is the 3-spectrum SVM on the same set
 (``ratio = baseline_s / kernelkit_s``: above 1 the row is faster than the spectrum SVM).
 
-Usage: ``python benchmarks/bench_sequences.py [--data DIR] [--sets promoter amp ccoil]``.
+Usage: ``python benchmarks/bench_sequences.py [--data DIR] [--sets promoter amp ccoil]
+[--ckn all|default]``.
 Results: ``benchmarks/results/sequences_<set>.json``; the table in ``docs/ckn.md``.
 """
 
@@ -75,8 +79,7 @@ def load(name: str, data: Path) -> tuple[list[str], np.ndarray, np.ndarray | Non
 def string_kernels(alphabet: str) -> dict[str, Kernel]:
     """The string kernels of one alphabet (each normalised in :func:`gram_svm`)."""
     kernels: dict[str, Kernel] = {
-        "Spectrum(3) SVM": Spectrum(3, alphabet=alphabet),
-        "Spectrum(5) SVM": Spectrum(5, alphabet=alphabet),
+        f"Spectrum({k}) SVM": Spectrum(k, alphabet=alphabet) for k in (3, 4, 5, 6)
     }
     if alphabet == "dna":
         kernels["Mismatch(5, 1) SVM"] = Mismatch(5, 1, alphabet=alphabet)
@@ -90,10 +93,16 @@ def string_kernels(alphabet: str) -> dict[str, Kernel]:
     return kernels
 
 
-def ckn_models(alphabet: str) -> dict[str, Callable[[], SequenceCKNClassifier]]:
+def ckn_models(alphabet: str, rows: str) -> dict[str, Callable[[], SequenceCKNClassifier]]:
+    default = {"SequenceCKNClassifier() (architecture search)": lambda: SequenceCKNClassifier(
+        random_state=0
+    )}  # fmt: skip
+    if rows == "default":
+        return default
     common: dict[str, Any] = {"n_bins": 1, "normalize": True, "random_state": 0}
     k = 5 if alphabet == "dna" else 3
     models = {
+        **default,
         f"CKN-seq (k={k}, lambda=0, mean)": lambda: SequenceCKNClassifier(64, k, **common),
         f"RKN (k={k}, lambda=0.5, mean)": lambda: SequenceCKNClassifier(
             64, k, gap_penalty=0.5, **common
@@ -122,7 +131,7 @@ def svm_scores(K: np.ndarray, y: np.ndarray, train: np.ndarray, test: np.ndarray
     return svm.decision_function(K[np.ix_(test, train)])
 
 
-def run_set(name: str, data: Path, folds: int) -> list[dict[str, Any]]:
+def run_set(name: str, data: Path, folds: int, ckn_rows: str = "all") -> list[dict[str, Any]]:
     seqs, y, groups, alphabet = load(name, data)
     splitter = (
         StratifiedGroupKFold(folds, shuffle=True, random_state=0)
@@ -132,13 +141,15 @@ def run_set(name: str, data: Path, folds: int) -> list[dict[str, Any]]:
     splits = list(splitter.split(np.zeros(len(y)), y, groups))
     rows: list[dict[str, Any]] = []
 
-    def record(case: str, scores: list[tuple[np.ndarray, np.ndarray]], seconds: float) -> None:
+    def record(
+        case: str, scores: list[tuple[np.ndarray, np.ndarray]], seconds: float, **extra: Any
+    ) -> None:
         acc = [float(np.mean((s > 0) == y[t])) for s, t in scores]
         auc = [float(roc_auc_score(y[t], s)) for s, t in scores]
         rows.append({
             "case": f"{name}: {case}", "accuracy": round(float(np.mean(acc)), 3),
             "accuracy_std": round(float(np.std(acc)), 3), "auc": round(float(np.mean(auc)), 3),
-            "kernelkit_s": round(seconds, 2),
+            "kernelkit_s": round(seconds, 2), **extra,
         })  # fmt: skip
         print(rows[-1], flush=True)
 
@@ -157,14 +168,20 @@ def run_set(name: str, data: Path, folds: int) -> list[dict[str, Any]]:
         scores.append((svm_scores(normalise(G, np.diag(G), np.diag(G)), y, tr, te), te))
     record("SVM-pairwise (3-spectrum) SVM", scores, time.perf_counter() - start)
 
-    for case, make in ckn_models(alphabet).items():
+    for case, make in ckn_models(alphabet, ckn_rows).items():
         start = time.perf_counter()
-        scores = []
+        scores, fits, chosen = [], [], []
         for tr, te in splits:
             clf = make().set_params(alphabet=alphabet)
+            fit_start = time.perf_counter()
             clf.fit([seqs[i] for i in tr], y[tr])
+            fits.append(time.perf_counter() - fit_start)
+            arch = clf.architecture_
+            chosen.append(" ".join(str(arch.get(p, "")) for p in ("encoding", "pooling", "n_bins")))
             scores.append((np.asarray(clf.decision_function([seqs[i] for i in te])), te))
-        record(case, scores, time.perf_counter() - start)
+        record(case, scores, time.perf_counter() - start,
+               fit_s_max=round(max(fits), 1), fit_s_mean=round(float(np.mean(fits)), 1),
+               chosen={c: chosen.count(c) for c in sorted(set(chosen))})  # fmt: skip
     baseline = next(r["kernelkit_s"] for r in rows if r["case"].endswith("Spectrum(3) SVM"))
     for row in rows:
         row["baseline"] = "Spectrum(3) SVM"
@@ -177,10 +194,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--sets", nargs="+", default=["promoter", "amp", "ccoil"])
     parser.add_argument("--folds", type=int, default=10)
+    parser.add_argument(
+        "--ckn", choices=["all", "default"], default="all",
+        help="CKN rows: all, or the default SequenceCKNClassifier() only "
+        "(results then in sequences_<set>_default.json)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     for name in args.sets:
-        report(f"sequences_{name}", run_set(name, args.data, args.folds))
+        suffix = "" if args.ckn == "all" else "_default"
+        report(f"sequences_{name}{suffix}", run_set(name, args.data, args.folds, args.ckn))
 
 
 if __name__ == "__main__":

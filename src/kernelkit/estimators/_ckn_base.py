@@ -25,6 +25,7 @@ from kernelkit.estimators._base import (
     progress_of,
     to_numpy,
 )
+from kernelkit.estimators._ckn_search import search_architecture
 from kernelkit.kernels._dot_product import KAPPAS
 from kernelkit.models._ckn_train import (
     cross_validate_lam,
@@ -216,6 +217,9 @@ class CKNClassifierMixin:
 
     def _fit_classifier(self, X: Any, y: Any) -> Any:
         X, y, _ = drop_invalid_records(X, y, None, detect_input_kind(X), self.on_error)
+        searched = [name for name in self._searched if getattr(self, name) == "auto"]
+        if self._searched:
+            self.architecture_ = {name: self._architecture_values(name)[0] for name in searched}
         Xt, generator = self._fit_network(X)
         y = column_or_1d(to_numpy(y), warn=True)
         if len(y) != Xt.shape[0]:
@@ -226,23 +230,28 @@ class CKNClassifierMixin:
         n_epochs = auto_epochs(len(codes)) if self.max_iter == "auto" else self.max_iter
         fraction = self.validation_fraction if n_epochs > 0 else 0.0
         train, held = validation_split(codes, fraction, generator)
-        n_features = int(self._features(Xt[:1]).shape[1])
-        head = torch.nn.Linear(n_features, len(self.classes_), dtype=Xt.dtype, device=Xt.device)
-        held_out = (Xt[held], codes[held]) if len(held) else None
-        train_features = (self._features(Xt[train]), codes[train])
         lam = self.lam
-        if lam == "auto":
-            columns = self._candidate_columns()
-            lam, chosen = cross_validate_lam(
-                *train_features, len(self.classes_), generator=generator, column_sets=columns
+        if any(len(self._architecture_values(name)) > 1 for name in searched):
+            Xt, generator, lam, features = search_architecture(
+                self, X, (Xt, generator), codes[train], train
             )
-            if columns[chosen] is not None:
-                self._keep_candidate(chosen)
-                train_features = (train_features[0][:, columns[chosen]], train_features[1])
-                head = torch.nn.Linear(
-                    int(train_features[0].shape[1]), len(self.classes_), dtype=Xt.dtype,
-                    device=Xt.device,
-                )  # fmt: skip
+            train_features = (features, codes[train])
+        else:
+            train_features = (self._features(Xt[train]), codes[train])
+            if lam == "auto":
+                columns = self._candidate_columns()
+                lam, chosen = cross_validate_lam(
+                    *train_features, len(self.classes_), generator=generator, column_sets=columns
+                )
+                if columns[chosen] is not None:
+                    self._keep_candidate(chosen)
+                    train_features = (train_features[0][:, columns[chosen]], train_features[1])
+            if self._searched:
+                self.architecture_.update({**self._architecture_extras(), "lam": lam})
+        held_out = (Xt[held], codes[held]) if len(held) else None
+        head = torch.nn.Linear(
+            int(train_features[0].shape[1]), len(self.classes_), dtype=Xt.dtype, device=Xt.device
+        )
         if self.head_init == "linear":
             fit_linear_head(head, *train_features, lam=lam)
         else:
@@ -267,6 +276,20 @@ class CKNClassifierMixin:
         self.best_epoch_ = log.best_epoch
         self.n_iter_ = len(self.history_)
         return self
+
+    _searched: tuple[str, ...] = ()
+    """Parameters whose value ``"auto"`` is chosen by :func:`search_architecture`, in the
+    order of the search; an estimator with a non-empty tuple records ``architecture_``."""
+
+    def _architecture_values(self, name: str) -> tuple[Any, ...]:
+        """Candidate values of the searched parameter ``name`` (the first one is the start);
+        after the network's first fit they may depend on the input (e.g. its alphabet)."""
+        raise NotImplementedError
+
+    def _architecture_extras(self) -> dict[str, Any]:
+        """Entries of ``architecture_`` besides the searched values (e.g. the pyramid levels
+        kept)."""
+        return {}
 
     def _candidate_columns(self) -> tuple[torch.Tensor | None, ...]:
         """Feature-column subsets that ``lam="auto"`` cross-validates with ``lam``: all."""

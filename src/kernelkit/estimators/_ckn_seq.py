@@ -111,6 +111,12 @@ class _SequenceCKN(_CKNBase):
         tags.input_tags.string = True
         return tags
 
+    def _setting(self, name: str) -> Any:
+        """The value in force of parameter ``name``: for ``"auto"`` the one the architecture
+        search chose or is scoring (``architecture_``), else the parameter."""
+        value = getattr(self, name)
+        return self.architecture_[name] if value == "auto" else value
+
     def _inputs(self, X: Any, *, reset: bool) -> torch.Tensor:
         strings = is_string_input(X)
         if not reset and strings != (self.input_kind_ == "strings"):
@@ -122,7 +128,7 @@ class _SequenceCKN(_CKNBase):
             batch = StringBatch.from_sequences(X, self.alphabet if reset else self.alphabet_)
             dtype = torch.float64 if reset else next(self.network_.parameters()).dtype
             x = one_hot(batch, dtype)
-            if self.encoding == "blosum62":
+            if self._setting("encoding") == "blosum62":
                 x = torch.einsum("nat,ab->nbt", x, blosum_rows(batch.alphabet, dtype))
             if reset:
                 self.alphabet_, self.input_kind_ = batch.alphabet, "strings"
@@ -168,7 +174,7 @@ class _SequenceCKN(_CKNBase):
                     gap_penalty=self.gap_penalty,
                     kappa=self.kappa,
                     sigma=self.sigma,
-                    pooling=self.pooling,
+                    pooling=self._setting("pooling"),
                     n_bins=self.n_bins if top else 1,
                     normalize=self.normalize and top,
                     shift=self.shift,
@@ -210,7 +216,7 @@ class _SequenceCKN(_CKNBase):
         else:
             letters = list(self.alphabet_)
             encodings = torch.eye(len(letters), dtype=dtype)
-            if self.encoding == "blosum62":
+            if self._setting("encoding") == "blosum62":
                 encodings = blosum_rows(self.alphabet_, dtype)
         pwms = [filter_pwms(layer, encodings) for layer in first]
         panels = [
@@ -257,10 +263,10 @@ _SEQ_PARAMS_DOC = """
     gap_penalty : float in [0, 1], default 0.0
         ``lambda``: each skipped position inside a k-mer costs a factor ``lambda``; 0 keeps
         contiguous k-mers only (CKN-seq).
-    pooling : {"mean", "sum", "max"}, default "mean"
+    pooling : {pooling_options}, default {pooling}
         Sum of ``h[t]`` over end positions, or its mean over the non-padding positions, or
         ``"max"``: the best gapped k-mer, a maximum over index tuples and end positions
-        (RKN-max with ``gap_penalty > 0``; :mod:`kernelkit.models._ckn_seq`).
+        (RKN-max with ``gap_penalty > 0``; :mod:`kernelkit.models._ckn_seq`).{pooling_auto}
     n_bins : int or sequence of int, default {n_bins}
         Number of position bins pooled separately (:mod:`kernelkit.models._ckn_seq`):
         1 is the global pooling of CKN-seq (a bag of k-mers), ``B > 1`` keeps where along
@@ -274,9 +280,9 @@ _SEQ_PARAMS_DOC = """
         training strings); ignored for numeric arrays.  Lower case is the upper-case letter
         and ``N`` / ``X`` of a named alphabet have a zero one-hot column (the case rule of
         :mod:`kernelkit.data._strings`).
-    encoding : {"one_hot", "blosum62"}, default "one_hot"
+    encoding : {encoding_options}, default {encoding}
         Position vectors of string input: one-hot letters, or BLOSUM62 rows (normalised
-        odds ratios, module docstring; protein alphabets only).
+        odds ratios, module docstring; protein alphabets only).{encoding_auto}
     kappa : {"exp", "inverse_polynomial", "polynomial", "vovk"}, default "exp"
         Per-position dot-product kernel.
     sigma : float, default 0.6
@@ -293,6 +299,15 @@ _SEQ_PARAMS_DOC = """
         Seed of the k-mer sampling, the k-means seeds and the minibatches."""
 
 
+_POOLING_AUTO = """
+        ``"auto"``: ``"mean"`` or ``"max"``, chosen on the training data (Notes)."""
+
+_ENCODING_AUTO = """
+        ``"auto"``: ``"one_hot"``, or ``"blosum62"`` where it cross-validates better on
+        protein strings (string input with a letter outside ``ACGTUN``, every letter in
+        BLOSUM62; Notes); numeric input and DNA / RNA strings are taken as they are."""
+
+
 class SequenceCKNFeatures(CKNTransformerMixin, _SequenceCKN):
     __doc__ = (
         r"""Unsupervised CKN-seq features: the gapped k-mer Nyström map with k-means anchors.
@@ -303,6 +318,12 @@ class SequenceCKNFeatures(CKNTransformerMixin, _SequenceCKN):
     Parameters
     ----------"""
         + _SEQ_PARAMS_DOC.replace("{k}", "8")
+        .replace("{pooling_options}", '{"mean", "sum", "max"}')
+        .replace("{pooling}", '"mean"')
+        .replace("{pooling_auto}", "")
+        .replace("{encoding_options}", '{"one_hot", "blosum62"}')
+        .replace("{encoding}", '"one_hot"')
+        .replace("{encoding_auto}", "")
         .replace("{n_bins}", "1")
         .replace("{normalize}", "False")
         .replace("{n_filters}", "64")
@@ -371,6 +392,12 @@ class SequenceCKNClassifier(ClassifierMixin, CKNClassifierMixin, _SequenceCKN):
     Parameters
     ----------"""
         + _SEQ_PARAMS_DOC.replace("{k}", "(3, 4, 5)")
+        .replace("{pooling_options}", '{"auto", "mean", "sum", "max"}')
+        .replace("{pooling}", '"auto"')
+        .replace("{pooling_auto}", _POOLING_AUTO)
+        .replace("{encoding_options}", '{"auto", "one_hot", "blosum62"}')
+        .replace("{encoding}", '"auto"')
+        .replace("{encoding_auto}", _ENCODING_AUTO)
         .replace("{n_bins}", "(1, 4)")
         .replace("{normalize}", "True")
         .replace("{n_filters}", "256")
@@ -381,7 +408,8 @@ class SequenceCKNClassifier(ClassifierMixin, CKNClassifierMixin, _SequenceCKN):
         the ``n_bins`` pyramid to keep (``(1,)`` or ``(1, 4)`` for the default), by 5-fold
         stratified cross-validated accuracy of the classifier on the k-means features of
         the training part (:func:`~kernelkit.models._ckn_train.cross_validate_lam`); the
-        network keeps the chosen levels.
+        network keeps the chosen levels.  The same cross-validation scores the
+        architectures of the parameters set to ``"auto"`` (Notes).
     max_iter : int or "auto", default 0
         Training epochs; ``"auto"``: ``clip(ceil(20000 / n), 10, 100)``.  The default 0 is
         the unsupervised model (k-means anchors, logistic regression on their features),
@@ -395,7 +423,14 @@ class SequenceCKNClassifier(ClassifierMixin, CKNClassifierMixin, _SequenceCKN):
     network_, alphabet_, input_kind_ :
         As in :class:`SequenceCKNFeatures` (anchors after training).
     head_ : torch.nn.Linear
-        The linear classifier."""
+        The linear classifier.
+    architecture_ : dict
+        What the fit chose: ``"n_bins"`` (the pyramid levels kept), ``"lam"`` and the
+        values of the parameters set to ``"auto"``; where the search had more than one
+        candidate also ``"cv_accuracy"`` (the chosen model's cross-validated accuracy),
+        ``"candidates"`` (every candidate scored, with its ``"cv_accuracy"``), ``"skipped"``
+        (the candidates the time budget left out) and ``"seconds"`` (the search's wall
+        time)."""
         + SUPERVISED_ATTRIBUTES_DOC
         + r"""
 
@@ -406,13 +441,32 @@ class SequenceCKNClassifier(ClassifierMixin, CKNClassifierMixin, _SequenceCKN):
 
     .. math:: \min_{Z, W, b} \frac{1}{n} \sum_{i=1}^n \mathrm{CE}(W \Psi_Z(x_i) + b, y_i)
               + \lambda \|W\|_F^2.
+
+    Architecture search (:mod:`kernelkit.estimators._ckn_search`): the parameters set to
+    ``"auto"`` are chosen on the training part only, in the order ``encoding`` (``"one_hot"``,
+    then ``"blosum62"`` on protein strings), ``pooling`` (``"mean"``, then ``"max"``), each
+    candidate with the other parameters at their best values so far, by the stratified
+    cross-validated accuracy of the logistic regression on its k-means features (``lam`` and
+    the pyramid's depth chosen with it, as ``lam="auto"``; the held-out cross-entropy breaks
+    ties, then the earlier candidate wins).  Time budget: the option
+    ``ckn_search_seconds`` (:func:`kernelkit.get_config`, default 60): the first candidate is
+    always scored, another one starts only while the seconds spent plus the first
+    candidate's seconds stay within the budget (so a slow machine may score fewer
+    candidates; ``architecture_["skipped"]`` names them).  A value given explicitly is not
+    searched; with one candidate only (``pooling`` given, DNA or numeric input) nothing is
+    scored beyond ``lam="auto"``.  The supervised epochs (``max_iter``) are not part of the
+    search; with ``max_iter > 0`` the held-out part keeps the starting (unsupervised) model
+    when no epoch beats it.
     """
     )
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **SEQUENCE_CONSTRAINTS,
+        "pooling": [StrOptions({*POOLINGS, "auto"})],
+        "encoding": [StrOptions({"one_hot", "blosum62", "auto"})],
         **SUPERVISED_CONSTRAINTS,
     }
+    _searched = ("encoding", "pooling")
 
     def __init__(
         self,
@@ -420,11 +474,11 @@ class SequenceCKNClassifier(ClassifierMixin, CKNClassifierMixin, _SequenceCKN):
         k: int | tuple[int, ...] = (3, 4, 5),
         *,
         gap_penalty: float = 0.0,
-        pooling: str = "mean",
+        pooling: str = "auto",
         n_bins: int | tuple[int, ...] = (1, 4),
         normalize: bool = True,
         alphabet: str | None = None,
-        encoding: str = "one_hot",
+        encoding: str = "auto",
         kappa: str = "exp",
         sigma: float = 0.6,
         shift: float = 0.01,
@@ -455,3 +509,20 @@ class SequenceCKNClassifier(ClassifierMixin, CKNClassifierMixin, _SequenceCKN):
 
     def _keep_candidate(self, index: int) -> None:
         keep_levels(self.network_, index + 1)
+
+    def _architecture_values(self, name: str) -> tuple[Any, ...]:
+        """``pooling``: mean, max; ``encoding``: one-hot, and BLOSUM62 rows for protein
+        strings (a letter outside ``ACGTUN``, every letter in BLOSUM62)."""
+        if name == "pooling":
+            return ("mean", "max")
+        alphabet = getattr(self, "alphabet_", None)
+        if getattr(self, "input_kind_", None) != "strings" or not set(alphabet) - set("ACGTUN"):
+            return ("one_hot",)
+        try:
+            blosum62(alphabet)
+        except InputError:
+            return ("one_hot",)
+        return ("one_hot", "blosum62")
+
+    def _architecture_extras(self) -> dict[str, Any]:
+        return {"n_bins": kmer_layers(self.network_)[0].levels}

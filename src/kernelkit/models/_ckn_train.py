@@ -344,43 +344,41 @@ def stratified_folds(y: torch.Tensor, n_folds: int, generator: torch.Generator) 
     return fold
 
 
-def cross_validate_lam(
+def cv_folds(n_samples: int) -> int:
+    """Folds of the internal cross-validation: 5 below 1000 samples, where 3 folds'
+    accuracies are too coarse to rank the candidates, else 3."""
+    return 5 if n_samples < 1000 else 3
+
+
+def lam_cv_scores(
     features: torch.Tensor,
     y: torch.Tensor,
     n_classes: int,
+    fold: torch.Tensor,
     *,
-    generator: torch.Generator,
     column_sets: tuple[torch.Tensor | None, ...] = (None,),
-    n_folds: int | None = None,
     grid: tuple[float, ...] | None = None,
     max_iter: int = 50,
-) -> tuple[float, int]:
-    r"""The ``lam`` of ``grid`` (default :func:`lam_cv_grid`) and the column set of best
-    ``n_folds``-fold cross-validated accuracy of the multinomial logistic regression
-    :func:`fit_linear_head` on fixed ``features``.
+) -> list[tuple[tuple[float, float, int, float], tuple[float, int]]]:
+    r"""Cross-validated scores of the multinomial logistic regression :func:`fit_linear_head`
+    on fixed ``features``, for every column set and ``lam`` of ``grid`` (default
+    :func:`lam_cv_grid`).
 
-    ``column_sets`` are boolean masks of the feature columns to use (``None``: all), e.g.
-    the levels of a pyramid of position bins kept.  Folds are stratified
-    (:func:`stratified_folds`), ``n_folds`` of them (default: 5 below 1000 samples, where
-    3 folds' accuracies are too coarse to rank the candidates, else 3); ties in mean
-    accuracy go to the lower mean held-out cross-entropy, then to the earlier column set and
-    the smaller ``lam``.  In each fold the
-    grid is followed from the largest ``lam`` down, each fit (at most ``max_iter`` L-BFGS
-    iterations) warm-started at the previous solution.  This is the internal cross-validation
-    of the classifier's regularisation that the string kernels' table gets from its inner
-    grid search over ``C`` (``docs/strings.md``; ``C = 1 / (2 n lam)``), on the CKN features.
+    ``fold`` holds the fold index of every sample (:func:`stratified_folds`); ``column_sets``
+    are boolean masks of the feature columns to use (``None``: all).  In each fold the grid
+    is followed from the largest ``lam`` down, each fit (at most ``max_iter`` L-BFGS
+    iterations) warm-started at the previous solution.
 
     Returns
     -------
-    lam : float
-        The chosen penalty.
-    index : int
-        The position of the chosen column set in ``column_sets``.
+    list of ``(key, (lam, index))``
+        ``key = (-correct, cross_entropy, index, lam)``: minus the held-out correct
+        predictions and the summed held-out cross-entropy over the folds, then the column set's
+        position in ``column_sets`` and ``lam``, so the smallest key is the best accuracy,
+        ties going to the lower loss, then to the earlier column set and the smaller ``lam``.
     """
     order = sorted(lam_cv_grid() if grid is None else grid, reverse=True)
-    if n_folds is None:
-        n_folds = 5 if len(y) < 1000 else 3
-    fold = stratified_folds(y, n_folds, generator)
+    n_folds = int(fold.max()) + 1 if len(fold) else 0
     scores = []
     for s, columns in enumerate(column_sets):
         F_s = features if columns is None else features[:, columns]
@@ -403,6 +401,43 @@ def cross_validate_lam(
                     entropy[i] += float(F.cross_entropy(logits, y[test], reduction="sum"))
         scores += [((-float(accuracy[i]), float(entropy[i]), s, lam), (lam, s))
                    for i, lam in enumerate(order)]  # fmt: skip
+    return scores
+
+
+def cross_validate_lam(
+    features: torch.Tensor,
+    y: torch.Tensor,
+    n_classes: int,
+    *,
+    generator: torch.Generator,
+    column_sets: tuple[torch.Tensor | None, ...] = (None,),
+    n_folds: int | None = None,
+    grid: tuple[float, ...] | None = None,
+    max_iter: int = 50,
+) -> tuple[float, int]:
+    r"""The ``lam`` of ``grid`` (default :func:`lam_cv_grid`) and the column set of best
+    ``n_folds``-fold cross-validated accuracy of the multinomial logistic regression
+    :func:`fit_linear_head` on fixed ``features`` (:func:`lam_cv_scores`).
+
+    ``column_sets`` are boolean masks of the feature columns to use (``None``: all), e.g.
+    the levels of a pyramid of position bins kept.  Folds are stratified
+    (:func:`stratified_folds`), ``n_folds`` of them (default :func:`cv_folds`); ties in mean
+    accuracy go to the lower mean held-out cross-entropy, then to the earlier column set and
+    the smaller ``lam``.  This is the internal cross-validation of the classifier's
+    regularisation that the string kernels' table gets from its inner grid search over ``C``
+    (``docs/strings.md``; ``C = 1 / (2 n lam)``), on the CKN features.
+
+    Returns
+    -------
+    lam : float
+        The chosen penalty.
+    index : int
+        The position of the chosen column set in ``column_sets``.
+    """
+    fold = stratified_folds(y, cv_folds(len(y)) if n_folds is None else n_folds, generator)
+    scores = lam_cv_scores(
+        features, y, n_classes, fold, column_sets=column_sets, grid=grid, max_iter=max_iter
+    )
     return min(scores)[1]
 
 
@@ -508,9 +543,11 @@ def train_alternating(
 __all__ = [
     "ClassifierTraining",
     "cross_validate_lam",
+    "cv_folds",
     "fit_image_anchors",
     "fit_linear_head",
     "lam_cv_grid",
+    "lam_cv_scores",
     "map_in_batches",
     "project_anchors_",
     "sample_rows",

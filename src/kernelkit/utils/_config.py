@@ -163,6 +163,13 @@ class Options:
     """PCG only: the preconditioner is rebuilt when ``lam`` has fallen by this factor since
     it was built (or when the CG run with it cost as much as a build)."""
 
+    # --- architecture search of the CKN estimators (kernelkit.estimators._ckn_search) ----
+    ckn_search_seconds: float = _option(60.0)
+    """Wall-time budget of the architecture search of ``SequenceCKNClassifier``'s ``"auto"``
+    parameters: a candidate after the first starts only while the seconds spent plus the
+    first candidate's stay within it (a choice: one fit of a 100-sequence promoter fold
+    under a minute on the 2-core machine, ``docs/ckn.md``)."""
+
     # --- streamed K_nm products (kernelkit.gram._streaming) --------------------------------
     keep_fraction: float = _option(0.25, _FRACTION)
     """Share of the available memory (a CUDA device's free memory, else the host's available
