@@ -100,11 +100,13 @@ class KernelAutoencoder(
     lam : float, sequence of L floats or "auto"
         ``lam_l >= 0``; the last one must be ``> 0`` unless the last kernel is ``Linear()``.
         ``"auto"`` (default): one value for all layers, the one of ``ae_lam_grid() = (1e-5, ...,
-        1e-1)`` whose fit on the rest of the training data has the lowest mean held-out
-        reconstruction error on ``validation_fraction`` of it
-        (:mod:`kernelkit.estimators._autoencoder_lam`): fits from ``1e-1`` down, stopping at
-        the first rise of the held-out error, then the best fit refitted on all the training
-        data from its own functions (minibatch fits: every grid value, then a refit).  With
+        1e-1)`` whose fit on the rest of the training data (on a uniform subsample of
+        ``autoencoder_grid_rows`` of it, an option of :func:`kernelkit.get_config`, when it is
+        larger) has the lowest mean held-out reconstruction error on ``validation_fraction``
+        of it (:mod:`kernelkit.estimators._autoencoder_lam`): fits from ``1e-1`` down,
+        stopping at the first rise of the held-out error, then the best fit refitted on all
+        the training data from its own functions (minibatch fits: every grid value on the
+        whole fit part, then a refit).  With
         fewer than ``AUTO_MIN_VALIDATION = 10`` held-out points (``n < 95`` at the default
         fraction) it is ``AUTO_FALLBACK_LAM = 1e-3``, without a split.
     operators : sequence of L-1 PSD matrices, optional
