@@ -9,8 +9,8 @@ Full-batch fits (:func:`fit_auto`) compute the Gram blocks of all the training d
 take every fit's and every held-out point's blocks from them; they walk the grid from the
 largest ``lam`` down, each fit a plain fit from the model's initialisation on the fit part, or
 on a uniform subsample of ``options().autoencoder_grid_rows`` of its rows when it has more
-(:func:`grid_rows`: an exact evaluation costs ``O(n^2 (n + r))``, so the grid fits on 800 of
-1800 rows cost a fifth of those on all of them; the held-out rows are all kept),
+(:func:`grid_rows`: an exact evaluation costs ``O(n^2 (n + r))``, so the grid fits on 500 of
+1800 rows cost a twentieth of those on all of them; the held-out rows are all kept),
 and stop at the first ``lam`` whose held-out error is not below the best one so far (the
 curve falls while ``lam`` over-smooths and rises once the fit memorises).  The best fit is
 then refitted on all the training data, starting from its own functions (in exact mode its

@@ -164,12 +164,12 @@ class Options:
     it was built (or when the CG run with it cost as much as a build)."""
 
     # --- lam="auto" of the kernel autoencoder (kernelkit.estimators._autoencoder_lam) -------
-    autoencoder_grid_rows: int = _option(800, _AT_LEAST_ONE)
+    autoencoder_grid_rows: int = _option(500, _AT_LEAST_ONE)
     """Most training rows of each grid fit of ``KernelAutoencoder(lam="auto")`` (a uniform
     subsample of the fit part beyond it; the held-out rows and the refit are unchanged): an
-    exact evaluation costs ``O(n^2 (n + r))``, so a grid fit on 800 of the 1800 fit rows of
-    ``n = 2000`` costs about a fifth of one on all of them; 800 keeps every measured grid of
-    ``docs/kae.md`` (720 fit rows at most) as it was (a choice; "lam='auto' on 2000 images")."""
+    exact evaluation costs ``O(n^2 (n + r))``, so a grid fit on 500 of the 1800 fit rows of
+    ``n = 2000`` costs about a twentieth of one on all of them (a choice, measured in
+    ``docs/kae.md``, "lam='auto' on 2000 images")."""
     # --- streamed K_nm products (kernelkit.gram._streaming) --------------------------------
     keep_fraction: float = _option(0.25, _FRACTION)
     """Share of the available memory (a CUDA device's free memory, else the host's available
