@@ -129,8 +129,9 @@ class KernelAutoencoder(
         :class:`kernelkit.utils._errors.ConvergenceWarning`.
     tol : float
         Relative tolerance on the change of the objective: L-BFGS stops when two successive
-        objectives differ by less than ``tol * |J_0|`` (``J_0`` the initial objective) or the
-        gradient's largest entry is below ``tol``.  The defaults (``max_iter=300``,
+        objectives differ by less than ``tol * |J_0|`` (``J_0`` the initial objective), the
+        gradient's largest entry is below ``tol`` or the step's largest entry is below ``tol``
+        times the largest initial coefficient.  The defaults (``max_iter=300``,
         ``tol=1e-5``) stop within 0.2% of the objective of ``tol=1e-7`` on the shipped
         molecules (``docs/measurements.md``).
     lr : float
