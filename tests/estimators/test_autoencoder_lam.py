@@ -17,10 +17,12 @@ from kernelkit.estimators._autoencoder_lam import (
     AUTO_FALLBACK_LAM,
     AUTO_MIN_VALIDATION,
     ae_lam_grid,
+    grid_rows,
     held_out_split,
 )
 from kernelkit.kernels import Gaussian, Precomputed
 from kernelkit.kernels._molecules import Tanimoto
+from kernelkit.utils._config import config_context
 from kernelkit.utils._errors import ConvergenceWarning, InputError
 
 pytestmark = [
@@ -202,3 +204,44 @@ def test_auto_fit_round_trips_through_io(tmp_path):
     assert [tuple(p) for p in loaded.lam_curve_] == ae.lam_curve_
     np.testing.assert_array_equal(loaded.transform(X), ae.transform(X))
     np.testing.assert_array_equal(loaded.reconstruction_error(X), ae.reconstruction_error(X))
+
+
+def _gauss(A, B, s):
+    return np.exp(-((A[:, None, :] - B[None, :, :]) ** 2).sum(-1) / (2 * s**2))
+
+
+def test_grid_fits_take_a_uniform_subsample_of_the_fit_part():
+    fit, _ = held_out_split(200, 0.1, seed=3)
+    with config_context(autoencoder_grid_rows=50):
+        rows = grid_rows(fit, 3)
+    assert len(rows) == 50 and set(rows.tolist()) <= set(fit.tolist())
+    np.testing.assert_array_equal(rows, np.sort(rows))
+    np.testing.assert_array_equal(rows, np.sort(np.random.default_rng(3).permutation(fit)[:50]))
+    with config_context(autoencoder_grid_rows=len(fit)):
+        np.testing.assert_array_equal(grid_rows(fit, 3), fit)
+
+
+def test_auto_grid_fits_on_the_subsample_and_refits_on_all_the_data():
+    """Beyond autoencoder_grid_rows fit rows, each grid fit is a plain fit on the subsample
+    (oracle: the public estimator on those rows, held-out error by inverse_transform), and
+    the refit starts from the best one's functions on all n points (its first objective by
+    NumPy, as in the test above)."""
+    X = _X(n=80)
+    kw = {"dims": (2,), "kernels": Gaussian(sigma=2.0), "max_iter": 15, "random_state": 0}
+    with config_context(autoencoder_grid_rows=30):
+        auto = KernelAutoencoder(validation_fraction=0.2, **kw).fit(X)
+        rows = grid_rows(held_out_split(80, 0.2, seed=0)[0], 0)
+    _, val = held_out_split(80, 0.2, seed=0)
+    assert len(rows) == 30
+    for lam, err in auto.lam_curve_:
+        plain = KernelAutoencoder(lam=lam, **kw).fit(X[rows])
+        assert err == pytest.approx(_held_out_error(plain, X[val]), rel=1e-8)
+    lam = auto.lam_
+    plain = KernelAutoencoder(lam=lam, **kw).fit(X[rows])
+    Phi = plain.model_.chain.layers[0].coef.detach().numpy()
+    norm1 = np.trace(Phi.T @ _gauss(X[rows], X[rows], 2.0) @ Phi)
+    Z = plain.transform(X)
+    C = _gauss(Z, Z, 2.0)
+    start = lam * (norm1 + np.trace(X.T @ np.linalg.solve(C + 80 * lam * np.eye(80), X)))
+    assert auto.history_[0] == pytest.approx(start, rel=1e-8)
+    assert auto.objective_ <= auto.history_[0]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Callable
 
 import pytest
 import torch
@@ -76,3 +77,33 @@ def test_no_dynamo_import():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_train_module_step_test_is_in_the_parameters_units():
+    """A small-scale, ill-conditioned quadratic (parameters ~1e-3, objective ~1e5, minimum 0
+    at ``c``): the change test ``tol * |J_0|`` is in the objective's units; used as the step
+    threshold too (``torch.optim.LBFGS``'s one tolerance) it stops L-BFGS after its first
+    step, far from ``c``.  ``train_module`` scales the step test by the parameters' initial
+    size and goes on to the change test near the minimum."""
+    from kernelkit.solvers import train_module
+
+    n, tol = 100, 1e-5
+    w = torch.logspace(0, 4, n, dtype=torch.float64)
+    c = 1e-3 * torch.linspace(1.0, 2.0, n, dtype=torch.float64)
+
+    def problem() -> tuple[torch.nn.Module, Callable[[], torch.Tensor]]:
+        module = torch.nn.Module()
+        module.x = torch.nn.Parameter(0.5 * c.clone())
+        return module, lambda: 1e6 * (w * (module.x - c) ** 2).sum()
+
+    module, objective = problem()
+    j0 = float(objective().detach())
+    result = train_module(module, objective, max_iter=500, tol=tol)
+    assert result.stopped == "converged" and result.n_iter > 1
+    # the minimum is 0 at c: within 1e-3 of J_0 (the change test stops at tol * |J_0| steps)
+    assert float(objective().detach()) < 1e-3 * j0
+    # the one tolerance of torch.optim.LBFGS: stopped by the step test after one iteration
+    module, objective = problem()
+    one = lbfgs(objective, [module.x], max_iter=500, tolerance_grad=tol, tolerance_change=tol * j0)
+    assert one.n_iter == 1
+    assert float(objective().detach()) > 0.1 * j0

@@ -100,11 +100,13 @@ class KernelAutoencoder(
     lam : float, sequence of L floats or "auto"
         ``lam_l >= 0``; the last one must be ``> 0`` unless the last kernel is ``Linear()``.
         ``"auto"`` (default): one value for all layers, the one of ``ae_lam_grid() = (1e-5, ...,
-        1e-1)`` whose fit on the rest of the training data has the lowest mean held-out
-        reconstruction error on ``validation_fraction`` of it
-        (:mod:`kernelkit.estimators._autoencoder_lam`): fits from ``1e-1`` down, stopping at
-        the first rise of the held-out error, then the best fit refitted on all the training
-        data from its own functions (minibatch fits: every grid value, then a refit).  With
+        1e-1)`` whose fit on the rest of the training data (on a uniform subsample of
+        ``autoencoder_grid_rows`` of it, an option of :func:`kernelkit.get_config`, when it is
+        larger) has the lowest mean held-out reconstruction error on ``validation_fraction``
+        of it (:mod:`kernelkit.estimators._autoencoder_lam`): fits from ``1e-1`` down,
+        stopping at the first rise of the held-out error, then the best fit refitted on all
+        the training data from its own functions (minibatch fits: every grid value on the
+        whole fit part, then a refit).  With
         fewer than ``AUTO_MIN_VALIDATION = 10`` held-out points (``n < 95`` at the default
         fraction) it is ``AUTO_FALLBACK_LAM = 1e-3``, without a split.
     operators : sequence of L-1 PSD matrices, optional
@@ -127,8 +129,9 @@ class KernelAutoencoder(
         :class:`kernelkit.utils._errors.ConvergenceWarning`.
     tol : float
         Relative tolerance on the change of the objective: L-BFGS stops when two successive
-        objectives differ by less than ``tol * |J_0|`` (``J_0`` the initial objective) or the
-        gradient's largest entry is below ``tol``.  The defaults (``max_iter=300``,
+        objectives differ by less than ``tol * |J_0|`` (``J_0`` the initial objective), the
+        gradient's largest entry is below ``tol`` or the step's largest entry is below ``tol``
+        times the largest initial coefficient.  The defaults (``max_iter=300``,
         ``tol=1e-5``) stop within 0.2% of the objective of ``tol=1e-7`` on the shipped
         molecules (``docs/measurements.md``).
     lr : float

@@ -7,11 +7,14 @@ appendix B.7) of an autoencoder fitted on the rest.
 
 Full-batch fits (:func:`fit_auto`) compute the Gram blocks of all the training data once and
 take every fit's and every held-out point's blocks from them; they walk the grid from the
-largest ``lam`` down, each fit a plain fit on the fit part from the model's initialisation,
+largest ``lam`` down, each fit a plain fit from the model's initialisation on the fit part, or
+on a uniform subsample of ``options().autoencoder_grid_rows`` of its rows when it has more
+(:func:`grid_rows`: an exact evaluation costs ``O(n^2 (n + r))``, so the grid fits on 500 of
+1800 rows cost a twentieth of those on all of them; the held-out rows are all kept),
 and stop at the first ``lam`` whose held-out error is not below the best one so far (the
 curve falls while ``lam`` over-smooths and rises once the fit memorises).  The best fit is
 then refitted on all the training data, starting from its own functions (in exact mode its
-expansion widened to all training points with zero coefficients on the held-out ones).
+expansion widened to all training points with zero coefficients on the others).
 Each grid fit starts from the model's initialisation (no warm start), and the best fit is
 always refitted on all the data (the measurements behind both rules: ``docs/measurements.md``,
 "Choosing the autoencoder's lam").  Minibatch fits (:func:`lam_curve`) fit one clone per grid
@@ -38,7 +41,9 @@ from kernelkit.kernels import Precomputed, PrecomputedBatch
 from kernelkit.models._autoencoder import AutoencoderData, reconstruction_errors
 from kernelkit.models._ridge_path import lam_grid
 from kernelkit.solvers._training import TrainResult
+from kernelkit.utils._config import options
 from kernelkit.utils._errors import InputError
+from kernelkit.utils._seeding import as_seed
 
 __all__ = [
     "AUTO_FALLBACK_LAM",
@@ -46,6 +51,7 @@ __all__ = [
     "ae_lam_grid",
     "auto_split",
     "fit_auto",
+    "grid_rows",
     "held_out_split",
     "lam_curve",
 ]
@@ -76,6 +82,16 @@ def held_out_split(n: int, fraction: float, seed: int) -> tuple[np.ndarray, np.n
         )
     order = np.random.default_rng(seed).permutation(n)
     return np.sort(order[n_val:]), np.sort(order[:n_val])
+
+
+def grid_rows(fit: np.ndarray, seed: int) -> np.ndarray:
+    """The rows of the grid fits: ``fit``, or a uniform subsample of
+    ``options().autoencoder_grid_rows`` of them (sorted; drawn by
+    ``numpy.random.default_rng(seed).permutation``) when there are more."""
+    cap = options().autoencoder_grid_rows
+    if len(fit) <= cap:
+        return fit
+    return np.sort(np.random.default_rng(seed).permutation(fit)[:cap])
 
 
 def auto_split(n: int, fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray] | None:
@@ -150,15 +166,16 @@ def fit_auto(
     """``lam="auto"`` for a full-batch fit.
 
     Returns the model refitted on all the training data from the best ``lam``'s fit on the
-    fit part, the refit's training result, the data of all the training points, the
-    validation curve (``(lam, mean held-out error)`` in the order fitted, largest ``lam``
-    first) and the chosen ``lam``.  Landmarks, if any, lie in the fit part.
+    fit part (or its subsample, :func:`grid_rows`), the refit's training result, the data of
+    all the training points, the validation curve (``(lam, mean held-out error)`` in the
+    order fitted, largest ``lam`` first) and the chosen ``lam``.  Landmarks, if any, lie in
+    the fit part.
     """
-    fit, val = split
+    fit = grid_rows(split[0], as_seed(setup.random_state))
     grams = training_grams(est, setup)
     part = grams.rows(fit)
     data, basis = part.data()
-    held = grams.rows(val, fit)
+    held = grams.rows(split[1], fit)
     with torch.no_grad():
         if held.targets is not None:
             out_rows, out_diag = held.targets, None

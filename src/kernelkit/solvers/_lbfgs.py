@@ -70,6 +70,7 @@ def lbfgs(
     history_size: int = 100,
     lr: float = 1.0,
     line_search: str | None = "strong_wolfe",
+    tolerance_step: float | None = None,
 ) -> LBFGSResult:
     r"""Minimise ``objective()`` over the tensors ``params`` (in place) by L-BFGS.
 
@@ -77,8 +78,11 @@ def lbfgs(
     :math:`(s_k, y_k)` and a strong-Wolfe line search (Nocedal and Wright 2006, Algorithms
     7.4, 7.5 and 3.5).  Every evaluation recomputes the objective and its gradient by
     autograd.  Stops after ``max_iter`` iterations or ``max_eval`` evaluations (default
-    ``max_iter * 5 // 4``), when the largest gradient entry is below ``tolerance_grad``, or
-    when the step or the change of the objective is below ``tolerance_change``.  Exceptions
+    ``max_iter * 5 // 4``), when the largest gradient entry is below ``tolerance_grad``, when
+    the change of the objective is below ``tolerance_change``, or when the largest entry of
+    the step is below ``tolerance_step`` (default ``tolerance_change``, the one tolerance of
+    ``torch.optim.LBFGS``; a separate value when ``tolerance_change`` is in the objective's
+    units and the parameters have another scale).  Exceptions
     raised by ``objective`` propagate (the parameters keep their last values).
 
     Parameters
@@ -89,6 +93,8 @@ def lbfgs(
         Leaf tensors with ``requires_grad=True``.
     max_iter, max_eval, tolerance_grad, tolerance_change, history_size, lr, line_search :
         As in ``torch.optim.LBFGS`` (``line_search``: its ``line_search_fn``).
+    tolerance_step : float, optional
+        Threshold of the step test (see above); ``None``: ``tolerance_change``.
 
     Returns
     -------
@@ -134,7 +140,7 @@ def lbfgs(
             max_iter,
             max_eval,
             tolerance_grad,
-            tolerance_change,
+            (tolerance_change, tolerance_change if tolerance_step is None else tolerance_step),
             history_size,
             lr,
             line_search is not None,
@@ -150,13 +156,14 @@ def _lbfgs_steps(
     max_iter: int,
     max_eval: int,
     tolerance_grad: float,
-    tolerance_change: float,
+    tolerances: tuple[float, float],
     history_size: int,
     lr: float,
     wolfe: bool,
 ) -> tuple[int, int]:
     """The iterations of :func:`lbfgs` (two-loop recursion, Algorithm 7.4): iterations and
-    evaluations used."""
+    evaluations used; ``tolerances`` are ``(tolerance_change, tolerance_step)``."""
+    tolerance_change, tolerance_step = tolerances
     loss, g = evaluate()
     evals = 1
     if g.abs().max() <= tolerance_grad:
@@ -208,7 +215,7 @@ def _lbfgs_steps(
         evals += used
         if n_iter == max_iter or evals >= max_eval or g.abs().max() <= tolerance_grad:
             break
-        if d.mul(t).abs().max() <= tolerance_change or abs(loss - loss_prev) < tolerance_change:
+        if d.mul(t).abs().max() <= tolerance_step or abs(loss - loss_prev) < tolerance_change:
             break
     return n_iter, evals
 

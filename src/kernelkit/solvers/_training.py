@@ -294,13 +294,15 @@ def train_module(
     """Minimise ``objective()`` over the trainable parameters of ``module``.
 
     ``lbfgs``: full-batch L-BFGS (:func:`~kernelkit.solvers.lbfgs`, strong-Wolfe line search,
-    history 20), stopping when the change of the objective falls below ``tol * |J_0|`` or the
-    gradient below ``tol``, or after ``max_iter`` iterations (``1.25 max_iter + 1`` objective
-    evaluations at most); ``adam`` (or ``sgd``): ``max_iter`` full-batch steps of rate
-    ``lr`` by :func:`train_loop`, stopping when the relative decrease over 10 steps is below
-    ``tol`` (:func:`relative_decrease`).  The best state is kept; if the objective turns NaN
-    or infinite, training stops there, the best state is restored and a
-    :class:`NonFiniteObjectiveWarning` says so.  ``progress`` receives every evaluation.
+    history 20), stopping when the change of the objective falls below ``tol * |J_0|``, the
+    gradient below ``tol`` or the step's largest entry below ``tol`` times the parameters'
+    largest initial entry (each test in its own units), or after ``max_iter`` iterations
+    (``1.25 max_iter + 1`` objective evaluations at most); ``adam`` (or ``sgd``):
+    ``max_iter`` full-batch steps of rate ``lr`` by :func:`train_loop`, stopping when the
+    relative decrease over 10 steps is below ``tol`` (:func:`relative_decrease`).  The best
+    state is kept; if the objective turns NaN or infinite, training stops there, the best
+    state is restored and a :class:`NonFiniteObjectiveWarning` says so.  ``progress``
+    receives every evaluation.
     """
     if optimizer not in ("lbfgs", "adam", "sgd"):
         raise InputError(f"optimizer: expected 'lbfgs', 'adam' or 'sgd', got {optimizer!r}")
@@ -326,6 +328,7 @@ def train_module(
 
     with torch.no_grad():
         j0 = abs(float(objective()))
+        x0 = max((float(p.abs().max()) for p in params if p.numel()), default=0.0)
     max_eval = int(max_iter * 1.25) + 1
     try:
         out = lbfgs(
@@ -335,6 +338,7 @@ def train_module(
             max_eval=max_eval,
             tolerance_grad=tol,
             tolerance_change=tol * max(j0, 1e-300),
+            tolerance_step=tol * x0,
             history_size=20,
         )
         result.n_iter = out.n_iter

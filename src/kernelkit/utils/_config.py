@@ -170,6 +170,14 @@ class Options:
     first candidate's stay within it (a choice: one fit of a 100-sequence promoter fold
     under a minute on the 2-core machine, ``docs/ckn.md``)."""
 
+    # --- lam="auto" of the kernel autoencoder (kernelkit.estimators._autoencoder_lam) -------
+    autoencoder_grid_rows: int = _option(500, _AT_LEAST_ONE)
+    """Most training rows of each grid fit of ``KernelAutoencoder(lam="auto")`` (a uniform
+    subsample of the fit part beyond it; the held-out rows and the refit are unchanged): an
+    exact evaluation costs ``O(n^2 (n + r))``, so a grid fit on 500 of the 1800 fit rows of
+    ``n = 2000`` costs about a twentieth of one on all of them (a choice, measured in
+    ``docs/kae.md``, "lam='auto' on 2000 images")."""
+
     # --- streamed K_nm products (kernelkit.gram._streaming) --------------------------------
     keep_fraction: float = _option(0.25, _FRACTION)
     """Share of the available memory (a CUDA device's free memory, else the host's available
