@@ -234,7 +234,11 @@ class CKNClassifierMixin:
         if lam == "auto":
             columns = self._candidate_columns()
             lam, chosen = cross_validate_lam(
-                *train_features, len(self.classes_), generator=generator, column_sets=columns
+                *train_features,
+                len(self.classes_),
+                generator=generator,
+                column_sets=columns,
+                grid=self._lam_grid(),
             )
             if columns[chosen] is not None:
                 self._keep_candidate(chosen)
@@ -267,6 +271,11 @@ class CKNClassifierMixin:
         self.best_epoch_ = log.best_epoch
         self.n_iter_ = len(self.history_)
         return self
+
+    def _lam_grid(self) -> tuple[float, ...] | None:
+        """Penalties that ``lam="auto"`` tries (``None``: the CKNs' window,
+        :func:`~kernelkit.models._ckn_train.lam_cv_grid`)."""
+        return None
 
     def _candidate_columns(self) -> tuple[torch.Tensor | None, ...]:
         """Feature-column subsets that ``lam="auto"`` cross-validates with ``lam``: all."""

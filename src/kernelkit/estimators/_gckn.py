@@ -24,11 +24,11 @@ Edge labels are not used.
 
 from __future__ import annotations
 
-from numbers import Integral
+import itertools
+from numbers import Integral, Real
 from typing import Any, ClassVar
 
 import numpy as np
-import scipy.sparse as sp
 import torch
 from sklearn.base import ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
@@ -45,6 +45,14 @@ from kernelkit.estimators._ckn_base import (
     float_tensor,
     store_params,
 )
+from kernelkit.estimators._gckn_inputs import (
+    chain_batch,
+    check_filters,
+    check_lengths,
+    is_graph_input,
+    length_candidates,
+    sigma_candidates,
+)
 from kernelkit.models._gckn import (
     AGGREGATIONS,
     GRAPH_POOLINGS,
@@ -52,6 +60,7 @@ from kernelkit.models._gckn import (
     GraphPaths,
     fit_path_anchors,
     fit_standardization,
+    gckn_lam_grid,
     keep_layers,
     layer_prefixes,
 )
@@ -60,46 +69,6 @@ from kernelkit.utils._errors import InputError
 from kernelkit.utils._progress import VerboseLike
 
 __all__ = ["GraphCKNClassifier", "GraphCKNFeatures"]
-
-
-def is_graph_input(X: Any) -> bool:
-    """Whether ``X`` is a :class:`GraphBatch` or a list/tuple of networkx graphs."""
-    if isinstance(X, GraphBatch):
-        return True
-    if isinstance(X, torch.Tensor | np.ndarray) or sp.issparse(X):
-        return False
-    if isinstance(X, list | tuple) and len(X) > 0:
-        return type(X[0]).__module__.startswith("networkx")
-    return False
-
-
-def _filters(value: Any) -> tuple[int, ...]:
-    items = (value,) if isinstance(value, Integral) else tuple(value)
-    if not items or not all(isinstance(v, Integral) and int(v) >= 1 for v in items):
-        raise InputError(
-            f"n_filters: expected an integer >= 1 or a sequence of them (one per layer), "
-            f"got {value!r}"
-        )
-    return tuple(int(v) for v in items)
-
-
-def _lengths(value: Any) -> tuple[int, ...]:
-    items = (value,) if isinstance(value, Integral) else tuple(value)
-    if not items or not all(isinstance(v, Integral) and int(v) >= 0 for v in items):
-        raise InputError(
-            f"max_length: expected an integer >= 0 or a sequence of them (one per layer), "
-            f"got {value!r}"
-        )
-    return tuple(int(v) for v in items)
-
-
-def chain_batch(x: torch.Tensor) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """CSR of ``n`` path graphs of ``T`` nodes (``x`` has shape ``(n, T, A)``)."""
-    n, t = int(x.shape[0]), int(x.shape[1])
-    node_ptr = np.arange(n + 1, dtype=np.int64) * t
-    starts = (np.arange(n)[:, None] * t + np.arange(t - 1)[None, :]).ravel()
-    batch = GraphBatch.from_arrays(np.full(n, t), starts, starts + 1)
-    return node_ptr, batch.adj_ptr, batch.adj_idx
 
 
 class _GraphCKN(_CKNBase):
@@ -222,17 +191,21 @@ class _GraphCKN(_CKNBase):
             x = x3.reshape(-1, x3.shape[2])
         if not reset:
             x = x.to(next(self.network_.parameters()))
-        return GraphPaths.from_csr(x, *ptrs, max(_lengths(self.max_length)))
+        longest = max(max(check_lengths(v)) for v in length_candidates(self.max_length))
+        return GraphPaths.from_csr(x, *ptrs, longest)
 
     # ------------------------------------------------------------------ network
     def _make_network(self, X: GraphPaths) -> GraphCKN:
-        lengths = _lengths(self.max_length)
+        return self._network(X, self.sigma, self.max_length)
+
+    def _network(self, X: GraphPaths, sigma: float, max_length: Any) -> GraphCKN:
+        lengths = check_lengths(max_length)
         return GraphCKN(
             int(X.x.shape[1]),
-            _filters(self.n_filters),
-            lengths[0] if isinstance(self.max_length, Integral) else lengths,
+            check_filters(self.n_filters),
+            lengths[0] if isinstance(max_length, Integral) else lengths,
             kappa=self.kappa,
-            sigma=self.sigma,
+            sigma=sigma,
             shift=self.shift,
             aggregation=self.aggregation,
             pooling=self.pooling,
@@ -458,6 +431,7 @@ class GraphCKNClassifier(ClassifierMixin, CKNClassifierMixin, _GraphCKN):
         **SUPERVISED_CONSTRAINTS,
         "normalize": ["boolean", StrOptions({"auto"})],
         "standardize": ["boolean", StrOptions({"auto"})],
+        "sigma": [Interval(Real, 0, None, closed="neither"), tuple, list],
     }
 
     def __init__(
@@ -472,7 +446,7 @@ class GraphCKNClassifier(ClassifierMixin, CKNClassifierMixin, _GraphCKN):
         node_label: str | None = "label",
         node_attribute: str | None = "attributes",
         kappa: str = "exp",
-        sigma: float = 1.5,
+        sigma: float | tuple[float, ...] = (1.5, 1.0, 0.5),
         shift: float = 0.01,
         n_paths: int = 10000,
         kmeans_iter: int = 10,
@@ -495,65 +469,100 @@ class GraphCKNClassifier(ClassifierMixin, CKNClassifierMixin, _GraphCKN):
         training."""
         return self._fit_classifier(X, y)
 
-    # ----------------------------------------------- normalize / standardize = "auto"
-    def _variants(self) -> tuple[tuple[bool, bool], ...]:
-        """The (normalize, standardize) pairs the internal cross-validation compares."""
+    # ------------------------------- sigma, max_length, normalize, standardize candidates
+    def _configs(self) -> tuple[tuple[float, Any], ...]:
+        """The (sigma, max_length) networks: the product of the candidates, sigma outer."""
+        return tuple(
+            itertools.product(sigma_candidates(self.sigma), length_candidates(self.max_length))
+        )
+
+    def _make_network(self, X: GraphPaths) -> GraphCKN:
+        return self._network(X, *self._configs()[0])
+
+    def _lam_grid(self) -> tuple[float, ...]:
+        return gckn_lam_grid()
+
+    def _variants(self) -> tuple[tuple[int, bool, bool], ...]:
+        """The (network, normalize, standardize) triples the internal cross-validation
+        compares (network: position in :meth:`_configs`)."""
         if self.lam != "auto":
-            return ((self.normalize is not False, self.standardize is True),)
+            return ((0, self.normalize is not False, self.standardize is True),)
         norms = (True, False) if self.normalize == "auto" else (bool(self.normalize),)
         stds = (False, True) if self.standardize == "auto" else (bool(self.standardize),)
-        return tuple((n, s) for n in norms for s in stds)
+        nets = range(len(self._configs()))
+        return tuple((i, n, s) for i in nets for n in norms for s in stds)
 
-    def _set_variant(self, network: GraphCKN, variant: tuple[bool, bool]) -> None:
-        network.normalize, network.standardize = variant
-        if variant[1]:
-            mean, scale = self._standardizations[variant[0]]
+    def _set_variant(self, variant: tuple[int, bool, bool]) -> None:
+        index, norm, std = variant
+        network = self._networks[index]
+        network.normalize, network.standardize = norm, std
+        if std:
+            mean, scale = self._standardizations[index, norm]
             with torch.no_grad():
                 network.feature_mean.copy_(mean)
                 network.feature_scale.copy_(scale)
+        self.network_ = network
 
     def _fit_anchors(self, network: GraphCKN, X: GraphPaths, generator: torch.Generator) -> None:
-        self._fit_path_anchors(network, X, generator)
+        """Anchors of every candidate network, each from the same generator state (each
+        network is then the one fitted with its configuration fixed), the generator left as
+        after the first; the standardisations the variants need."""
         variants = self._variants()
-        self._standardizations: dict[bool, tuple[torch.Tensor, torch.Tensor]] = {}
-        for norm in sorted({n for n, s in variants if s}):
-            network.normalize = norm
-            fit_standardization(network, X, self.batch_size)
-            self._standardizations[norm] = (
-                network.feature_mean.clone(),
-                network.feature_scale.clone(),
-            )
-        self._set_variant(network, variants[0])
+        configs = self._configs()
+        self._networks = {0: network}
+        for i in sorted({v[0] for v in variants} - {0}):
+            self._networks[i] = self._network(X, *configs[i]).to(X.device)
+        self._standardizations: dict[tuple[int, bool], tuple[torch.Tensor, torch.Tensor]] = {}
+        start, after_first = generator.get_state(), None
+        for i, net in self._networks.items():
+            generator.set_state(start)
+            self._fit_path_anchors(net, X, generator)
+            after_first = generator.get_state() if after_first is None else after_first
+            for norm in sorted({n for j, n, s in variants if s and j == i}):
+                net.normalize = norm
+                fit_standardization(net, X, self.batch_size)
+                self._standardizations[i, norm] = (
+                    net.feature_mean.clone(),
+                    net.feature_scale.clone(),
+                )
+        generator.set_state(after_first)
+        self._set_variant(variants[0])
         self._open_variants = variants if len(variants) > 1 else ()
+        if not self._open_variants:
+            del self._networks
 
     def _features(self, X: torch.Tensor) -> torch.Tensor:
         if not getattr(self, "_open_variants", ()):
             return super()._features(X)
         blocks = []
         for variant in self._open_variants:
-            self._set_variant(self.network_, variant)
+            self._set_variant(variant)
             blocks.append(super()._features(X))
-        self._set_variant(self.network_, self._open_variants[0])
+        self._set_variant(self._open_variants[0])
         return torch.cat(blocks, dim=1)
 
     def _candidate_columns(self) -> tuple[torch.Tensor | None, ...]:
-        masks = layer_prefixes(self.network_)
         variants = getattr(self, "_open_variants", ())
         if not variants:
+            masks = layer_prefixes(self.network_)
             return (None,) if len(masks) == 1 else masks
-        width = self.network_.n_features
+        widths = [self._networks[i].n_features for i, _, _ in variants]
+        offsets = np.concatenate([[0], np.cumsum(widths)])
         out = []
-        for v in range(len(variants)):
-            for mask in masks:
-                full = torch.zeros(len(variants) * width, dtype=torch.bool)
-                full[v * width : (v + 1) * width] = mask
+        for v, (i, _, _) in enumerate(variants):
+            for mask in layer_prefixes(self._networks[i]):
+                full = torch.zeros(int(offsets[-1]), dtype=torch.bool)
+                full[int(offsets[v]) : int(offsets[v + 1])] = mask
                 out.append(full)
         return tuple(out)
 
     def _keep_candidate(self, index: int) -> None:
-        n_masks = len(layer_prefixes(self.network_))
         variants = getattr(self, "_open_variants", ())
         if variants:
-            self._set_variant(self.network_, variants[index // n_masks])
+            counts = np.cumsum([len(self._networks[i].layers) for i, _, _ in variants])
+            v = int(np.searchsorted(counts, index, side="right"))
+            index -= int(counts[v - 1]) if v else 0
+            self._set_variant(variants[v])
             self._open_variants = ()
-        keep_layers(self.network_, index % n_masks + 1)
+            del self._networks
+        keep_layers(self.network_, index + 1)
