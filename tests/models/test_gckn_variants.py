@@ -106,9 +106,7 @@ GRID = [(s, k, layers) for s in (1.0, 0.5) for k in ((2, 0), (1, 0)) for layers 
 
 
 @pytest.mark.parametrize("index", range(8))
-def test_each_sigma_and_length_candidate_equals_the_model_fitted_with_it_fixed(
-    index, monkeypatch
-):
+def test_each_sigma_and_length_candidate_equals_the_model_fitted_with_it_fixed(index, monkeypatch):
     graphs, y = _rings_and_chains()
     seen = {}
 

@@ -35,7 +35,6 @@ from sklearn.utils.validation import check_is_fitted
 
 from kernelkit.data import GraphBatch, as_graph_batch
 from kernelkit.estimators._ckn_base import (
-    COMMON_CONSTRAINTS,
     SUPERVISED_ATTRIBUTES_DOC,
     SUPERVISED_CONSTRAINTS,
     SUPERVISED_PARAMS_DOC,
@@ -46,6 +45,10 @@ from kernelkit.estimators._ckn_base import (
     store_params,
 )
 from kernelkit.estimators._gckn_inputs import (
+    CLASSIFIER_DEFAULTS,
+    FEATURE_DEFAULTS,
+    GCKN_CONSTRAINTS,
+    GCKN_PARAMS_DOC,
     chain_batch,
     check_filters,
     check_lengths,
@@ -54,8 +57,6 @@ from kernelkit.estimators._gckn_inputs import (
     sigma_candidates,
 )
 from kernelkit.models._gckn import (
-    AGGREGATIONS,
-    GRAPH_POOLINGS,
     GraphCKN,
     GraphPaths,
     fit_path_anchors,
@@ -64,6 +65,7 @@ from kernelkit.models._gckn import (
     keep_layers,
     layer_prefixes,
 )
+from kernelkit.models._graph_explain import draw_explanation, minimal_explanation
 from kernelkit.utils._constraints import Interval, StrOptions
 from kernelkit.utils._errors import InputError
 from kernelkit.utils._progress import VerboseLike
@@ -231,87 +233,6 @@ class _GraphCKN(_CKNBase):
         )
 
 
-GCKN_CONSTRAINTS: dict[str, list[Any]] = {
-    "n_filters": [Interval(Integral, 1, None, closed="left"), tuple, list],
-    "max_length": [Interval(Integral, 0, None, closed="left"), tuple, list],
-    "aggregation": [StrOptions(set(AGGREGATIONS))],
-    "pooling": [StrOptions(set(GRAPH_POOLINGS))],
-    "normalize": ["boolean"],
-    "standardize": ["boolean"],
-    "node_label": [str, None],
-    "node_attribute": [str, None],
-    "n_paths": [Interval(Integral, 1, None, closed="left")],
-    **COMMON_CONSTRAINTS,
-}
-
-_GCKN_PARAMS_DOC = """
-    n_filters : int or sequence of int, default {n_filters}
-        Anchors ``q`` per path length of each layer; a sequence gives one layer per entry
-        (one layer: GCKN-path; more: GCKN-subtree).  A layer outputs ``(k + 1) q`` node
-        features (path lengths ``0 .. k``).
-    max_length : int or sequence of int, default {max_length}
-        Longest path ``k`` (edges; a path of ``k`` edges has ``k + 1`` nodes), for every
-        layer or one per layer.
-    aggregation : {{"sum", "mean"}}, default "{aggregation}"
-        Sum (the relaxed path kernel) or mean of the path maps at their start node.
-    pooling : {{"sum", "mean"}}, default "{pooling}"
-        Sum or mean of the node features over a graph's nodes.
-    normalize : bool{auto}, default {normalize}
-        Scale each layer's pooled features to unit norm (the normalised kernel of each
-        layer).{normalize_auto}
-    standardize : bool{auto}, default {standardize}
-        Standardise every output feature by its mean and standard deviation over the training
-        graphs (the ``StandardScaler`` of the reference implementation before its classifier;
-        fixed after ``fit``, also during supervised training).
-    node_label : str or None, default "label"
-        Node attribute of the discrete label (one-hot encoded), used when the training
-        graphs carry it; ``None`` ignores labels.
-    node_attribute : str or None, default "attributes"
-        Node attribute of the continuous features, used when the training graphs carry it.
-    kappa : {{"exp", "inverse_polynomial", "polynomial", "vovk"}}, default "exp"
-        Per-position dot-product kernel.
-    sigma : float, default {sigma}
-        Bandwidth of the Gaussian on the sphere of the path features: ``kappa(u) =
-        exp((u - 1) / ((l + 1) sigma^2))`` per position of a path of ``l`` edges, so that the
-        path kernel is ``exp(-||a(p) - a(p')||^2 / (2 (l + 1) sigma^2))`` on unit node
-        features (the reference implementation's convention).
-    shift : float, default 0.01
-        ``epsilon`` in ``(kappa_0(Z, Z)^{{1/2}} + epsilon I)^{{-1}}`` (course digest, errata 12);
-        0 is the exact Nyström map.
-    n_paths : int, default 10000
-        Path features sampled (per layer and length) for the spherical k-means.
-    kmeans_iter : int, default 10
-        Lloyd iterations.
-    batch_size : int, default 128
-        Graphs per forward batch.
-    random_state : None, int, RandomState or Generator
-        Seed of the path sampling, the k-means seeds and the minibatches."""
-
-_FEATURE_DEFAULTS = {
-    "n_filters": "(32, 32)",
-    "max_length": "(2, 0)",
-    "aggregation": "sum",
-    "pooling": "sum",
-    "normalize": "True",
-    "normalize_auto": "",
-    "standardize": "False",
-    "auto": "",
-    "sigma": "1.5",
-}
-
-_CLASSIFIER_DEFAULTS = {
-    **_FEATURE_DEFAULTS,
-    "auto": ' or "auto"',
-    "normalize_auto": """  ``"auto"`` (either parameter): chosen with ``lam`` and the number of
-        layers by the internal cross-validation of ``lam="auto"`` on the training graphs
-        (candidates in the order normalised / plain, then not standardised / standardised;
-        ties go to the earlier one; four times the candidates of the fixed choice); with a
-        fixed ``lam``, ``"auto"`` means normalised and not standardised.  The defaults are
-        the normalised kernel of the graph-kernel protocol and no rescaling of the features
-        (``docs/graphs.md``).""",
-}
-
-
 class GraphCKNFeatures(CKNTransformerMixin, _GraphCKN):
     __doc__ = (
         r"""Unsupervised graph convolutional kernel network features (GCKN).
@@ -323,7 +244,7 @@ class GraphCKNFeatures(CKNTransformerMixin, _GraphCKN):
 
     Parameters
     ----------"""
-        + _GCKN_PARAMS_DOC.format(**_FEATURE_DEFAULTS)
+        + GCKN_PARAMS_DOC.format(**FEATURE_DEFAULTS)
         + r"""
 
     Attributes
@@ -396,7 +317,7 @@ class GraphCKNClassifier(ClassifierMixin, CKNClassifierMixin, _GraphCKN):
 
     Parameters
     ----------"""
-        + _GCKN_PARAMS_DOC.format(**_CLASSIFIER_DEFAULTS)
+        + GCKN_PARAMS_DOC.format(**CLASSIFIER_DEFAULTS)
         + """
     lam : float or "auto", default "auto"
         Ridge penalty of the classifier; ``"auto"``: chosen among ``1e-7 .. 1e-1`` together
@@ -468,6 +389,49 @@ class GraphCKNClassifier(ClassifierMixin, CKNClassifierMixin, _GraphCKN):
         """Spherical k-means anchors, the classifier, then (``max_iter > 0``) end-to-end
         training."""
         return self._fit_classifier(X, y)
+
+    def explain(self, graph: Any) -> tuple[set[Any], Any]:
+        r"""The minimal connected subgraph of ``graph`` that keeps its prediction.
+
+        Course part 3, section 9 (the Mutagenicity interpretation of Chen, Jacob & Mairal,
+        ICML 2020): with ``c`` the class predicted for ``G``, a smallest node set ``S`` with
+        ``G[S]`` connected and ``c`` predicted for ``G[S]``,
+        ``S* in argmin {|S| : G[S] connected, argmax f(G[S]) = c}``, ties broken by the
+        largest margin of ``c`` (exact search size after size, greedy pruning beyond the
+        option ``explain_max_subgraphs`` subgraphs of one size:
+        :mod:`kernelkit.models._graph_explain`).
+
+        Parameters
+        ----------
+        graph : networkx.Graph
+            One connected graph with the node attributes of the training graphs.
+
+        Returns
+        -------
+        nodes : set
+            The nodes of the explanation.
+        figure : matplotlib.figure.Figure
+            ``graph`` with the explanation highlighted (needs matplotlib, the ``plot``
+            extra).
+        """
+        check_is_fitted(self, "head_")
+        if self.input_kind_ != "graphs" or not is_graph_input([graph]):
+            raise InputError(
+                f"graph: expected one networkx graph (the model was fitted on "
+                f"{self.input_kind_}), got {type(graph).__name__}"
+            )
+
+        def scores(graphs: list[Any]) -> np.ndarray:
+            return self._logits(graphs).detach().cpu().numpy()
+
+        target = int(scores([graph]).argmax(1)[0])
+        nodes = minimal_explanation(graph, scores, target)
+        title = (
+            f"prediction {self.classes_[target]!r}: kept by {len(nodes)} of "
+            f"{graph.number_of_nodes()} nodes"
+        )
+        label = self.node_label if self.use_labels_ else None
+        return nodes, draw_explanation(graph, nodes, title, label)
 
     # ------------------------------- sigma, max_length, normalize, standardize candidates
     def _configs(self) -> tuple[tuple[float, Any], ...]:
