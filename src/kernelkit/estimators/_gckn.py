@@ -320,10 +320,11 @@ class GraphCKNClassifier(ClassifierMixin, CKNClassifierMixin, _GraphCKN):
         + GCKN_PARAMS_DOC.format(**CLASSIFIER_DEFAULTS)
         + """
     lam : float or "auto", default "auto"
-        Ridge penalty of the classifier; ``"auto"``: chosen among ``1e-7 .. 1e-1`` together
-        with the number of layers kept (``1 .. len(n_filters)``) by 5-fold stratified
-        cross-validated accuracy on the training features
-        (:func:`~kernelkit.models._ckn_train.cross_validate_lam`).
+        Ridge penalty of the classifier; ``"auto"``: chosen among the decades ``1e-9 .. 1``
+        (:func:`~kernelkit.models._gckn.gckn_lam_grid`, wider than the other CKNs' window)
+        together with the number of layers kept (``1 .. len(n_filters)``) and the ``sigma``
+        / ``max_length`` candidates by 5-fold stratified cross-validated accuracy on the
+        training features (:func:`~kernelkit.models._ckn_train.cross_validate_lam`).
     max_iter : int or "auto", default 0
         Training epochs of the anchors (0: the unsupervised GCKN)."""
         + SUPERVISED_PARAMS_DOC
