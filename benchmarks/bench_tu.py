@@ -10,8 +10,9 @@ every method), accuracy mean and standard deviation over the folds.
   ``{10^-3, ..., 10^3}`` (the Grams of every ``h`` computed once on all graphs: each entry
   depends on its two graphs only).
 * **GCKN**: ``GraphCKNClassifier(random_state=0)`` with its defaults, fitted on each training
-  part (its ``lam`` and number of layers chosen by its own internal cross-validation on
-  that part) and scored on the test part; ``gckn-one-layer``: the same
+  part (its ``lam``, ``sigma`` and number of layers chosen by its own internal
+  cross-validation on that part; each fold's choices are recorded) and scored on the test
+  part; ``gckn-one-layer``: the same
   with one layer (``n_filters=32, max_length=2``), to see what the second layer brings;
   ``gckn-auto``: ``normalize`` and ``standardize`` chosen by that cross-validation too.
 
@@ -118,7 +119,7 @@ def run_gckn(graphs: list[Any], y: np.ndarray, n_folds: int = 10, **params: Any)
     from kernelkit import GraphCKNClassifier
 
     start = time.perf_counter()
-    accs, layers, lams, scalings = [], [], [], []
+    accs, layers, lams, scalings, kernels = [], [], [], [], []
     for train, test in folds(y)[:n_folds]:
         clf = GraphCKNClassifier(random_state=0, **params)
         clf.fit([graphs[i] for i in train], y[train])
@@ -126,6 +127,8 @@ def run_gckn(graphs: list[Any], y: np.ndarray, n_folds: int = 10, **params: Any)
         layers.append(len(clf.network_.layers))
         lams.append(float(clf.lam_))
         scalings.append([clf.network_.normalize, clf.network_.standardize])
+        first = clf.network_.layers[0]
+        kernels.append([first.maps[0].sigma, [layer.max_length for layer in clf.network_.layers]])
     return {
         "params": {k: str(v) for k, v in params.items()},
         "accuracy_mean": float(np.mean(accs)),
@@ -134,6 +137,7 @@ def run_gckn(graphs: list[Any], y: np.ndarray, n_folds: int = 10, **params: Any)
         "layers_kept": layers,
         "lam": lams,
         "normalize_standardize": scalings,
+        "sigma_max_length": kernels,
         "seconds": time.perf_counter() - start,
     }
 

@@ -9,6 +9,10 @@ import pytest
 
 import kernelkit.estimators._ckn_base as ckn_base
 from kernelkit import GraphCKNClassifier
+from kernelkit.models._ckn_train import lam_cv_grid
+from kernelkit.models._gckn import gckn_lam_grid
+from kernelkit.models._ridge_path import lam_grid
+from kernelkit.utils._errors import InputError
 
 nx = pytest.importorskip("networkx")
 
@@ -47,7 +51,8 @@ def test_each_candidate_equals_the_model_fitted_with_it_fixed(index, monkeypatch
         return 1e-3, index
 
     monkeypatch.setattr(ckn_base, "cross_validate_lam", choose)
-    clf = GraphCKNClassifier((6, 4), (2, 0), normalize="auto", standardize="auto", random_state=0)
+    auto = {"normalize": "auto", "standardize": "auto"}
+    clf = GraphCKNClassifier((6, 4), (2, 0), sigma=1.5, random_state=0, **auto)
     clf.fit(graphs, y)
     norm, std, layers = CANDIDATES[index]
     assert seen["widths"] == [18, 22] * 4
@@ -59,6 +64,7 @@ def test_each_candidate_equals_the_model_fitted_with_it_fixed(index, monkeypatch
         (2, 0)[:layers],
         normalize=norm,
         standardize=std,
+        sigma=1.5,
         lam=1e-3,
         random_state=0,
     ).fit(graphs, y)
@@ -92,3 +98,57 @@ def test_auto_fit_is_consistent_and_predicts():
     assert clf.score(graphs, y) == 1.0
     again = GraphCKNClassifier((6, 4), (2, 0), random_state=0, **auto).fit(graphs, y)
     np.testing.assert_array_equal(clf.decision_function(graphs), again.decision_function(graphs))
+
+
+# candidate k of the default cross-validation with a sigma and a max_length grid: network
+# k // 2 of (sigma 1.0, 0.5) x (max_length (2, 0), (1, 0)), then 1 or 2 layers
+GRID = [(s, k, layers) for s in (1.0, 0.5) for k in ((2, 0), (1, 0)) for layers in (1, 2)]
+
+
+@pytest.mark.parametrize("index", range(8))
+def test_each_sigma_and_length_candidate_equals_the_model_fitted_with_it_fixed(index, monkeypatch):
+    graphs, y = _rings_and_chains()
+    seen = {}
+
+    def choose(features, codes, n_classes, *, generator, column_sets, grid, **kw):
+        seen["widths"] = [int(c.sum()) for c in column_sets]
+        seen["grid"] = grid
+        return 1e-3, index
+
+    monkeypatch.setattr(ckn_base, "cross_validate_lam", choose)
+    grid = {"sigma": (1.0, 0.5), "max_length": ((2, 0), (1, 0))}
+    clf = GraphCKNClassifier((6, 4), random_state=0, **grid).fit(graphs, y)
+    sigma, lengths, layers = GRID[index]
+    # widths: 1 layer (k + 1) 6, 2 layers + 4 (the second layer's paths of 0 edges)
+    assert seen["widths"] == [18, 22, 12, 16] * 2
+    assert seen["grid"] == gckn_lam_grid()
+    assert len(clf.network_.layers) == layers
+    assert clf.network_.layers[0].max_length == lengths[0]
+    assert not hasattr(clf, "_networks")
+    fixed = GraphCKNClassifier(
+        (6, 4)[:layers], lengths[:layers], sigma=sigma, lam=1e-3, random_state=0
+    ).fit(graphs, y)
+    np.testing.assert_allclose(
+        clf.decision_function(graphs), fixed.decision_function(graphs), rtol=1e-8, atol=1e-10
+    )
+
+
+def test_gckn_lam_grid_is_a_wider_window_of_the_one_lattice():
+    grid = np.array(gckn_lam_grid())
+    cv = np.array(lam_cv_grid())
+    lattice = lam_grid()
+    assert all(np.isclose(lattice, v, rtol=1e-12).any() for v in grid)
+    assert grid.min() < cv.min() and grid.max() > cv.max()
+    assert all(np.isclose(grid, v, rtol=1e-12).any() for v in cv)
+    np.testing.assert_allclose(np.diff(np.log10(grid)), 1.0)
+
+
+@pytest.mark.parametrize(
+    "params",
+    [{"sigma": (1.0, -1.0)}, {"sigma": ()}, {"max_length": ((2, 0), (2, -1))}],
+)
+def test_bad_candidates_are_refused_by_name(params):
+    graphs, y = _rings_and_chains(8)
+    name = next(iter(params))
+    with pytest.raises(InputError, match=name):
+        GraphCKNClassifier((6, 4), random_state=0, **params).fit(graphs, y)

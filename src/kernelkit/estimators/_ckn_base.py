@@ -241,7 +241,11 @@ class CKNClassifierMixin:
             if lam == "auto":
                 columns = self._candidate_columns()
                 lam, chosen = cross_validate_lam(
-                    *train_features, len(self.classes_), generator=generator, column_sets=columns
+                    *train_features,
+                    len(self.classes_),
+                    generator=generator,
+                    column_sets=columns,
+                    grid=self._lam_grid(),
                 )
                 if columns[chosen] is not None:
                     self._keep_candidate(chosen)
@@ -290,6 +294,11 @@ class CKNClassifierMixin:
         """Entries of ``architecture_`` besides the searched values (e.g. the pyramid levels
         kept)."""
         return {}
+
+    def _lam_grid(self) -> tuple[float, ...] | None:
+        """Penalties that ``lam="auto"`` tries (``None``: the CKNs' window,
+        :func:`~kernelkit.models._ckn_train.lam_cv_grid`)."""
+        return None
 
     def _candidate_columns(self) -> tuple[torch.Tensor | None, ...]:
         """Feature-column subsets that ``lam="auto"`` cross-validates with ``lam``: all."""

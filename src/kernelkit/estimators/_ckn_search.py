@@ -54,7 +54,11 @@ def _score(
     Xt, generator = estimator._fit_network(X) if fitted is None else fitted
     features = estimator._features(Xt[train])
     columns = estimator._candidate_columns()
-    grid = lam_cv_grid() if estimator.lam == "auto" else (float(estimator.lam),)
+    grid = (
+        (estimator._lam_grid() or lam_cv_grid())
+        if estimator.lam == "auto"
+        else (float(estimator.lam),)
+    )
     key, choice = min(
         lam_cv_scores(features, y, len(estimator.classes_), fold, column_sets=columns, grid=grid)
     )

@@ -24,18 +24,17 @@ Edge labels are not used.
 
 from __future__ import annotations
 
-from numbers import Integral
+import itertools
+from numbers import Integral, Real
 from typing import Any, ClassVar
 
 import numpy as np
-import scipy.sparse as sp
 import torch
 from sklearn.base import ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from kernelkit.data import GraphBatch, as_graph_batch
 from kernelkit.estimators._ckn_base import (
-    COMMON_CONSTRAINTS,
     SUPERVISED_ATTRIBUTES_DOC,
     SUPERVISED_CONSTRAINTS,
     SUPERVISED_PARAMS_DOC,
@@ -45,61 +44,33 @@ from kernelkit.estimators._ckn_base import (
     float_tensor,
     store_params,
 )
+from kernelkit.estimators._gckn_inputs import (
+    CLASSIFIER_DEFAULTS,
+    FEATURE_DEFAULTS,
+    GCKN_CONSTRAINTS,
+    GCKN_PARAMS_DOC,
+    chain_batch,
+    check_filters,
+    check_lengths,
+    is_graph_input,
+    length_candidates,
+    sigma_candidates,
+)
 from kernelkit.models._gckn import (
-    AGGREGATIONS,
-    GRAPH_POOLINGS,
     GraphCKN,
     GraphPaths,
     fit_path_anchors,
     fit_standardization,
+    gckn_lam_grid,
     keep_layers,
     layer_prefixes,
 )
+from kernelkit.models._graph_explain import draw_explanation, minimal_explanation
 from kernelkit.utils._constraints import Interval, StrOptions
 from kernelkit.utils._errors import InputError
 from kernelkit.utils._progress import VerboseLike
 
 __all__ = ["GraphCKNClassifier", "GraphCKNFeatures"]
-
-
-def is_graph_input(X: Any) -> bool:
-    """Whether ``X`` is a :class:`GraphBatch` or a list/tuple of networkx graphs."""
-    if isinstance(X, GraphBatch):
-        return True
-    if isinstance(X, torch.Tensor | np.ndarray) or sp.issparse(X):
-        return False
-    if isinstance(X, list | tuple) and len(X) > 0:
-        return type(X[0]).__module__.startswith("networkx")
-    return False
-
-
-def _filters(value: Any) -> tuple[int, ...]:
-    items = (value,) if isinstance(value, Integral) else tuple(value)
-    if not items or not all(isinstance(v, Integral) and int(v) >= 1 for v in items):
-        raise InputError(
-            f"n_filters: expected an integer >= 1 or a sequence of them (one per layer), "
-            f"got {value!r}"
-        )
-    return tuple(int(v) for v in items)
-
-
-def _lengths(value: Any) -> tuple[int, ...]:
-    items = (value,) if isinstance(value, Integral) else tuple(value)
-    if not items or not all(isinstance(v, Integral) and int(v) >= 0 for v in items):
-        raise InputError(
-            f"max_length: expected an integer >= 0 or a sequence of them (one per layer), "
-            f"got {value!r}"
-        )
-    return tuple(int(v) for v in items)
-
-
-def chain_batch(x: torch.Tensor) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """CSR of ``n`` path graphs of ``T`` nodes (``x`` has shape ``(n, T, A)``)."""
-    n, t = int(x.shape[0]), int(x.shape[1])
-    node_ptr = np.arange(n + 1, dtype=np.int64) * t
-    starts = (np.arange(n)[:, None] * t + np.arange(t - 1)[None, :]).ravel()
-    batch = GraphBatch.from_arrays(np.full(n, t), starts, starts + 1)
-    return node_ptr, batch.adj_ptr, batch.adj_idx
 
 
 class _GraphCKN(_CKNBase):
@@ -222,17 +193,21 @@ class _GraphCKN(_CKNBase):
             x = x3.reshape(-1, x3.shape[2])
         if not reset:
             x = x.to(next(self.network_.parameters()))
-        return GraphPaths.from_csr(x, *ptrs, max(_lengths(self.max_length)))
+        longest = max(max(check_lengths(v)) for v in length_candidates(self.max_length))
+        return GraphPaths.from_csr(x, *ptrs, longest)
 
     # ------------------------------------------------------------------ network
     def _make_network(self, X: GraphPaths) -> GraphCKN:
-        lengths = _lengths(self.max_length)
+        return self._network(X, self.sigma, self.max_length)
+
+    def _network(self, X: GraphPaths, sigma: float, max_length: Any) -> GraphCKN:
+        lengths = check_lengths(max_length)
         return GraphCKN(
             int(X.x.shape[1]),
-            _filters(self.n_filters),
-            lengths[0] if isinstance(self.max_length, Integral) else lengths,
+            check_filters(self.n_filters),
+            lengths[0] if isinstance(max_length, Integral) else lengths,
             kappa=self.kappa,
-            sigma=self.sigma,
+            sigma=sigma,
             shift=self.shift,
             aggregation=self.aggregation,
             pooling=self.pooling,
@@ -258,87 +233,6 @@ class _GraphCKN(_CKNBase):
         )
 
 
-GCKN_CONSTRAINTS: dict[str, list[Any]] = {
-    "n_filters": [Interval(Integral, 1, None, closed="left"), tuple, list],
-    "max_length": [Interval(Integral, 0, None, closed="left"), tuple, list],
-    "aggregation": [StrOptions(set(AGGREGATIONS))],
-    "pooling": [StrOptions(set(GRAPH_POOLINGS))],
-    "normalize": ["boolean"],
-    "standardize": ["boolean"],
-    "node_label": [str, None],
-    "node_attribute": [str, None],
-    "n_paths": [Interval(Integral, 1, None, closed="left")],
-    **COMMON_CONSTRAINTS,
-}
-
-_GCKN_PARAMS_DOC = """
-    n_filters : int or sequence of int, default {n_filters}
-        Anchors ``q`` per path length of each layer; a sequence gives one layer per entry
-        (one layer: GCKN-path; more: GCKN-subtree).  A layer outputs ``(k + 1) q`` node
-        features (path lengths ``0 .. k``).
-    max_length : int or sequence of int, default {max_length}
-        Longest path ``k`` (edges; a path of ``k`` edges has ``k + 1`` nodes), for every
-        layer or one per layer.
-    aggregation : {{"sum", "mean"}}, default "{aggregation}"
-        Sum (the relaxed path kernel) or mean of the path maps at their start node.
-    pooling : {{"sum", "mean"}}, default "{pooling}"
-        Sum or mean of the node features over a graph's nodes.
-    normalize : bool{auto}, default {normalize}
-        Scale each layer's pooled features to unit norm (the normalised kernel of each
-        layer).{normalize_auto}
-    standardize : bool{auto}, default {standardize}
-        Standardise every output feature by its mean and standard deviation over the training
-        graphs (the ``StandardScaler`` of the reference implementation before its classifier;
-        fixed after ``fit``, also during supervised training).
-    node_label : str or None, default "label"
-        Node attribute of the discrete label (one-hot encoded), used when the training
-        graphs carry it; ``None`` ignores labels.
-    node_attribute : str or None, default "attributes"
-        Node attribute of the continuous features, used when the training graphs carry it.
-    kappa : {{"exp", "inverse_polynomial", "polynomial", "vovk"}}, default "exp"
-        Per-position dot-product kernel.
-    sigma : float, default {sigma}
-        Bandwidth of the Gaussian on the sphere of the path features: ``kappa(u) =
-        exp((u - 1) / ((l + 1) sigma^2))`` per position of a path of ``l`` edges, so that the
-        path kernel is ``exp(-||a(p) - a(p')||^2 / (2 (l + 1) sigma^2))`` on unit node
-        features (the reference implementation's convention).
-    shift : float, default 0.01
-        ``epsilon`` in ``(kappa_0(Z, Z)^{{1/2}} + epsilon I)^{{-1}}`` (course digest, errata 12);
-        0 is the exact Nyström map.
-    n_paths : int, default 10000
-        Path features sampled (per layer and length) for the spherical k-means.
-    kmeans_iter : int, default 10
-        Lloyd iterations.
-    batch_size : int, default 128
-        Graphs per forward batch.
-    random_state : None, int, RandomState or Generator
-        Seed of the path sampling, the k-means seeds and the minibatches."""
-
-_FEATURE_DEFAULTS = {
-    "n_filters": "(32, 32)",
-    "max_length": "(2, 0)",
-    "aggregation": "sum",
-    "pooling": "sum",
-    "normalize": "True",
-    "normalize_auto": "",
-    "standardize": "False",
-    "auto": "",
-    "sigma": "1.5",
-}
-
-_CLASSIFIER_DEFAULTS = {
-    **_FEATURE_DEFAULTS,
-    "auto": ' or "auto"',
-    "normalize_auto": """  ``"auto"`` (either parameter): chosen with ``lam`` and the number of
-        layers by the internal cross-validation of ``lam="auto"`` on the training graphs
-        (candidates in the order normalised / plain, then not standardised / standardised;
-        ties go to the earlier one; four times the candidates of the fixed choice); with a
-        fixed ``lam``, ``"auto"`` means normalised and not standardised.  The defaults are
-        the normalised kernel of the graph-kernel protocol and no rescaling of the features
-        (``docs/graphs.md``).""",
-}
-
-
 class GraphCKNFeatures(CKNTransformerMixin, _GraphCKN):
     __doc__ = (
         r"""Unsupervised graph convolutional kernel network features (GCKN).
@@ -350,7 +244,7 @@ class GraphCKNFeatures(CKNTransformerMixin, _GraphCKN):
 
     Parameters
     ----------"""
-        + _GCKN_PARAMS_DOC.format(**_FEATURE_DEFAULTS)
+        + GCKN_PARAMS_DOC.format(**FEATURE_DEFAULTS)
         + r"""
 
     Attributes
@@ -423,13 +317,14 @@ class GraphCKNClassifier(ClassifierMixin, CKNClassifierMixin, _GraphCKN):
 
     Parameters
     ----------"""
-        + _GCKN_PARAMS_DOC.format(**_CLASSIFIER_DEFAULTS)
+        + GCKN_PARAMS_DOC.format(**CLASSIFIER_DEFAULTS)
         + """
     lam : float or "auto", default "auto"
-        Ridge penalty of the classifier; ``"auto"``: chosen among ``1e-7 .. 1e-1`` together
-        with the number of layers kept (``1 .. len(n_filters)``) by 5-fold stratified
-        cross-validated accuracy on the training features
-        (:func:`~kernelkit.models._ckn_train.cross_validate_lam`).
+        Ridge penalty of the classifier; ``"auto"``: chosen among the decades ``1e-9 .. 1``
+        (:func:`~kernelkit.models._gckn.gckn_lam_grid`, wider than the other CKNs' window)
+        together with the number of layers kept (``1 .. len(n_filters)``) and the ``sigma``
+        / ``max_length`` candidates by 5-fold stratified cross-validated accuracy on the
+        training features (:func:`~kernelkit.models._ckn_train.cross_validate_lam`).
     max_iter : int or "auto", default 0
         Training epochs of the anchors (0: the unsupervised GCKN)."""
         + SUPERVISED_PARAMS_DOC
@@ -458,6 +353,7 @@ class GraphCKNClassifier(ClassifierMixin, CKNClassifierMixin, _GraphCKN):
         **SUPERVISED_CONSTRAINTS,
         "normalize": ["boolean", StrOptions({"auto"})],
         "standardize": ["boolean", StrOptions({"auto"})],
+        "sigma": [Interval(Real, 0, None, closed="neither"), tuple, list],
     }
 
     def __init__(
@@ -472,7 +368,7 @@ class GraphCKNClassifier(ClassifierMixin, CKNClassifierMixin, _GraphCKN):
         node_label: str | None = "label",
         node_attribute: str | None = "attributes",
         kappa: str = "exp",
-        sigma: float = 1.5,
+        sigma: float | tuple[float, ...] = (1.5, 1.0, 0.5),
         shift: float = 0.01,
         n_paths: int = 10000,
         kmeans_iter: int = 10,
@@ -495,65 +391,143 @@ class GraphCKNClassifier(ClassifierMixin, CKNClassifierMixin, _GraphCKN):
         training."""
         return self._fit_classifier(X, y)
 
-    # ----------------------------------------------- normalize / standardize = "auto"
-    def _variants(self) -> tuple[tuple[bool, bool], ...]:
-        """The (normalize, standardize) pairs the internal cross-validation compares."""
+    def explain(self, graph: Any) -> tuple[set[Any], Any]:
+        r"""The minimal connected subgraph of ``graph`` that keeps its prediction.
+
+        Course part 3, section 9 (the Mutagenicity interpretation of Chen, Jacob & Mairal,
+        ICML 2020): with ``c`` the class predicted for ``G``, a smallest node set ``S`` with
+        ``G[S]`` connected and ``c`` predicted for ``G[S]``,
+        ``S* in argmin {|S| : G[S] connected, argmax f(G[S]) = c}``, ties broken by the
+        largest margin of ``c`` (exact search size after size, greedy pruning beyond the
+        option ``explain_max_subgraphs`` subgraphs of one size:
+        :mod:`kernelkit.models._graph_explain`).
+
+        Parameters
+        ----------
+        graph : networkx.Graph
+            One connected graph with the node attributes of the training graphs.
+
+        Returns
+        -------
+        nodes : set
+            The nodes of the explanation.
+        figure : matplotlib.figure.Figure
+            ``graph`` with the explanation highlighted (needs matplotlib, the ``plot``
+            extra).
+        """
+        check_is_fitted(self, "head_")
+        if self.input_kind_ != "graphs" or not is_graph_input([graph]):
+            raise InputError(
+                f"graph: expected one networkx graph (the model was fitted on "
+                f"{self.input_kind_}), got {type(graph).__name__}"
+            )
+
+        def scores(graphs: list[Any]) -> np.ndarray:
+            return self._logits(graphs).detach().cpu().numpy()
+
+        target = int(scores([graph]).argmax(1)[0])
+        nodes = minimal_explanation(graph, scores, target)
+        title = (
+            f"prediction {self.classes_[target]!r}: kept by {len(nodes)} of "
+            f"{graph.number_of_nodes()} nodes"
+        )
+        label = self.node_label if self.use_labels_ else None
+        return nodes, draw_explanation(graph, nodes, title, label)
+
+    # ------------------------------- sigma, max_length, normalize, standardize candidates
+    def _configs(self) -> tuple[tuple[float, Any], ...]:
+        """The (sigma, max_length) networks: the product of the candidates, sigma outer."""
+        return tuple(
+            itertools.product(sigma_candidates(self.sigma), length_candidates(self.max_length))
+        )
+
+    def _make_network(self, X: GraphPaths) -> GraphCKN:
+        return self._network(X, *self._configs()[0])
+
+    def _lam_grid(self) -> tuple[float, ...]:
+        return gckn_lam_grid()
+
+    def _variants(self) -> tuple[tuple[int, bool, bool], ...]:
+        """The (network, normalize, standardize) triples the internal cross-validation
+        compares (network: position in :meth:`_configs`)."""
         if self.lam != "auto":
-            return ((self.normalize is not False, self.standardize is True),)
+            return ((0, self.normalize is not False, self.standardize is True),)
         norms = (True, False) if self.normalize == "auto" else (bool(self.normalize),)
         stds = (False, True) if self.standardize == "auto" else (bool(self.standardize),)
-        return tuple((n, s) for n in norms for s in stds)
+        nets = range(len(self._configs()))
+        return tuple((i, n, s) for i in nets for n in norms for s in stds)
 
-    def _set_variant(self, network: GraphCKN, variant: tuple[bool, bool]) -> None:
-        network.normalize, network.standardize = variant
-        if variant[1]:
-            mean, scale = self._standardizations[variant[0]]
+    def _set_variant(self, variant: tuple[int, bool, bool]) -> None:
+        index, norm, std = variant
+        network = self._networks[index]
+        network.normalize, network.standardize = norm, std
+        if std:
+            mean, scale = self._standardizations[index, norm]
             with torch.no_grad():
                 network.feature_mean.copy_(mean)
                 network.feature_scale.copy_(scale)
+        self.network_ = network
 
     def _fit_anchors(self, network: GraphCKN, X: GraphPaths, generator: torch.Generator) -> None:
-        self._fit_path_anchors(network, X, generator)
+        """Anchors of every candidate network, each from the same generator state (each
+        network is then the one fitted with its configuration fixed), the generator left as
+        after the first; the standardisations the variants need."""
         variants = self._variants()
-        self._standardizations: dict[bool, tuple[torch.Tensor, torch.Tensor]] = {}
-        for norm in sorted({n for n, s in variants if s}):
-            network.normalize = norm
-            fit_standardization(network, X, self.batch_size)
-            self._standardizations[norm] = (
-                network.feature_mean.clone(),
-                network.feature_scale.clone(),
-            )
-        self._set_variant(network, variants[0])
+        configs = self._configs()
+        self._networks = {0: network}
+        for i in sorted({v[0] for v in variants} - {0}):
+            self._networks[i] = self._network(X, *configs[i]).to(X.device)
+        self._standardizations: dict[tuple[int, bool], tuple[torch.Tensor, torch.Tensor]] = {}
+        start, after_first = generator.get_state(), None
+        for i, net in self._networks.items():
+            generator.set_state(start)
+            self._fit_path_anchors(net, X, generator)
+            after_first = generator.get_state() if after_first is None else after_first
+            for norm in sorted({n for j, n, s in variants if s and j == i}):
+                net.normalize = norm
+                fit_standardization(net, X, self.batch_size)
+                self._standardizations[i, norm] = (
+                    net.feature_mean.clone(),
+                    net.feature_scale.clone(),
+                )
+        generator.set_state(after_first)
+        self._set_variant(variants[0])
         self._open_variants = variants if len(variants) > 1 else ()
+        if not self._open_variants:
+            del self._networks
 
     def _features(self, X: torch.Tensor) -> torch.Tensor:
         if not getattr(self, "_open_variants", ()):
             return super()._features(X)
         blocks = []
         for variant in self._open_variants:
-            self._set_variant(self.network_, variant)
+            self._set_variant(variant)
             blocks.append(super()._features(X))
-        self._set_variant(self.network_, self._open_variants[0])
+        self._set_variant(self._open_variants[0])
         return torch.cat(blocks, dim=1)
 
     def _candidate_columns(self) -> tuple[torch.Tensor | None, ...]:
-        masks = layer_prefixes(self.network_)
         variants = getattr(self, "_open_variants", ())
         if not variants:
+            masks = layer_prefixes(self.network_)
             return (None,) if len(masks) == 1 else masks
-        width = self.network_.n_features
+        widths = [self._networks[i].n_features for i, _, _ in variants]
+        offsets = np.concatenate([[0], np.cumsum(widths)])
         out = []
-        for v in range(len(variants)):
-            for mask in masks:
-                full = torch.zeros(len(variants) * width, dtype=torch.bool)
-                full[v * width : (v + 1) * width] = mask
+        for v, (i, _, _) in enumerate(variants):
+            for mask in layer_prefixes(self._networks[i]):
+                full = torch.zeros(int(offsets[-1]), dtype=torch.bool)
+                full[int(offsets[v]) : int(offsets[v + 1])] = mask
                 out.append(full)
         return tuple(out)
 
     def _keep_candidate(self, index: int) -> None:
-        n_masks = len(layer_prefixes(self.network_))
         variants = getattr(self, "_open_variants", ())
         if variants:
-            self._set_variant(self.network_, variants[index // n_masks])
+            counts = np.cumsum([len(self._networks[i].layers) for i, _, _ in variants])
+            v = int(np.searchsorted(counts, index, side="right"))
+            index -= int(counts[v - 1]) if v else 0
+            self._set_variant(variants[v])
             self._open_variants = ()
-        keep_layers(self.network_, index % n_masks + 1)
+            del self._networks
+        keep_layers(self.network_, index + 1)

@@ -52,6 +52,7 @@ from kernelkit.kernels._graph_paths import csr_ranges as _ranges
 from kernelkit.kernels._graph_paths import enumerate_paths
 from kernelkit.models._ckn import layer_kappa
 from kernelkit.models._ckn_train import map_in_batches, sample_rows
+from kernelkit.models._ridge_path import lam_grid
 from kernelkit.models._spherical_kmeans import spherical_kmeans
 from kernelkit.solvers._matfun import inverse_sqrt
 from kernelkit.utils._errors import InputError
@@ -387,6 +388,15 @@ class GraphCKN(nn.Module):
         return out
 
 
+def gckn_lam_grid() -> tuple[float, ...]:
+    """Ridge penalties of the GCKN classifier's internal cross-validation: the decades of the
+    one ``lam`` lattice (:func:`~kernelkit.models._ridge_path.lam_grid`) from its low end up
+    to 1, wider than the other CKNs' window (:func:`~kernelkit.models._ckn_train.lam_cv_grid`)
+    on both sides: the normalised GCKN features want the smallest penalties, the standardised
+    ones penalties up to the order of 1 (``docs/graphs.md``)."""
+    return tuple(float(v) for v in lam_grid(high=1.0, per_decade=1))
+
+
 def layer_prefixes(network: GraphCKN) -> tuple[torch.Tensor, ...]:
     """Boolean masks of the feature columns of the first ``1, 2, ..., L`` layers."""
     widths = [layer.out_features for layer in network.layers]
@@ -469,6 +479,7 @@ __all__ = [
     "enumerate_paths",
     "fit_path_anchors",
     "fit_standardization",
+    "gckn_lam_grid",
     "keep_layers",
     "layer_prefixes",
 ]

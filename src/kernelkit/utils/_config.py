@@ -227,6 +227,11 @@ class Options:
     """Up to this order a sparse matrix is densified and its spectrum computed by LAPACK
     (above: ARPACK's Lanczos)."""
 
+    # --- graph explanations (kernelkit.models._graph_explain) ------------------------------
+    explain_max_subgraphs: int = _option(20000, _AT_LEAST_ONE)
+    """Most connected subgraphs of one size that ``GraphCKNClassifier.explain`` scores in its
+    exact search; beyond, greedy pruning (a choice: 20 000 small graphs, a few minutes)."""
+
 
 _RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
     _POSITIVE: (lambda v: v > 0, "> 0"),
