@@ -56,7 +56,7 @@ from kernelkit.gram import gram
 from kernelkit.kernels import Kernel
 from kernelkit.kernels._base import Batch
 from kernelkit.models._conformal import conformal_interval, nystrom_interval
-from kernelkit.models._falkon import NystromSystem
+from kernelkit.models._falkon import NystromSystem, nystrom_system
 from kernelkit.models._hyperparams import continuous_params, kernel_with
 from kernelkit.models._nystrom_path import nystrom_path
 from kernelkit.models._ridge_path import (
@@ -328,14 +328,19 @@ def ridge_interval(est: Any, X: Any, alpha: float, method: str) -> Any:
     lam = float(getattr(est, "lam_", est.lam))
     if est.solver_ != "exact":
         w = est._sample_weight
-        out = nystrom_interval(
+        system = nystrom_system(  # the fit's: its centres, the jitter of its smallest lam
             est.kernel_,
             est._X_train,
-            est.X_fit_,
+            est.__dict__.get("center_indices_"),
+            centres=est.X_fit_,
+            block_size=est.block_size,
+            lam=smallest_lam(est),
+        )
+        out = nystrom_interval(
+            system,
             Xt,
-            est._y_fit.to(torch.float64),
+            est._y_fit,
             shift=len(est._y_fit) * lam,
-            jitter=float(est.jitter_),
             alpha=alpha,
             method=method,
             rng=check_random_state(est.random_state),

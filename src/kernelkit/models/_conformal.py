@@ -42,15 +42,13 @@ probability at least ``1 - alpha``.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import torch
 
-from kernelkit.gram._centres import take
-from kernelkit.kernels import Kernel
 from kernelkit.kernels._base import Batch
+from kernelkit.models._falkon import NystromSystem, nystrom_statistics
 from kernelkit.models._gp_nystrom import row_tiles
 from kernelkit.solvers import cholesky_factor
 from kernelkit.solvers._cholesky import solve_triangular
@@ -168,77 +166,60 @@ def conformal_interval(
     return split_conformal(Kt[:, train] @ coef, residuals, alpha)
 
 
-def _nystrom_ridge(
-    features: Callable[[np.ndarray], torch.Tensor],
-    rows: np.ndarray,
-    y: torch.Tensor,
-    w: torch.Tensor,
-    shift: float,
-    m: int,
-) -> tuple[Any, torch.Tensor]:
-    """The factor of ``A = Phi^T W Phi + shift I`` and ``beta = A^{-1} Phi^T W y`` over the
-    training ``rows`` (one streamed pass of ``features``, ``m`` centres)."""
-    H, b = None, None
-    for i, j in row_tiles(len(rows), m):
-        part = rows[i:j]
-        Phi = features(part)
-        Pw = Phi * w[part, None]
-        H = Pw.mT @ Phi if H is None else H + Pw.mT @ Phi
-        b = Pw.mT @ y[part] if b is None else b + Pw.mT @ y[part]
-    factor = cholesky_factor(H, shift=shift, name="A")
-    return factor, factor.solve(b)
-
-
 def nystrom_interval(
-    kernel: Kernel,
-    Xb: Batch,
-    centres: Batch,
+    system: NystromSystem,
     Xt: Batch,
     y: torch.Tensor,
     *,
     shift: float,
-    jitter: float,
     alpha: float,
     method: str,
     rng: np.random.Generator,
     sample_weight: torch.Tensor | None = None,
 ) -> torch.Tensor:
-    """Intervals of the Nyström ridge fit with fixed ``centres`` at ``Xt``, shape ``(m, 2)``.
+    """Intervals at ``Xt`` of the Nyström ridge fit on ``system`` (its centres fixed), shape
+    ``(m, 2)``.
 
-    ``"jackknife+"``: the leave-one-out models of the module docstring (two streamed passes
-    over ``Xb``); ``"split"``: the fit on a random half with ``shift`` scaled to its size,
-    calibrated on the other half.  ``shift`` is ``mu = n lam``, ``jitter`` the ``tau`` of
-    ``K_cc + tau I`` the fit used, ``sample_weight`` of mean 1 (zero-weight points are
-    left out of the residuals).
+    ``"jackknife+"``: the leave-one-out models of the module docstring, from the one-pass
+    statistics (:func:`~kernelkit.models._falkon.nystrom_statistics`) and a second pass for
+    the residuals and influences; ``"split"``: the statistics of a random half (the other
+    half weighted 0) with ``shift`` scaled to its size, calibrated on the other half.
+    ``shift`` is ``mu = n lam``, ``sample_weight`` of mean 1 (zero-weight points are left out
+    of the residuals).
     """
     alpha = check_alpha(alpha)
     if method not in METHODS:
         raise InputError(f"method: expected 'jackknife+' or 'split', got {method!r}")
-    K_cc = kernel.block(centres, centres).to(torch.float64)
-    L = cholesky_factor(K_cc, shift=jitter, jitter=0.0, name="K_mm").factor
+    n, op = system.n, system.op
+    y = y.to(torch.float64)
+    w = torch.ones(n, dtype=y.dtype) if sample_weight is None else sample_weight.to(y)
 
-    def features(index: np.ndarray | None, batch: Batch = Xb) -> torch.Tensor:
-        part = batch if index is None else take(batch, index)
-        return solve_triangular(L, kernel.block(part, centres).to(L).mT).mT
+    def fit(weights: torch.Tensor, mu: float) -> tuple[Any, Any, torch.Tensor, torch.Tensor]:
+        """``L``, the factor of ``A = H + mu I``, ``beta`` and the test features."""
+        stats = nystrom_statistics(system, y, sample_weight=weights)
+        factor = cholesky_factor(stats.H[0], shift=mu, name="A")
+        Phi_t = solve_triangular(stats.basis, op.kernel.block(Xt, op.centres).to(y).mT).mT
+        return stats.basis, factor, factor.solve(stats.r)[:, 0], Phi_t
 
-    n = len(y)
-    y = y.to(L)
-    w = torch.ones(n, dtype=L.dtype) if sample_weight is None else sample_weight.to(L)
-    Phi_t = features(None, Xt)
+    def features(L: torch.Tensor, index: np.ndarray) -> torch.Tensor:
+        return solve_triangular(L, op.take_rows(index).mT).mT
+
     if method == "split":
         if n < 2:
             raise InputError(f"method: 'split' needs at least 2 training points, got {n}")
         perm = rng.permutation(n)
         train, cal = perm[: n // 2], perm[n // 2 :]
-        _, beta = _nystrom_ridge(features, train, y, w, shift * len(train) / n, len(L))
-        residuals = y[cal] - features(cal) @ beta
+        half = torch.zeros_like(w)
+        half[train] = w[train]
+        L, _, beta, Phi_t = fit(half, shift * len(train) / n)
+        residuals = y[cal] - features(L, cal) @ beta
         return split_conformal(Phi_t @ beta, residuals, alpha)
-    factor, beta = _nystrom_ridge(features, np.arange(n), y, w, shift, len(L))
+    L, factor, beta, Phi_t = fit(w, shift)
     T = factor.solve(Phi_t.mT).mT  # phi(x)^T A^{-1}
     r_parts, influence_parts = [], []
     for i, j in row_tiles(n, len(beta)):
         part = np.arange(i, j)[w[i:j].cpu().numpy() > 0]
-        Phi = features(part)
+        Phi = features(L, part)
         h = w[part] * (factor.solve(Phi.mT).mT * Phi).sum(1)
         r_parts.append((y[part] - Phi @ beta) / (1 - h))
         influence_parts.append(T @ (Phi * w[part, None]).mT)
