@@ -30,24 +30,25 @@ def is_graph_input(X: Any) -> bool:
     return False
 
 
-def check_filters(value: Any) -> tuple[int, ...]:
+def _layer_ints(value: Any, name: str, minimum: int) -> tuple[int, ...]:
+    """``value`` (an int, or one per layer) as a tuple of ints ``>= minimum``."""
     items = (value,) if isinstance(value, Integral) else tuple(value)
-    if not items or not all(isinstance(v, Integral) and int(v) >= 1 for v in items):
+    if not items or not all(isinstance(v, Integral) and int(v) >= minimum for v in items):
         raise InputError(
-            f"n_filters: expected an integer >= 1 or a sequence of them (one per layer), "
+            f"{name}: expected an integer >= {minimum} or a sequence of them (one per layer), "
             f"got {value!r}"
         )
     return tuple(int(v) for v in items)
+
+
+def check_filters(value: Any) -> tuple[int, ...]:
+    """``n_filters``: anchors per layer, each ``>= 1``."""
+    return _layer_ints(value, "n_filters", 1)
 
 
 def check_lengths(value: Any) -> tuple[int, ...]:
-    items = (value,) if isinstance(value, Integral) else tuple(value)
-    if not items or not all(isinstance(v, Integral) and int(v) >= 0 for v in items):
-        raise InputError(
-            f"max_length: expected an integer >= 0 or a sequence of them (one per layer), "
-            f"got {value!r}"
-        )
-    return tuple(int(v) for v in items)
+    """``max_length``: path lengths per layer, each ``>= 0``."""
+    return _layer_ints(value, "max_length", 0)
 
 
 def length_candidates(value: Any) -> tuple[Any, ...]:
