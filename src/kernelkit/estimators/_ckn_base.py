@@ -30,6 +30,7 @@ from kernelkit.kernels._dot_product import KAPPAS
 from kernelkit.models._ckn_train import (
     cross_validate_lam,
     fit_linear_head,
+    lam_cv_grid,
     map_in_batches,
     train_alternating,
     train_classifier,
@@ -295,10 +296,10 @@ class CKNClassifierMixin:
         kept)."""
         return {}
 
-    def _lam_grid(self) -> tuple[float, ...] | None:
-        """Penalties that ``lam="auto"`` tries (``None``: the CKNs' window,
-        :func:`~kernelkit.models._ckn_train.lam_cv_grid`)."""
-        return None
+    def _lam_grid(self) -> tuple[float, ...]:
+        """Penalties that ``lam="auto"`` tries: the CKNs' window of the one lattice,
+        :func:`~kernelkit.models._ckn_train.lam_cv_grid`."""
+        return lam_cv_grid()
 
     def _candidate_columns(self) -> tuple[torch.Tensor | None, ...]:
         """Feature-column subsets that ``lam="auto"`` cross-validates with ``lam``: all."""

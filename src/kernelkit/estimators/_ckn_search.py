@@ -29,7 +29,7 @@ from typing import Any
 
 import torch
 
-from kernelkit.models._ckn_train import cv_folds, lam_cv_grid, lam_cv_scores, stratified_folds
+from kernelkit.models._ckn_train import cv_folds, lam_cv_scores, stratified_folds
 from kernelkit.utils._config import options
 
 
@@ -54,11 +54,7 @@ def _score(
     Xt, generator = estimator._fit_network(X) if fitted is None else fitted
     features = estimator._features(Xt[train])
     columns = estimator._candidate_columns()
-    grid = (
-        (estimator._lam_grid() or lam_cv_grid())
-        if estimator.lam == "auto"
-        else (float(estimator.lam),)
-    )
+    grid = estimator._lam_grid() if estimator.lam == "auto" else (float(estimator.lam),)
     key, choice = min(
         lam_cv_scores(features, y, len(estimator.classes_), fold, column_sets=columns, grid=grid)
     )
