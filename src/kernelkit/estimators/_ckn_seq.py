@@ -111,12 +111,6 @@ class _SequenceCKN(_CKNBase):
         tags.input_tags.string = True
         return tags
 
-    def _setting(self, name: str) -> Any:
-        """The value in force of parameter ``name``: for ``"auto"`` the one the architecture
-        search chose or is scoring (``architecture_``), else the parameter."""
-        value = getattr(self, name)
-        return self.architecture_[name] if value == "auto" else value
-
     def _inputs(self, X: Any, *, reset: bool) -> torch.Tensor:
         strings = is_string_input(X)
         if not reset and strings != (self.input_kind_ == "strings"):
