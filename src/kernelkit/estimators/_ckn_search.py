@@ -36,8 +36,8 @@ from typing import Any
 import torch
 
 from kernelkit.models._ckn_train import (
-    _evaluate,
     cv_folds,
+    held_out_scores,
     lam_cv_scores,
     stratified_folds,
     validation_split,
@@ -90,7 +90,7 @@ def _fine_tuned_correct(
             network, (best.features[fit], y[fit]), inputs[fit],
             (inputs[held], y[held]) if len(held) else None, lam, epochs, best.generator,
         )  # fmt: skip
-        accuracy, _ = _evaluate(network, head, inputs[test], y[test], estimator.batch_size)
+        accuracy, _ = held_out_scores(network, head, inputs[test], y[test], estimator.batch_size)
         correct += round(accuracy * len(test))
     return correct
 

@@ -207,7 +207,7 @@ class ClassifierTraining:
     best_epoch: int = 0
 
 
-def _evaluate(
+def held_out_scores(
     network: nn.Module, head: nn.Linear, X: torch.Tensor, y: torch.Tensor, batch_size: int
 ) -> tuple[float, float]:
     """``(accuracy, mean cross-entropy)`` of ``head(network(X))`` against ``y``."""
@@ -239,7 +239,7 @@ def _run_epochs(
     """
     start = None
     if validation is not None:
-        log.validation.append(_evaluate(network, head, *validation, batch_size))
+        log.validation.append(held_out_scores(network, head, *validation, batch_size))
         start = Step(None, key=key(*log.validation[0]))
     run = train_loop(
         [network, head],
@@ -306,7 +306,7 @@ def train_classifier(
             total += float(loss.detach()) * len(idx)
         if validation is None:
             return Step(total / n)
-        acc, ce = _evaluate(network, head, *validation, batch_size)
+        acc, ce = held_out_scores(network, head, *validation, batch_size)
         log.validation.append((acc, ce))
         return Step(total / n, key=(-acc, ce), values={"accuracy": acc, "cross_entropy": ce})
 
@@ -518,7 +518,7 @@ def train_alternating(
         values = {"lr": opt.param_groups[0]["lr"]}
         monitored = objective
         if validation is not None:
-            acc, monitored = _evaluate(network, head, *validation, batch_size)
+            acc, monitored = held_out_scores(network, head, *validation, batch_size)
             log.validation.append((acc, monitored))
             values = {"accuracy": acc, "cross_entropy": monitored, **values}
         plateau.step(monitored)
@@ -546,6 +546,7 @@ __all__ = [
     "cv_folds",
     "fit_image_anchors",
     "fit_linear_head",
+    "held_out_scores",
     "lam_cv_grid",
     "lam_cv_scores",
     "map_in_batches",
