@@ -131,6 +131,45 @@ def test_readme_table_generator_on_synthetic_results(tmp_path):
     assert "only bench_a; stopped by bench_b, which failed." in table.build_table(tmp_path)
 
 
+def test_tu_table_of_graphs_page_is_generated_from_tu_json():
+    table = _readme_table_module()
+    page = README.parent / "docs" / "graphs.md"
+    block = table.readme_block(page.read_text(), table.TU_BEGIN, table.TU_END)
+    assert block == table.build_tu_table(), "run `python benchmarks/readme_table.py`"
+    results = json.loads((table.RESULTS_DIR / "tu.json").read_text())
+    lines = _table_lines(block)
+    assert [cells[0] for cells in lines] == list(results)
+    for cells in lines:
+        for (_, key), score in zip(table.TU_METHODS, cells[2::2], strict=True):
+            row = results[cells[0]].get(key)
+            mean, std = (100 * row["accuracy_mean"], 100 * row["accuracy_std"]) if row else (0, 0)
+            assert score.strip("*") == (f"{mean:.1f} ± {std:.1f}" if row else "–")
+
+
+def test_tu_table_generator_on_synthetic_results(tmp_path):
+    table = _readme_table_module()
+    row = {"accuracy_std": 0.05, "seconds": 12.4}
+    results = {
+        "A": {"n_graphs": 10, "WL subtree (h, C by inner CV)": {**row, "accuracy_mean": 0.8},
+              "GraphCKNClassifier()": {**row, "accuracy_mean": 0.9}},
+        "B": {"n_graphs": 20, "WL subtree (h, C by inner CV)": {**row, "accuracy_mean": 0.5},
+              "GraphCKNClassifier()": {**row, "accuracy_mean": 0.4},
+              "WWL (n_iter, gamma, C by inner CV)": {**row, "accuracy_mean": 0.6},
+              "measured": "2026-11-29 18:00 UTC, load 1.0, 2.0, 3.0"},
+    }  # fmt: skip
+    (tmp_path / "tu.json").write_text(json.dumps(results))
+    block = table.build_tu_table(tmp_path)
+    assert _table_lines(block) == [
+        ["A", "10", "80.0 ± 5.0", "12 s", "**90.0 ± 5.0**", "12 s", "–", "–"],
+        ["B", "20", "50.0 ± 5.0", "12 s", "40.0 ± 5.0", "12 s", "**60.0 ± 5.0**", "12 s"],
+    ]
+    assert "B 2026-11-29 18:00 UTC, load 1.0, 2.0, 3.0." in block
+    page = tmp_path / "graphs.md"
+    page.write_text(f"text\n{table.TU_BEGIN}\nold\n{table.TU_END}\nmore\n")
+    assert table._update(page, block, table.TU_BEGIN, table.TU_END)
+    assert page.read_text() == f"text\n{block}\nmore\n"
+
+
 def test_estimators_page_example_runs():
     """docs/estimators.md: its example asserts the kernel-name mapping, the precomputed
     equality and the default kernel of each kind."""

@@ -153,6 +153,21 @@ def test_wasserstein_uniform_against_linprog(n, m):
     assert wasserstein_uniform(M) == pytest.approx(_lp_transport(M), abs=1e-10)
 
 
+def test_wasserstein_uniform_graph_sized_views():
+    """The network simplex on graph-sized blocks (33 x 31, ties from repeated rows), given
+    non-contiguous views and transposes, against POT's public ``ot.emd2`` and SciPy's LP."""
+    ot = pytest.importorskip("ot")
+    rng = np.random.default_rng(3)
+    x, y = rng.normal(size=(33, 4)), rng.normal(size=(31, 4))
+    x[5:9] = x[0]  # repeated embeddings: degenerate costs
+    M = np.sqrt(((x[:, None] - y[None]) ** 2).sum(-1))
+    wide = np.hstack([M, rng.random((33, 5))])
+    expected = ot.emd2(np.full(33, 1 / 33), np.full(31, 1 / 31), M)
+    assert expected == pytest.approx(_lp_transport(M), abs=1e-9)
+    for block in (M, wide[:, :31], M.T, np.asfortranarray(M)):
+        assert wasserstein_uniform(block) == pytest.approx(expected, abs=1e-12)
+
+
 def test_wasserstein_equal_sizes_is_best_permutation():
     rng = np.random.default_rng(1)
     M = rng.random((6, 6))

@@ -77,15 +77,23 @@ class WassersteinWeisfeilerLehman(_AttributedKernel):
         return np.concatenate(out, axis=1)
 
     def distances(self, X: Batch, Y: Batch) -> np.ndarray:
-        """Wasserstein distances :math:`D_W` between the graphs of ``X`` and of ``Y``."""
+        """Wasserstein distances :math:`D_W` between the graphs of ``X`` and of ``Y``.
+
+        The embeddings are computed once; for each graph of ``X`` one ``cdist`` against the
+        nodes of the graphs of ``Y`` still to pair (those after it when ``Y is X``) gives
+        every ground-cost block, transposed so that each block is a contiguous row slice
+        (:math:`D_W` is symmetric in its two measures).
+        """
         EX = self.embed(X)
         EY = EX if Y is X else self.embed(Y)
         px, py = X.node_ptr, Y.node_ptr
         D = np.zeros((len(X), len(Y)))
         for i in range(len(X)):
-            C = cdist(EX[px[i] : px[i + 1]], EY)
-            for j in range(i + 1 if Y is X else 0, len(Y)):
-                D[i, j] = wasserstein_uniform(C[:, py[j] : py[j + 1]])
+            first = i + 1 if Y is X else 0
+            start = py[first]
+            C = cdist(EY[start:], EX[px[i] : px[i + 1]])
+            for j in range(first, len(Y)):
+                D[i, j] = wasserstein_uniform(C[py[j] - start : py[j + 1] - start])
         if Y is X:
             D = D + D.T
         return D
