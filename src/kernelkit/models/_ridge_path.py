@@ -177,8 +177,8 @@ class RidgeSpectrum:
         d = 1.0 / (self.values[:, None] + mu.to(self.values.device))  # (n, G)
         proj = self.proj.reshape(self.n, -1, 1)  # (n, p, 1)
         scaled = (proj * d.unsqueeze(1)).reshape(self.n, -1)  # (n, p * G)
-        a = (self.vectors @ scaled).reshape(self.n, -1, d.shape[1])  # (n, p, G)
-        b = self.leverage_basis @ d  # (n, G)
+        a = _columns_product(self.vectors, scaled).reshape(self.n, -1, d.shape[1])  # (n, p, G)
+        b = _columns_product(self.leverage_basis, d)  # (n, G)
         p = a.shape[1]
         if cv == "gcv":
             values = self.n * (a * a).sum((0, 1)) / (p * b.sum(0) ** 2)
@@ -221,6 +221,13 @@ class RidgeSpectrum:
             r = torch.where(take, self.y[idx] - shared, r)
             loo = loo.index_put((idx.reshape(-1),), r.reshape(-1, *loo.shape[1:]))
         return loo
+
+
+def _columns_product(M: torch.Tensor, P: torch.Tensor) -> torch.Tensor:
+    """``M @ P`` for a row-major ``n x n`` factor and a few columns ``P``, computed as
+    ``(P^T M^T)^T``: the BLAS call then reads ``M`` as a transposed column-major operand, the
+    layout MKL's GEMM streams fastest with few columns (``docs/model_selection.md``)."""
+    return (P.mT.contiguous() @ M.mT).mT
 
 
 def _leave_groups_out(
@@ -318,13 +325,13 @@ def ridge_spectrum(
     Kw = K if root_w is None else K * root_w[:, None] * root_w[None, :]
     eig = symmetric_eigh(Kw, signs=False, name="K")
     del Kw
-    s = eig.values.clamp_min(0.0)
+    s, U = eig.values.clamp_min(0.0), eig.vectors.contiguous()  # row-major: _columns_product
     yw = y if root_w is None else y * (root_w if y.ndim == 1 else root_w[:, None])
-    proj = eig.vectors.mT @ yw
+    proj = U.mT @ yw
     return RidgeSpectrum(
         s,
-        eig.vectors,
-        eig.vectors * eig.vectors,
+        U,
+        U * U,
         proj,
         y,
         root_w,
