@@ -9,7 +9,11 @@ the pyramid's depth chosen with the architecture), on the training part only:
 2. for each searched parameter in turn, each other value is tried with the parameters
    already decided at their best values; a candidate replaces the best one only when its
    cross-validated accuracy is higher, or equal with a lower held-out cross-entropy, so ties
-   keep the earlier candidate.
+   keep the earlier candidate.  An estimator with ``_parsimony`` (the sequence classifier)
+   uses the one-standard-error rule instead
+   (:func:`~kernelkit.models._ckn_train.parsimonious_choice`): a candidate replaces the best
+   one only when the best one's accuracy is not within one standard error of its own, and
+   the pyramid's depth is the fewest levels within one standard error of the best.
 
 Every candidate is scored on the same folds (drawn once from the estimator's generator) and
 fitted with the same seed.  Time budget (``ckn_search_seconds`` of
@@ -29,7 +33,13 @@ from typing import Any
 
 import torch
 
-from kernelkit.models._ckn_train import cv_folds, lam_cv_scores, stratified_folds
+from kernelkit.models._ckn_train import (
+    beats_by_one_se,
+    cv_folds,
+    lam_cv_scores,
+    parsimonious_choice,
+    stratified_folds,
+)
 from kernelkit.utils._config import options
 
 
@@ -55,9 +65,10 @@ def _score(
     features = estimator._features(Xt[train])
     columns = estimator._candidate_columns()
     grid = estimator._lam_grid() if estimator.lam == "auto" else (float(estimator.lam),)
-    key, choice = min(
-        lam_cv_scores(features, y, len(estimator.classes_), fold, column_sets=columns, grid=grid)
+    scores = lam_cv_scores(
+        features, y, len(estimator.classes_), fold, column_sets=columns, grid=grid
     )
+    key, choice = parsimonious_choice(scores, len(y)) if estimator._parsimony else min(scores)
     return _Scored(key, choice, estimator.network_, Xt, generator, features, columns)
 
 
@@ -104,7 +115,11 @@ def search_architecture(
             estimator.architecture_ = candidate
             scored = _score(estimator, X, y, train, fold)
             tried.append({**candidate, "cv_accuracy": -scored.key[0] / len(y)})
-            if scored.key[:2] < best.key[:2]:
+            if (
+                beats_by_one_se(scored.key, best.key, len(y))
+                if estimator._parsimony
+                else scored.key[:2] < best.key[:2]
+            ):
                 best, chosen = scored, candidate
     estimator.network_ = best.network
     lam, index = best.choice

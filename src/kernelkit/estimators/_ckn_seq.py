@@ -467,6 +467,7 @@ class SequenceCKNClassifier(ClassifierMixin, CKNClassifierMixin, _SequenceCKN):
         **SUPERVISED_CONSTRAINTS,
     }
     _searched = ("encoding", "pooling")
+    _parsimony = True
 
     def __init__(
         self,
