@@ -62,16 +62,16 @@ def test_the_depth_is_the_fewest_levels_within_one_standard_error(
 def test_a_candidate_replaces_the_earlier_one_only_beyond_one_standard_error():
     n = 95
     old = (-90.0, 10.0, 0, 1e-4)
-    # 1 - 91/95 = 0.042, its SE sqrt(0.042 * 0.958 / 95) = 0.021 (2.0 sequences): 1 short;
-    # 1 - 92/95 = 0.032, its SE 0.018 (1.7 sequences): 2 more correct are beyond it
-    assert not beats_by_one_se((-91.0, 5.0, 0, 1e-4), old, n)
-    assert beats_by_one_se((-92.0, 5.0, 0, 1e-4), old, n)
+    # errors 5/95 and 2/95: the difference 0.0316 against one standard error of the
+    # difference sqrt((0.0526 * 0.9474 + 0.0211 * 0.9789) / 95) = 0.0270 (2.6 sequences)
+    assert not beats_by_one_se((-92.0, 5.0, 0, 1e-4), old, n)
+    assert beats_by_one_se((-93.0, 5.0, 0, 1e-4), old, n)
     assert not beats_by_one_se((-90.0, 1.0, 0, 1e-4), old, n)  # a tie keeps the earlier
     assert not beats_by_one_se((-80.0, 1.0, 0, 1e-4), old, n)
     for correct in range(80, 96):
         e_new, e_old = 1 - correct / n, 1 - 90 / n
-        expected = e_old > e_new + math.sqrt(e_new * (1 - e_new) / n)
-        assert beats_by_one_se((-float(correct), 0.0, 0, 1e-4), old, n) == expected
+        se = math.sqrt((e_new * (1 - e_new) + e_old * (1 - e_old)) / n)
+        assert beats_by_one_se((-float(correct), 0.0, 0, 1e-4), old, n) == (e_old - e_new > se)
 
 
 def test_cross_validate_lam_with_parsimony_is_the_rule_on_the_same_scores():

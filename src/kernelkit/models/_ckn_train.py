@@ -436,10 +436,12 @@ def parsimonious_choice(scores: list[CVEntry], n_samples: int) -> CVEntry:
 
 
 def beats_by_one_se(new: tuple[float, ...], old: tuple[float, ...], n_samples: int) -> bool:
-    """Whether the :func:`lam_cv_scores` key ``new`` replaces the earlier (preferred) ``old``
-    by the one-standard-error rule (:func:`parsimonious_choice`): ``old``'s accuracy is not
-    within one standard error of ``new``'s."""
-    return _first_within_one_se([old, new], n_samples) == 1
+    """Whether the :func:`lam_cv_scores` key ``new`` replaces the earlier (preferred) ``old``:
+    its error rate is lower by more than one standard error of the difference of two
+    binomial proportions, ``sqrt((e_1 (1 - e_1) + e_2 (1 - e_2)) / n)`` (two estimates, each
+    with the noise of its own fold draw and fits; :func:`parsimonious_choice`)."""
+    e_new, e_old = (1.0 + key[0] / n_samples for key in (new, old))
+    return e_old - e_new > math.sqrt((e_new * (1 - e_new) + e_old * (1 - e_old)) / n_samples)
 
 
 def cross_validate_lam(
