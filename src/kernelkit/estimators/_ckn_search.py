@@ -11,9 +11,10 @@ the pyramid's depth chosen with the architecture), on the training part only:
    cross-validated accuracy is higher, or equal with a lower held-out cross-entropy, so ties
    keep the earlier candidate.  An estimator with ``_parsimony`` (the sequence classifier)
    uses the one-standard-error rule instead
-   (:func:`~kernelkit.models._ckn_train.parsimonious_choice`): a candidate replaces the best
-   one only when the best one's accuracy is not within one standard error of its own, and
-   the pyramid's depth is the fewest levels within one standard error of the best.
+   (:func:`~kernelkit.models._ckn_train.beats_by_one_se`): a candidate replaces the best
+   one only when its error rate is lower by more than one standard error of the difference,
+   and the pyramid's depth is the fewest levels within one standard error of the best
+   (:func:`~kernelkit.models._ckn_train.parsimonious_choice`).
 
 Every candidate is scored on the same folds (drawn once from the estimator's generator) and
 fitted with the same seed.  Time budget (``ckn_search_seconds`` of

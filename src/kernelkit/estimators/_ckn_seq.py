@@ -407,9 +407,12 @@ class SequenceCKNClassifier(ClassifierMixin, CKNClassifierMixin, _SequenceCKN):
         (:func:`~kernelkit.models._ckn_train.lam_cv_grid`), together with how many levels of
         the ``n_bins`` pyramid to keep (``(1,)`` or ``(1, 4)`` for the default), by 5-fold
         stratified cross-validated accuracy of the classifier on the k-means features of
-        the training part (:func:`~kernelkit.models._ckn_train.cross_validate_lam`); the
-        network keeps the chosen levels.  The same cross-validation scores the
-        architectures of the parameters set to ``"auto"`` (Notes).
+        the training part (:func:`~kernelkit.models._ckn_train.cross_validate_lam`): the
+        fewest levels whose accuracy is within one standard error of the best (the
+        one-standard-error rule, :func:`~kernelkit.models._ckn_train.parsimonious_choice`),
+        then the ``lam`` of best accuracy at that depth; the network keeps the chosen
+        levels.  The same cross-validation scores the architectures of the parameters set
+        to ``"auto"`` (Notes).
     max_iter : int or "auto", default 0
         Training epochs; ``"auto"``: ``clip(ceil(20000 / n), 10, 100)``.  The default 0 is
         the unsupervised model (k-means anchors, logistic regression on their features),
@@ -447,8 +450,11 @@ class SequenceCKNClassifier(ClassifierMixin, CKNClassifierMixin, _SequenceCKN):
     then ``"blosum62"`` on protein strings), ``pooling`` (``"mean"``, then ``"max"``), each
     candidate with the other parameters at their best values so far, by the stratified
     cross-validated accuracy of the logistic regression on its k-means features (``lam`` and
-    the pyramid's depth chosen with it, as ``lam="auto"``; the held-out cross-entropy breaks
-    ties, then the earlier candidate wins).  Time budget: the option
+    the pyramid's depth chosen with it, as ``lam="auto"``).  A candidate replaces the best
+    one so far only when its error rate is lower by more than one standard error of the
+    difference of the two error rates (:func:`~kernelkit.models._ckn_train.beats_by_one_se`;
+    the earlier candidate, the plain CKN-seq, is preferred against the noise of small
+    folds).  Time budget: the option
     ``ckn_search_seconds`` (:func:`kernelkit.get_config`, default 60): the first candidate is
     always scored, another one starts only while the seconds spent plus the first
     candidate's seconds stay within the budget (so a slow machine may score fewer
