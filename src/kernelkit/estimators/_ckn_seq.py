@@ -95,6 +95,19 @@ def blosum_rows(alphabet: str, dtype: torch.dtype) -> torch.Tensor:
     return odds / odds.sum(1, keepdim=True)
 
 
+def blosum_input(X: Any, alphabet: str | None) -> bool:
+    """Whether ``X`` are protein strings BLOSUM62 covers: strings over ``alphabet`` with a
+    letter outside ``ACGTUN``, every letter in BLOSUM62 (strings that do not parse: no)."""
+    if not is_string_input(X):
+        return False
+    try:
+        letters = StringBatch.from_sequences(X, alphabet).alphabet
+        blosum62(letters)
+    except InputError:
+        return False
+    return bool(set(letters) - set("ACGTUN"))
+
+
 class _SequenceCKN(_CKNBase):
     """Sequence input and the gapped k-mer layer of the sequence CKN estimators."""
 
@@ -303,9 +316,9 @@ _POOLING_AUTO = """
         ``"auto"``: ``"mean"`` or ``"max"``, chosen on the training data (Notes)."""
 
 _ENCODING_AUTO = """
-        ``"auto"``: ``"one_hot"``, or ``"blosum62"`` where it cross-validates better on
-        protein strings (string input with a letter outside ``ACGTUN``, every letter in
-        BLOSUM62; Notes); numeric input and DNA / RNA strings are taken as they are."""
+        ``"auto"``: on protein strings (a letter outside ``ACGTUN``, every letter in
+        BLOSUM62) ``"blosum62"``, or ``"one_hot"`` where it cross-validates better beyond one
+        standard error (Notes); numeric input and DNA / RNA strings are one-hot."""
 
 
 class SequenceCKNFeatures(CKNTransformerMixin, _SequenceCKN):
@@ -446,8 +459,9 @@ class SequenceCKNClassifier(ClassifierMixin, CKNClassifierMixin, _SequenceCKN):
               + \lambda \|W\|_F^2.
 
     Architecture search (:mod:`kernelkit.estimators._ckn_search`): the parameters set to
-    ``"auto"`` are chosen on the training part only, in the order ``encoding`` (``"one_hot"``,
-    then ``"blosum62"`` on protein strings), ``pooling`` (``"mean"``, then ``"max"``), each
+    ``"auto"`` are chosen on the training part only, in the order ``encoding`` (on protein
+    strings ``"blosum62"``, then ``"one_hot"``: the BLOSUM62 input of Chen, Jacob & Mairal
+    2019b, section 5, better than one-hot there), ``pooling`` (``"mean"``, then ``"max"``), each
     candidate with the other parameters at their best values so far, by the stratified
     cross-validated accuracy of the logistic regression on its k-means features (``lam`` and
     the pyramid's depth chosen with it, as ``lam="auto"``).  A candidate replaces the best
@@ -474,6 +488,7 @@ class SequenceCKNClassifier(ClassifierMixin, CKNClassifierMixin, _SequenceCKN):
     }
     _searched = ("encoding", "pooling")
     _parsimony = True
+    _blosum = False  # protein strings (blosum_input), set by fit
 
     def __init__(
         self,
@@ -507,6 +522,7 @@ class SequenceCKNClassifier(ClassifierMixin, CKNClassifierMixin, _SequenceCKN):
 
     def fit(self, X: Any, y: Any) -> SequenceCKNClassifier:
         """Initialise the anchors by spherical k-means, then train everything end to end."""
+        self._blosum = self.encoding == "auto" and blosum_input(X, self.alphabet)
         return self._fit_classifier(X, y)
 
     def _candidate_columns(self) -> tuple[torch.Tensor | None, ...]:
@@ -518,18 +534,11 @@ class SequenceCKNClassifier(ClassifierMixin, CKNClassifierMixin, _SequenceCKN):
         keep_levels(self.network_, index + 1)
 
     def _architecture_values(self, name: str) -> tuple[Any, ...]:
-        """``pooling``: mean, max; ``encoding``: one-hot, and BLOSUM62 rows for protein
-        strings (a letter outside ``ACGTUN``, every letter in BLOSUM62)."""
+        """``pooling``: mean, max; ``encoding``: BLOSUM62 rows first, then one-hot, for
+        protein strings (:func:`blosum_input`), else one-hot."""
         if name == "pooling":
             return ("mean", "max")
-        alphabet = getattr(self, "alphabet_", None)
-        if getattr(self, "input_kind_", None) != "strings" or not set(alphabet) - set("ACGTUN"):
-            return ("one_hot",)
-        try:
-            blosum62(alphabet)
-        except InputError:
-            return ("one_hot",)
-        return ("one_hot", "blosum62")
+        return ("blosum62", "one_hot") if self._blosum else ("one_hot",)
 
     def _architecture_extras(self) -> dict[str, Any]:
         return {"n_bins": kmer_layers(self.network_)[0].levels}
