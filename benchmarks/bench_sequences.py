@@ -23,7 +23,10 @@ The baseline of every row's time ratio is the 3-spectrum SVM on the same set
 
 Usage: ``python benchmarks/bench_sequences.py [--data DIR] [--sets promoter amp ccoil]
 [--ckn all|default]``.
-Results: ``benchmarks/results/sequences_<set>.json``; the table in ``docs/ckn.md``.
+Results: ``benchmarks/results/sequences_<set>.json`` (each row with its correct predictions
+per fold; the CKN rows with each fold's fit seconds and search record: ``lam``, the
+cross-validated accuracy of every candidate scored, the skipped ones); the table in
+``docs/ckn.md``.
 """
 
 from __future__ import annotations
