@@ -5,7 +5,7 @@ Per data set of :mod:`model_selection` (same data, kernels and standardisation) 
 root mean squared error of
 
 * ``auto``: ``KernelRidge(kernel, lam="auto")`` (closed-form leave-one-out over
-  ``lam_grid()``, groups of identical inputs left out together, then L-BFGS on ``log lam``);
+  ``lam_grid()``, groups of identical inputs left out together, then a zoom in ``log lam``);
 * ``grid5``: ``KernelRidge(kernel, lam=list(lam_grid()), cv=5)``: the 5-fold ``KFold`` refits
   of every grid value (one eigendecomposition per fold), whose fold scores equal
   ``GridSearchCV(KernelRidge(kernel), {"lam": lam_grid()}, cv=5)``'s (tested to 1e-8 in

@@ -72,6 +72,35 @@ def test_auto_lam_is_no_worse_than_the_grid(cv):
     assert float(spec.criterion(model.lam_, cv)) <= best_grid + 1e-12
 
 
+@pytest.mark.parametrize("twins", [False, True])
+@pytest.mark.parametrize("cv", ["loo", "gcv"])
+def test_auto_lam_is_the_minimum_between_the_best_grid_values_neighbours(cv, twins):
+    """The zoom in ``log lam`` against SciPy's bounded Brent minimiser of the same criterion
+    on the same bracket (the best lattice value's neighbours), with and without twin groups."""
+    from scipy.optimize import minimize_scalar
+
+    from kernelkit.models._ridge_path import duplicate_groups
+
+    X, y = _data(150, seed=7)
+    if twins:
+        X, y = np.concatenate([X, X[:20]]), np.concatenate([y, y[:20] + 0.1])
+    model = KernelRidge(Gaussian(sigma=1.0), lam="auto", cv=cv).fit(X, y)
+    K = Gaussian(sigma=1.0)(torch.as_tensor(X))
+    spec = ridge_spectrum(K, torch.as_tensor(y), groups=duplicate_groups(K))
+    assert bool(spec.groups) == twins
+    grid = lam_grid()
+    best = int(spec.path(grid, cv).argmin())
+    bracket = np.log(grid[[max(best - 1, 0), min(best + 1, len(grid) - 1)]])
+    brent = minimize_scalar(
+        lambda t: float(spec.criterion(float(np.exp(t)), cv)),
+        bounds=tuple(bracket),
+        method="bounded",
+        options={"xatol": 1e-10},
+    )
+    assert model.lam_ == pytest.approx(float(np.exp(brent.x)), rel=1e-3)
+    assert float(spec.criterion(model.lam_, cv)) <= brent.fun * (1 + 1e-9)
+
+
 @pytest.mark.parametrize("solver", ["exact", "nystrom"])
 def test_auto_lam_stays_on_the_lattice_range_when_the_criterion_falls_beyond_it(solver):
     """Noiseless smooth targets: the criterion keeps falling as lam -> 0 (unbounded, the

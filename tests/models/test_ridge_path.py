@@ -246,3 +246,21 @@ def test_one_lam_lattice_holds_every_auto_grid():
         pytest.raises(InputError, match="no value in"),
     ):
         lam_grid(1e-7, 1e-1)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_the_batched_path_with_twin_groups_is_the_brute_force_group_loo(weighted):
+    """``path`` forms and solves the blocks ``(B_mu)_GG`` for every ``lam`` at once: the
+    mean squared leave-group-out residual of scikit-learn refits without each whole group."""
+    K, y, labels, rng = _planted(60)
+    w = rng.uniform(0.5, 2.0, size=len(y)) if weighted else None
+    spec = ridge_spectrum(
+        K, y, sample_weight=None if w is None else torch.as_tensor(w), groups=labels
+    )
+    grid = np.array([1e-6, 1e-3, 1e-1])
+    brute = []
+    for lam in grid:
+        r = _brute_group_loo(K, y, lam, labels, w)
+        weights = np.ones(len(y)) if w is None else w
+        brute.append(float((weights * r**2).sum() / weights.sum()))
+    np.testing.assert_allclose(spec.path(grid), brute, rtol=1e-8)

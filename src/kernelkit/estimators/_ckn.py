@@ -38,7 +38,7 @@ from kernelkit.estimators._ckn_base import (
 )
 from kernelkit.models._ckn import CKN, as_pair
 from kernelkit.models._ckn_train import fit_image_anchors
-from kernelkit.utils._constraints import Interval
+from kernelkit.utils._constraints import Interval, StrOptions
 from kernelkit.utils._errors import InputError
 from kernelkit.utils._progress import VerboseLike
 
@@ -54,16 +54,17 @@ class _ImageCKN(_CKNBase):
     image_shape: Any
 
     def _layer_spec(self) -> tuple[tuple[int, ...], list[tuple[int, int]], list[tuple[int, int]]]:
-        filters = tuple(int(f) for f in self.n_filters)
+        n_filters, subsamplings = self._setting("n_filters"), self._setting("subsamplings")
+        filters = tuple(int(f) for f in n_filters)
         if not filters or any(f < 1 for f in filters):
-            raise InputError(f"n_filters: expected positive ints, got {self.n_filters!r}")
-        if not len(self.patch_sizes) == len(self.subsamplings) == len(filters):
+            raise InputError(f"n_filters: expected positive ints, got {n_filters!r}")
+        if not len(self.patch_sizes) == len(subsamplings) == len(filters):
             raise InputError(
                 "n_filters, patch_sizes, subsamplings: expected one entry per layer, got "
-                f"{len(filters)}, {len(self.patch_sizes)}, {len(self.subsamplings)}"
+                f"{len(filters)}, {len(self.patch_sizes)}, {len(subsamplings)}"
             )
         patches = [as_pair(p, "patch_sizes") for p in self.patch_sizes]
-        strides = [as_pair(s, "subsamplings") for s in self.subsamplings]
+        strides = [as_pair(s, "subsamplings") for s in subsamplings]
         return filters, patches, strides
 
     def _image_shape(self, X: torch.Tensor) -> tuple[int, int, int]:
@@ -145,14 +146,17 @@ IMAGE_CONSTRAINTS: dict[str, list[Any]] = {
     **COMMON_CONSTRAINTS,
 }
 
+_SEARCH_DOC = """
+        ``"auto"`` (``n_filters`` too): chosen on the training data (Notes)."""
+
 _IMAGE_PARAMS_DOC = """
-    n_filters : sequence of int, default (64, 256)
+    n_filters : sequence of int{n_filters_auto}, default (64, 256)
         Anchors (output channels) of each layer.
     patch_sizes : sequence of int or (int, int), default (3, 3)
         Patch size of each layer (zero padding keeps every pixel as a patch centre).
     subsamplings : sequence of int or (int, int), default (2, 5)
         Pooling stride of each layer (1: no pooling); the Gaussian filter has size ``2s + 1``
-        and standard deviation ``s / sqrt(2)``.
+        and standard deviation ``s / sqrt(2)``.{subsamplings_auto}
     image_shape : (H, W) or (C, H, W), optional
         Shape of the images when ``X`` holds flattened rows.
     kappa : {"exp", "inverse_polynomial", "polynomial", "vovk"}, default "exp"
@@ -182,7 +186,7 @@ class CKNFeatures(CKNTransformerMixin, _ImageCKN):
 
     Parameters
     ----------"""
-        + _IMAGE_PARAMS_DOC
+        + _IMAGE_PARAMS_DOC.replace("{n_filters_auto}", "").replace("{subsamplings_auto}", "")
         + r"""
 
     Attributes
@@ -251,7 +255,9 @@ class CKNClassifier(ClassifierMixin, CKNClassifierMixin, _ImageCKN):
 
     Parameters
     ----------"""
-        + _IMAGE_PARAMS_DOC
+        + _IMAGE_PARAMS_DOC.replace("{n_filters_auto}", ' or "auto"').replace(
+            "{subsamplings_auto}", _SEARCH_DOC
+        )
         + """
     lam : float or "auto", default "auto"
         Ridge penalty ``lam ||W||^2`` of the classifier; ``"auto"``: chosen among
@@ -259,9 +265,10 @@ class CKNClassifier(ClassifierMixin, CKNClassifierMixin, _ImageCKN):
         images, else 3) of the classifier on the k-means features of the training part
         (:func:`~kernelkit.models._ckn_train.cross_validate_lam`).
     max_iter : int or "auto", default 0
-        Training epochs; ``"auto"``: ``clip(ceil(20000 / n), 10, 100)``.  The default 0 is
-        the unsupervised model (k-means anchors, logistic regression on their features,
-        nothing held out): on MNIST the epochs did not beat it (``docs/ckn.md``)."""
+        Training epochs.  The default 0 is the unsupervised model (k-means anchors,
+        logistic regression on their features, nothing held out): on MNIST the epochs did
+        not beat it (``docs/ckn.md``).  ``"auto"``: ``clip(ceil(20000 / n), 10, 100)``
+        epochs or none, chosen by the architecture search (Notes)."""
         + SUPERVISED_PARAMS_DOC
         + """
 
@@ -270,7 +277,12 @@ class CKNClassifier(ClassifierMixin, CKNClassifierMixin, _ImageCKN):
     network_ : kernelkit.models.CKN
         The trained layers.
     head_ : torch.nn.Linear
-        The linear classifier ``(W, b)``."""
+        The linear classifier ``(W, b)``.
+    architecture_ : dict
+        What the fit chose: ``"lam"``, the values of the parameters set to ``"auto"`` and,
+        with ``max_iter="auto"``, the epochs kept (``"max_iter"``: 0 or the cap); after a
+        search also ``"cv_accuracy"``, ``"candidates"``, ``"skipped"`` and ``"seconds"`` as
+        in :class:`~kernelkit.SequenceCKNClassifier`."""
         + SUPERVISED_ATTRIBUTES_DOC
         + r"""
     image_shape_, n_features_in_ :
@@ -283,13 +295,28 @@ class CKNClassifier(ClassifierMixin, CKNClassifierMixin, _ImageCKN):
 
     .. math:: \min_{Z, W, b} \frac{1}{n} \sum_{i=1}^n \mathrm{CE}(W \Phi_Z(x_i) + b, y_i)
               + \lambda \|W\|_F^2.
+
+    Architecture search (:mod:`kernelkit.estimators._ckn_search`, the one of
+    :class:`~kernelkit.SequenceCKNClassifier`): the parameters set to ``"auto"`` are chosen
+    on the training part, in the order ``subsamplings`` (the last layer's pooling factor 5,
+    then 3; Mairal 2016, section 5 varies the subsampling factors and the anchors), then
+    ``n_filters`` (``16 * 4^l`` anchors at layer ``l = 1 .. L``, then twice as many), each
+    by the stratified cross-validated accuracy of the logistic regression on the k-means
+    features (``lam`` chosen with it), within ``ckn_search_seconds``
+    (:func:`kernelkit.get_config`); with ``max_iter="auto"`` the chosen network trained end
+    to end on each fold is the last candidate, kept only when it is more accurate on the
+    held-out folds than the unsupervised model.  The number of layers and the patch sizes
+    are not searched.
     """
     )
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **IMAGE_CONSTRAINTS,
+        "n_filters": [tuple, list, StrOptions({"auto"})],
+        "subsamplings": [tuple, list, StrOptions({"auto"})],
         **SUPERVISED_CONSTRAINTS,
     }
+    _searched = ("subsamplings", "n_filters")
 
     def __init__(
         self,
@@ -321,3 +348,12 @@ class CKNClassifier(ClassifierMixin, CKNClassifierMixin, _ImageCKN):
         """Spherical k-means anchors and the logistic regression on their features, then
         end-to-end training with the best held-out epoch kept."""
         return self._fit_classifier(X, y)
+
+    def _architecture_values(self, name: str) -> tuple[Any, ...]:
+        """``subsamplings``: 2 at every layer but the last, 5 or 3 there; ``n_filters``:
+        ``16 * 4^l`` anchors at layer ``l``, or twice as many (``L = len(patch_sizes)``)."""
+        depth = len(self.patch_sizes)
+        if name == "subsamplings":
+            return tuple((2,) * (depth - 1) + (last,) for last in (5, 3))
+        return tuple(tuple(width * 16 * 4**layer for layer in range(1, depth + 1))
+                     for width in (1, 2))  # fmt: skip

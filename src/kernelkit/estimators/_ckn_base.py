@@ -142,6 +142,12 @@ class _CKNBase(BaseEstimator):
         self.network_ = network
         return Xt, generator
 
+    def _setting(self, name: str) -> Any:
+        """The value in force of parameter ``name``: for ``"auto"`` the one the architecture
+        search chose or is scoring (``architecture_``), else the parameter."""
+        value = getattr(self, name)
+        return self.architecture_[name] if isinstance(value, str) and value == "auto" else value
+
     def _features(self, X: torch.Tensor) -> torch.Tensor:
         network = self.network_.to(X.device)
         return map_in_batches(lambda b: network(b).flatten(1), X, self.batch_size)
@@ -228,14 +234,20 @@ class CKNClassifierMixin:
         check_classification_targets(y)
         self.classes_, codes = np.unique(y, return_inverse=True)
         codes = torch.as_tensor(codes, device=Xt.device)
-        n_epochs = auto_epochs(len(codes)) if self.max_iter == "auto" else self.max_iter
+        tune = self.max_iter == "auto"
+        n_epochs = 0 if tune else self.max_iter
         fraction = self.validation_fraction if n_epochs > 0 else 0.0
         train, held = validation_split(codes, fraction, generator)
         lam = self.lam
-        if any(len(self._architecture_values(name)) > 1 for name in searched):
+        if tune or any(len(self._architecture_values(name)) > 1 for name in searched):
             Xt, generator, lam, features = search_architecture(
-                self, X, (Xt, generator), codes[train], train
-            )
+                self, X, (Xt, generator), codes[train], train,
+                epochs=auto_epochs(len(codes)) if tune else 0,
+            )  # fmt: skip
+            if tune and self.architecture_["max_iter"] > 0:
+                n_epochs = self.architecture_["max_iter"]
+                train, held = validation_split(codes, self.validation_fraction, generator)
+                features = features[train]
             train_features = (features, codes[train])
         else:
             train_features = (self._features(Xt[train]), codes[train])
@@ -255,26 +267,10 @@ class CKNClassifierMixin:
             if self._searched:
                 self.architecture_.update({**self._architecture_extras(), "lam": lam})
         held_out = (Xt[held], codes[held]) if len(held) else None
-        head = torch.nn.Linear(
-            int(train_features[0].shape[1]), len(self.classes_), dtype=Xt.dtype, device=Xt.device
-        )
-        if self.head_init == "linear":
-            fit_linear_head(head, *train_features, lam=lam)
-        else:
-            torch.nn.init.zeros_(head.weight)
-            torch.nn.init.zeros_(head.bias)
-        common = {
-            "lam": lam,
-            "n_epochs": n_epochs,
-            "lr": self.lr,
-            "batch_size": self.batch_size,
-            "generator": generator,
-            "validation": held_out,
-            "n_iter_no_change": self.n_iter_no_change,
-            "progress": progress_of(self, n_epochs, unit="epoch"),
-        }
-        fit_epochs = train_alternating if self.training == "alternating" else train_classifier
-        log = fit_epochs(self.network_, head, Xt[train], codes[train], **common)
+        head, log = self._train_epochs(
+            self.network_, train_features, Xt[train], held_out, lam, n_epochs, generator,
+            progress=progress_of(self, n_epochs, unit="epoch"),
+        )  # fmt: skip
         self.lam_ = lam
         self.head_ = head
         self.history_ = log.objective
@@ -282,6 +278,36 @@ class CKNClassifierMixin:
         self.best_epoch_ = log.best_epoch
         self.n_iter_ = len(self.history_)
         return self
+
+    def _train_epochs(
+        self,
+        network: Any,
+        features: tuple[torch.Tensor, torch.Tensor],
+        X: torch.Tensor,
+        held_out: tuple[torch.Tensor, torch.Tensor] | None,
+        lam: float,
+        n_epochs: int,
+        generator: torch.Generator,
+        progress: Any = None,
+    ) -> tuple[torch.nn.Linear, Any]:
+        """The starting classifier on ``features = (Phi(X), y)`` (``head_init``), then
+        ``n_epochs`` epochs of ``training`` on ``(X, y)`` that move ``network`` in place, the
+        best ``held_out`` epoch kept; returns the classifier and the training record."""
+        head = torch.nn.Linear(
+            int(features[0].shape[1]), len(self.classes_), dtype=X.dtype, device=X.device
+        )
+        if self.head_init == "linear":
+            fit_linear_head(head, *features, lam=lam)
+        else:
+            torch.nn.init.zeros_(head.weight)
+            torch.nn.init.zeros_(head.bias)
+        fit_epochs = train_alternating if self.training == "alternating" else train_classifier
+        log = fit_epochs(
+            network, head, X, features[1], lam=lam, n_epochs=n_epochs, lr=self.lr,
+            batch_size=self.batch_size, generator=generator, validation=held_out,
+            n_iter_no_change=self.n_iter_no_change, progress=progress,
+        )  # fmt: skip
+        return head, log
 
     _searched: tuple[str, ...] = ()
     """Parameters whose value ``"auto"`` is chosen by :func:`search_architecture`, in the

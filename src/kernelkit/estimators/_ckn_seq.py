@@ -124,12 +124,6 @@ class _SequenceCKN(_CKNBase):
         tags.input_tags.string = True
         return tags
 
-    def _setting(self, name: str) -> Any:
-        """The value in force of parameter ``name``: for ``"auto"`` the one the architecture
-        search chose or is scoring (``architecture_``), else the parameter."""
-        value = getattr(self, name)
-        return self.architecture_[name] if value == "auto" else value
-
     def _inputs(self, X: Any, *, reset: bool) -> torch.Tensor:
         strings = is_string_input(X)
         if not reset and strings != (self.input_kind_ == "strings"):
@@ -427,10 +421,11 @@ class SequenceCKNClassifier(ClassifierMixin, CKNClassifierMixin, _SequenceCKN):
         levels.  The same cross-validation scores the architectures of the parameters set
         to ``"auto"`` (Notes).
     max_iter : int or "auto", default 0
-        Training epochs; ``"auto"``: ``clip(ceil(20000 / n), 10, 100)``.  The default 0 is
-        the unsupervised model (k-means anchors, logistic regression on their features),
-        fitted on all of ``X`` (no held-out part): on the four sets of ``docs/ckn.md`` the
-        supervised epochs beat it on one, by one test sequence."""
+        Training epochs.  The default 0 is the unsupervised model (k-means anchors,
+        logistic regression on their features), fitted on all of ``X`` (no held-out part):
+        on the four sets of ``docs/ckn.md`` the supervised epochs beat it on one, by one
+        test sequence.  ``"auto"``: ``clip(ceil(20000 / n), 10, 100)`` epochs or none,
+        chosen by the architecture search (Notes)."""
         + SUPERVISED_PARAMS_DOC
         + """
 
@@ -474,9 +469,10 @@ class SequenceCKNClassifier(ClassifierMixin, CKNClassifierMixin, _SequenceCKN):
     candidate's seconds stay within the budget (so a slow machine may score fewer
     candidates; ``architecture_["skipped"]`` names them).  A value given explicitly is not
     searched; with one candidate only (``pooling`` given, DNA or numeric input) nothing is
-    scored beyond ``lam="auto"``.  The supervised epochs (``max_iter``) are not part of the
-    search; with ``max_iter > 0`` the held-out part keeps the starting (unsupervised) model
-    when no epoch beats it.
+    scored beyond ``lam="auto"``.  With ``max_iter="auto"`` the chosen network trained end
+    to end on each fold is the last candidate, kept only when it is more accurate on the
+    held-out folds than the unsupervised model; with ``max_iter > 0`` the held-out part
+    keeps the starting (unsupervised) model when no epoch beats it.
     """
     )
 

@@ -117,8 +117,8 @@ class KernelRidge(KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         Regularisation ``lam >= 0`` of the ``(1/n)``-normalised objective; scikit-learn's
         ``alpha`` is ``n * lam`` (its default ``alpha = 1`` is ``lam = 1/n``).  A list of
         positive values is a grid scored by ``cv``.  ``"auto"`` (the default) scores the grid
-        ``1e-9 .. 10`` (21 values) by ``cv`` and refines the best value by L-BFGS on
-        ``log lam`` of the closed-form criterion (LOO on the Nyström solvers: a 9-value grid
+        ``1e-9 .. 10`` (21 values) by ``cv`` and refines the best value by zooming in
+        ``log lam`` on the closed-form criterion (LOO on the Nyström solvers: one 9-value grid
         between the best value's neighbours; refits on folds: the best grid value); ``lam_``
         is the choice.  Cost: the exact solver
         takes one eigendecomposition of the (weighted) Gram for the whole path

@@ -12,9 +12,10 @@ leave-one-out fits, split conformal).
   ``(train, test)`` pairs on theirs (``sklearn.model_selection.check_cv``), one
   eigendecomposition per fold.
 * ``lam="auto"``: the grid :func:`~kernelkit.models._ridge_path.lam_grid` (``1e-9 .. 10``,
-  21 values), then L-BFGS on ``log lam`` from the best grid value on the closed-form
-  criterion, kept within the grid's range (with refits on folds, an int or splitter ``cv``:
-  the best grid value).
+  21 values), then three zoom rounds in ``log lam`` between the best grid value's neighbours
+  on the closed-form criterion (9 values each, scored together by one batched path) and the
+  vertex of the last round's parabola, kept within the grid's range (with refits on folds,
+  an int or splitter ``cv``: the best grid value).
 * ``cv="loo"`` leaves each group of training inputs the kernel cannot tell apart
   (:func:`~kernelkit.models._ridge_path.duplicate_groups`: identical inputs, equal Gram rows)
   out together, in closed form; ``loo_residuals_`` are those residuals and ``loo_groups_``
@@ -35,8 +36,8 @@ leave-one-out fits, split conformal).
 * Nyström solvers (``solver_ != "exact"``, :func:`fit_selected_nystrom`): one pass for the
   (weighted) statistics, one ``m x m`` eigendecomposition (:mod:`kernelkit.models._nystrom_path`);
   GCV in closed form, LOO in one more pass for the whole grid; ``lam="auto"`` refines GCV by
-  L-BFGS on ``log lam``, LOO by a second pass over a 9-value grid between the best value's
-  neighbours.  No ``kernel_params``, ``cv`` in ``{None, "loo", "gcv"}``.
+  the same zoom, LOO by one zoom round (a second pass over a 9-value grid between the best
+  value's neighbours).  No ``kernel_params``, ``cv`` in ``{None, "loo", "gcv"}``.
 * ``cv=None`` (the default) is the closed-form criterion of the solver: leave-one-out on the
   exact solver, GCV on the Nyström solvers (no pass over the data beyond the statistics').
 """
@@ -67,20 +68,20 @@ from kernelkit.models._ridge_path import (
     lam_grid,
     ridge_spectrum,
 )
-from kernelkit.solvers._lbfgs import lbfgs_batched
 from kernelkit.utils._errors import InputError
 from kernelkit.utils._seeding import check_random_state
 from kernelkit.utils._validation import like_input
 
-MAX_ITER = 50
-"""L-BFGS iterations of the ``log lam`` refinement."""
+ZOOM_POINTS = 9
+"""``lam="auto"``: values of ``log lam`` scored per zoom round (:func:`_refine_log_lam`)."""
+
+ZOOM_ROUNDS = 3
+"""``lam="auto"``: zoom rounds of a closed-form criterion (a resolution of ``1/128`` decade
+from the half-decade lattice, then the parabola's vertex)."""
 
 SEARCH_STEPS = (-2.0, -1.0, 1.0, 2.0)
 """``kernel_params``: the coordinate search's steps in ``log2`` of each parameter (module
 docstring): for one parameter, the grid of its start times ``1/4 .. 4``."""
-
-REFINE_TOL = 1e-9
-"""Stopping tolerance of the ``log lam`` refinement (gradient entry or relative decrease)."""
 
 __all__ = [
     "criterion",
@@ -112,30 +113,47 @@ def _grid(est: Any) -> tuple[np.ndarray, bool]:
     return check_lam_grid(est.lam), False
 
 
-def _minimise_log_lam(
-    objective: Callable[[torch.Tensor], torch.Tensor], lam0: float, grid: np.ndarray
+def _refine_log_lam(
+    score: Callable[[np.ndarray], np.ndarray],
+    grid: np.ndarray,
+    errors: np.ndarray,
+    rounds: int = ZOOM_ROUNDS,
+    vertex: bool = True,
 ) -> float:
-    """L-BFGS on ``log lam`` of a closed-form criterion from ``lam0`` (the start when no step
-    improves), the result kept within the ``grid``'s range (the lattice's edge when the
-    descent leaves it); :func:`~kernelkit.solvers.lbfgs_batched` with one row, so no
-    optimiser module is imported on a default fit."""
+    """The best ``lam`` of ``grid`` (criterion ``errors``) refined by zooming in ``log lam``.
 
-    def fun(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        t = x[:, 0].detach().clone().requires_grad_(True)
-        values = torch.stack([objective(torch.exp(v)).reshape(()) for v in t]).double()
-        (grad,) = torch.autograd.grad(values.sum(), t)
-        return values.detach(), grad[:, None]
-
-    x0 = torch.tensor([[np.log(lam0)]], dtype=torch.float64)
-    with torch.no_grad():
-        f0 = float(objective(torch.exp(x0[0, 0])))
-    x, res = lbfgs_batched(fun, x0, max_iter=MAX_ITER, tol=REFINE_TOL)
-    lam, f1 = float(np.exp(float(x[0, 0]))), float(res.values[0])
-    if not grid.min() <= lam <= grid.max():
-        lam = float(np.clip(lam, grid.min(), grid.max()))
-        with torch.no_grad():
-            f1 = float(objective(torch.tensor(lam, dtype=torch.float64)))
-    return lam if np.isfinite(f1) and f1 <= f0 else lam0
+    Each round scores :data:`ZOOM_POINTS` values evenly spaced in ``log lam`` between the
+    best value's neighbours (one batched call of ``score``), then narrows to the new best
+    value's neighbours; with ``vertex``, the vertex of the parabola through the last round's
+    best value and its two neighbours is scored too (Brent, *Algorithms for Minimization
+    without Derivatives*, 1973, chapter 5: successive parabolic interpolation).  A value
+    replaces the best one only when its criterion is lower; every value stays within the
+    ``grid``'s range."""
+    logs = np.log(grid)
+    best = int(np.argmin(errors))
+    lam, value = float(grid[best]), float(errors[best])
+    low, high = logs[max(best - 1, 0)], logs[min(best + 1, len(grid) - 1)]
+    trial = values = np.empty(0)
+    for _ in range(rounds if high > low else 0):
+        trial = np.linspace(low, high, ZOOM_POINTS)
+        values = score(np.exp(trial))
+        values = np.where(np.isfinite(values), values, np.inf)
+        k = int(np.argmin(values))
+        if values[k] < value:
+            lam, value = float(np.exp(trial[k])), float(values[k])
+        step = trial[1] - trial[0]
+        low, high = max(np.log(lam) - step, logs[0]), min(np.log(lam) + step, logs[-1])
+    k = int(np.argmin(values)) if len(values) else 0
+    if vertex and 0 < k < len(values) - 1 and values[k] == value:
+        left, mid, right = values[k - 1 : k + 2]
+        curvature = left - 2.0 * mid + right
+        if curvature > 0:
+            step = trial[1] - trial[0]
+            at = float(np.exp(trial[k] + 0.5 * step * (left - right) / curvature))
+            at_value = float(score(np.array([at]))[0])
+            if at_value < value:
+                lam = at
+    return lam
 
 
 def _spectrum(
@@ -256,15 +274,11 @@ def fit_selected_nystrom(
         return path.loo(lams, est.kernel_, Xb, centres, Y, sample_weight=weights)
 
     errors = score(grid)
-    best = int(errors.argmin())
-    lam = float(grid[best])
-    if auto and cv == "gcv":
-        lam = _minimise_log_lam(lambda v: path.gcv(v.reshape(1))[0], lam, grid)
-    elif auto:
-        low, high = grid[max(best - 1, 0)], grid[min(best + 1, len(grid) - 1)]
-        local = np.geomspace(low, high, 9)
-        local_errors = score(local)
-        lam = float(local[local_errors.argmin()]) if local_errors.min() < errors[best] else lam
+    lam = float(grid[errors.argmin()])
+    if auto:  # leave-one-out is a pass over the data per round: one round, no vertex
+        lam = _refine_log_lam(
+            score, grid, errors, *((ZOOM_ROUNDS, True) if cv == "gcv" else (1, False))
+        )
     coef = path.coef(max(lam, float(grid.min())))
     est.lam_ = lam
     est.cv_results_ = _cv_results(grid, errors[None, :])
@@ -299,7 +313,7 @@ def fit_selected(est: Any, Xb: Batch, Y: torch.Tensor, w: np.ndarray | None, X: 
         errors = kfold_path_errors(K, Y, grid, folds, sample_weight=wt)
     lam = float(grid[errors.mean(0).argmin()])
     if auto and closed:
-        lam = _minimise_log_lam(lambda v: spec.criterion(v, cv), lam, grid)
+        lam = _refine_log_lam(lambda lams: spec.path(lams, cv), grid, errors[0])
     fit = spec.fit(lam)
     est.lam_ = lam
     est.cv_results_ = _cv_results(grid, errors)

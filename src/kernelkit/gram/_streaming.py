@@ -37,7 +37,6 @@ from typing import Any
 import numpy as np
 import psutil
 import torch
-from threadpoolctl import threadpool_limits
 
 from kernelkit.gram._centres import take
 from kernelkit.gram._engine import prepare_pair
@@ -52,6 +51,7 @@ from kernelkit.kernels._base import Batch, Kernel
 from kernelkit.solvers._nystrom_normal import symmetric_from_upper
 from kernelkit.utils._config import deprecated_options, options
 from kernelkit.utils._errors import InputError
+from kernelkit.utils._threads import blas_threads
 from kernelkit.utils._validation import check_int
 
 __getattr__ = deprecated_options(
@@ -453,8 +453,8 @@ class NystromOperator(StreamedProducts):
 
         # one BLAS thread per worker thread (spinning BLAS threads stall a loaded machine),
         # or one worker with every BLAS thread from shared_blas_centres centres
-        blas_threads = torch.get_num_threads() if shared_blas else 1
-        with torch.no_grad(), threadpool_limits(blas_threads, user_api="blas"):
+        n_blas = torch.get_num_threads() if shared_blas else 1
+        with torch.no_grad(), blas_threads(n_blas):
             run_parallel(work, list(range(workers)), parallel=workers > 1)
         H, R = acc[0]
         for H_w, R_w in acc[1:]:

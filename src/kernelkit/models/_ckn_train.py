@@ -209,7 +209,7 @@ class ClassifierTraining:
     best_epoch: int = 0
 
 
-def _evaluate(
+def held_out_scores(
     network: nn.Module, head: nn.Linear, X: torch.Tensor, y: torch.Tensor, batch_size: int
 ) -> tuple[float, float]:
     """``(accuracy, mean cross-entropy)`` of ``head(network(X))`` against ``y``."""
@@ -241,7 +241,7 @@ def _run_epochs(
     """
     start = None
     if validation is not None:
-        log.validation.append(_evaluate(network, head, *validation, batch_size))
+        log.validation.append(held_out_scores(network, head, *validation, batch_size))
         start = Step(None, key=key(*log.validation[0]))
     run = train_loop(
         [network, head],
@@ -308,7 +308,7 @@ def train_classifier(
             total += float(loss.detach()) * len(idx)
         if validation is None:
             return Step(total / n)
-        acc, ce = _evaluate(network, head, *validation, batch_size)
+        acc, ce = held_out_scores(network, head, *validation, batch_size)
         log.validation.append((acc, ce))
         return Step(total / n, key=(-acc, ce), values={"accuracy": acc, "cross_entropy": ce})
 
@@ -410,10 +410,9 @@ CVEntry = tuple[tuple[float, float, int, float], tuple[float, int]]
 
 
 def _first_within_one_se(keys: list[tuple[float, ...]], n_samples: int) -> int:
-    """Index of the first of the :func:`lam_cv_scores` ``keys`` (in order of preference)
-    whose error rate ``e = 1 - correct / n`` is within one binomial standard error
-    ``sqrt(e (1 - e) / n)`` of the lowest (:func:`~kernelkit.models._logistic_path.
-    one_standard_error`)."""
+    """Index of the first :func:`lam_cv_scores` key (in order of preference) whose error
+    rate ``e = 1 - correct / n`` is within one binomial standard error ``sqrt(e (1 - e) /
+    n)`` of the lowest (:func:`~kernelkit.models._logistic_path.one_standard_error`)."""
     error = np.array([1.0 + key[0] / n_samples for key in keys])
     return one_standard_error(error, np.sqrt(error * (1.0 - error) / n_samples))
 
@@ -560,7 +559,7 @@ def train_alternating(
         values = {"lr": opt.param_groups[0]["lr"]}
         monitored = objective
         if validation is not None:
-            acc, monitored = _evaluate(network, head, *validation, batch_size)
+            acc, monitored = held_out_scores(network, head, *validation, batch_size)
             log.validation.append((acc, monitored))
             values = {"accuracy": acc, "cross_entropy": monitored, **values}
         plateau.step(monitored)
@@ -588,6 +587,7 @@ __all__ = [
     "cv_folds",
     "fit_image_anchors",
     "fit_linear_head",
+    "held_out_scores",
     "lam_cv_grid",
     "lam_cv_scores",
     "map_in_batches",

@@ -23,10 +23,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
-from threadpoolctl import threadpool_limits
 
 from kernelkit.solvers import symmetric_eigh
 from kernelkit.solvers._dense import tridiagonal_rotation
+from kernelkit.utils._threads import blas_threads
 
 _TRIDIAGONAL_MIN_N = 1000
 """From this order on a CPU the rotation goes through the tridiagonal form
@@ -62,7 +62,7 @@ def spectral_gp(K: torch.Tensor, y: torch.Tensor, constant_mean: bool = False) -
     B = torch.cat([y.reshape(n, -1), ones[:, None]], 1).detach()
     out = None
     if K.device.type == "cpu" and K.dtype == torch.float64 and n >= _TRIDIAGONAL_MIN_N:
-        with threadpool_limits(limits=torch.get_num_threads(), user_api="blas"):
+        with blas_threads(torch.get_num_threads()):
             out = tridiagonal_rotation(K.detach().numpy(), B.numpy())
     if out is None:
         eig = symmetric_eigh(K.detach(), signs=False, name="K")

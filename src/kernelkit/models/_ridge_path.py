@@ -50,7 +50,7 @@ held-out error there and favours too little regularisation.
           {\big(1 - \mathrm{tr}(H)/n\big)^2} = \frac{n\,\|a\|^2}{\mathrm{tr}(B_\mu)^2}.
 
 Several output columns share ``U`` and ``s``; their criteria are averaged, and both are
-differentiable in a tensor ``lam`` (the ``log lam`` refinement of ``lam="auto"``).
+differentiable in a tensor ``lam``.
 """
 
 from __future__ import annotations
@@ -169,11 +169,10 @@ class RidgeSpectrum:
     def path(self, lams: Sequence[float] | np.ndarray, cv: str = "loo") -> np.ndarray:
         """:meth:`criterion` at every ``lam`` of ``lams``, shape ``(len(lams),)``.
 
-        Without groups the whole path is two products with ``G = len(lams)`` columns,
+        The whole path is two products with ``G = len(lams)`` columns,
         ``U @ (proj / (s + mu))`` and ``(U * U) @ (1 / (s + mu))``: two passes over the
-        ``n x n`` factors instead of two per ``lam``."""
-        if self.groups:
-            return np.array([float(self.criterion(float(v), cv)) for v in lams])
+        ``n x n`` factors instead of two per ``lam``; a group's blocks ``(B_mu)_GG`` are
+        formed and solved for every ``lam`` at once."""
         mu = self.n * torch.as_tensor(np.asarray(lams, dtype=float), dtype=self.values.dtype)
         d = 1.0 / (self.values[:, None] + mu.to(self.values.device))  # (n, G)
         proj = self.proj.reshape(self.n, -1, 1)  # (n, p, 1)
@@ -183,10 +182,15 @@ class RidgeSpectrum:
         p = a.shape[1]
         if cv == "gcv":
             values = self.n * (a * a).sum((0, 1)) / (p * b.sum(0) ** 2)
-        else:
-            total_w = self.n if self.root_w is None else float((self.root_w**2).sum())
-            values = ((a / b[:, None, :]) ** 2).sum((0, 1)) / (p * total_w)
-        return values.cpu().numpy()
+            return values.cpu().numpy()
+        q = a / b[:, None, :]
+        for idx in self.groups:  # (g, m): B_GG^{-1} a_G for every lam
+            rows = self.vectors[idx]  # (g, m, n)
+            blocks = torch.stack([(rows * d[:, j]) @ rows.mT for j in range(d.shape[1])])
+            rhs = a[idx].permute(3, 0, 1, 2)  # (G, g, m, p)
+            q[idx] = solve(blocks, rhs, name="B_GG").permute(1, 2, 3, 0)
+        total_w = self.n if self.root_w is None else float((self.root_w**2).sum())
+        return ((q * q).sum((0, 1)) / (p * total_w)).cpu().numpy()
 
     def fit(self, lam: float) -> RidgeFit:
         """Coefficients, fitted values and LOO residuals at ``lam`` (``O(n^2)``)."""

@@ -165,10 +165,11 @@ class Options:
 
     # --- architecture search of the CKN estimators (kernelkit.estimators._ckn_search) ----
     ckn_search_seconds: float = _option(60.0)
-    """Wall-time budget of the architecture search of ``SequenceCKNClassifier``'s ``"auto"``
-    parameters: a candidate after the first starts only while the seconds spent plus the
-    first candidate's stay within it (a choice: one fit of a 100-sequence promoter fold
-    under a minute on the 2-core machine, ``docs/ckn.md``)."""
+    """Wall-time budget of the architecture search of the ``"auto"`` parameters of
+    ``SequenceCKNClassifier`` and ``CKNClassifier`` (``max_iter="auto"`` included): a
+    candidate after the first starts only while the seconds spent plus the first
+    candidate's stay within it (a choice: one fit of a 100-sequence promoter fold under a
+    minute on the 2-core machine, ``docs/ckn.md``)."""
 
     # --- lam="auto" of the kernel autoencoder (kernelkit.estimators._autoencoder_lam) -------
     autoencoder_grid_rows: int = _option(500, _AT_LEAST_ONE)
