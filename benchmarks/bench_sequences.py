@@ -23,7 +23,10 @@ The baseline of every row's time ratio is the 3-spectrum SVM on the same set
 
 Usage: ``python benchmarks/bench_sequences.py [--data DIR] [--sets promoter amp ccoil]
 [--ckn all|default]``.
-Results: ``benchmarks/results/sequences_<set>.json``; the table in ``docs/ckn.md``.
+Results: ``benchmarks/results/sequences_<set>.json`` (each row with its correct predictions
+per fold; the CKN rows with each fold's fit seconds and search record: ``lam``, the
+cross-validated accuracy of every candidate scored, the skipped ones); the table in
+``docs/ckn.md``.
 """
 
 from __future__ import annotations
@@ -146,6 +149,7 @@ def run_set(name: str, data: Path, folds: int, ckn_rows: str = "all") -> list[di
     ) -> None:
         acc = [float(np.mean((s > 0) == y[t])) for s, t in scores]
         auc = [float(roc_auc_score(y[t], s)) for s, t in scores]
+        extra["fold_correct"] = [int(np.sum((s > 0) == y[t])) for s, t in scores]
         rows.append({
             "case": f"{name}: {case}", "accuracy": round(float(np.mean(acc)), 3),
             "accuracy_std": round(float(np.std(acc)), 3), "auc": round(float(np.mean(auc)), 3),
@@ -170,7 +174,7 @@ def run_set(name: str, data: Path, folds: int, ckn_rows: str = "all") -> list[di
 
     for case, make in ckn_models(alphabet, ckn_rows).items():
         start = time.perf_counter()
-        scores, fits, chosen = [], [], []
+        scores, fits, chosen, searches = [], [], [], []
         for tr, te in splits:
             clf = make().set_params(alphabet=alphabet)
             fit_start = time.perf_counter()
@@ -178,10 +182,17 @@ def run_set(name: str, data: Path, folds: int, ckn_rows: str = "all") -> list[di
             fits.append(time.perf_counter() - fit_start)
             arch = clf.architecture_
             chosen.append(" ".join(str(arch.get(p, "")) for p in ("encoding", "pooling", "n_bins")))
+            searches.append({
+                "lam": arch.get("lam"), "cv_accuracy": arch.get("cv_accuracy"),
+                "candidates": [{**c, "cv_accuracy": round(c["cv_accuracy"], 4)}
+                               for c in arch.get("candidates", [])],
+                "skipped": arch.get("skipped", []), "seconds": round(arch.get("seconds", 0.0), 1),
+            })  # fmt: skip
             scores.append((np.asarray(clf.decision_function([seqs[i] for i in te])), te))
         record(case, scores, time.perf_counter() - start,
                fit_s_max=round(max(fits), 1), fit_s_mean=round(float(np.mean(fits)), 1),
-               chosen={c: chosen.count(c) for c in sorted(set(chosen))})  # fmt: skip
+               chosen={c: chosen.count(c) for c in sorted(set(chosen))},
+               fold_fits=[round(f, 1) for f in fits], searches=searches)  # fmt: skip
     baseline = next(r["kernelkit_s"] for r in rows if r["case"].endswith("Spectrum(3) SVM"))
     for row in rows:
         row["baseline"] = "Spectrum(3) SVM"

@@ -105,7 +105,7 @@ def test_blosum62_is_a_candidate_for_protein_strings_only():
     y = np.array([s.count("K") + s.count("R") > 2 for s in X], dtype=int)
     params = {**SMALL, "k": 3, "alphabet": "protein", "pooling": "mean"}
     clf = SequenceCKNClassifier(**params).fit(X, y)
-    assert [c["encoding"] for c in clf.architecture_["candidates"]] == ["one_hot", "blosum62"]
+    assert [c["encoding"] for c in clf.architecture_["candidates"]] == ["blosum62", "one_hot"]
     assert clf.architecture_["encoding"] in ("one_hot", "blosum62")
     dna = SequenceCKNClassifier(**SMALL, pooling="mean").fit(*_fixed_position(30, 0))
     assert "candidates" not in dna.architecture_ and dna.architecture_["encoding"] == "one_hot"

@@ -259,6 +259,7 @@ class CKNClassifierMixin:
                     generator=generator,
                     column_sets=columns,
                     grid=self._lam_grid(),
+                    parsimony=self._parsimony,
                 )
                 if columns[chosen] is not None:
                     self._keep_candidate(chosen)
@@ -311,6 +312,11 @@ class CKNClassifierMixin:
     _searched: tuple[str, ...] = ()
     """Parameters whose value ``"auto"`` is chosen by :func:`search_architecture`, in the
     order of the search; an estimator with a non-empty tuple records ``architecture_``."""
+
+    _parsimony: bool = False
+    """Choose the pyramid's depth and the searched candidates by the one-standard-error rule
+    (:func:`kernelkit.models._ckn_train.parsimonious_choice`) instead of the best
+    cross-validated accuracy."""
 
     def _architecture_values(self, name: str) -> tuple[Any, ...]:
         """Candidate values of the searched parameter ``name`` (the first one is the start);

@@ -16,6 +16,12 @@ the pyramid's depth chosen with the architecture), on the training part only:
    2016, section 4: supervised training starts from the unsupervised model; whether it
    gains is a question for held-out data).
 
+An estimator with ``_parsimony`` (the sequence classifier) uses the one-standard-error rule
+in steps 1-2 instead (:func:`~kernelkit.models._ckn_train.beats_by_one_se`): a candidate
+replaces the best one only when its error rate is lower by more than one standard error of
+the difference, and the pyramid's depth is the fewest levels within one standard error of
+the best (:func:`~kernelkit.models._ckn_train.parsimonious_choice`).
+
 Every candidate is scored on the same folds (drawn once from the estimator's generator) and
 fitted with the same seed.  Time budget (``ckn_search_seconds`` of
 :func:`kernelkit.get_config`): the first candidate is always scored; another one starts only
@@ -36,9 +42,11 @@ from typing import Any
 import torch
 
 from kernelkit.models._ckn_train import (
+    beats_by_one_se,
     cv_folds,
     held_out_scores,
     lam_cv_scores,
+    parsimonious_choice,
     stratified_folds,
     validation_split,
 )
@@ -67,9 +75,10 @@ def _score(
     features = estimator._features(Xt[train])
     columns = estimator._candidate_columns()
     grid = estimator._lam_grid() if estimator.lam == "auto" else (float(estimator.lam),)
-    key, choice = min(
-        lam_cv_scores(features, y, len(estimator.classes_), fold, column_sets=columns, grid=grid)
+    scores = lam_cv_scores(
+        features, y, len(estimator.classes_), fold, column_sets=columns, grid=grid
     )
+    key, choice = parsimonious_choice(scores, len(y)) if estimator._parsimony else min(scores)
     return _Scored(key, choice, estimator.network_, Xt, generator, features, columns)
 
 
@@ -150,7 +159,11 @@ def search_architecture(
             estimator.architecture_ = candidate
             scored = _score(estimator, X, y, train, fold)
             tried.append({**candidate, "cv_accuracy": -scored.key[0] / len(y)})
-            if scored.key[:2] < best.key[:2]:
+            if (
+                beats_by_one_se(scored.key, best.key, len(y))
+                if estimator._parsimony
+                else scored.key[:2] < best.key[:2]
+            ):
                 best, chosen = scored, candidate
     estimator.network_ = best.network
     lam, index = best.choice

@@ -95,6 +95,19 @@ def blosum_rows(alphabet: str, dtype: torch.dtype) -> torch.Tensor:
     return odds / odds.sum(1, keepdim=True)
 
 
+def blosum_input(X: Any, alphabet: str | None) -> bool:
+    """Whether ``X`` are protein strings BLOSUM62 covers: strings over ``alphabet`` with a
+    letter outside ``ACGTUN``, every letter in BLOSUM62 (strings that do not parse: no)."""
+    if not is_string_input(X):
+        return False
+    try:
+        letters = StringBatch.from_sequences(X, alphabet).alphabet
+        blosum62(letters)
+    except InputError:
+        return False
+    return bool(set(letters) - set("ACGTUN"))
+
+
 class _SequenceCKN(_CKNBase):
     """Sequence input and the gapped k-mer layer of the sequence CKN estimators."""
 
@@ -297,9 +310,9 @@ _POOLING_AUTO = """
         ``"auto"``: ``"mean"`` or ``"max"``, chosen on the training data (Notes)."""
 
 _ENCODING_AUTO = """
-        ``"auto"``: ``"one_hot"``, or ``"blosum62"`` where it cross-validates better on
-        protein strings (string input with a letter outside ``ACGTUN``, every letter in
-        BLOSUM62; Notes); numeric input and DNA / RNA strings are taken as they are."""
+        ``"auto"``: on protein strings (a letter outside ``ACGTUN``, every letter in
+        BLOSUM62) ``"blosum62"``, or ``"one_hot"`` where it cross-validates better beyond one
+        standard error (Notes); numeric input and DNA / RNA strings are one-hot."""
 
 
 class SequenceCKNFeatures(CKNTransformerMixin, _SequenceCKN):
@@ -401,9 +414,12 @@ class SequenceCKNClassifier(ClassifierMixin, CKNClassifierMixin, _SequenceCKN):
         (:func:`~kernelkit.models._ckn_train.lam_cv_grid`), together with how many levels of
         the ``n_bins`` pyramid to keep (``(1,)`` or ``(1, 4)`` for the default), by 5-fold
         stratified cross-validated accuracy of the classifier on the k-means features of
-        the training part (:func:`~kernelkit.models._ckn_train.cross_validate_lam`); the
-        network keeps the chosen levels.  The same cross-validation scores the
-        architectures of the parameters set to ``"auto"`` (Notes).
+        the training part (:func:`~kernelkit.models._ckn_train.cross_validate_lam`): the
+        fewest levels whose accuracy is within one standard error of the best (the
+        one-standard-error rule, :func:`~kernelkit.models._ckn_train.parsimonious_choice`),
+        then the ``lam`` of best accuracy at that depth; the network keeps the chosen
+        levels.  The same cross-validation scores the architectures of the parameters set
+        to ``"auto"`` (Notes).
     max_iter : int or "auto", default 0
         Training epochs.  The default 0 is the unsupervised model (k-means anchors,
         logistic regression on their features), fitted on all of ``X`` (no held-out part):
@@ -438,12 +454,16 @@ class SequenceCKNClassifier(ClassifierMixin, CKNClassifierMixin, _SequenceCKN):
               + \lambda \|W\|_F^2.
 
     Architecture search (:mod:`kernelkit.estimators._ckn_search`): the parameters set to
-    ``"auto"`` are chosen on the training part only, in the order ``encoding`` (``"one_hot"``,
-    then ``"blosum62"`` on protein strings), ``pooling`` (``"mean"``, then ``"max"``), each
+    ``"auto"`` are chosen on the training part only, in the order ``encoding`` (on protein
+    strings ``"blosum62"``, then ``"one_hot"``: the BLOSUM62 input of Chen, Jacob & Mairal
+    2019b, section 5, better than one-hot there), ``pooling`` (``"mean"``, then ``"max"``), each
     candidate with the other parameters at their best values so far, by the stratified
     cross-validated accuracy of the logistic regression on its k-means features (``lam`` and
-    the pyramid's depth chosen with it, as ``lam="auto"``; the held-out cross-entropy breaks
-    ties, then the earlier candidate wins).  Time budget: the option
+    the pyramid's depth chosen with it, as ``lam="auto"``).  A candidate replaces the best
+    one so far only when its error rate is lower by more than one standard error of the
+    difference of the two error rates (:func:`~kernelkit.models._ckn_train.beats_by_one_se`;
+    the earlier candidate, the plain CKN-seq, is preferred against the noise of small
+    folds).  Time budget: the option
     ``ckn_search_seconds`` (:func:`kernelkit.get_config`, default 60): the first candidate is
     always scored, another one starts only while the seconds spent plus the first
     candidate's seconds stay within the budget (so a slow machine may score fewer
@@ -463,6 +483,8 @@ class SequenceCKNClassifier(ClassifierMixin, CKNClassifierMixin, _SequenceCKN):
         **SUPERVISED_CONSTRAINTS,
     }
     _searched = ("encoding", "pooling")
+    _parsimony = True
+    _blosum = False  # protein strings (blosum_input), set by fit
 
     def __init__(
         self,
@@ -496,6 +518,7 @@ class SequenceCKNClassifier(ClassifierMixin, CKNClassifierMixin, _SequenceCKN):
 
     def fit(self, X: Any, y: Any) -> SequenceCKNClassifier:
         """Initialise the anchors by spherical k-means, then train everything end to end."""
+        self._blosum = self.encoding == "auto" and blosum_input(X, self.alphabet)
         return self._fit_classifier(X, y)
 
     def _candidate_columns(self) -> tuple[torch.Tensor | None, ...]:
@@ -507,18 +530,11 @@ class SequenceCKNClassifier(ClassifierMixin, CKNClassifierMixin, _SequenceCKN):
         keep_levels(self.network_, index + 1)
 
     def _architecture_values(self, name: str) -> tuple[Any, ...]:
-        """``pooling``: mean, max; ``encoding``: one-hot, and BLOSUM62 rows for protein
-        strings (a letter outside ``ACGTUN``, every letter in BLOSUM62)."""
+        """``pooling``: mean, max; ``encoding``: BLOSUM62 rows first, then one-hot, for
+        protein strings (:func:`blosum_input`), else one-hot."""
         if name == "pooling":
             return ("mean", "max")
-        alphabet = getattr(self, "alphabet_", None)
-        if getattr(self, "input_kind_", None) != "strings" or not set(alphabet) - set("ACGTUN"):
-            return ("one_hot",)
-        try:
-            blosum62(alphabet)
-        except InputError:
-            return ("one_hot",)
-        return ("one_hot", "blosum62")
+        return ("blosum62", "one_hot") if self._blosum else ("one_hot",)
 
     def _architecture_extras(self) -> dict[str, Any]:
         return {"n_bins": kmer_layers(self.network_)[0].levels}

@@ -32,11 +32,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from kernelkit.models._ckn import CKN, extract_patches
+from kernelkit.models._logistic_path import one_standard_error
 from kernelkit.models._ridge_path import lam_grid
 from kernelkit.models._spherical_kmeans import spherical_kmeans
 from kernelkit.solvers import lbfgs
@@ -404,6 +406,43 @@ def lam_cv_scores(
     return scores
 
 
+CVEntry = tuple[tuple[float, float, int, float], tuple[float, int]]
+
+
+def _first_within_one_se(keys: list[tuple[float, ...]], n_samples: int) -> int:
+    """Index of the first :func:`lam_cv_scores` key (in order of preference) whose error
+    rate ``e = 1 - correct / n`` is within one binomial standard error ``sqrt(e (1 - e) /
+    n)`` of the lowest (:func:`~kernelkit.models._logistic_path.one_standard_error`)."""
+    error = np.array([1.0 + key[0] / n_samples for key in keys])
+    return one_standard_error(error, np.sqrt(error * (1.0 - error) / n_samples))
+
+
+def parsimonious_choice(scores: list[CVEntry], n_samples: int) -> CVEntry:
+    r"""The one-standard-error rule over :func:`lam_cv_scores` entries of ``n_samples``
+    held-out predictions: the first column set (the most parsimonious, e.g. the fewest
+    pyramid levels) whose best cross-validated accuracy is within one binomial standard
+    error of the best over all sets, then that set's smallest key.
+
+    Hastie, Tibshirani & Friedman, *The Elements of Statistical Learning*, 2nd ed., section
+    7.10: the simplest model within one standard error of the lowest estimated error.
+    """
+    best: dict[int, CVEntry] = {}
+    for entry in scores:
+        s = entry[1][1]
+        best[s] = min(best[s], entry) if s in best else entry
+    sets = sorted(best)
+    return best[sets[_first_within_one_se([best[s][0] for s in sets], n_samples)]]
+
+
+def beats_by_one_se(new: tuple[float, ...], old: tuple[float, ...], n_samples: int) -> bool:
+    """Whether the :func:`lam_cv_scores` key ``new`` replaces the earlier (preferred) ``old``:
+    its error rate is lower by more than one standard error of the difference of two
+    binomial proportions, ``sqrt((e_1 (1 - e_1) + e_2 (1 - e_2)) / n)`` (two estimates, each
+    with the noise of its own fold draw and fits; :func:`parsimonious_choice`)."""
+    e_new, e_old = (1.0 + key[0] / n_samples for key in (new, old))
+    return e_old - e_new > math.sqrt((e_new * (1 - e_new) + e_old * (1 - e_old)) / n_samples)
+
+
 def cross_validate_lam(
     features: torch.Tensor,
     y: torch.Tensor,
@@ -414,6 +453,7 @@ def cross_validate_lam(
     n_folds: int | None = None,
     grid: tuple[float, ...] | None = None,
     max_iter: int = 50,
+    parsimony: bool = False,
 ) -> tuple[float, int]:
     r"""The ``lam`` of ``grid`` (default :func:`lam_cv_grid`) and the column set of best
     ``n_folds``-fold cross-validated accuracy of the multinomial logistic regression
@@ -423,7 +463,8 @@ def cross_validate_lam(
     the levels of a pyramid of position bins kept.  Folds are stratified
     (:func:`stratified_folds`), ``n_folds`` of them (default :func:`cv_folds`); ties in mean
     accuracy go to the lower mean held-out cross-entropy, then to the earlier column set and
-    the smaller ``lam``.  This is the internal cross-validation of the classifier's
+    the smaller ``lam``; with ``parsimony`` the column set is the one-standard-error rule's
+    (:func:`parsimonious_choice`).  This is the internal cross-validation of the classifier's
     regularisation that the string kernels' table gets from its inner grid search over ``C``
     (``docs/strings.md``; ``C = 1 / (2 n lam)``), on the CKN features.
 
@@ -438,7 +479,7 @@ def cross_validate_lam(
     scores = lam_cv_scores(
         features, y, n_classes, fold, column_sets=column_sets, grid=grid, max_iter=max_iter
     )
-    return min(scores)[1]
+    return (parsimonious_choice(scores, len(y)) if parsimony else min(scores))[1]
 
 
 def project_anchors_(network: nn.Module) -> None:
