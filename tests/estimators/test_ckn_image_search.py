@@ -10,27 +10,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from test_ckn_estimators import _bars
 
 from kernelkit import CKNClassifier, SequenceCKNClassifier, config_context
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 SMALL = {"n_filters": (4, 6), "patch_sizes": (3, 2), "n_patches": 300, "random_state": 0}
-
-
-def _bars(n, seed):
-    """8 x 8 images with one vertical (class 0) or horizontal (class 1) bar, plus noise:
-    the unsupervised features separate them exactly."""
-    rng = np.random.default_rng(seed)
-    X = 0.05 * rng.standard_normal((n, 8, 8))
-    y = np.arange(n) % 2
-    for i in range(n):
-        j = rng.integers(1, 7)
-        if y[i]:
-            X[i, j, :] += 1.0
-        else:
-            X[i, :, j] += 1.0
-    return X, y
 
 
 def test_the_pooling_candidates_are_scored_and_the_best_one_is_the_fixed_model():
