@@ -56,7 +56,7 @@ differentiable in a tensor ``lam``.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -148,13 +148,21 @@ class RidgeSpectrum:
         return self.vectors @ scaled, self.leverage_basis @ d, d
 
     def _scaled_loo(self, a: torch.Tensor, b: torch.Tensor, d: torch.Tensor) -> torch.Tensor:
-        """``W^{1/2} r``, each group left out together (module docstring)."""
+        """``W^{1/2} r`` at one ``lam`` (``a`` shaped like ``y``; :meth:`_path_loo`)."""
+        q = self._path_loo(a.reshape(self.n, -1, 1), b[:, None], d[:, None])
+        return q.reshape(a.shape)
 
-        def block(idx: torch.Tensor) -> torch.Tensor:
-            rows = self.vectors[idx]
-            return (rows * d) @ rows.mT
-
-        return _leave_groups_out(a, b, self.groups, block)
+    def _path_loo(self, a: torch.Tensor, b: torch.Tensor, d: torch.Tensor) -> torch.Tensor:
+        """``W^{1/2} r`` for ``G`` values of ``lam`` at once (``a``: ``(n, p, G)``; ``b``,
+        ``d``: ``(n, G)``): ``a_i / B_ii``, and ``B_GG^{-1} a_G`` on each group, its blocks
+        formed and solved for every ``lam`` together (module docstring; differentiable)."""
+        q = a / b[:, None, :]
+        for idx in self.groups:  # (g, m) index array
+            rows = self.vectors[idx]  # (g, m, n)
+            blocks = torch.stack([(rows * d[:, j]) @ rows.mT for j in range(d.shape[1])])
+            sol = solve(blocks, a[idx].permute(3, 0, 1, 2), name="B_GG")  # (G, g, m, p)
+            q = q.index_put((idx.reshape(-1),), sol.permute(1, 2, 3, 0).reshape(-1, *q.shape[1:]))
+        return q
 
     def criterion(self, lam: float | torch.Tensor, cv: str = "loo") -> torch.Tensor:
         """LOO or GCV mean squared error at ``lam`` (differentiable in a tensor ``lam``)."""
@@ -183,12 +191,7 @@ class RidgeSpectrum:
         if cv == "gcv":
             values = self.n * (a * a).sum((0, 1)) / (p * b.sum(0) ** 2)
             return values.cpu().numpy()
-        q = a / b[:, None, :]
-        for idx in self.groups:  # (g, m): B_GG^{-1} a_G for every lam
-            rows = self.vectors[idx]  # (g, m, n)
-            blocks = torch.stack([(rows * d[:, j]) @ rows.mT for j in range(d.shape[1])])
-            rhs = a[idx].permute(3, 0, 1, 2)  # (G, g, m, p)
-            q[idx] = solve(blocks, rhs, name="B_GG").permute(1, 2, 3, 0)
+        q = self._path_loo(a, b, d)
         total_w = self.n if self.root_w is None else float((self.root_w**2).sum())
         return ((q * q).sum((0, 1)) / (p * total_w)).cpu().numpy()
 
@@ -228,21 +231,6 @@ def _columns_product(M: torch.Tensor, P: torch.Tensor) -> torch.Tensor:
     ``(P^T M^T)^T``: the BLAS call then reads ``M`` as a transposed column-major operand, the
     layout MKL's GEMM streams fastest with few columns (``docs/model_selection.md``)."""
     return (P.mT.contiguous() @ M.mT).mT
-
-
-def _leave_groups_out(
-    a: torch.Tensor,
-    b: torch.Tensor,
-    groups: Sequence[torch.Tensor],
-    block: Callable[[torch.Tensor], torch.Tensor],
-) -> torch.Tensor:
-    """``W^{1/2} r``: ``a_i / B_ii``, and ``B_GG^{-1} a_G`` on each group (``block(idx)``:
-    the ``(g, m, m)`` blocks ``B_GG`` of the ``(g, m)`` index array ``idx``)."""
-    q = a / (b if a.ndim == 1 else b[:, None])
-    for idx in groups:
-        sol = solve(block(idx), a[idx], name="B_GG")
-        q = q.index_put((idx.reshape(-1),), sol.reshape(-1, *q.shape[1:]))
-    return q
 
 
 def duplicate_groups(K: torch.Tensor, rtol: float | None = None) -> np.ndarray:
