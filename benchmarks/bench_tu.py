@@ -182,7 +182,9 @@ def run_gckn(graphs: list[Any], y: np.ndarray, n_folds: int = 10, **params: Any)
         lams.append(float(clf.lam_))
         scalings.append([clf.network_.normalize, clf.network_.standardize])
         first = clf.network_.layers[0]
-        kernels.append([first.maps[0].sigma, [layer.max_length for layer in clf.network_.layers]])
+        top = None if clf.network_.top is None else clf.network_.top.maps[0].sigma
+        lengths = [layer.max_length for layer in clf.network_.layers]
+        kernels.append([first.maps[0].sigma, lengths, top])
     return {
         "params": {k: str(v) for k, v in params.items()},
         "accuracy_mean": float(np.mean(accs)),
@@ -191,7 +193,7 @@ def run_gckn(graphs: list[Any], y: np.ndarray, n_folds: int = 10, **params: Any)
         "layers_kept": layers,
         "lam": lams,
         "normalize_standardize": scalings,
-        "sigma_max_length": kernels,
+        "sigma_max_length_top_sigma": kernels,
         "seconds": time.perf_counter() - start,
     }
 

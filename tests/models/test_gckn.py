@@ -314,3 +314,30 @@ def test_standardized_features_and_layer_truncation():
 
     keep_layers(est.network_, 1)
     np.testing.assert_allclose(est.transform(graphs), Phi[:, :18], rtol=1e-12, atol=1e-12)
+
+
+def test_graph_level_layer_with_the_training_graphs_as_anchors_is_the_gaussian_kernel():
+    """The graph-level layer (``top_sigma``): with the pooled representations ``Phi`` of the
+    training graphs as anchors and no shift, ``<Psi(G), Psi(G_j)>`` is the dot-product kernel
+    ``||Phi|| ||Phi_j|| exp((cos - 1) / sigma^2)`` written out in NumPy, for training and new
+    graphs."""
+    rng = np.random.default_rng(4)
+    graphs = [nx.gnp_random_graph(int(rng.integers(5, 9)), 0.4, seed=s) for s in range(14)]
+    for g in graphs:
+        for v in g:
+            g.nodes[v]["label"] = int(rng.integers(3))
+    y = [i % 2 for i in range(14)]
+    sigma = 0.8
+    clf = GraphCKNClassifier(
+        8, 2, top_sigma=sigma, top_filters=10, shift=0.0, lam=1e-3, random_state=0
+    ).fit(graphs[:10], y[:10])
+    net = clf.network_
+    assert net.top.n_filters == 10 and net.n_features == 10
+    pooled = net.pooled(clf._inputs(graphs, reset=False)).detach()
+    net.top.maps[0].set_anchors(pooled[:10])
+    Psi = net(clf._inputs(graphs, reset=False)).detach().numpy()
+    P = pooled.numpy()
+    norms = np.linalg.norm(P, axis=1)
+    cos = np.clip(P @ P[:10].T / np.outer(norms, norms[:10]), -1.0, 1.0)
+    expected = np.outer(norms, norms[:10]) * np.exp((cos - 1.0) / sigma**2)
+    np.testing.assert_allclose(Psi @ Psi[:10].T, expected, rtol=1e-7, atol=1e-9)

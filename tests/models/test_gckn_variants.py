@@ -52,7 +52,7 @@ def test_each_candidate_equals_the_model_fitted_with_it_fixed(index, monkeypatch
 
     monkeypatch.setattr(ckn_base, "cross_validate_lam", choose)
     auto = {"normalize": "auto", "standardize": "auto"}
-    clf = GraphCKNClassifier((6, 4), (2, 0), sigma=1.5, random_state=0, **auto)
+    clf = GraphCKNClassifier((6, 4), (2, 0), sigma=1.5, top_sigma=None, random_state=0, **auto)
     clf.fit(graphs, y)
     norm, std, layers = CANDIDATES[index]
     assert seen["widths"] == [18, 22] * 4
@@ -65,6 +65,7 @@ def test_each_candidate_equals_the_model_fitted_with_it_fixed(index, monkeypatch
         normalize=norm,
         standardize=std,
         sigma=1.5,
+        top_sigma=None,
         lam=1e-3,
         random_state=0,
     ).fit(graphs, y)
@@ -116,7 +117,7 @@ def test_each_sigma_and_length_candidate_equals_the_model_fitted_with_it_fixed(i
         return 1e-3, index
 
     monkeypatch.setattr(ckn_base, "cross_validate_lam", choose)
-    grid = {"sigma": (1.0, 0.5), "max_length": ((2, 0), (1, 0))}
+    grid = {"sigma": (1.0, 0.5), "max_length": ((2, 0), (1, 0)), "top_sigma": None}
     clf = GraphCKNClassifier((6, 4), random_state=0, **grid).fit(graphs, y)
     sigma, lengths, layers = GRID[index]
     # widths: 1 layer (k + 1) 6, 2 layers + 4 (the second layer's paths of 0 edges)
@@ -126,7 +127,43 @@ def test_each_sigma_and_length_candidate_equals_the_model_fitted_with_it_fixed(i
     assert clf.network_.layers[0].max_length == lengths[0]
     assert not hasattr(clf, "_networks")
     fixed = GraphCKNClassifier(
-        (6, 4)[:layers], lengths[:layers], sigma=sigma, lam=1e-3, random_state=0
+        (6, 4)[:layers], lengths[:layers], sigma=sigma, top_sigma=None, lam=1e-3, random_state=0
+    ).fit(graphs, y)
+    np.testing.assert_allclose(
+        clf.decision_function(graphs), fixed.decision_function(graphs), rtol=1e-8, atol=1e-10
+    )
+
+
+# candidate k with a graph-level layer grid: network k // 2 of (sigma 1.0, 0.5) x (top_sigma
+# None, 0.5); without a graph-level layer 1 or 2 layers, with one both layers (one candidate)
+TOP_GRID = [c for s in (1.0, 0.5) for c in ((s, None, 1), (s, None, 2), (s, 0.5, 2))]
+
+
+@pytest.mark.parametrize("index", range(6))
+def test_each_top_sigma_candidate_equals_the_model_fitted_with_it_fixed(index, monkeypatch):
+    graphs, y = _rings_and_chains()
+    seen = {}
+
+    def choose(features, codes, n_classes, *, generator, column_sets, **kw):
+        seen["widths"] = [int(c.sum()) for c in column_sets]
+        return 1e-3, index
+
+    monkeypatch.setattr(ckn_base, "cross_validate_lam", choose)
+    grid = {"sigma": (1.0, 0.5), "top_sigma": (None, 0.5), "top_filters": 10}
+    clf = GraphCKNClassifier((6, 4), (2, 0), random_state=0, **grid).fit(graphs, y)
+    sigma, top_sigma, layers = TOP_GRID[index]
+    # the graph-level layer: min(top_filters, n_graphs) = 10 features
+    assert seen["widths"] == [18, 22, 10] * 2
+    assert (clf.network_.top is None) == (top_sigma is None)
+    assert len(clf.network_.layers) == layers
+    fixed = GraphCKNClassifier(
+        (6, 4)[:layers],
+        (2, 0)[:layers],
+        sigma=sigma,
+        top_sigma=top_sigma,
+        top_filters=10,
+        lam=1e-3,
+        random_state=0,
     ).fit(graphs, y)
     np.testing.assert_allclose(
         clf.decision_function(graphs), fixed.decision_function(graphs), rtol=1e-8, atol=1e-10
@@ -145,7 +182,13 @@ def test_gckn_lam_grid_is_a_wider_window_of_the_one_lattice():
 
 @pytest.mark.parametrize(
     "params",
-    [{"sigma": (1.0, -1.0)}, {"sigma": ()}, {"max_length": ((2, 0), (2, -1))}],
+    [
+        {"sigma": (1.0, -1.0)},
+        {"sigma": ()},
+        {"max_length": ((2, 0), (2, -1))},
+        {"top_sigma": (None, 0.0)},
+        {"top_sigma": ()},
+    ],
 )
 def test_bad_candidates_are_refused_by_name(params):
     graphs, y = _rings_and_chains(8)

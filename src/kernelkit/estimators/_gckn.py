@@ -55,12 +55,15 @@ from kernelkit.estimators._gckn_inputs import (
     is_graph_input,
     length_candidates,
     sigma_candidates,
+    top_sigma_candidates,
 )
+from kernelkit.models._ckn_train import map_in_batches
 from kernelkit.models._gckn import (
     GraphCKN,
     GraphPaths,
     fit_path_anchors,
     fit_standardization,
+    fit_top_anchors,
     gckn_lam_grid,
     keep_layers,
     layer_prefixes,
@@ -200,7 +203,9 @@ class _GraphCKN(_CKNBase):
     def _make_network(self, X: GraphPaths) -> GraphCKN:
         return self._network(X, self.sigma, self.max_length)
 
-    def _network(self, X: GraphPaths, sigma: float, max_length: Any) -> GraphCKN:
+    def _network(
+        self, X: GraphPaths, sigma: float, max_length: Any, top_sigma: float | None = None
+    ) -> GraphCKN:
         lengths = check_lengths(max_length)
         return GraphCKN(
             int(X.x.shape[1]),
@@ -212,6 +217,8 @@ class _GraphCKN(_CKNBase):
             aggregation=self.aggregation,
             pooling=self.pooling,
             normalize=self.normalize is not False,
+            top_filters=0 if top_sigma is None else min(self.top_filters, len(X)),
+            top_sigma=1.0 if top_sigma is None else top_sigma,
             dtype=X.dtype,
         )
 
@@ -310,9 +317,10 @@ class GraphCKNClassifier(ClassifierMixin, CKNClassifierMixin, _GraphCKN):
         r"""GCKN graph classifier: GCKN features and a multinomial logistic regression.
 
     Spherical k-means anchors (as :class:`GraphCKNFeatures`) and the logistic regression on
-    their features (``lam`` and the number of layers kept chosen by internal cross-validation
-    by default); with ``max_iter > 0`` the anchors and the classifier are then trained end to
-    end (supervised GCKN, course part 3, section 9) by the CKN training loop of
+    their features, or on a graph-level Gaussian kernel layer over them (``top_sigma``;
+    ``lam``, the layer and the number of path layers kept chosen by internal
+    cross-validation by default); with ``max_iter > 0`` the anchors and the classifier are
+    then trained end to end (supervised GCKN, course part 3, section 9) by the CKN training loop of
     :class:`~kernelkit.estimators.SequenceCKNClassifier`.
 
     Parameters
@@ -323,8 +331,21 @@ class GraphCKNClassifier(ClassifierMixin, CKNClassifierMixin, _GraphCKN):
         Ridge penalty of the classifier; ``"auto"``: chosen among the decades ``1e-9 .. 1``
         (:func:`~kernelkit.models._gckn.gckn_lam_grid`, wider than the other CKNs' window)
         together with the number of layers kept (``1 .. len(n_filters)``) and the ``sigma``
-        / ``max_length`` candidates by 5-fold stratified cross-validated accuracy on the
-        training features (:func:`~kernelkit.models._ckn_train.cross_validate_lam`).
+        / ``max_length`` / ``top_sigma`` candidates by 5-fold stratified cross-validated
+        accuracy on the training features (:func:`~kernelkit.models._ckn_train.cross_validate_lam`).
+    top_sigma : float, None or sequence of them, default (None, 1.0, 0.5, 0.25)
+        ``sigma`` of a graph-level kernel layer on the pooled representation ``Phi(G)``:
+        the Nyström map of ``||Phi|| ||Phi'|| exp((cos(Phi, Phi') - 1) / top_sigma^2)`` (a
+        Gaussian kernel on the normalised GCKN embeddings, the kernel on kernel mean
+        embeddings of Christmann & Steinwart, NeurIPS 2010, and Muandet et al., NeurIPS
+        2012), so that the classifier is a kernel machine on graph embeddings instead of a
+        linear model; ``None``: no such layer.  A sequence: candidates chosen with ``lam``
+        by the internal cross-validation (the networks of one ``sigma`` and ``max_length``
+        share their path layers); with the layer every path layer is kept.
+    top_filters : int, default 512
+        Anchors of that layer: spherical k-means centroids of the training graphs'
+        representations, every training graph when there are at most ``top_filters`` (the
+        exact kernel on them).
     max_iter : int or "auto", default 0
         Training epochs of the anchors (0: the unsupervised GCKN)."""
         + SUPERVISED_PARAMS_DOC
@@ -354,6 +375,8 @@ class GraphCKNClassifier(ClassifierMixin, CKNClassifierMixin, _GraphCKN):
         "normalize": ["boolean", StrOptions({"auto"})],
         "standardize": ["boolean", StrOptions({"auto"})],
         "sigma": [Interval(Real, 0, None, closed="neither"), tuple, list],
+        "top_sigma": [None, Interval(Real, 0, None, closed="neither"), tuple, list],
+        "top_filters": [Interval(Integral, 1, None, closed="left")],
     }
 
     def __init__(
@@ -369,6 +392,8 @@ class GraphCKNClassifier(ClassifierMixin, CKNClassifierMixin, _GraphCKN):
         node_attribute: str | None = "attributes",
         kappa: str = "exp",
         sigma: float | tuple[float, ...] = (1.5, 1.0, 0.5),
+        top_sigma: float | tuple[float | None, ...] | None = (None, 1.0, 0.5, 0.25),
+        top_filters: int = 512,
         shift: float = 0.01,
         n_paths: int = 10000,
         kmeans_iter: int = 10,
@@ -435,10 +460,15 @@ class GraphCKNClassifier(ClassifierMixin, CKNClassifierMixin, _GraphCKN):
         return nodes, draw_explanation(graph, nodes, title, label)
 
     # ------------------------------- sigma, max_length, normalize, standardize candidates
-    def _configs(self) -> tuple[tuple[float, Any], ...]:
-        """The (sigma, max_length) networks: the product of the candidates, sigma outer."""
+    def _configs(self) -> tuple[tuple[float, Any, float | None], ...]:
+        """The (sigma, max_length, top_sigma) networks: the product of the candidates, sigma
+        outer."""
         return tuple(
-            itertools.product(sigma_candidates(self.sigma), length_candidates(self.max_length))
+            itertools.product(
+                sigma_candidates(self.sigma),
+                length_candidates(self.max_length),
+                top_sigma_candidates(self.top_sigma),
+            )
         )
 
     def _make_network(self, X: GraphPaths) -> GraphCKN:
@@ -479,9 +509,17 @@ class GraphCKNClassifier(ClassifierMixin, CKNClassifierMixin, _GraphCKN):
             self._networks[i] = self._network(X, *configs[i]).to(X.device)
         self._standardizations: dict[tuple[int, bool], tuple[torch.Tensor, torch.Tensor]] = {}
         start, after_first = generator.get_state(), None
+        fitted: dict[tuple[float, Any], tuple[GraphCKN, torch.Tensor]] = {}
         for i, net in self._networks.items():
-            generator.set_state(start)
-            self._fit_path_anchors(net, X, generator)
+            path_config = configs[i][:2]
+            if path_config in fitted:  # the same path layers: the same k-means
+                source, state = fitted[path_config]
+                net.layers.load_state_dict(source.layers.state_dict())
+                generator.set_state(state)
+            else:
+                generator.set_state(start)
+                self._fit_path_anchors(net, X, generator)
+                fitted[path_config] = (net, generator.get_state())
             after_first = generator.get_state() if after_first is None else after_first
             for norm in sorted({n for j, n, s in variants if s and j == i}):
                 net.normalize = norm
@@ -490,6 +528,11 @@ class GraphCKNClassifier(ClassifierMixin, CKNClassifierMixin, _GraphCKN):
                     net.feature_mean.clone(),
                     net.feature_scale.clone(),
                 )
+            if net.top is not None:
+                fit_top_anchors(
+                    net, X, n_iter=self.kmeans_iter, generator=generator,
+                    batch_size=self.batch_size,
+                )  # fmt: skip
         generator.set_state(after_first)
         self._set_variant(variants[0])
         self._open_variants = variants if len(variants) > 1 else ()
@@ -499,10 +542,17 @@ class GraphCKNClassifier(ClassifierMixin, CKNClassifierMixin, _GraphCKN):
     def _features(self, X: torch.Tensor) -> torch.Tensor:
         if not getattr(self, "_open_variants", ()):
             return super()._features(X)
-        blocks = []
-        for variant in self._open_variants:
-            self._set_variant(variant)
-            blocks.append(super()._features(X))
+        configs, pooled, blocks = self._configs(), {}, []
+        for variant in self._open_variants:  # the networks of one path configuration share
+            self._set_variant(variant)  # their path layers: pooled once, then each top
+            key = (configs[variant[0]][:2], *variant[1:])
+            if key not in pooled:
+                pooled[key] = map_in_batches(self.network_.pooled, X, self.batch_size)
+            if self.network_.top is None:
+                blocks.append(pooled[key])
+            else:
+                top = self.network_.graph_level
+                blocks.append(map_in_batches(top, pooled[key], self.batch_size))
         self._set_variant(self._open_variants[0])
         return torch.cat(blocks, dim=1)
 
@@ -524,10 +574,11 @@ class GraphCKNClassifier(ClassifierMixin, CKNClassifierMixin, _GraphCKN):
     def _keep_candidate(self, index: int) -> None:
         variants = getattr(self, "_open_variants", ())
         if variants:
-            counts = np.cumsum([len(self._networks[i].layers) for i, _, _ in variants])
+            counts = np.cumsum([len(layer_prefixes(self._networks[i])) for i, _, _ in variants])
             v = int(np.searchsorted(counts, index, side="right"))
             index -= int(counts[v - 1]) if v else 0
             self._set_variant(variants[v])
             self._open_variants = ()
             del self._networks
-        keep_layers(self.network_, index + 1)
+        if self.network_.top is None:
+            keep_layers(self.network_, index + 1)

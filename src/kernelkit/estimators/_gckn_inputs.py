@@ -72,6 +72,17 @@ def sigma_candidates(value: Any) -> tuple[float, ...]:
     return tuple(float(v) for v in items)
 
 
+def top_sigma_candidates(value: Any) -> tuple[float | None, ...]:
+    """``top_sigma`` as a tuple of candidates (``None``: no graph-level layer)."""
+    items = (value,) if value is None or isinstance(value, Real) else tuple(value)
+    if not items or not all(v is None or (isinstance(v, Real) and v > 0) for v in items):
+        raise InputError(
+            f"top_sigma: expected None, a float > 0 or a sequence of them (candidates), got "
+            f"{value!r}"
+        )
+    return tuple(None if v is None else float(v) for v in items)
+
+
 def chain_batch(x: torch.Tensor) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """CSR of ``n`` path graphs of ``T`` nodes (``x`` has shape ``(n, T, A)``)."""
     n, t = int(x.shape[0]), int(x.shape[1])
@@ -188,4 +199,5 @@ __all__ = [
     "is_graph_input",
     "length_candidates",
     "sigma_candidates",
+    "top_sigma_candidates",
 ]

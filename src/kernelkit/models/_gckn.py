@@ -301,6 +301,11 @@ class GraphCKN(nn.Module):
         Sum or mean of the node features over the nodes of a graph.
     normalize : bool
         Scale each layer's pooled block to unit norm (the normalised kernel of each layer).
+    top_filters : int
+        Anchors ``m`` of the graph-level kernel layer (0: none, the representation is the
+        pooled blocks).
+    top_sigma : float
+        ``sigma`` of that layer's ``kappa`` (:class:`PathAnchors` of one node).
 
     Attributes
     ----------
@@ -321,6 +326,8 @@ class GraphCKN(nn.Module):
         aggregation: str = "sum",
         pooling: str = "sum",
         normalize: bool = False,
+        top_filters: int = 0,
+        top_sigma: float = 1.0,
         dtype: torch.dtype = torch.float64,
     ):
         super().__init__()
@@ -354,10 +361,18 @@ class GraphCKN(nn.Module):
         width = sum(layer.out_features for layer in layers)
         self.register_buffer("feature_mean", torch.zeros(width, dtype=dtype))
         self.register_buffer("feature_scale", torch.ones(width, dtype=dtype))
+        self.top = (
+            PathLayer(width, top_filters, 0, kappa=kappa, sigma=top_sigma, shift=shift, dtype=dtype)
+            if top_filters > 0
+            else None
+        )
 
     @property
     def n_features(self) -> int:
-        """Length of the graph representation (the layers' blocks concatenated)."""
+        """Length of the graph representation (the graph-level layer's anchors, or the
+        layers' blocks concatenated)."""
+        if self.top is not None:
+            return self.top.out_features
         return sum(layer.out_features for layer in self.layers)
 
     def node_features(self, batch: GraphPaths, depth: int) -> torch.Tensor:
@@ -368,7 +383,28 @@ class GraphCKN(nn.Module):
         return x
 
     def forward(self, batch: GraphPaths) -> torch.Tensor:
-        """Graph representations, shape ``(n_graphs, n_features)``."""
+        r"""Graph representations, shape ``(n_graphs, n_features)``.
+
+        With a graph-level layer, the Nyström map of the dot-product kernel
+        ``||Phi|| ||Phi'|| kappa(<Phi, Phi'> / (||Phi|| ||Phi'||))`` on the pooled
+        representations ``Phi(G)`` (:meth:`pooled`): the layer of a one-node graph per graph,
+        so that a linear model on it is a kernel machine with a Gaussian kernel on the
+        normalised GCKN embeddings (for normalised blocks, ``exp(-||Phi - Phi'||^2 /
+        (2 L sigma^2))`` with ``L`` layers), the kernel on kernel mean embeddings of
+        Christmann & Steinwart (NeurIPS 2010) and Muandet et al. (NeurIPS 2012).
+        """
+        out = self.pooled(batch)
+        return out if self.top is None else self.graph_level(out)
+
+    def graph_level(self, pooled: torch.Tensor) -> torch.Tensor:
+        """The graph-level layer on pooled representations (one one-node graph each)."""
+        n = pooled.shape[0]
+        graphs = torch.arange(n, device=pooled.device)[:, None]
+        return self.top(GraphPaths(pooled, np.arange(n + 1, dtype=np.int64), [graphs]))
+
+    def pooled(self, batch: GraphPaths) -> torch.Tensor:
+        """The pooled node features of every layer, concatenated (and standardised when
+        ``standardize``), shape ``(n_graphs, sum_layers (k + 1) q)``."""
         index = batch.graph_index
         n = len(batch)
         x, blocks = batch.x, []
@@ -400,6 +436,8 @@ def gckn_lam_grid() -> tuple[float, ...]:
 def layer_prefixes(network: GraphCKN) -> tuple[torch.Tensor, ...]:
     """Boolean masks of the feature columns of the first ``1, 2, ..., L`` layers."""
     widths = [layer.out_features for layer in network.layers]
+    if network.top is not None:  # the graph-level kernel reads every layer
+        return (torch.ones(network.n_features, dtype=torch.bool),)
     return tuple(
         torch.cat([torch.full((w,), i <= j, dtype=torch.bool) for i, w in enumerate(widths)])
         for j in range(len(widths))
@@ -420,7 +458,7 @@ def fit_standardization(network: GraphCKN, batch: GraphPaths, batch_size: int = 
     reference implementation puts before its classifier (claying/GCKN,
     ``experiments/gckn_unsup.py``)."""
     network.standardize = False
-    features = map_in_batches(network, batch, batch_size)
+    features = map_in_batches(network.pooled, batch, batch_size)
     std = features.std(0, unbiased=False)
     with torch.no_grad():
         network.feature_mean.copy_(features.mean(0))
@@ -469,6 +507,23 @@ def fit_path_anchors(
             )
 
 
+def fit_top_anchors(
+    network: GraphCKN,
+    batch: GraphPaths,
+    *,
+    n_iter: int,
+    generator: torch.Generator,
+    batch_size: int = 256,
+) -> None:
+    """Anchors of the graph-level layer: spherical k-means on the pooled representations of
+    the graphs of ``batch`` (every graph an anchor when there are at most ``top_filters``
+    of them: the exact kernel on those graphs)."""
+    top = network.top
+    rows = sample_rows(map_in_batches(network.pooled, batch, batch_size), len(batch), generator)
+    centres = spherical_kmeans(rows, top.n_filters, n_iter=n_iter, generator=generator)
+    top.maps[0].set_anchors(centres)
+
+
 __all__ = [
     "AGGREGATIONS",
     "GRAPH_POOLINGS",
@@ -479,6 +534,7 @@ __all__ = [
     "enumerate_paths",
     "fit_path_anchors",
     "fit_standardization",
+    "fit_top_anchors",
     "gckn_lam_grid",
     "keep_layers",
     "layer_prefixes",
