@@ -26,7 +26,8 @@ the fresh split.
 
 Run ``python examples/ckn_defaults.py select``, ``report`` (shipped sets, defaults),
 ``supervised`` (folds 1-3 trained end to end), ``synthetic``, ``images`` (``CKNClassifier()``
-on MNIST 5k and the 8 x 8 digits) or ``images_auto`` (the same with :data:`AUTO`); writes
+on MNIST 5k and the 8 x 8 digits), ``images_auto`` (the same with :data:`AUTO`) or
+``images_tuned`` (the same with ``max_iter="auto"``); writes
 ``examples/results/ckn_defaults_<stage>.json``.
 """
 
@@ -207,7 +208,8 @@ if __name__ == "__main__":
     ONLY = tuple(sys.argv[2:])  # report, supervised: only these sets (named in the file name)
     stages = {"select": select, "report": report, "supervised": supervised,
               "synthetic": synthetic, "images": images,
-              "images_auto": lambda: images(AUTO)}  # fmt: skip
+              "images_auto": lambda: images(AUTO),
+              "images_tuned": lambda: images({"max_iter": "auto"})}  # fmt: skip
     with config_context(ckn_search_seconds=float(os.environ.get("KERNELKIT_CKN_SEARCH_S", 60))):
         result = stages[stage]()
     result["load average"] = os.getloadavg()
