@@ -35,6 +35,19 @@ def _rings_and_chains(n: int = 24) -> tuple[list, list]:
     return graphs, y
 
 
+def _choose_candidate(monkeypatch, index: int) -> dict:
+    """Make the internal CV choose candidate ``index`` with ``lam = 1e-3``; the returned dict
+    records the candidates' widths, the features and the ``lam`` grid it was given."""
+    seen: dict = {}
+
+    def choose(features, codes, n_classes, *, generator, column_sets, grid, **kw):
+        seen.update(widths=[int(c.sum()) for c in column_sets], features=features, grid=grid)
+        return 1e-3, index
+
+    monkeypatch.setattr(ckn_base, "cross_validate_lam", choose)
+    return seen
+
+
 # candidate k of the cross-validation: variant k // 2 of (normalised, plain) x (not
 # standardised, standardised), then 1 or 2 layers
 CANDIDATES = [(n, s, layers) for n in (True, False) for s in (False, True) for layers in (1, 2)]
@@ -43,14 +56,7 @@ CANDIDATES = [(n, s, layers) for n in (True, False) for s in (False, True) for l
 @pytest.mark.parametrize("index", range(8))
 def test_each_candidate_equals_the_model_fitted_with_it_fixed(index, monkeypatch):
     graphs, y = _rings_and_chains()
-    seen = {}
-
-    def choose(features, codes, n_classes, *, generator, column_sets, **kw):
-        seen["widths"] = [int(c.sum()) for c in column_sets]
-        seen["features"] = features
-        return 1e-3, index
-
-    monkeypatch.setattr(ckn_base, "cross_validate_lam", choose)
+    seen = _choose_candidate(monkeypatch, index)
     auto = {"normalize": "auto", "standardize": "auto"}
     clf = GraphCKNClassifier((6, 4), (2, 0), sigma=1.5, top_sigma=None, random_state=0, **auto)
     clf.fit(graphs, y)
@@ -109,14 +115,7 @@ GRID = [(s, k, layers) for s in (1.0, 0.5) for k in ((2, 0), (1, 0)) for layers 
 @pytest.mark.parametrize("index", range(8))
 def test_each_sigma_and_length_candidate_equals_the_model_fitted_with_it_fixed(index, monkeypatch):
     graphs, y = _rings_and_chains()
-    seen = {}
-
-    def choose(features, codes, n_classes, *, generator, column_sets, grid, **kw):
-        seen["widths"] = [int(c.sum()) for c in column_sets]
-        seen["grid"] = grid
-        return 1e-3, index
-
-    monkeypatch.setattr(ckn_base, "cross_validate_lam", choose)
+    seen = _choose_candidate(monkeypatch, index)
     grid = {"sigma": (1.0, 0.5), "max_length": ((2, 0), (1, 0)), "top_sigma": None}
     clf = GraphCKNClassifier((6, 4), random_state=0, **grid).fit(graphs, y)
     sigma, lengths, layers = GRID[index]
@@ -142,13 +141,7 @@ TOP_GRID = [c for s in (1.0, 0.5) for c in ((s, None, 1), (s, None, 2), (s, 0.5,
 @pytest.mark.parametrize("index", range(6))
 def test_each_top_sigma_candidate_equals_the_model_fitted_with_it_fixed(index, monkeypatch):
     graphs, y = _rings_and_chains()
-    seen = {}
-
-    def choose(features, codes, n_classes, *, generator, column_sets, **kw):
-        seen["widths"] = [int(c.sum()) for c in column_sets]
-        return 1e-3, index
-
-    monkeypatch.setattr(ckn_base, "cross_validate_lam", choose)
+    seen = _choose_candidate(monkeypatch, index)
     grid = {"sigma": (1.0, 0.5), "top_sigma": (None, 0.5), "top_filters": 10}
     clf = GraphCKNClassifier((6, 4), (2, 0), random_state=0, **grid).fit(graphs, y)
     sigma, top_sigma, layers = TOP_GRID[index]
