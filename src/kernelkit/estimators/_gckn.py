@@ -24,6 +24,7 @@ Edge labels are not used.
 
 from __future__ import annotations
 
+import copy
 import itertools
 from numbers import Integral, Real
 from typing import Any, ClassVar
@@ -514,7 +515,7 @@ class GraphCKNClassifier(ClassifierMixin, CKNClassifierMixin, _GraphCKN):
             path_config = configs[i][:2]
             if path_config in fitted:  # the same path layers: the same k-means
                 source, state = fitted[path_config]
-                net.layers.load_state_dict(source.layers.state_dict())
+                net.layers = copy.deepcopy(source.layers)
                 generator.set_state(state)
             else:
                 generator.set_state(start)
