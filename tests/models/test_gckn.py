@@ -334,6 +334,11 @@ def test_graph_level_layer_with_the_training_graphs_as_anchors_is_the_gaussian_k
     net = clf.network_
     assert net.top.n_filters == 10 and net.n_features == 10
     pooled = net.pooled(clf._inputs(graphs, reset=False)).detach()
+    # top_filters >= the training graphs: the k-means anchors are those graphs (the exact
+    # kernel on them), up to their order
+    unit = pooled[:10] / torch.linalg.vector_norm(pooled[:10], dim=1, keepdim=True)
+    fitted = net.top.maps[0].anchors().reshape(10, -1).detach()
+    np.testing.assert_allclose((fitted @ unit.T).max(0).values.numpy(), 1.0, rtol=0, atol=1e-10)
     net.top.maps[0].set_anchors(pooled[:10])
     Psi = net(clf._inputs(graphs, reset=False)).detach().numpy()
     P = pooled.numpy()
