@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import torch
 
-from kernelkit.models._ckn_train import (
+from kernelkit.models._ckn_head import (
     beats_by_one_se,
     cross_validate_lam,
     lam_cv_scores,

@@ -9,16 +9,14 @@ import torch
 from sklearn.linear_model import LogisticRegression
 
 from kernelkit.models._ckn import CKN
-from kernelkit.models._ckn_seq import GappedKmerLayer
-from kernelkit.models._ckn_train import (
+from kernelkit.models._ckn_head import (
     cross_validate_lam,
     fit_linear_head,
     lam_cv_grid,
     stratified_folds,
-    train_alternating,
-    train_classifier,
-    validation_split,
 )
+from kernelkit.models._ckn_seq import GappedKmerLayer
+from kernelkit.models._ckn_train import train_alternating, train_classifier, validation_split
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

@@ -9,7 +9,7 @@ import pytest
 
 import kernelkit.estimators._ckn_base as ckn_base
 from kernelkit import GraphCKNClassifier
-from kernelkit.models._ckn_train import lam_cv_grid
+from kernelkit.models._ckn_head import lam_cv_grid
 from kernelkit.models._gckn import gckn_lam_grid
 from kernelkit.models._ridge_path import lam_grid
 from kernelkit.utils._errors import InputError

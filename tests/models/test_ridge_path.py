@@ -229,7 +229,7 @@ def test_one_lam_lattice_holds_every_auto_grid():
     # options move them all, a coarser window is a sub-lattice
     from kernelkit import config_context
     from kernelkit.estimators._autoencoder_lam import ae_lam_grid
-    from kernelkit.models._ckn_train import lam_cv_grid
+    from kernelkit.models._ckn_head import lam_cv_grid
     from kernelkit.models._logistic_path import relative_grid
     from kernelkit.models._ridge_path import lam_grid
 

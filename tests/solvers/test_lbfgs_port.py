@@ -67,6 +67,33 @@ def test_several_parameters_and_converged_flag():
     assert torch.allclose(b, torch.full((2, 2), -2.0, dtype=torch.float64))
 
 
+def test_closed_form_gradient_gives_the_autograd_iterates():
+    """``returns_gradient``: a multinomial logistic loss over two parameters (weights and
+    bias, flattened in order) with its gradient written out takes the same steps as with
+    autograd's gradient, up to rounding."""
+    gen = torch.Generator().manual_seed(1)
+    X = torch.randn(40, 5, generator=gen, dtype=torch.float64)
+    y = torch.randint(0, 3, (40,), generator=gen)
+    onehot = torch.nn.functional.one_hot(y, 3).to(torch.float64)
+
+    def loss(W, b):
+        return torch.nn.functional.cross_entropy(X @ W.T + b, y) + 0.01 * (W**2).sum()
+
+    W_auto = torch.zeros(3, 5, dtype=torch.float64, requires_grad=True)
+    b_auto = torch.zeros(3, dtype=torch.float64, requires_grad=True)
+    auto = lbfgs(lambda: loss(W_auto, b_auto), [W_auto, b_auto], max_iter=30)
+    W, b = torch.zeros(3, 5, dtype=torch.float64), torch.zeros(3, dtype=torch.float64)
+
+    def closed_form():
+        residual = (torch.softmax(X @ W.T + b, 1) - onehot) / len(y)
+        return loss(W, b), (residual.T @ X + 0.02 * W, residual.sum(0))
+
+    ours = lbfgs(closed_form, [W, b], max_iter=30, returns_gradient=True)
+    assert (ours.n_iter, ours.n_eval) == (auto.n_iter, auto.n_eval)
+    torch.testing.assert_close(W, W_auto.detach(), rtol=1e-10, atol=1e-12)
+    torch.testing.assert_close(b, b_auto.detach(), rtol=1e-10, atol=1e-12)
+
+
 def test_no_dynamo_import():
     code = (
         "import sys, torch\n"

@@ -263,7 +263,7 @@ class CKNClassifier(ClassifierMixin, CKNClassifierMixin, _ImageCKN):
         Ridge penalty ``lam ||W||^2`` of the classifier; ``"auto"``: chosen among
         ``1e-7 .. 1e-1`` by the stratified cross-validated accuracy (5 folds below 1000
         images, else 3) of the classifier on the k-means features of the training part
-        (:func:`~kernelkit.models._ckn_train.cross_validate_lam`).
+        (:func:`~kernelkit.models._ckn_head.cross_validate_lam`).
     max_iter : int or "auto", default 0
         Training epochs.  The default 0 is the unsupervised model (k-means anchors,
         logistic regression on their features, nothing held out): on MNIST the epochs did

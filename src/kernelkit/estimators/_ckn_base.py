@@ -27,10 +27,8 @@ from kernelkit.estimators._base import (
 )
 from kernelkit.estimators._ckn_search import search_architecture
 from kernelkit.kernels._dot_product import KAPPAS
+from kernelkit.models._ckn_head import cross_validate_lam, fit_linear_head, lam_cv_grid
 from kernelkit.models._ckn_train import (
-    cross_validate_lam,
-    fit_linear_head,
-    lam_cv_grid,
     map_in_batches,
     train_alternating,
     train_classifier,
@@ -197,7 +195,7 @@ SUPERVISED_ATTRIBUTES_DOC = """
         Mean objective of each epoch.
     lam_ : float
         The ridge penalty used (``lam``, or the one chosen by internal cross-validation for
-        ``lam="auto"``: :func:`kernelkit.models._ckn_train.cross_validate_lam`).
+        ``lam="auto"``: :func:`kernelkit.models._ckn_head.cross_validate_lam`).
     validation_scores_ : list of float
         Held-out accuracy before training (entry 0) and after each epoch (empty when
         ``validation_fraction=0``).
@@ -315,7 +313,7 @@ class CKNClassifierMixin:
 
     _parsimony: bool = False
     """Choose the pyramid's depth and the searched candidates by the one-standard-error rule
-    (:func:`kernelkit.models._ckn_train.parsimonious_choice`) instead of the best
+    (:func:`kernelkit.models._ckn_head.parsimonious_choice`) instead of the best
     cross-validated accuracy."""
 
     def _architecture_values(self, name: str) -> tuple[Any, ...]:
@@ -330,7 +328,7 @@ class CKNClassifierMixin:
 
     def _lam_grid(self) -> tuple[float, ...]:
         """Penalties that ``lam="auto"`` tries: the CKNs' window of the one lattice,
-        :func:`~kernelkit.models._ckn_train.lam_cv_grid`."""
+        :func:`~kernelkit.models._ckn_head.lam_cv_grid`."""
         return lam_cv_grid()
 
     def _candidate_columns(self) -> tuple[torch.Tensor | None, ...]:

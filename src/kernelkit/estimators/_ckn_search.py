@@ -1,7 +1,7 @@
 r"""Architecture search of the supervised CKN estimators: the parameters set to ``"auto"``.
 
 A greedy (coordinate-wise) search scored by the one internal cross-validation of the CKN
-estimators (:func:`kernelkit.models._ckn_train.lam_cv_scores`: ``k``-fold stratified
+estimators (:func:`kernelkit.models._ckn_head.lam_cv_scores`: ``k``-fold stratified
 accuracy of the multinomial logistic regression on the unsupervised features, ``lam`` and
 the pyramid's depth chosen with the architecture), on the training part only:
 
@@ -17,10 +17,10 @@ the pyramid's depth chosen with the architecture), on the training part only:
    gains is a question for held-out data).
 
 An estimator with ``_parsimony`` (the sequence classifier) uses the one-standard-error rule
-in steps 1-2 instead (:func:`~kernelkit.models._ckn_train.beats_by_one_se`): a candidate
+in steps 1-2 instead (:func:`~kernelkit.models._ckn_head.beats_by_one_se`): a candidate
 replaces the best one only when its error rate is lower by more than one standard error of
 the difference, and the pyramid's depth is the fewest levels within one standard error of
-the best (:func:`~kernelkit.models._ckn_train.parsimonious_choice`).
+the best (:func:`~kernelkit.models._ckn_head.parsimonious_choice`).
 
 Every candidate is scored on the same folds (drawn once from the estimator's generator) and
 fitted with the same seed.  Time budget (``ckn_search_seconds`` of
@@ -41,15 +41,14 @@ from typing import Any
 
 import torch
 
-from kernelkit.models._ckn_train import (
+from kernelkit.models._ckn_head import (
     beats_by_one_se,
     cv_folds,
-    held_out_scores,
     lam_cv_scores,
     parsimonious_choice,
     stratified_folds,
-    validation_split,
 )
+from kernelkit.models._ckn_train import held_out_scores, validation_split
 from kernelkit.utils._config import options
 
 

@@ -411,12 +411,12 @@ class SequenceCKNClassifier(ClassifierMixin, CKNClassifierMixin, _SequenceCKN):
         + """
     lam : float or "auto", default "auto"
         Ridge penalty of the classifier; ``"auto"``: chosen among ``1e-7 .. 1e-1``
-        (:func:`~kernelkit.models._ckn_train.lam_cv_grid`), together with how many levels of
+        (:func:`~kernelkit.models._ckn_head.lam_cv_grid`), together with how many levels of
         the ``n_bins`` pyramid to keep (``(1,)`` or ``(1, 4)`` for the default), by 5-fold
         stratified cross-validated accuracy of the classifier on the k-means features of
-        the training part (:func:`~kernelkit.models._ckn_train.cross_validate_lam`): the
+        the training part (:func:`~kernelkit.models._ckn_head.cross_validate_lam`): the
         fewest levels whose accuracy is within one standard error of the best (the
-        one-standard-error rule, :func:`~kernelkit.models._ckn_train.parsimonious_choice`),
+        one-standard-error rule, :func:`~kernelkit.models._ckn_head.parsimonious_choice`),
         then the ``lam`` of best accuracy at that depth; the network keeps the chosen
         levels.  The same cross-validation scores the architectures of the parameters set
         to ``"auto"`` (Notes).
@@ -461,7 +461,7 @@ class SequenceCKNClassifier(ClassifierMixin, CKNClassifierMixin, _SequenceCKN):
     cross-validated accuracy of the logistic regression on its k-means features (``lam`` and
     the pyramid's depth chosen with it, as ``lam="auto"``).  A candidate replaces the best
     one so far only when its error rate is lower by more than one standard error of the
-    difference of the two error rates (:func:`~kernelkit.models._ckn_train.beats_by_one_se`;
+    difference of the two error rates (:func:`~kernelkit.models._ckn_head.beats_by_one_se`;
     the earlier candidate, the plain CKN-seq, is preferred against the noise of small
     folds).  Time budget: the option
     ``ckn_search_seconds`` (:func:`kernelkit.get_config`, default 60): the first candidate is

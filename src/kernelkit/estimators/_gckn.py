@@ -333,7 +333,7 @@ class GraphCKNClassifier(ClassifierMixin, CKNClassifierMixin, _GraphCKN):
         (:func:`~kernelkit.models._gckn.gckn_lam_grid`, wider than the other CKNs' window)
         together with the number of layers kept (``1 .. len(n_filters)``) and the ``sigma``
         / ``max_length`` / ``top_sigma`` candidates by 5-fold stratified cross-validated
-        accuracy on the training features (:func:`~kernelkit.models._ckn_train.cross_validate_lam`).
+        accuracy on the training features (:func:`~kernelkit.models._ckn_head.cross_validate_lam`).
     top_sigma : float, None or sequence of them, default (None, 1.0, 0.5, 0.25)
         ``sigma`` of a graph-level kernel layer on the pooled representation ``Phi(G)``:
         the Nyström map of ``||Phi|| ||Phi'|| exp((cos(Phi, Phi') - 1) / top_sigma^2)`` (a

@@ -427,7 +427,7 @@ class GraphCKN(nn.Module):
 def gckn_lam_grid() -> tuple[float, ...]:
     """Ridge penalties of the GCKN classifier's internal cross-validation: the decades of the
     one ``lam`` lattice (:func:`~kernelkit.models._ridge_path.lam_grid`) from its low end up
-    to 1, wider than the other CKNs' window (:func:`~kernelkit.models._ckn_train.lam_cv_grid`)
+    to 1, wider than the other CKNs' window (:func:`~kernelkit.models._ckn_head.lam_cv_grid`)
     on both sides: the normalised GCKN features want the smallest penalties, the standardised
     ones penalties up to the order of 1 (``docs/graphs.md``)."""
     return tuple(float(v) for v in lam_grid(high=1.0, per_decade=1))

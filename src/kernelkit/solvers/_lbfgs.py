@@ -60,7 +60,7 @@ class LBFGSResult:
 
 
 def lbfgs(
-    objective: Callable[[], torch.Tensor],
+    objective: Callable[[], Any],
     params: Iterable[torch.Tensor],
     *,
     max_iter: int = 100,
@@ -71,30 +71,36 @@ def lbfgs(
     lr: float = 1.0,
     line_search: str | None = "strong_wolfe",
     tolerance_step: float | None = None,
+    returns_gradient: bool = False,
 ) -> LBFGSResult:
     r"""Minimise ``objective()`` over the tensors ``params`` (in place) by L-BFGS.
 
     Two-loop recursion on the last ``history_size`` curvature pairs
     :math:`(s_k, y_k)` and a strong-Wolfe line search (Nocedal and Wright 2006, Algorithms
-    7.4, 7.5 and 3.5).  Every evaluation recomputes the objective and its gradient by
-    autograd.  Stops after ``max_iter`` iterations or ``max_eval`` evaluations (default
-    ``max_iter * 5 // 4``), when the largest gradient entry is below ``tolerance_grad``, when
-    the change of the objective is below ``tolerance_change``, or when the largest entry of
-    the step is below ``tolerance_step`` (default ``tolerance_change``, the one tolerance of
+    7.4, 7.5 and 3.5).  Every evaluation recomputes the objective and its gradient, by
+    autograd or, with ``returns_gradient``, as ``objective`` returns it.  Stops after
+    ``max_iter`` iterations or ``max_eval`` evaluations (default ``max_iter * 5 // 4``),
+    when the largest gradient entry is below ``tolerance_grad``, when the change of the
+    objective is below ``tolerance_change``, or when the largest entry of the step is below
+    ``tolerance_step`` (default ``tolerance_change``, the one tolerance of
     ``torch.optim.LBFGS``; a separate value when ``tolerance_change`` is in the objective's
-    units and the parameters have another scale).  Exceptions
-    raised by ``objective`` propagate (the parameters keep their last values).
+    units and the parameters have another scale).  Exceptions raised by ``objective``
+    propagate (the parameters keep their last values).
 
     Parameters
     ----------
     objective : callable
-        ``() -> scalar tensor`` depending on ``params``.
+        ``() -> scalar tensor`` depending on ``params``; with ``returns_gradient``,
+        ``() -> (scalar tensor, gradients)``, one gradient per parameter, same shapes.
     params : iterable of tensors
-        Leaf tensors with ``requires_grad=True``.
+        Leaf tensors with ``requires_grad=True`` (any tensors with ``returns_gradient``).
     max_iter, max_eval, tolerance_grad, tolerance_change, history_size, lr, line_search :
         As in ``torch.optim.LBFGS`` (``line_search``: its ``line_search_fn``).
     tolerance_step : float, optional
         Threshold of the step test (see above); ``None``: ``tolerance_change``.
+    returns_gradient : bool
+        Whether ``objective`` returns its gradient too (a closed form, without autograd's
+        graph: the same iterates up to rounding, for small problems solved many times).
 
     Returns
     -------
@@ -107,6 +113,9 @@ def lbfgs(
         raise InputError(f"line_search: expected 'strong_wolfe' or None, got {line_search!r}")
 
     def evaluate() -> tuple[float, torch.Tensor]:
+        if returns_gradient:
+            value, gradients = objective()
+            return float(value), torch.cat([g.reshape(-1) for g in gradients])
         for p in params:
             p.grad = None
         with torch.enable_grad():
