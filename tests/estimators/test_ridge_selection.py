@@ -101,6 +101,32 @@ def test_auto_lam_is_the_minimum_between_the_best_grid_values_neighbours(cv, twi
     assert float(spec.criterion(model.lam_, cv)) <= brent.fun * (1 + 1e-9)
 
 
+def test_zoom_options_set_the_rounds_and_points():
+    """``lam_zoom_rounds=0`` keeps the best lattice value; one round of 3 points can only
+    land on the bracket's ends or its middle (or the parabola's vertex, scored after);
+    fewer than two points are refused by name."""
+    from kernelkit import config_context
+
+    X, y = _data(150, seed=7)
+    spec = ridge_spectrum(Gaussian(sigma=1.0)(torch.as_tensor(X)), torch.as_tensor(y))
+    grid = lam_grid()
+    best = float(grid[int(spec.path(grid, "gcv").argmin())])
+    with config_context(lam_zoom_rounds=0):
+        model = KernelRidge(Gaussian(sigma=1.0), lam="auto", cv="gcv").fit(X, y)
+    assert model.lam_ == best
+    default = KernelRidge(Gaussian(sigma=1.0), lam="auto", cv="gcv").fit(X, y)
+    assert default.lam_ != best
+    step = np.log(grid[1] / grid[0])
+    with config_context(lam_zoom_rounds=1, lam_zoom_points=3):
+        coarse = KernelRidge(Gaussian(sigma=1.0), lam="auto", cv="gcv").fit(X, y)
+    offset = np.log(coarse.lam_ / best) / step
+    assert abs(offset) <= 1 + 1e-12
+    assert spec.criterion(coarse.lam_, "gcv") >= spec.criterion(default.lam_, "gcv") - 1e-15
+    with pytest.raises(InputError, match="lam_zoom_points: expected a finite value >= 2"):
+        with config_context(lam_zoom_points=1):
+            pass
+
+
 @pytest.mark.parametrize("solver", ["exact", "nystrom"])
 def test_auto_lam_stays_on_the_lattice_range_when_the_criterion_falls_beyond_it(solver):
     """Noiseless smooth targets: the criterion keeps falling as lam -> 0 (unbounded, the

@@ -13,7 +13,8 @@ leave-one-out fits, split conformal).
   eigendecomposition per fold.
 * ``lam="auto"``: the grid :func:`~kernelkit.models._ridge_path.lam_grid` (``1e-9 .. 10``,
   21 values), then three zoom rounds in ``log lam`` between the best grid value's neighbours
-  on the closed-form criterion (9 values each, scored together by one batched path) and the
+  on the closed-form criterion (9 values each, scored together by one batched path; the
+  options ``lam_zoom_rounds`` and ``lam_zoom_points``) and the
   vertex of the last round's parabola, kept within the grid's range (with refits on folds,
   an int or splitter ``cv``: the best grid value).
 * ``cv="loo"`` leaves each group of training inputs the kernel cannot tell apart
@@ -68,16 +69,10 @@ from kernelkit.models._ridge_path import (
     lam_grid,
     ridge_spectrum,
 )
+from kernelkit.utils._config import options
 from kernelkit.utils._errors import InputError
 from kernelkit.utils._seeding import check_random_state
 from kernelkit.utils._validation import like_input
-
-ZOOM_POINTS = 9
-"""``lam="auto"``: values of ``log lam`` scored per zoom round (:func:`_refine_log_lam`)."""
-
-ZOOM_ROUNDS = 3
-"""``lam="auto"``: zoom rounds of a closed-form criterion (a resolution of ``1/128`` decade
-from the half-decade lattice, then the parabola's vertex)."""
 
 SEARCH_STEPS = (-2.0, -1.0, 1.0, 2.0)
 """``kernel_params``: the coordinate search's steps in ``log2`` of each parameter (module
@@ -117,12 +112,13 @@ def _refine_log_lam(
     score: Callable[[np.ndarray], np.ndarray],
     grid: np.ndarray,
     errors: np.ndarray,
-    rounds: int = ZOOM_ROUNDS,
+    rounds: int | None = None,
     vertex: bool = True,
 ) -> float:
     """The best ``lam`` of ``grid`` (criterion ``errors``) refined by zooming in ``log lam``.
 
-    Each round scores :data:`ZOOM_POINTS` values evenly spaced in ``log lam`` between the
+    Each of ``rounds`` rounds (default: the option ``lam_zoom_rounds``) scores
+    ``lam_zoom_points`` values (an option) evenly spaced in ``log lam`` between the
     best value's neighbours (one batched call of ``score``), then narrows to the new best
     value's neighbours; with ``vertex``, the vertex of the parabola through the last round's
     best value and its two neighbours is scored too (Brent, *Algorithms for Minimization
@@ -134,8 +130,10 @@ def _refine_log_lam(
     lam, value = float(grid[best]), float(errors[best])
     low, high = logs[max(best - 1, 0)], logs[min(best + 1, len(grid) - 1)]
     trial = values = np.empty(0)
+    config = options()
+    rounds = config.lam_zoom_rounds if rounds is None else rounds
     for _ in range(rounds if high > low else 0):
-        trial = np.linspace(low, high, ZOOM_POINTS)
+        trial = np.linspace(low, high, config.lam_zoom_points)
         values = score(np.exp(trial))
         values = np.where(np.isfinite(values), values, np.inf)
         k = int(np.argmin(values))
@@ -277,7 +275,7 @@ def fit_selected_nystrom(
     lam = float(grid[errors.argmin()])
     if auto:  # leave-one-out is a pass over the data per round: one round, no vertex
         lam = _refine_log_lam(
-            score, grid, errors, *((ZOOM_ROUNDS, True) if cv == "gcv" else (1, False))
+            score, grid, errors, *((None, True) if cv == "gcv" else (1, False))
         )
     coef = path.coef(max(lam, float(grid.min())))
     est.lam_ = lam

@@ -33,6 +33,7 @@ from kernelkit.utils._errors import InputError
 _POSITIVE = "positive"
 _FRACTION = "fraction"  # in (0, 1]
 _AT_LEAST_ONE = "at_least_one"
+_AT_LEAST_TWO = "at_least_two"
 _NON_NEGATIVE = "non_negative"
 
 
@@ -148,6 +149,16 @@ class Options:
     lam_grid_per_decade: int = _option(2, _AT_LEAST_ONE)
     """Values of the ``lam`` lattice per decade (2: half decades)."""
 
+    lam_zoom_points: int = _option(9, _AT_LEAST_TWO)
+    """``lam="auto"`` of the ridge estimators: values of ``log lam`` scored per zoom round
+    between the best lattice value's neighbours (``kernelkit.estimators._ridge_selection``;
+    at least two, the round's ends)."""
+
+    lam_zoom_rounds: int = _option(3, _NON_NEGATIVE)
+    """Zoom rounds of a closed-form criterion (LOO or GCV from the spectrum): with the
+    defaults a resolution of ``1/128`` decade from the half-decade lattice, then the vertex of
+    the parabola (0: the lattice value)."""
+
     # --- lam="auto" of kernel logistic regression (kernelkit.models._logistic_path) --------
     logistic_holdout: float = _option(0.2, _FRACTION)
     """Fraction of the training rows held out to score the ``lam`` path."""
@@ -238,6 +249,7 @@ _RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
     _POSITIVE: (lambda v: v > 0, "> 0"),
     _FRACTION: (lambda v: 0 < v <= 1, "in (0, 1]"),
     _AT_LEAST_ONE: (lambda v: v >= 1, ">= 1"),
+    _AT_LEAST_TWO: (lambda v: v >= 2, ">= 2"),
     _NON_NEGATIVE: (lambda v: v >= 0, ">= 0"),
 }
 
