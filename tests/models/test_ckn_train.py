@@ -147,3 +147,34 @@ def test_cross_validate_lam_is_the_best_cv_accuracy_over_lams_and_column_sets():
     assert index == 1
     grid = lam_cv_grid()
     assert grid[0] == 1e-7 and grid[-1] == 1e-1 and len(grid) == 7
+
+
+def test_repeated_cross_validation_sums_the_scores_of_successive_fold_draws():
+    """``n_repeats``: the choice is the smallest key of the two draws' summed scores, the
+    draws being the generator's next two partitions (brute force over :func:`lam_cv_scores`)."""
+    from kernelkit.models._ckn_head import lam_cv_scores
+
+    rng = np.random.default_rng(4)
+    n = 60
+    F = torch.as_tensor(rng.standard_normal((n, 6)))
+    y = torch.as_tensor(((F[:, 2] + 0.8 * torch.as_tensor(rng.standard_normal(n))) > 0).long())
+    sets = (torch.arange(6) < 3, None)
+    grid = (1e-3, 1e-2, 1e-1, 1.0)
+    chosen = cross_validate_lam(
+        F, y, 2, generator=torch.Generator().manual_seed(5), column_sets=sets, n_folds=3,
+        grid=grid, n_repeats=2,
+    )  # fmt: skip
+    gen = torch.Generator().manual_seed(5)
+    draws = [
+        lam_cv_scores(F, y, 2, stratified_folds(y, 3, gen), column_sets=sets, grid=grid)
+        for _ in range(2)
+    ]
+    summed = {}
+    for draw in draws:
+        for key, choice in draw:
+            correct, entropy = summed.get(choice, (0.0, 0.0))
+            summed[choice] = (correct + key[0], entropy + key[1])
+    best = min(summed, key=lambda c: (*summed[c], c[1], c[0]))
+    assert chosen == best
+    folds = [stratified_folds(y, 3, g) for g in [torch.Generator().manual_seed(5)] * 2]
+    assert not torch.equal(folds[0], folds[1])  # the second draw is a new partition

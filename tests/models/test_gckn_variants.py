@@ -188,3 +188,24 @@ def test_bad_candidates_are_refused_by_name(params):
     name = next(iter(params))
     with pytest.raises(InputError, match=name):
         GraphCKNClassifier((6, 4), random_state=0, **params).fit(graphs, y)
+
+
+@pytest.mark.parametrize("repeats", [1, 3])
+def test_the_cv_repeats_option_reaches_the_internal_cross_validation(repeats, monkeypatch):
+    """``graph_ckn_cv_repeats`` is the number of fold draws GraphCKNClassifier asks for
+    below 1000 training graphs; from 1000, one."""
+    from kernelkit import config_context
+
+    graphs, y = _rings_and_chains()
+    seen = []
+
+    def choose(features, codes, n_classes, *, n_repeats, **kw):
+        seen.append(n_repeats)
+        return 1e-3, 0
+
+    monkeypatch.setattr(ckn_base, "cross_validate_lam", choose)
+    with config_context(graph_ckn_cv_repeats=repeats):
+        GraphCKNClassifier((6,), 2, sigma=1.5, top_sigma=None, random_state=0).fit(graphs, y)
+    assert seen == [repeats]
+    assert GraphCKNClassifier()._lam_cv_repeats(999) == 2
+    assert GraphCKNClassifier()._lam_cv_repeats(1000) == 1  # 3 folds of 333+: one draw

@@ -258,6 +258,7 @@ class CKNClassifierMixin:
                     column_sets=columns,
                     grid=self._lam_grid(),
                     parsimony=self._parsimony,
+                    n_repeats=self._lam_cv_repeats(len(train)),
                 )
                 if columns[chosen] is not None:
                     self._keep_candidate(chosen)
@@ -330,6 +331,11 @@ class CKNClassifierMixin:
         """Penalties that ``lam="auto"`` tries: the CKNs' window of the one lattice,
         :func:`~kernelkit.models._ckn_head.lam_cv_grid`."""
         return lam_cv_grid()
+
+    def _lam_cv_repeats(self, n_samples: int) -> int:
+        """Independent fold draws of the ``lam="auto"`` cross-validation on ``n_samples``
+        training samples (their scores summed): one."""
+        return 1
 
     def _candidate_columns(self) -> tuple[torch.Tensor | None, ...]:
         """Feature-column subsets that ``lam="auto"`` cross-validates with ``lam``: all."""

@@ -70,6 +70,7 @@ from kernelkit.models._gckn import (
     layer_prefixes,
 )
 from kernelkit.models._graph_explain import draw_explanation, minimal_explanation
+from kernelkit.utils._config import options
 from kernelkit.utils._constraints import Interval, StrOptions
 from kernelkit.utils._errors import InputError
 from kernelkit.utils._progress import VerboseLike
@@ -332,8 +333,10 @@ class GraphCKNClassifier(ClassifierMixin, CKNClassifierMixin, _GraphCKN):
         Ridge penalty of the classifier; ``"auto"``: chosen among the decades ``1e-9 .. 1``
         (:func:`~kernelkit.models._gckn.gckn_lam_grid`, wider than the other CKNs' window)
         together with the number of layers kept (``1 .. len(n_filters)``) and the ``sigma``
-        / ``max_length`` / ``top_sigma`` candidates by 5-fold stratified cross-validated
-        accuracy on the training features (:func:`~kernelkit.models._ckn_head.cross_validate_lam`).
+        / ``max_length`` / ``top_sigma`` candidates by stratified cross-validated accuracy
+        on the training features: 5-fold repeated on ``graph_ckn_cv_repeats`` independent
+        fold draws below 1000 graphs (an option, default 2; their scores summed), one 3-fold
+        draw from 1000 (:func:`~kernelkit.models._ckn_head.cross_validate_lam`).
     top_sigma : float, None or sequence of them, default (None, 1.0, 0.5, 0.25)
         ``sigma`` of a graph-level kernel layer on the pooled representation ``Phi(G)``:
         the Nyström map of ``||Phi|| ||Phi'|| exp((cos(Phi, Phi') - 1) / top_sigma^2)`` (a
@@ -477,6 +480,11 @@ class GraphCKNClassifier(ClassifierMixin, CKNClassifierMixin, _GraphCKN):
 
     def _lam_grid(self) -> tuple[float, ...]:
         return gckn_lam_grid()
+
+    def _lam_cv_repeats(self, n_samples: int) -> int:
+        """``graph_ckn_cv_repeats`` draws below 1000 training graphs (the 5-fold regime of
+        :func:`~kernelkit.models._ckn_head.cv_folds`), one from 1000."""
+        return options().graph_ckn_cv_repeats if n_samples < 1000 else 1
 
     def _variants(self) -> tuple[tuple[int, bool, bool], ...]:
         """The (network, normalize, standardize) triples the internal cross-validation

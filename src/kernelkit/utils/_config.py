@@ -182,6 +182,14 @@ class Options:
     candidate's stay within it (a choice: one fit of a 100-sequence promoter fold under a
     minute on the 2-core machine, ``docs/ckn.md``)."""
 
+    # --- lam="auto" of GraphCKNClassifier (kernelkit.estimators._gckn) --------------------
+    graph_ckn_cv_repeats: int = _option(2, _AT_LEAST_ONE)
+    """Independent draws of the folds of ``GraphCKNClassifier``'s internal cross-validation
+    below 1000 training graphs, their held-out scores summed (repeated 5-fold CV; one 3-fold
+    draw from 1000): its choice among a dozen and more candidates on a few hundred graphs is
+    less noisy, for twice the cross-validation's time (measured on the TU sets,
+    ``docs/graphs.md``)."""
+
     # --- lam="auto" of the kernel autoencoder (kernelkit.estimators._autoencoder_lam) -------
     autoencoder_grid_rows: int = _option(500, _AT_LEAST_ONE)
     """Most training rows of each grid fit of ``KernelAutoencoder(lam="auto")`` (a uniform
