@@ -336,7 +336,8 @@ class GraphCKNClassifier(ClassifierMixin, CKNClassifierMixin, _GraphCKN):
         / ``max_length`` / ``top_sigma`` candidates by stratified cross-validated accuracy
         on the training features: 5-fold repeated on ``graph_ckn_cv_repeats`` independent
         fold draws below 1000 graphs (an option, default 2; their scores summed), one 3-fold
-        draw from 1000 (:func:`~kernelkit.models._ckn_head.cross_validate_lam`).
+        draw from 1000 (:func:`~kernelkit.models._ckn_head.cross_validate_lam`;
+        ``max_iter="auto"``: the one draw of the search of the training epochs).
     top_sigma : float, None or sequence of them, default (None, 1.0, 0.5, 0.25)
         ``sigma`` of a graph-level kernel layer on the pooled representation ``Phi(G)``:
         the Nyström map of ``||Phi|| ||Phi'|| exp((cos(Phi, Phi') - 1) / top_sigma^2)`` (a

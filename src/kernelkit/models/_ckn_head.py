@@ -52,9 +52,11 @@ def fit_linear_head(
     r"""Multinomial logistic regression on fixed features, written into ``head``.
 
     Minimises ``(1/n) sum_i CE(W f_i + b, y_i) + lam ||W||^2`` (the objective of
-    :func:`train_classifier` with the network frozen) over ``(W, b)`` from zero, in float64,
-    by L-BFGS (:func:`kernelkit.solvers.lbfgs`): the classifier of the unsupervised CKN, the
-    starting point of the end-to-end training (Mairal 2016, §3).
+    :func:`~kernelkit.models._ckn_train.train_classifier` with the network frozen) over
+    ``(W, b)`` from zero, in float64, by L-BFGS (:func:`kernelkit.solvers.lbfgs`) on the
+    closed-form gradient ``((1/n) R^T F + 2 lam W, (1/n) R^T 1)`` with ``R = softmax(F W^T
+    + b) - Y`` (``Y`` the one-hot labels) instead of autograd's: the classifier of the
+    unsupervised CKN, the starting point of the end-to-end training (Mairal 2016, §3).
 
     Parameters
     ----------
