@@ -58,6 +58,7 @@ from kernelkit.estimators._gckn_inputs import (
     sigma_candidates,
     top_sigma_candidates,
 )
+from kernelkit.models._ckn_head import cv_folds
 from kernelkit.models._ckn_train import map_in_batches
 from kernelkit.models._gckn import (
     GraphCKN,
@@ -483,9 +484,10 @@ class GraphCKNClassifier(ClassifierMixin, CKNClassifierMixin, _GraphCKN):
         return gckn_lam_grid()
 
     def _lam_cv_repeats(self, n_samples: int) -> int:
-        """``graph_ckn_cv_repeats`` draws below 1000 training graphs (the 5-fold regime of
-        :func:`~kernelkit.models._ckn_head.cv_folds`), one from 1000."""
-        return options().graph_ckn_cv_repeats if n_samples < 1000 else 1
+        """``graph_ckn_cv_repeats`` draws in the 5-fold regime of
+        :func:`~kernelkit.models._ckn_head.cv_folds` (below 1000 training graphs), one in its
+        3-fold regime."""
+        return options().graph_ckn_cv_repeats if cv_folds(n_samples) == 5 else 1
 
     def _variants(self) -> tuple[tuple[int, bool, bool], ...]:
         """The (network, normalize, standardize) triples the internal cross-validation

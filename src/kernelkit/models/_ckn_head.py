@@ -27,14 +27,12 @@ from kernelkit.solvers import lbfgs
 from kernelkit.solvers._lbfgs import LBFGSResult
 
 __all__ = [
-    "CVEntry",
     "beats_by_one_se",
     "cross_validate_lam",
     "cv_folds",
     "fit_linear_head",
     "lam_cv_grid",
     "lam_cv_scores",
-    "one_thread",
     "parsimonious_choice",
     "stratified_folds",
 ]
