@@ -13,12 +13,15 @@ from kernelkit.kernels._dot_product import kappa_exp
 from kernelkit.models._ckn_seq import (
     GappedKmerLayer,
     KmerLengthSum,
+    KmerStack,
     fit_kmer_anchors,
     gap_matrix,
     keep_levels,
     kmer_layers,
+    padded_lengths,
     pyramid_prefixes,
 )
+from kernelkit.models._ckn_train import map_in_batches
 from kernelkit.models._spherical_kmeans import spherical_kmeans
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -53,7 +56,7 @@ def _tuples(x, k, lam):
         yield lam ** (idx[-1] - idx[0] + 1 - k), x[:, list(idx)].T
 
 
-@pytest.mark.parametrize(("k", "lam"), [(1, 0.5), (2, 0.0), (3, 0.7), (3, 1.0)])
+@pytest.mark.parametrize(("k", "lam"), [(1, 0.5), (2, 0.0), (4, 0.0), (3, 0.7), (3, 1.0)])
 def test_recursion_equals_enumeration_of_index_tuples(k, lam):
     x = _one_hot(["GATTACA", "CCGTA"])
     x[0, :, 2] *= 1.7  # a non-unit position vector: the base kernel is homogeneous per position
@@ -187,3 +190,39 @@ def test_sum_over_lengths_is_the_sum_of_the_kernels_and_levels_can_be_cut():
     with torch.no_grad():
         torch.testing.assert_close(net(x), F[:, masks[0]])
     assert net.n_bins == 1 and all(layer.levels == (1,) for layer in kmer_layers(net))
+
+
+def test_padded_lengths_end_after_the_last_nonzero_column():
+    x = _one_hot(["GATTACA", "CAT", "A"])
+    x[0, :, 3] = 0.0  # an inner zero column is not padding
+    x = torch.cat([x, torch.zeros(1, 4, 7, dtype=x.dtype)])
+    assert padded_lengths(x).tolist() == [7, 3, 1, 0]
+
+
+@pytest.mark.parametrize(("pooling", "lam"), [("mean", 0.0), ("max", 0.0), ("sum", 0.5)])
+def test_length_ordered_batches_give_the_features_of_one_batch(pooling, lam):
+    rng = np.random.default_rng(0)
+    seqs = ["".join(rng.choice(list("ACGT"), size=n)) for n in rng.integers(4, 40, size=11)]
+    x = _one_hot(seqs)
+    net = KmerLengthSum(
+        [GappedKmerLayer(4, 5, k, gap_penalty=lam, pooling=pooling, n_bins=(1, 3)) for k in (2, 3)]
+    )
+    with torch.no_grad():
+        whole = net(x)
+    batched = map_in_batches(net, x, 3, padded_lengths(x))
+    torch.testing.assert_close(batched, whole, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("pooling", ["mean", "max"])
+def test_contiguous_exp_map_has_finite_gradients_through_padding_and_stacked_layers(pooling):
+    x = _one_hot(["GATTACAGG", "CAT"])
+    stack = KmerStack(
+        [
+            GappedKmerLayer(4, 6, 3, sigma=0.5),
+            GappedKmerLayer(6, 5, 2, sigma=0.5, pooling=pooling, shift=0.01),
+        ]
+    )
+    stack(x).sum().backward()
+    grads = [p.grad for p in stack.parameters()]
+    assert all(g is not None and bool(torch.isfinite(g).all()) for g in grads)
+    assert all(float(g.abs().max()) > 0 for g in grads)

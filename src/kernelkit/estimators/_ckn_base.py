@@ -146,9 +146,15 @@ class _CKNBase(BaseEstimator):
         value = getattr(self, name)
         return self.architecture_[name] if isinstance(value, str) and value == "auto" else value
 
+    def _lengths(self, X: torch.Tensor) -> torch.Tensor | None:
+        """Sequence lengths for length-ordered batches (:func:`map_in_batches`); None here."""
+        return None
+
     def _features(self, X: torch.Tensor) -> torch.Tensor:
         network = self.network_.to(X.device)
-        return map_in_batches(lambda b: network(b).flatten(1), X, self.batch_size)
+        return map_in_batches(
+            lambda b: network(b).flatten(1), X, self.batch_size, self._lengths(X)
+        )
 
     def _transform(self, X: Any) -> Any:
         check_is_fitted(self, "network_")
@@ -348,7 +354,9 @@ class CKNClassifierMixin:
         check_is_fitted(self, "head_")
         Xt = self._inputs(X, reset=False)
         head = self.head_.to(Xt.device)
-        return map_in_batches(lambda b: head(self.network_(b).flatten(1)), Xt, self.batch_size)
+        return map_in_batches(
+            lambda b: head(self.network_(b).flatten(1)), Xt, self.batch_size, self._lengths(Xt)
+        )
 
     def decision_function(self, X: Any) -> Any:
         """Class scores ``W Phi(x) + b``; for two classes the score of ``classes_[1]``."""

@@ -55,6 +55,7 @@ from kernelkit.models._ckn_seq import (
     fit_kmer_anchors,
     keep_levels,
     kmer_layers,
+    padded_lengths,
     positive_ints,
     pyramid_prefixes,
 )
@@ -123,6 +124,9 @@ class _SequenceCKN(_CKNBase):
         tags = super().__sklearn_tags__()
         tags.input_tags.string = True
         return tags
+
+    def _lengths(self, X: torch.Tensor) -> torch.Tensor:
+        return padded_lengths(X)
 
     def _inputs(self, X: Any, *, reset: bool) -> torch.Tensor:
         strings = is_string_input(X)

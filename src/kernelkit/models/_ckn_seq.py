@@ -131,6 +131,14 @@ def gap_max(v: torch.Tensor, gap_penalty: float) -> torch.Tensor:
     return torch.cat(parts, dim=-1)
 
 
+def padded_lengths(x: torch.Tensor) -> torch.Tensor:
+    """One past the last non-zero position vector of each sequence of ``x`` (``(n, A, T)``,
+    padding = zero columns at the end); 0 for an all-zero row."""
+    nonzero = torch.linalg.vector_norm(x, dim=1) > 0  # (n, T)
+    last = x.shape[2] - torch.argmax(nonzero.flip(-1).to(torch.uint8), dim=-1)
+    return torch.where(nonzero.any(-1), last, torch.zeros_like(last))
+
+
 class GappedKmerLayer(nn.Module):
     r"""The gapped k-mer Nyström map ``Psi(x) = K_0(Z, Z)^{-1/2} pool(h(x))`` (module docstring).
 
@@ -230,6 +238,8 @@ class GappedKmerLayer(nn.Module):
         """
         length = x.shape[2]
         xu, norms = unit_rows(x.transpose(1, 2))  # (n, T, A), (n, T)
+        if self.gap_penalty == 0.0 and self.kappa_name == "exp":
+            return self._contiguous_exp_map(xu, norms)
         cos = torch.einsum("qla,nta->nlqt", self.anchors(), xu).clamp(-1.0, 1.0)
         b = self.kappa(cos) * norms[:, None, None, :]  # b_l(t), (n, k, q, T)
         # lambda = 0: Lambda is the identity; max pooling scans instead (gap_max)
@@ -244,6 +254,30 @@ class GappedKmerLayer(nn.Module):
                 v = v @ lam
             c = F.pad(v[..., :-1], (1, 0))  # c_l[t - 1], c_l[0] = 0
         return c * b[:, self.k - 1]
+
+    def _contiguous_exp_map(self, xu: torch.Tensor, norms: torch.Tensor) -> torch.Tensor:
+        r""":meth:`position_map` for contiguous k-mers (``lambda = 0``) and ``kappa = exp``.
+
+        The product over the k-mer's positions is one exponential of a sum,
+        ``h[t] = exp(alpha (sum_l <z_l, u[t-k+1+l]> - k)) prod_l ||x[t-k+1+l]||``, the sum
+        a 1-d convolution of the unit position vectors ``u`` with the anchors (Chen, Jacob &
+        Mairal 2019a, section 3: CKN-seq's k-mer kernel): one ``exp`` per anchor and position
+        instead of ``k``.  The input is padded with ``k - 1`` zero vectors in front, so
+        ``h[t] = 0`` for ``t < k - 1``, as in the recursion.
+        """
+        alpha = 1.0 / self.sigma**2
+        start = self.k - 1
+        windows = F.conv1d(F.pad(xu.transpose(1, 2), (start, 0)), self.anchors().permute(0, 2, 1))
+        scale = F.pad(norms, (start, 0))
+        norm_product = scale[:, start:]
+        for step in range(start):
+            norm_product = norm_product * scale[:, step : step + norms.shape[1]]
+        # exp(alpha w) prod ||x|| as one exp: log of the norms' product, -inf where it is 0
+        # (an exact 0 with no NaN gradient), the where's both branches finite
+        positive = norm_product > 0
+        log_norms = torch.where(positive, norm_product, torch.ones_like(norm_product)).log()
+        offset = torch.where(positive, log_norms, torch.full_like(log_norms, -torch.inf))
+        return torch.add(offset[:, None, :] - alpha * self.k, windows, alpha=alpha).exp_()
 
     def position_features(self, x: torch.Tensor) -> torch.Tensor:
         """``K_0(Z, Z)^{-1/2} h[t]`` at every position, shape ``(n, q, T)`` (padding stays 0):
@@ -279,14 +313,12 @@ class GappedKmerLayer(nn.Module):
         for n_bins in self.levels:
             bins = self.bin_matrix(x, n_bins)
             if self.pooling == "max":
-                pooled = torch.stack(
-                    [
-                        torch.where(bins[:, None, :, b] > 0, h, -torch.inf).amax(-1)
-                        for b in range(n_bins)
-                    ],
-                    dim=1,
-                )  # (n, B, q); an empty bin gives -inf, set to 0
-                pooled = torch.where(torch.isfinite(pooled), pooled, torch.zeros_like(pooled))
+                # h >= 0 (kappa >= 0 on [-1, 1], norms >= 0) and h = 0 at padding positions,
+                # so one scatter of the maxima into zeros gives every bin's maximum (0 if
+                # empty) wherever the padding falls
+                bin_of = bins.argmax(-1)[:, None, :].expand(-1, h.shape[1], -1)
+                pooled = h.new_zeros(h.shape[0], h.shape[1], n_bins)
+                pooled = pooled.scatter_reduce(2, bin_of, h, "amax").transpose(1, 2)
             else:
                 pooled = torch.einsum("nqt,ntb->nbq", h, bins)
             if self.pooling == "mean":
@@ -452,6 +484,7 @@ __all__ = [
     "gap_max",
     "keep_levels",
     "kmer_layers",
+    "padded_lengths",
     "positive_ints",
     "pyramid_prefixes",
 ]

@@ -55,11 +55,28 @@ def sample_rows(rows: torch.Tensor, n_samples: int, generator: torch.Generator) 
 
 
 def map_in_batches(
-    fn: Callable[[torch.Tensor], torch.Tensor], X: torch.Tensor, batch_size: int
+    fn: Callable[[torch.Tensor], torch.Tensor],
+    X: torch.Tensor,
+    batch_size: int,
+    lengths: torch.Tensor | None = None,
 ) -> torch.Tensor:
-    """``fn`` applied to consecutive batches of ``X`` (no gradient), concatenated."""
+    """``fn`` applied to consecutive batches of ``X`` (no gradient), concatenated.
+
+    With ``lengths`` (sequences ``(n, A, T)`` padded with zero columns at the end, ``fn``
+    blind to that padding): rows in order of length, each batch cut after its longest
+    row, results in the order of ``X``, so a batch of short sequences does not pay for
+    the longest one.
+    """
     with torch.no_grad():
-        return torch.cat([fn(X[i : i + batch_size]) for i in range(0, X.shape[0], batch_size)])
+        if lengths is None:
+            return torch.cat([fn(X[i : i + batch_size]) for i in range(0, len(X), batch_size)])
+        order = torch.argsort(lengths.cpu(), stable=True)
+        parts = []
+        for i in range(0, len(X), batch_size):
+            rows = order[i : i + batch_size].to(X.device)
+            parts.append(fn(X[rows, :, : max(int(lengths[rows].max()), 1)]))
+        out = torch.cat(parts)
+        return torch.empty_like(out).index_copy_(0, order.to(out.device), out)
 
 
 def fit_image_anchors(
