@@ -152,9 +152,7 @@ class _CKNBase(BaseEstimator):
 
     def _features(self, X: torch.Tensor) -> torch.Tensor:
         network = self.network_.to(X.device)
-        return map_in_batches(
-            lambda b: network(b).flatten(1), X, self.batch_size, self._lengths(X)
-        )
+        return map_in_batches(lambda b: network(b).flatten(1), X, self.batch_size, self._lengths(X))
 
     def _transform(self, X: Any) -> Any:
         check_is_fitted(self, "network_")
