@@ -12,8 +12,9 @@
 * ``long``: a timing stand-in for the issue's unaligned enhancers of 277-2328 bases (the set
   itself is not available): 500 sequences, lengths log-uniform on 277-2328, letters i.i.d.
   (A, C, G, T) = (0.29, 0.21, 0.21, 0.29); the positives carry three copies of one of three
-  degenerate transcription-factor sites (each letter redrawn uniformly with probability 0.15) anywhere; one fold of a
-  stratified 10-fold split (450 training sequences), the issue's unit of time.  Against: the
+  transcription-factor sites anywhere, each letter redrawn uniformly with probability 0.15;
+  one fold of a stratified 10-fold split (450 training sequences), the issue's unit of time.
+  Against: the
   spectrum SVMs (``k = 3..6``, ``C`` as above).
 
 Every fit runs with one torch thread.  Usage: ``python examples/ckn_heldout_sequences.py
