@@ -79,6 +79,45 @@ def test_a_motif_at_a_fixed_position_keeps_the_position_bins():
     assert clf.score(X_test, y_test) == 1.0
 
 
+def _shifted_by_one(n, seed, motif="TGA", length=40):
+    """Aligned sequences with the motif at position 21 (class 1) or 22 (class 0): the same
+    quarter of the sequence, so only bins of single positions tell the classes apart."""
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % 2
+    seqs = []
+    for label in y:
+        s = rng.choice(list("ACGT"), size=length)
+        p = 21 if label else 22
+        s[p : p + len(motif)] = list(motif)
+        seqs.append("".join(s))
+    return seqs, y
+
+
+def test_an_exact_position_on_aligned_input_chooses_one_bin_per_position():
+    X, y = _shifted_by_one(80, 0)
+    params = {**SMALL, "k": 3}
+    clf = SequenceCKNClassifier(**params).fit(X, y)
+    arch = clf.architecture_
+    assert arch["n_bins"] == (40,) and arch["pooling"] == "mean"
+    # mean and max pooling agree over bins of one position: max is not a candidate
+    assert [(c["n_bins"], c["pooling"]) for c in arch["candidates"]] == [
+        ((1, 4), "mean"), ((40,), "mean")
+    ]  # fmt: skip
+    scores = [c["cv_accuracy"] for c in arch["candidates"]]
+    assert scores[1] > scores[0]
+    X_test, y_test = _shifted_by_one(200, 1)
+    assert clf.score(X_test, y_test) >= 0.95
+    fixed = SequenceCKNClassifier(**params, n_bins=40, pooling="max", lam=arch["lam"])
+    np.testing.assert_allclose(
+        clf.decision_function(X_test), fixed.fit(X, y).decision_function(X_test), rtol=1e-8
+    )
+    # unequal lengths: the pyramid is the only candidate
+    ragged = [s[: 30 + i % 10] for i, s in enumerate(X)]
+    assert SequenceCKNClassifier(**params, pooling="mean").fit(ragged, y).architecture_[
+        "n_bins"
+    ] in ((1,), (1, 4))
+
+
 def test_an_explicit_parameter_is_not_searched():
     X, y = _presence_not_count(60, 0)
     clf = SequenceCKNClassifier(**SMALL, pooling="mean").fit(X, y)
@@ -89,12 +128,15 @@ def test_an_explicit_parameter_is_not_searched():
 
 
 def test_the_budget_keeps_the_first_candidate_and_names_the_skipped():
-    X, y = _presence_not_count(60, 0)
+    X, y = _fixed_position(60, 0)  # aligned: the position bins are a candidate too
     with config_context(ckn_search_seconds=1e-9):
         clf = SequenceCKNClassifier(**SMALL).fit(X, y)
     arch = clf.architecture_
     assert [c["pooling"] for c in arch["candidates"]] == ["mean"]
-    assert arch["skipped"] == [{"encoding": "one_hot", "pooling": "max"}]
+    assert arch["skipped"] == [
+        {"encoding": "one_hot", "n_bins": (40,), "pooling": "mean"},
+        {"encoding": "one_hot", "n_bins": (1, 4), "pooling": "max"},
+    ]
     assert arch["pooling"] == "mean"
 
 
@@ -103,11 +145,12 @@ def test_blosum62_is_a_candidate_for_protein_strings_only():
     letters = list(ALPHABETS["protein"])
     X = ["".join(rng.choice(letters, size=20)) for _ in range(40)]
     y = np.array([s.count("K") + s.count("R") > 2 for s in X], dtype=int)
-    params = {**SMALL, "k": 3, "alphabet": "protein", "pooling": "mean"}
+    params = {**SMALL, "k": 3, "alphabet": "protein", "pooling": "mean", "n_bins": (1, 4)}
     clf = SequenceCKNClassifier(**params).fit(X, y)
     assert [c["encoding"] for c in clf.architecture_["candidates"]] == ["blosum62", "one_hot"]
     assert clf.architecture_["encoding"] in ("one_hot", "blosum62")
-    dna = SequenceCKNClassifier(**SMALL, pooling="mean").fit(*_fixed_position(30, 0))
+    dna = SequenceCKNClassifier(**SMALL, pooling="mean", n_bins=(1, 4))
+    dna.fit(*_fixed_position(30, 0))
     assert "candidates" not in dna.architecture_ and dna.architecture_["encoding"] == "one_hot"
 
 

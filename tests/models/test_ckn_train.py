@@ -47,6 +47,30 @@ def test_linear_head_is_sklearns_multinomial_logistic_regression():
     np.testing.assert_allclose(proba, ref.predict_proba(F), atol=1e-6)
 
 
+def test_linear_head_with_more_columns_than_samples_is_sklearns():
+    """``d > n`` from zero: solved on the rows' span coordinates and mapped back; the same
+    probabilities as scikit-learn on the raw features, and ``W`` in the rows' span (the
+    minimum-norm minimiser)."""
+    rng = np.random.default_rng(3)
+    n, d, lam = 40, 150, 1e-2
+    F = rng.standard_normal((n, d))
+    y = np.argmax(F[:, :3] + 0.8 * rng.standard_normal((n, 3)), axis=1)
+    head = torch.nn.Linear(d, 3, dtype=torch.float64)
+    result = fit_linear_head(head, torch.as_tensor(F), torch.as_tensor(y), lam=lam)
+    assert result.converged
+    ref = LogisticRegression(C=1.0 / (2 * n * lam), tol=1e-12, max_iter=10000).fit(F, y)
+    G = rng.standard_normal((7, d))
+    with torch.no_grad():
+        proba = torch.softmax(head(torch.as_tensor(np.vstack([F, G]))), 1).numpy()
+    expected = ref.predict_proba(np.vstack([F, G]))
+    np.testing.assert_allclose(proba[:n], expected[:n], atol=1e-6)
+    # new rows: the solvers' stopping tolerances (the unreduced run differs by 2e-6 too)
+    np.testing.assert_allclose(proba[n:], expected[n:], atol=1e-5)
+    W = head.weight.detach().numpy()
+    coef, *_ = np.linalg.lstsq(F.T, W.T, rcond=None)
+    np.testing.assert_allclose(F.T @ coef, W.T, atol=1e-8)
+
+
 def test_training_keeps_the_best_held_out_epoch_and_stops_early():
     g = torch.Generator().manual_seed(0)
     X = torch.randn(48, 1, 6, 6, generator=g, dtype=torch.float64)
@@ -147,6 +171,35 @@ def test_cross_validate_lam_is_the_best_cv_accuracy_over_lams_and_column_sets():
     assert index == 1
     grid = lam_cv_grid()
     assert grid[0] == 1e-7 and grid[-1] == 1e-1 and len(grid) == 7
+
+
+def test_cv_scores_of_more_columns_than_samples_are_sklearns_on_the_raw_features():
+    """``d > n``: the scores computed on the rows' span coordinates equal scikit-learn's
+    LogisticRegression on the raw features, fold by fold (held-out correct predictions
+    exactly, summed cross-entropy to 1e-5)."""
+    from kernelkit.models._ckn_head import lam_cv_scores, row_space_features
+
+    rng = np.random.default_rng(7)
+    n, d = 45, 120
+    F = rng.standard_normal((n, d))
+    y = np.argmax(F[:, :3] + 1.5 * rng.standard_normal((n, 3)), axis=1)
+    R = row_space_features(torch.as_tensor(F)).numpy()
+    assert R.shape == (n, n)
+    np.testing.assert_allclose(R @ R.T, F @ F.T, rtol=1e-10, atol=1e-9)
+    fold = stratified_folds(torch.as_tensor(y), 3, torch.Generator().manual_seed(2))
+    grid = (1e-2, 1e-1)
+    scores = lam_cv_scores(torch.as_tensor(F), torch.as_tensor(y), 3, fold, grid=grid,
+                           max_iter=2000)  # fmt: skip
+    for (neg_correct, entropy, _, lam), _choice in scores:
+        correct, ce = 0, 0.0
+        for f in range(3):
+            tr, te = fold.numpy() != f, fold.numpy() == f
+            ref = LogisticRegression(C=1.0 / (2 * tr.sum() * lam), tol=1e-12, max_iter=10000)
+            ref.fit(F[tr], y[tr])
+            correct += int((ref.predict(F[te]) == y[te]).sum())
+            ce -= float(np.log(ref.predict_proba(F[te])[np.arange(te.sum()), y[te]]).sum())
+        assert -neg_correct == correct
+        assert entropy == pytest.approx(ce, rel=1e-5)
 
 
 def test_repeated_cross_validation_sums_the_scores_of_successive_fold_draws():

@@ -151,6 +151,7 @@ def search_architecture(
         return True
 
     for name in [n for n in estimator._searched if getattr(estimator, n) == "auto"]:
+        estimator.architecture_ = dict(chosen)  # the values in force while listing `name`'s
         for value in estimator._architecture_values(name)[1:]:
             candidate = {**chosen, name: value}
             if not starts(candidate):

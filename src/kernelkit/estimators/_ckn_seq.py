@@ -59,11 +59,18 @@ from kernelkit.models._ckn_seq import (
     positive_ints,
     pyramid_prefixes,
 )
+from kernelkit.utils._config import options
 from kernelkit.utils._constraints import Interval, StrOptions
 from kernelkit.utils._errors import InputError
 from kernelkit.utils._progress import VerboseLike
 
 __all__ = ["SequenceCKNClassifier", "SequenceCKNFeatures"]
+
+
+def shared_length(lengths: torch.Tensor) -> int | None:
+    """The length every sequence has (aligned input), or None when lengths differ."""
+    first = int(lengths[0]) if len(lengths) else 0
+    return first if first > 0 and bool((lengths == first).all()) else None
 
 
 def is_string_input(X: Any) -> bool:
@@ -125,6 +132,9 @@ class _SequenceCKN(_CKNBase):
         tags.input_tags.string = True
         return tags
 
+    _aligned_length: int | None = None
+    """The length every training sequence shares (aligned input), else None; set by fit."""
+
     def _lengths(self, X: torch.Tensor) -> torch.Tensor:
         return padded_lengths(X)
 
@@ -143,6 +153,7 @@ class _SequenceCKN(_CKNBase):
                 x = torch.einsum("nat,ab->nbt", x, blosum_rows(batch.alphabet, dtype))
             if reset:
                 self.alphabet_, self.input_kind_ = batch.alphabet, "strings"
+                self._aligned_length = shared_length(torch.as_tensor(batch.lengths))
             return x
         Xt = float_tensor(X, self, reset=reset, allow_nd=True)
         if Xt.ndim not in (2, 3):
@@ -153,6 +164,7 @@ class _SequenceCKN(_CKNBase):
         if reset:
             self.alphabet_, self.input_kind_ = None, "numeric arrays"
             self.n_channels_ = int(x.shape[1])
+            self._aligned_length = shared_length(padded_lengths(x))
         elif x.shape[1] != self.n_channels_:
             raise InputError(
                 f"X: expected {self.n_channels_} values per position as in fit, got {x.shape[1]}"
@@ -162,7 +174,8 @@ class _SequenceCKN(_CKNBase):
     def _make_network(self, X: torch.Tensor) -> GappedKmerLayer | KmerLengthSum | KmerStack:
         lengths = positive_ints(self.k, "k")
         filters = positive_ints(self.n_filters, "n_filters")
-        positive_ints(self.n_bins, "n_bins")
+        n_bins = self._setting("n_bins")
+        positive_ints(n_bins, "n_bins")
         stacked = len(filters) > 1
         if stacked and len(lengths) not in (1, len(filters)):
             raise InputError(
@@ -186,7 +199,7 @@ class _SequenceCKN(_CKNBase):
                     kappa=self.kappa,
                     sigma=self.sigma,
                     pooling=self._setting("pooling"),
-                    n_bins=self.n_bins if top else 1,
+                    n_bins=n_bins if top else 1,
                     normalize=self.normalize and top,
                     shift=self.shift,
                     dtype=X.dtype,
@@ -282,7 +295,7 @@ _SEQ_PARAMS_DOC = """
         Number of position bins pooled separately (:mod:`kernelkit.models._ckn_seq`):
         1 is the global pooling of CKN-seq (a bag of k-mers), ``B > 1`` keeps where along
         the sequence a k-mer ends (aligned sequences: splice sites, promoters); a sequence
-        such as ``(1, 4)`` is a pyramid, the sum of the kernels of its levels.
+        such as ``(1, 4)`` is a pyramid, the sum of the kernels of its levels.{n_bins_auto}
     normalize : bool, default {normalize}
         Scale each level's features to unit norm (the normalised kernel of each length and
         level).
@@ -313,6 +326,12 @@ _SEQ_PARAMS_DOC = """
 _POOLING_AUTO = """
         ``"auto"``: ``"mean"`` or ``"max"``, chosen on the training data (Notes)."""
 
+_N_BINS_AUTO = """
+        ``"auto"``: the pyramid ``(1, 4)``, or for aligned input (every training sequence
+        of one length ``L``) one bin per position (``min(L, 64)`` bins, the option
+        ``ckn_position_bins``: the weighted-degree kernel's comparison of the k-mers at the
+        same positions) where it cross-validates better beyond one standard error (Notes)."""
+
 _ENCODING_AUTO = """
         ``"auto"``: on protein strings (a letter outside ``ACGTUN``, every letter in
         BLOSUM62) ``"blosum62"``, or ``"one_hot"`` where it cross-validates better beyond one
@@ -336,6 +355,7 @@ class SequenceCKNFeatures(CKNTransformerMixin, _SequenceCKN):
         .replace("{encoding}", '"one_hot"')
         .replace("{encoding_auto}", "")
         .replace("{n_bins}", "1")
+        .replace("{n_bins_auto}", "")
         .replace("{normalize}", "False")
         .replace("{n_filters}", "64")
         + r"""
@@ -409,14 +429,15 @@ class SequenceCKNClassifier(ClassifierMixin, CKNClassifierMixin, _SequenceCKN):
         .replace("{encoding_options}", '{"auto", "one_hot", "blosum62"}')
         .replace("{encoding}", '"auto"')
         .replace("{encoding_auto}", _ENCODING_AUTO)
-        .replace("{n_bins}", "(1, 4)")
+        .replace("{n_bins}", '"auto"')
+        .replace("{n_bins_auto}", _N_BINS_AUTO)
         .replace("{normalize}", "True")
         .replace("{n_filters}", "256")
         + """
     lam : float or "auto", default "auto"
         Ridge penalty of the classifier; ``"auto"``: chosen among ``1e-7 .. 1e-1``
         (:func:`~kernelkit.models._ckn_head.lam_cv_grid`), together with how many levels of
-        the ``n_bins`` pyramid to keep (``(1,)`` or ``(1, 4)`` for the default), by 5-fold
+        the ``n_bins`` pyramid to keep (``(1,)`` or ``(1, 4)`` for the pyramid), by 5-fold
         stratified cross-validated accuracy of the classifier on the k-means features of
         the training part (:func:`~kernelkit.models._ckn_head.cross_validate_lam`): the
         fewest levels whose accuracy is within one standard error of the best (the
@@ -460,7 +481,10 @@ class SequenceCKNClassifier(ClassifierMixin, CKNClassifierMixin, _SequenceCKN):
     Architecture search (:mod:`kernelkit.estimators._ckn_search`): the parameters set to
     ``"auto"`` are chosen on the training part only, in the order ``encoding`` (on protein
     strings ``"blosum62"``, then ``"one_hot"``: the BLOSUM62 input of Chen, Jacob & Mairal
-    2019b, section 5, better than one-hot there), ``pooling`` (``"mean"``, then ``"max"``), each
+    2019b, section 5, better than one-hot there), ``n_bins`` (the pyramid ``(1, 4)``, then,
+    for aligned input, one bin per position: the k-mers compared at the same positions, as
+    the weighted-degree kernel of Rätsch & Sonnenburg does on splice sites), ``pooling``
+    (``"mean"``, then ``"max"``; nothing to choose over bins of one position), each
     candidate with the other parameters at their best values so far, by the stratified
     cross-validated accuracy of the logistic regression on its k-means features (``lam`` and
     the pyramid's depth chosen with it, as ``lam="auto"``).  A candidate replaces the best
@@ -472,11 +496,11 @@ class SequenceCKNClassifier(ClassifierMixin, CKNClassifierMixin, _SequenceCKN):
     always scored, another one starts only while the seconds spent plus the first
     candidate's seconds stay within the budget (so a slow machine may score fewer
     candidates; ``architecture_["skipped"]`` names them).  A value given explicitly is not
-    searched; with one candidate only (``pooling`` given, DNA or numeric input) nothing is
-    scored beyond ``lam="auto"``.  With ``max_iter="auto"`` the chosen network trained end
-    to end on each fold is the last candidate, kept only when it is more accurate on the
-    held-out folds than the unsupervised model; with ``max_iter > 0`` the held-out part
-    keeps the starting (unsupervised) model when no epoch beats it.
+    searched; with one candidate only (``pooling`` given, DNA or numeric input of unequal
+    lengths) nothing is scored beyond ``lam="auto"``.  With ``max_iter="auto"`` the chosen
+    network trained end to end on each fold is the last candidate, kept only when it is more
+    accurate on the held-out folds than the unsupervised model; with ``max_iter > 0`` the
+    held-out part keeps the starting (unsupervised) model when no epoch beats it.
     """
     )
 
@@ -484,9 +508,10 @@ class SequenceCKNClassifier(ClassifierMixin, CKNClassifierMixin, _SequenceCKN):
         **SEQUENCE_CONSTRAINTS,
         "pooling": [StrOptions({*POOLINGS, "auto"})],
         "encoding": [StrOptions({"one_hot", "blosum62", "auto"})],
+        "n_bins": [*SEQUENCE_CONSTRAINTS["n_bins"], StrOptions({"auto"})],
         **SUPERVISED_CONSTRAINTS,
     }
-    _searched = ("encoding", "pooling")
+    _searched = ("encoding", "n_bins", "pooling")
     _parsimony = True
     _blosum = False  # protein strings (blosum_input), set by fit
 
@@ -497,7 +522,7 @@ class SequenceCKNClassifier(ClassifierMixin, CKNClassifierMixin, _SequenceCKN):
         *,
         gap_penalty: float = 0.0,
         pooling: str = "auto",
-        n_bins: int | tuple[int, ...] = (1, 4),
+        n_bins: int | tuple[int, ...] | str = "auto",
         normalize: bool = True,
         alphabet: str | None = None,
         encoding: str = "auto",
@@ -534,10 +559,19 @@ class SequenceCKNClassifier(ClassifierMixin, CKNClassifierMixin, _SequenceCKN):
         keep_levels(self.network_, index + 1)
 
     def _architecture_values(self, name: str) -> tuple[Any, ...]:
-        """``pooling``: mean, max; ``encoding``: BLOSUM62 rows first, then one-hot, for
-        protein strings (:func:`blosum_input`), else one-hot."""
+        """``encoding``: BLOSUM62 rows first, then one-hot, for protein strings
+        (:func:`blosum_input`), else one-hot; ``n_bins``: the pyramid ``(1, 4)``, then for
+        aligned input one bin per position (at most ``ckn_position_bins``); ``pooling``:
+        mean, max (mean only over bins of one position each, where they are equal)."""
         if name == "pooling":
-            return ("mean", "max")
+            one_position = self._aligned_length is not None and positive_ints(
+                self._setting("n_bins"), "n_bins"
+            ) == (self._aligned_length,)
+            return ("mean",) if one_position else ("mean", "max")
+        if name == "n_bins":
+            if self._aligned_length is None:
+                return ((1, 4),)
+            return ((1, 4), (min(self._aligned_length, options().ckn_position_bins),))
         return ("blosum62", "one_hot") if self._blosum else ("one_hot",)
 
     def _architecture_extras(self) -> dict[str, Any]:

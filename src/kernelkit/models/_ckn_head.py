@@ -22,8 +22,10 @@ import torch.nn.functional as F
 from torch import nn
 
 from kernelkit.models._logistic_path import one_standard_error
+from kernelkit.models._ridge import psd_factor, sym_outer
 from kernelkit.models._ridge_path import lam_grid
 from kernelkit.solvers import lbfgs
+from kernelkit.solvers._cholesky import solve_triangular
 from kernelkit.solvers._lbfgs import LBFGSResult
 
 __all__ = [
@@ -34,6 +36,7 @@ __all__ = [
     "lam_cv_grid",
     "lam_cv_scores",
     "parsimonious_choice",
+    "row_space_features",
     "stratified_folds",
 ]
 
@@ -55,6 +58,9 @@ def fit_linear_head(
     closed-form gradient ``((1/n) R^T F + 2 lam W, (1/n) R^T 1)`` with ``R = softmax(F W^T
     + b) - Y`` (``Y`` the one-hot labels) instead of autograd's: the classifier of the
     unsupervised CKN, the starting point of the end-to-end training (Mairal 2016, §3).
+    From zero with more columns than rows (``d > n``), the run is on the rows' span
+    coordinates ``R`` (:func:`row_space_features`, ``F = R Q^T``) and ``W = W_R Q^T =
+    W_R R^{-1} F``: the same minimiser at ``O(n^2)`` instead of ``O(n d)`` per iteration.
 
     Parameters
     ----------
@@ -77,6 +83,23 @@ def fit_linear_head(
     LBFGSResult
     """
     F64 = features.detach().to(torch.float64)
+    if warm_start or F64.shape[1] <= F64.shape[0]:
+        W, b, result = _logistic_lbfgs(head, F64, y, lam, max_iter, warm_start)
+    else:  # the same minimiser on the rows' span coordinates, W = W_R R^{-1} F
+        R = row_space_features(F64)
+        W_R, b, result = _logistic_lbfgs(head, R, y, lam, max_iter, False)
+        W = solve_triangular(R.T, W_R.T, upper=True).T @ F64
+    with torch.no_grad():
+        head.weight.copy_(W.detach().to(head.weight))
+        head.bias.copy_(b.detach().to(head.bias))
+    return result
+
+
+def _logistic_lbfgs(
+    head: nn.Linear, F64: torch.Tensor, y: torch.Tensor, lam: float, max_iter: int,
+    warm_start: bool,
+) -> tuple[torch.Tensor, torch.Tensor, LBFGSResult]:  # fmt: skip
+    """The L-BFGS run of :func:`fit_linear_head` on float64 features ``F64``: ``(W, b)``."""
     W = torch.zeros(head.out_features, F64.shape[1], dtype=torch.float64, device=F64.device)
     b = torch.zeros(head.out_features, dtype=torch.float64, device=F64.device)
     if warm_start:
@@ -100,10 +123,7 @@ def fit_linear_head(
             tolerance_change=1e-12,
             returns_gradient=True,
         )
-    with torch.no_grad():
-        head.weight.copy_(W.detach().to(head.weight))
-        head.bias.copy_(b.detach().to(head.bias))
-    return result
+    return W, b, result
 
 
 @contextmanager
@@ -165,7 +185,10 @@ def lam_cv_scores(
     ``fold`` holds the fold index of every sample (:func:`stratified_folds`); ``column_sets``
     are boolean masks of the feature columns to use (``None``: all).  In each fold the grid
     is followed from the largest ``lam`` down, each fit (at most ``max_iter`` L-BFGS
-    iterations) warm-started at the previous solution.
+    iterations) warm-started at the previous solution.  A column set of more columns than
+    samples is replaced by its rows' coordinates in their span (:func:`row_space_features`:
+    the same minimisers, held-out logits and scores, at ``O(n^2)`` instead of ``O(n d)`` per
+    iteration).
 
     Returns
     -------
@@ -180,6 +203,8 @@ def lam_cv_scores(
     scores = []
     for s, columns in enumerate(column_sets):
         F_s = features if columns is None else features[:, columns]
+        if F_s.shape[1] > F_s.shape[0]:
+            F_s = row_space_features(F_s)
         accuracy = torch.zeros(len(order), dtype=torch.float64)
         entropy = torch.zeros(len(order), dtype=torch.float64)
         head = nn.Linear(F_s.shape[1], n_classes, dtype=torch.float64, device=F_s.device)
@@ -200,6 +225,22 @@ def lam_cv_scores(
         scores += [((-float(accuracy[i]), float(entropy[i]), s, lam), (lam, s))
                    for i, lam in enumerate(order)]  # fmt: skip
     return scores
+
+
+def row_space_features(features: torch.Tensor) -> torch.Tensor:
+    r"""Coordinates ``R`` (n x n) of the rows of ``features`` (n x d, ``d > n``) in their
+    span: ``R R^T = F F^T``, the lower Cholesky factor of the linear Gram
+    (:func:`~kernelkit.models._ridge.psd_factor`, its jitter of relative order eps).
+
+    ``F = R Q^T`` with ``Q^T = R^{-1} F`` of orthonormal rows, so ``W -> W Q`` maps every
+    classifier on ``F`` to one on ``R`` with the same logits on the rows of ``F`` and no
+    larger norm; the ridge-penalised logistic regression on any subset of the rows therefore
+    has the same minimum and the same logits on all the rows (the representer theorem of
+    the linear kernel: its minimiser lies in the span of the training rows).  Its cost per
+    iteration drops from ``O(n d)`` to ``O(n^2)``.
+    """
+    F64 = features.detach().to(torch.float64)
+    return psd_factor(sym_outer(F64), name="features")
 
 
 CVEntry = tuple[tuple[float, float, int, float], tuple[float, int]]

@@ -182,6 +182,11 @@ class Options:
     candidate's stay within it (a choice: one fit of a 100-sequence promoter fold under a
     minute on the 2-core machine, ``docs/ckn.md``)."""
 
+    ckn_position_bins: int = _option(64, _AT_LEAST_ONE)
+    """Most position bins of the candidate ``n_bins`` of ``SequenceCKNClassifier`` for aligned
+    input (one bin per position up to this length): the features grow as the bins times
+    the anchors (64 bins x 3 x 256 anchors x 8 bytes = 393 kB per sequence)."""
+
     # --- lam="auto" of GraphCKNClassifier (kernelkit.estimators._gckn) --------------------
     graph_ckn_cv_repeats: int = _option(2, _AT_LEAST_ONE)
     """Independent draws of the folds of ``GraphCKNClassifier``'s internal cross-validation
