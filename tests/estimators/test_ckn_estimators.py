@@ -182,7 +182,7 @@ def test_sequence_classifier_without_epochs_is_the_unsupervised_model():
     seqs, _ = _motif_data(30)
     y = np.arange(30) % 3
     params = {"n_filters": 6, "k": 3, "gap_penalty": 0.3, "n_bins": 2, "alphabet": "dna",
-              "normalize": True, "random_state": 2}  # fmt: skip
+              "normalize": True, "sigma": 0.6, "random_state": 2}  # fmt: skip
     clf = SequenceCKNClassifier(**params, max_iter=0, validation_fraction=0.0, lam=1e-2)
     clf.fit(seqs, y)
     _assert_is_the_unsupervised_model(clf, SequenceCKNFeatures(**params).fit(seqs), seqs, y)

@@ -309,7 +309,7 @@ _SEQ_PARAMS_DOC = """
         odds ratios, module docstring; protein alphabets only).{encoding_auto}
     kappa : {"exp", "inverse_polynomial", "polynomial", "vovk"}, default "exp"
         Per-position dot-product kernel.
-    sigma : float, default 0.6
+    sigma : float, default {sigma}
         ``kappa(u) = exp((u - 1) / sigma^2)`` per position (``kappa="exp"``).
     shift : float, default 0.01
         ``epsilon`` in ``(K_0(Z, Z)^{1/2} + epsilon I)^{-1}``.
@@ -355,6 +355,7 @@ class SequenceCKNFeatures(CKNTransformerMixin, _SequenceCKN):
         .replace("{encoding}", '"one_hot"')
         .replace("{encoding_auto}", "")
         .replace("{n_bins}", "1")
+        .replace("{sigma}", "0.6")
         .replace("{n_bins_auto}", "")
         .replace("{normalize}", "False")
         .replace("{n_filters}", "64")
@@ -430,6 +431,7 @@ class SequenceCKNClassifier(ClassifierMixin, CKNClassifierMixin, _SequenceCKN):
         .replace("{encoding}", '"auto"')
         .replace("{encoding_auto}", _ENCODING_AUTO)
         .replace("{n_bins}", '"auto"')
+        .replace("{sigma}", "0.8")
         .replace("{n_bins_auto}", _N_BINS_AUTO)
         .replace("{normalize}", "True")
         .replace("{n_filters}", "256")
@@ -527,7 +529,7 @@ class SequenceCKNClassifier(ClassifierMixin, CKNClassifierMixin, _SequenceCKN):
         alphabet: str | None = None,
         encoding: str = "auto",
         kappa: str = "exp",
-        sigma: float = 0.6,
+        sigma: float = 0.8,
         shift: float = 0.01,
         n_kmers: int = 10000,
         kmeans_iter: int = 10,
