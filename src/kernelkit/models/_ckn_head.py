@@ -187,8 +187,8 @@ def lam_cv_scores(
     is followed from the largest ``lam`` down, each fit (at most ``max_iter`` L-BFGS
     iterations) warm-started at the previous solution.  A column set of more columns than
     samples is replaced by its rows' coordinates in their span (:func:`row_space_features`:
-    the same minimisers, held-out logits and scores, at ``O(n^2)`` instead of ``O(n d)`` per
-    iteration).
+    the same minimisers and held-out logits, so the same scores up to where the ``max_iter``
+    iterations stop, at ``O(n^2)`` instead of ``O(n d)`` per iteration).
 
     Returns
     -------
